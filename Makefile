@@ -1,0 +1,91 @@
+# idemkey: `make demo` and `make test` are the two commands; each installs what it needs first.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+WASM_PACK_VERSION    := 0.15.1
+WASM_BINDGEN_VERSION := 0.2.130
+CHROMIUM             := /usr/bin/chromium
+CHROMEDRIVER         := /usr/bin/chromedriver
+DEMO_ADDR            ?= 127.0.0.1:8080
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+.PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-apt tool-npm \
+        build build-dev server demo test test-host test-wasm test-e2e test-consumer pack bench clean
+
+help:
+	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
+	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, npm consumer"
+	@echo "make pack   the npm tarball in pkg/ and its gzipped size"
+	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
+
+## ---- tools (idempotent: each step skips what is already there) ----
+tools: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-npm
+
+tool-rust:
+	@rustup target list --installed | grep -qx wasm32-unknown-unknown \
+	  || rustup target add wasm32-unknown-unknown
+
+tool-apt:
+	@if [ -x $(CHROMIUM) ] && [ -x $(CHROMEDRIVER) ] && command -v wasm-opt >/dev/null; then :; else \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver binaryen; fi
+
+tool-wasm-pack:
+	@command -v wasm-pack >/dev/null && wasm-pack --version | grep -q '$(WASM_PACK_VERSION)' \
+	  || cargo install --locked wasm-pack --version $(WASM_PACK_VERSION)
+
+# wasm-pack would build this itself; installing the pinned CLI up front keeps it on PATH
+# for wasm-pack, wasm-bindgen-test-runner and the benchmarks alike.
+tool-wasm-bindgen:
+	@command -v wasm-bindgen >/dev/null && wasm-bindgen --version | grep -q '$(WASM_BINDGEN_VERSION)' \
+	  || cargo install --locked wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
+
+tool-npm: node_modules/.package-lock.json
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+## ---- build ----
+build: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack
+	wasm-pack build --release --target web --out-dir pkg
+	bash scripts/post-pack.sh
+
+server:
+	cargo build --release -p idemkey-server
+
+## ---- demo ----
+demo: build server
+	@mkdir -p data
+	@echo
+	@echo "  idemkey demo:  http://$(DEMO_ADDR)/"
+	@echo "  (Ctrl-C stops the server; the ledger lives in data/idemkey.db)"
+	@echo
+	./target/release/idemkey-server --addr $(DEMO_ADDR) --db data/idemkey.db --static www --pkg pkg --faults
+
+## ---- tests ----
+test: tools test-host test-wasm test-e2e test-consumer
+	@echo "make test: all suites passed"
+
+test-host:
+	cargo test --workspace
+
+test-wasm: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack
+	bash scripts/wasm-test.sh
+
+test-e2e: build server tool-npm
+	node --test --test-concurrency=1 tests/e2e/
+
+test-consumer: build server tool-npm
+	bash tests/consumer/run.sh
+
+## ---- package and bench ----
+pack: build
+	wasm-pack pack pkg
+	bash scripts/size.sh
+
+bench: build server tool-npm
+	bash bench/run.sh
+
+clean:
+	cargo clean
+	rm -rf pkg

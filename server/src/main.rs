@@ -1,0 +1,2 @@
+//! idemkey-server: reference backend (work in progress).
+fn main() {}

@@ -1,0 +1,2 @@
+//! idemkey: one idempotency key per checkout attempt (work in progress).
+#![deny(missing_docs)]
