@@ -1,0 +1,135 @@
+// Benchmarks for `make bench`. Every figure is paired with a baseline measured in the same run,
+// interleaved where it can be, so the ratios survive a noisy machine better than absolute times.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { chromium } from 'playwright-core';
+
+const out = process.argv[2] ?? 'target/bench/results.md';
+const SERVER = process.env.IDEMKEY_SERVER_BIN ?? 'target/release/idemkey-server';
+const CLIENT_ROUNDS = 150;
+const LOAD_REQUESTS = 1500;
+const LOAD_CONCURRENCY = 16;
+
+function startServer(dir) {
+  const child = spawn(SERVER, [
+    '--addr', '127.0.0.1:0', '--db', join(dir, 'bench.db'),
+    '--static', 'bench/www', '--pkg', 'pkg', '--provider-latency-ms', '0',
+  ], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    child.on('exit', (code) => reject(new Error(`server exited early with ${code}`)));
+    child.stdout.on('data', (d) => {
+      buf += d;
+      const m = buf.match(/listening on (http:\/\/\S+)/);
+      if (m) resolve({ child, url: m[1] });
+    });
+  });
+}
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+const p95 = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length * 0.95)]; };
+const kib = (n) => (n / 1024).toFixed(1);
+
+function sizes() {
+  const files = ['pkg/idemkey_bg.wasm', 'pkg/idemkey.js'];
+  const rows = files.map((f) => {
+    const raw = readFileSync(f);
+    return { f, raw: statSync(f).size, gz: gzipSync(raw, { level: 9 }).length };
+  });
+  const total = rows.reduce((a, r) => a + r.gz, 0);
+  return { rows, total };
+}
+
+async function clientOverhead(url) {
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${url}/index.html`);
+    const r = await page.evaluate((n) => window.runBench(n), CLIENT_ROUNDS);
+    if (errors.length) throw new Error(`bench page errors: ${errors.join('; ')}`);
+    return r;
+  } finally {
+    await browser.close();
+  }
+}
+
+async function load(url, makeRequest) {
+  let next = 0;
+  const started = performance.now();
+  async function worker() {
+    while (next < LOAD_REQUESTS) {
+      const i = next++;
+      const res = await fetch(url, makeRequest(i));
+      await res.arrayBuffer();
+      if (res.status >= 500) throw new Error(`server answered ${res.status}`);
+    }
+  }
+  await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, worker));
+  return LOAD_REQUESTS / ((performance.now() - started) / 1000);
+}
+
+async function serverThroughput(url) {
+  const body = JSON.stringify({ amount: 1999, currency: 'EUR', items: [{ sku: 'mug', qty: 1 }] });
+  const post = (key) => ({
+    method: 'POST', body,
+    headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-customer-id': 'bench' },
+  });
+  const warm = await fetch(`${url}/api/charges`, post('bench-replay-key'));
+  if (warm.status !== 201) throw new Error(`first charge answered ${warm.status}`);
+  const health = await load(`${url}/healthz`, () => ({}));
+  const fresh = await load(`${url}/api/charges`, (i) => post(`bench-${i}-${Math.random()}`));
+  const replay = await load(`${url}/api/charges`, () => post('bench-replay-key'));
+  return { health, fresh, replay };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'idemkey-bench-'));
+const { child, url } = await startServer(dir);
+try {
+  const s = sizes();
+  const c = await clientOverhead(url);
+  const t = await serverThroughput(url);
+  const lines = [
+    `# idemkey benchmarks`,
+    ``,
+    `Run: ${new Date().toISOString()} on ${process.platform}/${process.arch}, node ${process.version}.`,
+    `Command: \`make bench\`. Baselines run in the same process, interleaved with the measured case.`,
+    ``,
+    `## Size (gzip -9), budget 60 KiB`,
+    ``,
+    `| file | raw KiB | gzip KiB |`,
+    `| --- | ---: | ---: |`,
+    ...s.rows.map((r) => `| ${r.f} | ${kib(r.raw)} | ${kib(r.gz)} |`),
+    `| total | | ${kib(s.total)} (${((s.total / (60 * 1024)) * 100).toFixed(0)}% of budget) |`,
+    ``,
+    `## Client overhead in headless Chromium (${CLIENT_ROUNDS} rounds, provider latency 0)`,
+    ``,
+    `| case | median ms | p95 ms | ratio to baseline (median) |`,
+    `| --- | ---: | ---: | ---: |`,
+    `| baseline: fetch POST with a fresh crypto.randomUUID() key | ${median(c.fetch).toFixed(2)} | ${p95(c.fetch).toFixed(2)} | 1.00 |`,
+    `| idemkey: Checkout.open + submit + finish | ${median(c.idem).toFixed(2)} | ${p95(c.idem).toFixed(2)} | ${(median(c.idem) / median(c.fetch)).toFixed(2)} |`,
+    `| baseline: localStorage.getItem + JSON.parse | ${median(c.readBase).toFixed(4)} | ${p95(c.readBase).toFixed(4)} | 1.00 |`,
+    `| idemkey: submit on a succeeded checkout (fromCache, no request) | ${median(c.cached).toFixed(4)} | ${p95(c.cached).toFixed(4)} | ${(median(c.cached) / Math.max(median(c.readBase), 1e-3)).toFixed(1)} |`,
+    ``,
+    `## Server throughput (${LOAD_REQUESTS} requests, ${LOAD_CONCURRENCY} concurrent, loopback, synchronous=FULL)`,
+    ``,
+    `| case | requests/s | ratio to GET /healthz |`,
+    `| --- | ---: | ---: |`,
+    `| baseline: GET /healthz | ${t.health.toFixed(0)} | 1.00 |`,
+    `| POST /api/charges, new key each (commit + provider call) | ${t.fresh.toFixed(0)} | ${(t.fresh / t.health).toFixed(2)} |`,
+    `| POST /api/charges, replay of one key | ${t.replay.toFixed(0)} | ${(t.replay / t.health).toFixed(2)} |`,
+    ``,
+  ];
+  writeFileSync(out, lines.join('\n'));
+} finally {
+  child.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# `make bench`: sizes, client overhead and server throughput, each against a baseline measured
+# side by side in the same run. Writes target/bench/results.md and prints it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p target/bench
+node bench/bench.mjs target/bench/results.md
+echo
+cat target/bench/results.md
