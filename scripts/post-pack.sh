@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Completes pkg/package.json after `wasm-pack build --release --target web --out-dir pkg`
+# with what wasm-pack cannot take from Cargo.toml. Idempotent: running it twice gives
+# the same file. Node only (no jq). Usage: scripts/post-pack.sh [PKG_DIR]
+#
+# Added or corrected:
+#   exports     "." -> types/import/default, plus "./idemkey_bg.wasm" (bundlers that do not
+#               understand `new URL(..., import.meta.url)`, e.g. esbuild, import the file
+#               and pass its URL to init()) and "./package.json" (tools read it).
+#   type        "module" (wasm-pack sets it for --target web; asserted here).
+#   types       the .d.ts wasm-pack emits.
+#   files       wasm-pack's list, checked against the directory (every entry must exist).
+#   sideEffects ["./snippets/**"] instead of wasm-pack's ["./snippets/*"]: evaluating the
+#               --target web glue (idemkey.js) only defines functions and caches; the work
+#               happens in init() and in calls, so it is side-effect free and tree-shakable.
+#               wasm-bindgen writes inline_js / module snippets to
+#               snippets/<crate>-<hash>/inlineN.js, two levels down, which "./snippets/*"
+#               does not match in webpack or Rollup globs (`*` stops at `/`); those snippets
+#               may run code on evaluation, so they are the one thing marked.
+# The version is Cargo.toml's (wasm-pack copies it); this script checks they agree.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+pkg="${1:-$root/pkg}"
+
+if [[ ! -f "$pkg/package.json" ]]; then
+  echo "post-pack: $pkg/package.json is missing; run \`wasm-pack build --release --target web --out-dir pkg\` first" >&2
+  exit 1
+fi
+command -v node >/dev/null || { echo "post-pack: node is required" >&2; exit 1; }
+
+cargo_version="$(sed -n '/^\[package\]/,/^\[/{s/^version *= *"\([^"]*\)".*/\1/p}' "$root/Cargo.toml" | head -n1)"
+if [[ -z "$cargo_version" ]]; then
+  echo "post-pack: could not read [package] version from $root/Cargo.toml" >&2
+  exit 1
+fi
+
+PKG_DIR="$pkg" CARGO_VERSION="$cargo_version" node --input-type=module - <<'JS'
+import { readFileSync, writeFileSync, existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+const dir = process.env.PKG_DIR;
+const file = join(dir, "package.json");
+const die = (msg) => { console.error(`post-pack: ${msg}`); process.exit(1); };
+
+let pj;
+try { pj = JSON.parse(readFileSync(file, "utf8")); }
+catch (e) { die(`${file} is not valid JSON: ${e.message}`); }
+
+if (typeof pj.name !== "string" || !pj.name) die("package.json has no name");
+if (pj.version !== process.env.CARGO_VERSION)
+  die(`package.json version ${pj.version} != Cargo.toml version ${process.env.CARGO_VERSION}; rebuild with wasm-pack`);
+
+const base = pj.name.replace(/^@[^/]+\//, "").replace(/-/g, "_");
+const js = `${base}.js`, dts = `${base}.d.ts`, wasm = `${base}_bg.wasm`;
+for (const f of [js, dts, wasm])
+  if (!existsSync(join(dir, f))) die(`${join(dir, f)} is missing (expected from wasm-pack --target web)`);
+
+// files: wasm-pack's list plus the three artefacts, deduplicated, each one checked.
+const files = [...new Set([wasm, js, dts, ...(Array.isArray(pj.files) ? pj.files : [])])];
+if (existsSync(join(dir, "snippets")) && !files.includes("snippets")) files.push("snippets");
+for (const f of files) if (!existsSync(join(dir, f))) die(`files lists ${f}, which is not in ${dir}`);
+
+const wanted = {
+  type: "module",
+  main: js,
+  module: js,
+  types: dts,
+  exports: {
+    ".": { types: `./${dts}`, import: `./${js}`, default: `./${js}` },
+    [`./${wasm}`]: `./${wasm}`,
+    "./package.json": "./package.json",
+  },
+  files,
+  sideEffects: ["./snippets/**"],
+};
+
+// Stable key order: wasm-pack's metadata first, then ours, then anything else.
+const order = ["name", "type", "collaborators", "description", "version", "license",
+  "repository", "homepage", "keywords", "main", "module", "types", "exports", "files",
+  "sideEffects", "dependencies"];
+const merged = { ...pj, ...wanted };
+const out = {};
+for (const k of order) if (k in merged) out[k] = merged[k];
+for (const k of Object.keys(merged)) if (!(k in out)) out[k] = merged[k];
+
+const text = JSON.stringify(out, null, 2) + "\n";
+const before = readFileSync(file, "utf8");
+if (text !== before) writeFileSync(file, text);
+console.log(`post-pack: ${file} ${text === before ? "already complete" : "completed"} (${out.name}@${out.version})`);
+JS
