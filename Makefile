@@ -35,10 +35,12 @@ tool-wasm-pack:
 	  || cargo install --locked wasm-pack --version $(WASM_PACK_VERSION)
 
 # wasm-pack would build this itself; installing the pinned CLI up front keeps it on PATH
-# for wasm-pack, wasm-bindgen-test-runner and the benchmarks alike.
+# for wasm-pack, wasm-bindgen-test-runner and the benchmarks alike. Its lock file names a
+# webpki-roots release the registry no longer serves, hence the unlocked second try.
 tool-wasm-bindgen:
 	@command -v wasm-bindgen >/dev/null && wasm-bindgen --version | grep -q '$(WASM_BINDGEN_VERSION)' \
-	  || cargo install --locked wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
+	  || cargo install --locked wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) \
+	  || cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
 
 tool-npm: node_modules/.package-lock.json
 node_modules/.package-lock.json: package.json package-lock.json

@@ -54,6 +54,7 @@ async function clientOverhead(url) {
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${url}/index.html`);
+    await page.waitForFunction(() => window.benchReady === true);
     const r = await page.evaluate((n) => window.runBench(n), CLIENT_ROUNDS);
     if (errors.length) throw new Error(`bench page errors: ${errors.join('; ')}`);
     return r;
