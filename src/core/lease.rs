@@ -1,0 +1,60 @@
+//! The storage-lease fallback for the cross-tab lock where the Web Locks API is missing:
+//! a `owner|until` value under the scope's lease key that expires on its own.
+
+use crate::core::json::push_u64;
+
+/// How long a lease holds without renewal; a holder renews well before this passes.
+pub const LEASE_MS: f64 = 10_000.0;
+
+/// How often a waiting tab re-reads the lease.
+pub const LEASE_POLL_MS: u32 = 100;
+
+/// A tab's claim on a scope until `until_ms` (ms since epoch).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lease {
+    /// The holder's id (random per tab and checkout).
+    pub owner: String,
+    /// When the claim lapses unless renewed.
+    pub until_ms: f64,
+}
+
+impl Lease {
+    /// A lease for `owner` lasting [`LEASE_MS`] from `now_ms`.
+    pub fn new(owner: &str, now_ms: f64) -> Lease {
+        Lease { owner: owner.into(), until_ms: now_ms + LEASE_MS }
+    }
+
+    /// The stored form, `owner|until` with `until` in whole ms.
+    pub fn encode(&self) -> String {
+        let mut out = String::with_capacity(self.owner.len() + 16);
+        out.push_str(&self.owner);
+        out.push('|');
+        push_u64(&mut out, if self.until_ms > 0.0 { self.until_ms as u64 } else { 0 });
+        out
+    }
+
+    /// Reads the stored form; `None` for anything malformed (treated as no lease).
+    pub fn decode(s: &str) -> Option<Lease> {
+        let (owner, until) = s.rsplit_once('|')?;
+        if owner.is_empty() || until.is_empty() || !until.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let until: u64 = until.parse().ok()?;
+        Some(Lease { owner: owner.into(), until_ms: until as f64 })
+    }
+}
+
+/// Whether `me` may take (or renew) the lease at `now_ms` given the stored one.
+///
+/// A lease further ahead than [`LEASE_MS`] cannot come from a well-behaved holder
+/// (a clock jumped), so it is taken over rather than blocking the scope for ever.
+pub fn can_acquire(current: Option<&Lease>, me: &str, now_ms: f64) -> bool {
+    match current {
+        None => true,
+        Some(l) => l.owner == me || l.until_ms <= now_ms || l.until_ms - now_ms > LEASE_MS,
+    }
+}
+
+#[cfg(test)]
+#[path = "lease_tests.rs"]
+mod tests;

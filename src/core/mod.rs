@@ -1,0 +1,12 @@
+//! The pure core: record format, payload fingerprint, retry policy, state machine,
+//! option validation. No web-sys here, so all of it is tested on the host with `cargo test`.
+
+pub mod fingerprint;
+pub mod header;
+pub mod json;
+pub mod lease;
+pub mod options;
+pub mod record;
+pub mod retry;
+pub mod retry_after;
+pub mod state;

@@ -1,0 +1,271 @@
+//! The stored record of one checkout attempt (versioned JSON) and the storage key names.
+
+use crate::core::json::{push_u64, write_str, Json};
+use crate::core::state::State;
+use crate::error::{Error, Result};
+
+/// The record format this crate writes and the only one it reads.
+pub const RECORD_VERSION: u32 = 1;
+
+/// The last final response of an attempt, kept so a refresh or a second tab can show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredResponse {
+    /// HTTP status.
+    pub status: u16,
+    /// The raw response body text.
+    pub body: String,
+    /// The server said `Idempotent-Replayed: true`.
+    pub replayed: bool,
+}
+
+/// One checkout attempt as stored: everything but the payload itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// Format version, [`RECORD_VERSION`].
+    pub version: u32,
+    /// The idempotency key (UUID).
+    pub key: String,
+    /// The checkout scope the page chose.
+    pub scope: String,
+    /// Fingerprint of the payload first sent with this key; `None` until then.
+    pub fingerprint: Option<String>,
+    /// Where the attempt stands.
+    pub state: State,
+    /// HTTP tries sent with this key.
+    pub attempts: u32,
+    /// When the key was made (ms since epoch).
+    pub created_at: f64,
+    /// After this the key is never reused (ms since epoch).
+    pub expires_at: f64,
+    /// Last change (ms since epoch).
+    pub updated_at: f64,
+    /// The final response, once there is one.
+    pub response: Option<StoredResponse>,
+}
+
+impl Record {
+    /// A fresh record for `key` that expires `ttl_ms` after `now_ms`.
+    pub fn new(key: impl Into<String>, scope: impl Into<String>, now_ms: f64, ttl_ms: f64) -> Record {
+        Record {
+            version: RECORD_VERSION,
+            key: key.into(),
+            scope: scope.into(),
+            fingerprint: None,
+            state: State::Fresh,
+            attempts: 0,
+            created_at: now_ms,
+            expires_at: now_ms + ttl_ms,
+            updated_at: now_ms,
+            response: None,
+        }
+    }
+
+    /// Whether the key is too old to reuse at `now_ms`.
+    pub fn is_expired(&self, now_ms: f64) -> bool {
+        now_ms >= self.expires_at
+    }
+
+    /// The stored JSON text (`"v":1`); timestamps as whole ms.
+    pub fn encode(&self) -> String {
+        let mut o = String::with_capacity(256 + self.response.as_ref().map_or(0, |r| r.body.len()));
+        o.push_str("{\"v\":");
+        push_u64(&mut o, self.version as u64);
+        o.push_str(",\"key\":");
+        write_str(&self.key, &mut o);
+        o.push_str(",\"scope\":");
+        write_str(&self.scope, &mut o);
+        o.push_str(",\"fp\":");
+        match &self.fingerprint {
+            Some(f) => write_str(f, &mut o),
+            None => o.push_str("null"),
+        }
+        o.push_str(",\"state\":\"");
+        o.push_str(self.state.as_str());
+        o.push_str("\",\"attempts\":");
+        push_u64(&mut o, self.attempts as u64);
+        for (name, t) in [
+            (",\"createdAt\":", self.created_at),
+            (",\"expiresAt\":", self.expires_at),
+            (",\"updatedAt\":", self.updated_at),
+        ] {
+            o.push_str(name);
+            push_u64(&mut o, ms(t));
+        }
+        o.push_str(",\"response\":");
+        match &self.response {
+            Some(r) => {
+                o.push_str("{\"status\":");
+                push_u64(&mut o, r.status as u64);
+                o.push_str(",\"body\":");
+                write_str(&r.body, &mut o);
+                o.push_str(",\"replayed\":");
+                o.push_str(if r.replayed { "true" } else { "false" });
+                o.push('}');
+            }
+            None => o.push_str("null"),
+        }
+        o.push('}');
+        o
+    }
+
+    /// Reads a stored record; anything unexpected is `CorruptRecord` with the reason,
+    /// so the caller can set the text aside instead of trusting it.
+    pub fn decode(text: &str) -> Result<Record> {
+        let j = Json::parse(text).map_err(|e| corrupt("not JSON: ", &e))?;
+        if !matches!(j, Json::Obj(_)) {
+            return Err(corrupt("not a JSON object", ""));
+        }
+        let version = field(&j, "v")?.as_u64().ok_or_else(|| corrupt("unsupported version", ""))?;
+        if version != RECORD_VERSION as u64 {
+            return Err(corrupt("unsupported version", ""));
+        }
+        let key = string(&j, "key")?;
+        if !is_uuid(&key) {
+            return Err(corrupt("field `key`: ", "not a UUID"));
+        }
+        let scope = string(&j, "scope")?;
+        if scope.is_empty() {
+            return Err(corrupt("field `scope`: ", "empty"));
+        }
+        let fingerprint = match field(&j, "fp")? {
+            Json::Null => None,
+            Json::Str(s) if !s.is_empty() => Some(s.clone()),
+            _ => return Err(bad_type("fp")),
+        };
+        let state = State::parse(&string(&j, "state")?).ok_or_else(|| corrupt("field `state`: ", "unknown state"))?;
+        if state != State::Fresh && fingerprint.is_none() {
+            return Err(corrupt("field `fp`: ", "missing for a sent attempt"));
+        }
+        let attempts = int(&j, "attempts", u32::MAX as u64)? as u32;
+        let created_at = time(&j, "createdAt")?;
+        let expires_at = time(&j, "expiresAt")?;
+        let updated_at = time(&j, "updatedAt")?;
+        if expires_at < created_at {
+            return Err(corrupt("field `expiresAt`: ", "before createdAt"));
+        }
+        let response = match field(&j, "response")? {
+            Json::Null => None,
+            r @ Json::Obj(_) => {
+                let status = int(r, "status", 599)?;
+                if status < 100 {
+                    return Err(corrupt("field `status`: ", "out of range"));
+                }
+                let body = string(r, "body")?;
+                let replayed = field(r, "replayed")?.as_bool().ok_or_else(|| bad_type("replayed"))?;
+                Some(StoredResponse { status: status as u16, body, replayed })
+            }
+            _ => return Err(bad_type("response")),
+        };
+        Ok(Record {
+            version: RECORD_VERSION,
+            key,
+            scope,
+            fingerprint,
+            state,
+            attempts,
+            created_at,
+            expires_at,
+            updated_at,
+            response,
+        })
+    }
+}
+
+/// Largest integer a JS number holds exactly; timestamps beyond it are corrupt.
+const MAX_SAFE: u64 = (1 << 53) - 1;
+
+fn ms(t: f64) -> u64 {
+    if t > 0.0 {
+        t as u64
+    } else {
+        0
+    }
+}
+
+fn corrupt(a: &str, b: &str) -> Error {
+    let mut s = String::with_capacity(a.len() + b.len());
+    s.push_str(a);
+    s.push_str(b);
+    Error::CorruptRecord(s)
+}
+
+fn field<'a>(j: &'a Json, name: &str) -> Result<&'a Json> {
+    j.get(name).ok_or_else(|| {
+        let mut s = String::from("missing field `");
+        s.push_str(name);
+        s.push('`');
+        Error::CorruptRecord(s)
+    })
+}
+
+fn bad_type(name: &str) -> Error {
+    let mut s = String::from("field `");
+    s.push_str(name);
+    s.push_str("`: wrong type");
+    Error::CorruptRecord(s)
+}
+
+fn string(j: &Json, name: &str) -> Result<String> {
+    field(j, name)?.as_str().map(String::from).ok_or_else(|| bad_type(name))
+}
+
+fn int(j: &Json, name: &str, max: u64) -> Result<u64> {
+    match field(j, name)?.as_u64() {
+        Some(n) if n <= max => Ok(n),
+        _ => Err(bad_type(name)),
+    }
+}
+
+fn time(j: &Json, name: &str) -> Result<f64> {
+    int(j, name, MAX_SAFE).map(|n| n as f64)
+}
+
+/// Whether `s` has the 8-4-4-4-12 hex shape of a UUID (any version, any case).
+pub fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, &c)| match i {
+            8 | 13 | 18 | 23 => c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+fn join(ns: &str, mid: &str, scope: &str) -> String {
+    let mut s = String::with_capacity(ns.len() + mid.len() + scope.len());
+    s.push_str(ns);
+    s.push_str(mid);
+    s.push_str(scope);
+    s
+}
+
+/// Storage key of the record for `scope`: `{ns}:v1:{scope}`.
+pub fn record_key(namespace: &str, scope: &str) -> String {
+    join(namespace, ":v1:", scope)
+}
+
+/// Storage key of the cross-tab lease for `scope`: `{ns}:lease:{scope}`.
+pub fn lease_key(namespace: &str, scope: &str) -> String {
+    join(namespace, ":lease:", scope)
+}
+
+/// Storage key an unreadable record is moved to: `{ns}:corrupt:{scope}:{now}`.
+pub fn quarantine_key(namespace: &str, scope: &str, now_ms: f64) -> String {
+    let mut s = join(namespace, ":corrupt:", scope);
+    s.push(':');
+    push_u64(&mut s, ms(now_ms));
+    s
+}
+
+/// The scope of a record's storage key in `namespace`; `None` for any other key.
+pub fn parse_record_key<'a>(namespace: &str, storage_key: &'a str) -> Option<&'a str> {
+    let rest = storage_key.strip_prefix(namespace)?.strip_prefix(":v1:")?;
+    if rest.is_empty() {
+        None
+    } else {
+        Some(rest)
+    }
+}
+
+#[cfg(test)]
+#[path = "record_tests.rs"]
+mod tests;

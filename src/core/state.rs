@@ -1,0 +1,77 @@
+//! The checkout state machine: what `submit()` must do given the stored record and the payload.
+
+use crate::core::record::Record;
+
+/// Where a checkout attempt stands; persisted in the record as its `as_str()` name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// A key exists, nothing was sent yet.
+    Fresh,
+    /// Sent at least once, no final answer yet (the outcome may be unknown).
+    Pending,
+    /// The server answered 2xx.
+    Succeeded,
+    /// The server answered a final non-2xx status.
+    Failed,
+}
+
+impl State {
+    /// The JS-visible name: `fresh`, `pending`, `succeeded` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Fresh => "fresh",
+            State::Pending => "pending",
+            State::Succeeded => "succeeded",
+            State::Failed => "failed",
+        }
+    }
+
+    /// The inverse of [`State::as_str`]; `None` for any other text.
+    pub fn parse(s: &str) -> Option<State> {
+        Some(match s {
+            "fresh" => State::Fresh,
+            "pending" => State::Pending,
+            "succeeded" => State::Succeeded,
+            "failed" => State::Failed,
+            _ => return None,
+        })
+    }
+}
+
+/// What `submit()` does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubmitPlan {
+    /// Send the request; with `new_key` the record is replaced by a fresh one first.
+    Send {
+        /// Start a new attempt with a new key before sending.
+        new_key: bool,
+    },
+    /// Resolve with the stored response (`fromCache: true`), send nothing.
+    Cached,
+    /// Reject with `payload-conflict`: the key is pending or succeeded for another payload.
+    Conflict,
+}
+
+/// Decides what a submit of the payload with fingerprint `fp` does at `now_ms`.
+///
+/// A key whose outcome is unknown or successful is never rotated silently; a failed or
+/// expired one is, because the server did nothing with it (or has forgotten it).
+pub fn plan_submit(rec: &Record, fp: &str, now_ms: f64) -> SubmitPlan {
+    if rec.is_expired(now_ms) {
+        return SubmitPlan::Send { new_key: true };
+    }
+    let same = rec.fingerprint.as_deref() == Some(fp);
+    match rec.state {
+        State::Fresh => SubmitPlan::Send { new_key: false },
+        // A pending record without a fingerprint has bound nothing yet, so it may bind this one.
+        State::Pending if same || rec.fingerprint.is_none() => SubmitPlan::Send { new_key: false },
+        State::Pending => SubmitPlan::Conflict,
+        State::Succeeded if same => SubmitPlan::Cached,
+        State::Succeeded => SubmitPlan::Conflict,
+        State::Failed => SubmitPlan::Send { new_key: true },
+    }
+}
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;

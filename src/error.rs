@@ -1,0 +1,82 @@
+//! The crate's one error enum and its `Result` alias; the JS boundary converts it once.
+
+/// Result of every fallible idemkey operation.
+pub type Result<T> = core::result::Result<T, Error>;
+
+/// Everything that can go wrong in idemkey, with the stable code JS sees.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// An option passed to `Checkout.open` is missing or out of range.
+    #[error("invalid option `{option}`: {reason}")]
+    InvalidOptions {
+        /// The option's JS name, e.g. `backoff.baseMs`.
+        option: String,
+        /// Why the value was rejected.
+        reason: String,
+    },
+    /// A different payload was submitted while the key is pending or succeeded.
+    #[error("payload differs from the one this key was used for (state {state}); call reset() to start a new attempt")]
+    PayloadConflict {
+        /// The record state that forbids rotating the key.
+        state: &'static str,
+    },
+    /// Retries or the deadline ran out without a final answer from the server.
+    #[error("outcome unknown after {attempts} tries: {reason}; the key is kept, submit again to resume")]
+    OutcomeUnknown {
+        /// HTTP tries sent for this key so far.
+        attempts: u32,
+        /// The last try's failure, e.g. `timeout` or `status-503`.
+        reason: String,
+    },
+    /// The payload could not be turned into JSON.
+    #[error("payload is not JSON-serialisable: {0}")]
+    InvalidPayload(String),
+    /// A stored record could not be read; it becomes a `storage-corrupt` event, never a throw.
+    #[error("stored record unreadable: {0}")]
+    CorruptRecord(String),
+}
+
+impl Error {
+    /// The stable machine-readable code exposed to JS as `error.code`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::InvalidOptions { .. } => "invalid-options",
+            Error::PayloadConflict { .. } => "payload-conflict",
+            Error::OutcomeUnknown { .. } => "outcome-unknown",
+            Error::InvalidPayload(_) => "invalid-payload",
+            Error::CorruptRecord(_) => "corrupt-record",
+        }
+    }
+
+    /// Shorthand for an [`Error::InvalidOptions`] naming `option`.
+    pub fn invalid_option(option: &str, reason: &str) -> Error {
+        Error::InvalidOptions { option: option.into(), reason: reason.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_stable() {
+        assert_eq!(Error::invalid_option("scope", "x").code(), "invalid-options");
+        assert_eq!(Error::PayloadConflict { state: "pending" }.code(), "payload-conflict");
+        assert_eq!(
+            Error::OutcomeUnknown { attempts: 3, reason: "timeout".into() }.code(),
+            "outcome-unknown"
+        );
+        assert_eq!(Error::InvalidPayload("x".into()).code(), "invalid-payload");
+        assert_eq!(Error::CorruptRecord("x".into()).code(), "corrupt-record");
+    }
+
+    #[test]
+    fn messages_name_the_option_and_state() {
+        let e = Error::invalid_option("backoff.baseMs", "must be <= backoff.maxMs");
+        assert_eq!(e.to_string(), "invalid option `backoff.baseMs`: must be <= backoff.maxMs");
+        let e = Error::PayloadConflict { state: "succeeded" };
+        assert!(e.to_string().contains("state succeeded"));
+        let e = Error::OutcomeUnknown { attempts: 6, reason: "status-503".into() };
+        assert!(e.to_string().starts_with("outcome unknown after 6 tries: status-503"));
+    }
+}
