@@ -1,1 +1,202 @@
 use super::*;
+
+const KEY: &str = "8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f";
+const NOW: f64 = 1_700_000_000_000.0;
+
+fn full() -> Record {
+    let mut r = Record::new(KEY, "cart \"42\" ü", NOW, 86_400_000.0);
+    r.fingerprint = Some("f1:0123456789abcdef".into());
+    r.state = State::Succeeded;
+    r.attempts = 3;
+    r.updated_at = NOW + 5.0;
+    r.response = Some(StoredResponse { status: 201, body: "{\"id\":\"ch_1\",\"note\":\"a\\nb\"}\n".into(), replayed: true });
+    r
+}
+
+/// `full()` encoded, with `field` replaced by `value` (or removed when `value` is None).
+fn with(field: &str, value: Option<&str>) -> String {
+    let Json::Obj(mut m) = Json::parse(&full().encode()).unwrap() else { unreachable!() };
+    match value {
+        Some(v) => m.iter_mut().find(|(k, _)| k == field).unwrap().1 = Json::parse(v).unwrap(),
+        None => m.retain(|(k, _)| k != field),
+    }
+    let mut s = String::new();
+    Json::Obj(m).write(&mut s);
+    s
+}
+
+fn reason(text: &str) -> String {
+    match Record::decode(text) {
+        Err(Error::CorruptRecord(r)) => r,
+        other => panic!("expected CorruptRecord for {text:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn new_record_is_fresh() {
+    let r = Record::new(KEY, "s", NOW, 1000.0);
+    assert_eq!(r.version, RECORD_VERSION);
+    assert_eq!(r.state, State::Fresh);
+    assert_eq!(r.attempts, 0);
+    assert_eq!(r.fingerprint, None);
+    assert_eq!(r.response, None);
+    assert_eq!((r.created_at, r.updated_at, r.expires_at), (NOW, NOW, NOW + 1000.0));
+    assert!(!r.is_expired(NOW + 999.0));
+    assert!(r.is_expired(NOW + 1000.0));
+}
+
+#[test]
+fn round_trip() {
+    for r in [full(), Record::new(KEY, "s", NOW, 1.0)] {
+        let text = r.encode();
+        assert_eq!(Record::decode(&text).unwrap(), r);
+    }
+    let mut pending = full();
+    pending.state = State::Pending;
+    pending.response = None;
+    assert_eq!(Record::decode(&pending.encode()).unwrap(), pending);
+}
+
+#[test]
+fn encoding_is_versioned_json() {
+    let text = Record::new(KEY, "s", NOW, 1000.0).encode();
+    assert_eq!(
+        text,
+        r#"{"v":1,"key":"8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f","scope":"s","fp":null,"state":"fresh","attempts":0,"createdAt":1700000000000,"expiresAt":1700000001000,"updatedAt":1700000000000,"response":null}"#
+    );
+}
+
+#[test]
+fn field_order_whitespace_and_unknown_fields_are_tolerated() {
+    let r = Record::decode(
+        r#" { "response" : null, "state":"fresh", "scope":"s", "extra":[1], "key":"8C1A9D5E-0F4B-4C2A-9E3D-7B6A5C4D3E2F",
+              "v":1, "fp":null, "attempts":0, "updatedAt":1, "expiresAt":2, "createdAt":1 } "#,
+    )
+    .unwrap();
+    assert_eq!(r.scope, "s");
+    assert_eq!(r.expires_at, 2.0);
+}
+
+#[test]
+fn versioning() {
+    assert_eq!(reason(&with("v", None)), "missing field `v`");
+    assert_eq!(reason(&with("v", Some("2"))), "unsupported version");
+    assert_eq!(reason(&with("v", Some("0"))), "unsupported version");
+    assert_eq!(reason(&with("v", Some("\"1\""))), "unsupported version");
+    assert_eq!(reason(&with("v", Some("1.0"))), "unsupported version");
+}
+
+#[test]
+fn missing_fields() {
+    for f in ["key", "scope", "fp", "state", "attempts", "createdAt", "expiresAt", "updatedAt", "response"] {
+        let mut want = String::from("missing field `");
+        want.push_str(f);
+        want.push('`');
+        assert_eq!(reason(&with(f, None)), want);
+    }
+    let no_body = with("response", Some(r#"{"status":201,"replayed":false}"#));
+    assert_eq!(reason(&no_body), "missing field `body`");
+}
+
+#[test]
+fn wrong_types() {
+    let cases = [
+        ("key", "1"),
+        ("scope", "null"),
+        ("fp", "3"),
+        ("fp", "\"\""),
+        ("state", "1"),
+        ("attempts", "\"3\""),
+        ("attempts", "-1"),
+        ("attempts", "1.5"),
+        ("attempts", "4294967296"),
+        ("createdAt", "\"now\""),
+        ("createdAt", "-5"),
+        ("createdAt", "1e12"),
+        ("updatedAt", "9007199254740992"),
+        ("response", "\"ok\""),
+        ("response", "[]"),
+    ];
+    for (f, v) in cases {
+        let r = reason(&with(f, Some(v)));
+        assert!(r.starts_with("field `") && r.ends_with("`: wrong type"), "{f}={v}: {r}");
+        assert!(r.contains(f), "{f}={v}: {r}");
+    }
+    for (v, f) in [
+        (r#"{"status":"201","body":"","replayed":false}"#, "status"),
+        (r#"{"status":600,"body":"","replayed":false}"#, "status"),
+        (r#"{"status":201,"body":1,"replayed":false}"#, "body"),
+        (r#"{"status":201,"body":"","replayed":"true"}"#, "replayed"),
+    ] {
+        let r = reason(&with("response", Some(v)));
+        assert!(r.contains(f) && r.ends_with("wrong type"), "{v}: {r}");
+    }
+    assert_eq!(reason(&with("response", Some(r#"{"status":99,"body":"","replayed":false}"#))), "field `status`: out of range");
+}
+
+#[test]
+fn bad_values() {
+    assert_eq!(reason(&with("state", Some("\"done\""))), "field `state`: unknown state");
+    assert_eq!(reason(&with("state", Some("\"Succeeded\""))), "field `state`: unknown state");
+    assert_eq!(reason(&with("scope", Some("\"\""))), "field `scope`: empty");
+    assert_eq!(reason(&with("fp", Some("null"))), "field `fp`: missing for a sent attempt");
+    assert_eq!(reason(&with("expiresAt", Some("1"))), "field `expiresAt`: before createdAt");
+}
+
+#[test]
+fn key_must_be_uuid_shaped() {
+    for k in ["", "abc", "8c1a9d5e0f4b4c2a9e3d7b6a5c4d3e2f", "8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2", "8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f0",
+        "8c1a9d5e-0f4b-4c2a-9e3d_7b6a5c4d3e2f", "gc1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f", "{8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f}"] {
+        let mut v = String::new();
+        write_str(k, &mut v);
+        assert_eq!(reason(&with("key", Some(&v))), "field `key`: not a UUID", "{k:?}");
+    }
+    assert!(is_uuid(KEY));
+    assert!(is_uuid("00000000-0000-0000-0000-000000000000"));
+}
+
+#[test]
+fn garbage_and_truncated_text() {
+    let text = full().encode();
+    for cut in [0, 1, 10, text.len() / 2, text.len() - 1] {
+        let r = reason(&text[..cut]);
+        assert!(r.starts_with("not JSON: "), "cut {cut}: {r}");
+    }
+    assert_eq!(reason("garbage"), "not JSON: unexpected character");
+    assert_eq!(reason("nothing"), "not JSON: invalid literal");
+    assert_eq!(reason("{\"v\":1"), "not JSON: unexpected end of input");
+    assert_eq!(reason("[1,2]"), "not a JSON object");
+    assert_eq!(reason("null"), "not a JSON object");
+    assert_eq!(reason("\"x\""), "not a JSON object");
+    assert_eq!(reason("{}"), "missing field `v`");
+    let mut trailing = text.clone();
+    trailing.push('}');
+    assert_eq!(reason(&trailing), "not JSON: trailing characters after the JSON value");
+}
+
+#[test]
+fn every_decode_error_is_corrupt_record() {
+    let e = Record::decode("x").unwrap_err();
+    assert_eq!(e.code(), "corrupt-record");
+    assert!(e.to_string().starts_with("stored record unreadable: not JSON"));
+}
+
+#[test]
+fn storage_key_names() {
+    assert_eq!(record_key("idemkey", "cart-42"), "idemkey:v1:cart-42");
+    assert_eq!(lease_key("idemkey", "cart-42"), "idemkey:lease:cart-42");
+    assert_eq!(quarantine_key("idemkey", "cart-42", 1_700_000_000_123.0), "idemkey:corrupt:cart-42:1700000000123");
+}
+
+#[test]
+fn storage_key_parsing() {
+    assert_eq!(parse_record_key("idemkey", "idemkey:v1:cart-42"), Some("cart-42"));
+    // Scopes may contain the separator.
+    assert_eq!(parse_record_key("idemkey", &record_key("idemkey", "a:v1:b")), Some("a:v1:b"));
+    for k in ["idemkey:v1:", "idemkey:lease:cart", "idemkey:corrupt:cart:1", "other:v1:cart", "idemkeyx:v1:cart",
+        "idem:v1:cart", "idemkey:v2:cart", "idemkey", "", "cart"] {
+        assert_eq!(parse_record_key("idemkey", k), None, "{k:?}");
+    }
+    // A namespace that prefixes another one does not capture its records.
+    assert_eq!(parse_record_key("shop", "shop2:v1:x"), None);
+}

@@ -50,7 +50,9 @@ pub enum Next {
 impl RetryPolicy {
     /// The backoff cap before retry number `retries_done + 1`: `min(max_ms, base_ms * 2^retries_done)`.
     pub fn cap_ms(&self, retries_done: u32) -> u32 {
-        let grown = if retries_done >= 32 {
+        let grown = if self.base_ms == 0 {
+            0
+        } else if retries_done >= 32 {
             u64::MAX
         } else {
             (self.base_ms as u64) << retries_done
