@@ -21,7 +21,9 @@ pub enum Error {
         state: &'static str,
     },
     /// Retries or the deadline ran out without a final answer from the server.
-    #[error("outcome unknown after {attempts} tries: {reason}; the key is kept, submit again to resume")]
+    #[error(
+        "outcome unknown after {attempts} tries: {reason}; the key is kept, submit again to resume"
+    )]
     OutcomeUnknown {
         /// HTTP tries sent for this key so far.
         attempts: u32,
@@ -50,7 +52,10 @@ impl Error {
 
     /// Shorthand for an [`Error::InvalidOptions`] naming `option`.
     pub fn invalid_option(option: &str, reason: &str) -> Error {
-        Error::InvalidOptions { option: option.into(), reason: reason.into() }
+        Error::InvalidOptions {
+            option: option.into(),
+            reason: reason.into(),
+        }
     }
 }
 
@@ -60,10 +65,20 @@ mod tests {
 
     #[test]
     fn codes_are_stable() {
-        assert_eq!(Error::invalid_option("scope", "x").code(), "invalid-options");
-        assert_eq!(Error::PayloadConflict { state: "pending" }.code(), "payload-conflict");
         assert_eq!(
-            Error::OutcomeUnknown { attempts: 3, reason: "timeout".into() }.code(),
+            Error::invalid_option("scope", "x").code(),
+            "invalid-options"
+        );
+        assert_eq!(
+            Error::PayloadConflict { state: "pending" }.code(),
+            "payload-conflict"
+        );
+        assert_eq!(
+            Error::OutcomeUnknown {
+                attempts: 3,
+                reason: "timeout".into()
+            }
+            .code(),
             "outcome-unknown"
         );
         assert_eq!(Error::InvalidPayload("x".into()).code(), "invalid-payload");
@@ -73,10 +88,18 @@ mod tests {
     #[test]
     fn messages_name_the_option_and_state() {
         let e = Error::invalid_option("backoff.baseMs", "must be <= backoff.maxMs");
-        assert_eq!(e.to_string(), "invalid option `backoff.baseMs`: must be <= backoff.maxMs");
+        assert_eq!(
+            e.to_string(),
+            "invalid option `backoff.baseMs`: must be <= backoff.maxMs"
+        );
         let e = Error::PayloadConflict { state: "succeeded" };
         assert!(e.to_string().contains("state succeeded"));
-        let e = Error::OutcomeUnknown { attempts: 6, reason: "status-503".into() };
-        assert!(e.to_string().starts_with("outcome unknown after 6 tries: status-503"));
+        let e = Error::OutcomeUnknown {
+            attempts: 6,
+            reason: "status-503".into(),
+        };
+        assert!(e
+            .to_string()
+            .starts_with("outcome unknown after 6 tries: status-503"));
     }
 }

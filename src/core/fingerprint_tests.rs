@@ -9,7 +9,9 @@ fn format_is_prefixed_hex() {
     let f = fp(r#"{"amount":1000}"#);
     assert!(f.starts_with("f1:"));
     assert_eq!(f.len(), 3 + 16);
-    assert!(f[3..].bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+    assert!(f[3..]
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
 }
 
 #[test]
@@ -24,12 +26,17 @@ fn known_fnv1a_vectors() {
 fn stable_across_calls_and_pinned() {
     let a = fp(r#"{"amount":1000,"currency":"eur"}"#);
     assert_eq!(a, fp(r#"{"amount":1000,"currency":"eur"}"#));
-    assert_eq!(a, fingerprint_canonical(r#"{"amount":1000,"currency":"eur"}"#));
+    assert_eq!(
+        a,
+        fingerprint_canonical(r#"{"amount":1000,"currency":"eur"}"#)
+    );
 }
 
 #[test]
 fn key_order_and_whitespace_do_not_matter() {
-    let a = fp(r#"{"amount":1000,"currency":"eur","items":[{"sku":"a","qty":1},{"sku":"b","qty":2}],"meta":{"x":1,"y":{"p":1,"q":2}}}"#);
+    let a = fp(
+        r#"{"amount":1000,"currency":"eur","items":[{"sku":"a","qty":1},{"sku":"b","qty":2}],"meta":{"x":1,"y":{"p":1,"q":2}}}"#,
+    );
     let b = fp(r#"{ "meta" : { "y" : { "q":2, "p":1 }, "x":1 },
                   "items": [ {"qty":1,"sku":"a"}, {"qty":2, "sku":"b"} ],
                   "currency":"eur", "amount" : 1000 }"#);
@@ -82,7 +89,10 @@ fn string_content_is_compared_after_unescaping() {
 fn invalid_json_is_invalid_payload() {
     let e = fingerprint("{\"a\":").unwrap_err();
     assert_eq!(e.code(), "invalid-payload");
-    assert_eq!(e, crate::error::Error::InvalidPayload("unexpected end of input".into()));
+    assert_eq!(
+        e,
+        crate::error::Error::InvalidPayload("unexpected end of input".into())
+    );
     assert!(fingerprint("").is_err());
     assert!(fingerprint("undefined").is_err());
 }

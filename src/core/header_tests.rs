@@ -9,8 +9,14 @@ fn plain_is_the_bare_key() {
 
 #[test]
 fn sf_string_is_quoted_and_escaped() {
-    assert_eq!(format_key(KEY, HeaderFormat::SfString), format!("\"{KEY}\""));
-    assert_eq!(format_key(r#"a"b\c"#, HeaderFormat::SfString), r#""a\"b\\c""#);
+    assert_eq!(
+        format_key(KEY, HeaderFormat::SfString),
+        format!("\"{KEY}\"")
+    );
+    assert_eq!(
+        format_key(r#"a"b\c"#, HeaderFormat::SfString),
+        r#""a\"b\\c""#
+    );
     assert_eq!(format_key("", HeaderFormat::SfString), "\"\"");
 }
 

@@ -21,7 +21,10 @@ pub struct Lease {
 impl Lease {
     /// A lease for `owner` lasting [`LEASE_MS`] from `now_ms`.
     pub fn new(owner: &str, now_ms: f64) -> Lease {
-        Lease { owner: owner.into(), until_ms: now_ms + LEASE_MS }
+        Lease {
+            owner: owner.into(),
+            until_ms: now_ms + LEASE_MS,
+        }
     }
 
     /// The stored form, `owner|until` with `until` in whole ms.
@@ -29,7 +32,14 @@ impl Lease {
         let mut out = String::with_capacity(self.owner.len() + 16);
         out.push_str(&self.owner);
         out.push('|');
-        push_u64(&mut out, if self.until_ms > 0.0 { self.until_ms as u64 } else { 0 });
+        push_u64(
+            &mut out,
+            if self.until_ms > 0.0 {
+                self.until_ms as u64
+            } else {
+                0
+            },
+        );
         out
     }
 
@@ -40,7 +50,10 @@ impl Lease {
             return None;
         }
         let until: u64 = until.parse().ok()?;
-        Some(Lease { owner: owner.into(), until_ms: until as f64 })
+        Some(Lease {
+            owner: owner.into(),
+            until_ms: until as f64,
+        })
     }
 }
 

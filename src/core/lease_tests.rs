@@ -9,13 +9,25 @@ fn encode_decode_round_trip() {
     assert_eq!(l.encode(), "tab-1|1700000010000");
     assert_eq!(Lease::decode(&l.encode()), Some(l));
     // An owner id containing the separator survives: the time is after the last `|`.
-    let l = Lease { owner: "a|b".into(), until_ms: 5.0 };
+    let l = Lease {
+        owner: "a|b".into(),
+        until_ms: 5.0,
+    };
     assert_eq!(Lease::decode(&l.encode()), Some(l));
 }
 
 #[test]
 fn malformed_leases_decode_to_none() {
-    for s in ["", "tab", "|123", "tab|", "tab|-1", "tab|1.5", "tab|12x", "tab|99999999999999999999999"] {
+    for s in [
+        "",
+        "tab",
+        "|123",
+        "tab|",
+        "tab|-1",
+        "tab|1.5",
+        "tab|12x",
+        "tab|99999999999999999999999",
+    ] {
         assert_eq!(Lease::decode(s), None, "{s:?}");
     }
 }
@@ -36,8 +48,14 @@ fn acquire_rules() {
 
 #[test]
 fn lease_from_a_clock_far_ahead_is_taken_over() {
-    let future = Lease { owner: "other".into(), until_ms: NOW + LEASE_MS * 100.0 };
+    let future = Lease {
+        owner: "other".into(),
+        until_ms: NOW + LEASE_MS * 100.0,
+    };
     assert!(can_acquire(Some(&future), "me", NOW));
-    let edge = Lease { owner: "other".into(), until_ms: NOW + LEASE_MS };
+    let edge = Lease {
+        owner: "other".into(),
+        until_ms: NOW + LEASE_MS,
+    };
     assert!(!can_acquire(Some(&edge), "me", NOW));
 }

@@ -166,11 +166,15 @@ impl Options {
         };
         let header_name = raw.header_name.unwrap_or_else(|| "Idempotency-Key".into());
         if !is_token(&header_name) {
-            return Err(bad("headerName", "must be an HTTP header name (token characters only)"));
+            return Err(bad(
+                "headerName",
+                "must be an HTTP header name (token characters only)",
+            ));
         }
         let header_format = match raw.header_format {
             None => HeaderFormat::Plain,
-            Some(f) => HeaderFormat::parse(&f).ok_or_else(|| bad("headerFormat", "must be \"plain\" or \"sf-string\""))?,
+            Some(f) => HeaderFormat::parse(&f)
+                .ok_or_else(|| bad("headerFormat", "must be \"plain\" or \"sf-string\""))?,
         };
         for (name, value) in &raw.headers {
             if !is_token(name) {
@@ -181,30 +185,82 @@ impl Options {
             }
             // Letting `headers` set the key's header would silently replace the key.
             if name.eq_ignore_ascii_case(&header_name) {
-                return Err(bad("headers", "must not set the idempotency header (use headerName)"));
+                return Err(bad(
+                    "headers",
+                    "must not set the idempotency header (use headerName)",
+                ));
             }
         }
-        let ttl_seconds = int(raw.ttl_seconds, 86_400, 1, 31_536_000, "ttlSeconds", "must be an integer from 1 to 31536000")?;
-        let timeout_ms = int(raw.timeout_ms, 10_000, 1, 600_000, "timeoutMs", "must be an integer from 1 to 600000")?;
-        let max_retries = int(raw.max_retries, 5, 0, 100, "maxRetries", "must be an integer from 0 to 100")?;
-        let backoff_base_ms = int(raw.backoff_base_ms, 250, 0, 3_600_000, "backoff.baseMs", "must be an integer from 0 to 3600000")?;
-        let backoff_max_ms = int(raw.backoff_max_ms, 10_000, 0, 3_600_000, "backoff.maxMs", "must be an integer from 0 to 3600000")?;
+        let ttl_seconds = int(
+            raw.ttl_seconds,
+            86_400,
+            1,
+            31_536_000,
+            "ttlSeconds",
+            "must be an integer from 1 to 31536000",
+        )?;
+        let timeout_ms = int(
+            raw.timeout_ms,
+            10_000,
+            1,
+            600_000,
+            "timeoutMs",
+            "must be an integer from 1 to 600000",
+        )?;
+        let max_retries = int(
+            raw.max_retries,
+            5,
+            0,
+            100,
+            "maxRetries",
+            "must be an integer from 0 to 100",
+        )?;
+        let backoff_base_ms = int(
+            raw.backoff_base_ms,
+            250,
+            0,
+            3_600_000,
+            "backoff.baseMs",
+            "must be an integer from 0 to 3600000",
+        )?;
+        let backoff_max_ms = int(
+            raw.backoff_max_ms,
+            10_000,
+            0,
+            3_600_000,
+            "backoff.maxMs",
+            "must be an integer from 0 to 3600000",
+        )?;
         if backoff_base_ms > backoff_max_ms {
             return Err(bad("backoff.baseMs", "must not exceed backoff.maxMs"));
         }
-        let deadline_ms = int(raw.deadline_ms, 60_000, 1, 86_400_000, "deadlineMs", "must be an integer from 1 to 86400000")?;
+        let deadline_ms = int(
+            raw.deadline_ms,
+            60_000,
+            1,
+            86_400_000,
+            "deadlineMs",
+            "must be an integer from 1 to 86400000",
+        )?;
         let storage = match raw.storage {
             None => StorageKind::Local,
-            Some(s) => StorageKind::parse(&s).ok_or_else(|| bad("storage", "must be \"local\", \"session\" or \"memory\""))?,
+            Some(s) => StorageKind::parse(&s)
+                .ok_or_else(|| bad("storage", "must be \"local\", \"session\" or \"memory\""))?,
         };
         let namespace = raw.namespace.unwrap_or_else(|| "idemkey".into());
         let n = namespace.encode_utf16().count();
         if n == 0 || n > MAX_NAMESPACE_LEN || namespace.contains(':') {
-            return Err(bad("namespace", "must be 1 to 64 characters long, without ':'"));
+            return Err(bad(
+                "namespace",
+                "must be 1 to 64 characters long, without ':'",
+            ));
         }
         let credentials = raw.credentials.unwrap_or_else(|| "same-origin".into());
         if !matches!(credentials.as_str(), "omit" | "same-origin" | "include") {
-            return Err(bad("credentials", "must be \"omit\", \"same-origin\" or \"include\""));
+            return Err(bad(
+                "credentials",
+                "must be \"omit\", \"same-origin\" or \"include\"",
+            ));
         }
         Ok(Options {
             scope,
@@ -269,7 +325,8 @@ fn int(v: Option<f64>, default: u32, min: u32, max: u32, option: &str, range: &s
 /// RFC 9110 `token`: what a header name may be made of.
 pub fn is_token(s: &str) -> bool {
     !s.is_empty()
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 fn has_crlf(s: &str) -> bool {

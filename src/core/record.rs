@@ -45,7 +45,12 @@ pub struct Record {
 
 impl Record {
     /// A fresh record for `key` that expires `ttl_ms` after `now_ms`.
-    pub fn new(key: impl Into<String>, scope: impl Into<String>, now_ms: f64, ttl_ms: f64) -> Record {
+    pub fn new(
+        key: impl Into<String>,
+        scope: impl Into<String>,
+        now_ms: f64,
+        ttl_ms: f64,
+    ) -> Record {
         Record {
             version: RECORD_VERSION,
             key: key.into(),
@@ -115,7 +120,9 @@ impl Record {
         if !matches!(j, Json::Obj(_)) {
             return Err(corrupt("not a JSON object", ""));
         }
-        let version = field(&j, "v")?.as_u64().ok_or_else(|| corrupt("unsupported version", ""))?;
+        let version = field(&j, "v")?
+            .as_u64()
+            .ok_or_else(|| corrupt("unsupported version", ""))?;
         if version != RECORD_VERSION as u64 {
             return Err(corrupt("unsupported version", ""));
         }
@@ -132,7 +139,8 @@ impl Record {
             Json::Str(s) if !s.is_empty() => Some(s.clone()),
             _ => return Err(bad_type("fp")),
         };
-        let state = State::parse(&string(&j, "state")?).ok_or_else(|| corrupt("field `state`: ", "unknown state"))?;
+        let state = State::parse(&string(&j, "state")?)
+            .ok_or_else(|| corrupt("field `state`: ", "unknown state"))?;
         if state != State::Fresh && fingerprint.is_none() {
             return Err(corrupt("field `fp`: ", "missing for a sent attempt"));
         }
@@ -151,8 +159,14 @@ impl Record {
                     return Err(corrupt("field `status`: ", "out of range"));
                 }
                 let body = string(r, "body")?;
-                let replayed = field(r, "replayed")?.as_bool().ok_or_else(|| bad_type("replayed"))?;
-                Some(StoredResponse { status: status as u16, body, replayed })
+                let replayed = field(r, "replayed")?
+                    .as_bool()
+                    .ok_or_else(|| bad_type("replayed"))?;
+                Some(StoredResponse {
+                    status: status as u16,
+                    body,
+                    replayed,
+                })
             }
             _ => return Err(bad_type("response")),
         };
@@ -206,7 +220,10 @@ fn bad_type(name: &str) -> Error {
 }
 
 fn string(j: &Json, name: &str) -> Result<String> {
-    field(j, name)?.as_str().map(String::from).ok_or_else(|| bad_type(name))
+    field(j, name)?
+        .as_str()
+        .map(String::from)
+        .ok_or_else(|| bad_type(name))
 }
 
 fn int(j: &Json, name: &str, max: u64) -> Result<u64> {

@@ -9,13 +9,19 @@ fn full() -> Record {
     r.state = State::Succeeded;
     r.attempts = 3;
     r.updated_at = NOW + 5.0;
-    r.response = Some(StoredResponse { status: 201, body: "{\"id\":\"ch_1\",\"note\":\"a\\nb\"}\n".into(), replayed: true });
+    r.response = Some(StoredResponse {
+        status: 201,
+        body: "{\"id\":\"ch_1\",\"note\":\"a\\nb\"}\n".into(),
+        replayed: true,
+    });
     r
 }
 
 /// `full()` encoded, with `field` replaced by `value` (or removed when `value` is None).
 fn with(field: &str, value: Option<&str>) -> String {
-    let Json::Obj(mut m) = Json::parse(&full().encode()).unwrap() else { unreachable!() };
+    let Json::Obj(mut m) = Json::parse(&full().encode()).unwrap() else {
+        unreachable!()
+    };
     match value {
         Some(v) => m.iter_mut().find(|(k, _)| k == field).unwrap().1 = Json::parse(v).unwrap(),
         None => m.retain(|(k, _)| k != field),
@@ -40,7 +46,10 @@ fn new_record_is_fresh() {
     assert_eq!(r.attempts, 0);
     assert_eq!(r.fingerprint, None);
     assert_eq!(r.response, None);
-    assert_eq!((r.created_at, r.updated_at, r.expires_at), (NOW, NOW, NOW + 1000.0));
+    assert_eq!(
+        (r.created_at, r.updated_at, r.expires_at),
+        (NOW, NOW, NOW + 1000.0)
+    );
     assert!(!r.is_expired(NOW + 999.0));
     assert!(r.is_expired(NOW + 1000.0));
 }
@@ -88,7 +97,17 @@ fn versioning() {
 
 #[test]
 fn missing_fields() {
-    for f in ["key", "scope", "fp", "state", "attempts", "createdAt", "expiresAt", "updatedAt", "response"] {
+    for f in [
+        "key",
+        "scope",
+        "fp",
+        "state",
+        "attempts",
+        "createdAt",
+        "expiresAt",
+        "updatedAt",
+        "response",
+    ] {
         let mut want = String::from("missing field `");
         want.push_str(f);
         want.push('`');
@@ -119,7 +138,10 @@ fn wrong_types() {
     ];
     for (f, v) in cases {
         let r = reason(&with(f, Some(v)));
-        assert!(r.starts_with("field `") && r.ends_with("`: wrong type"), "{f}={v}: {r}");
+        assert!(
+            r.starts_with("field `") && r.ends_with("`: wrong type"),
+            "{f}={v}: {r}"
+        );
         assert!(r.contains(f), "{f}={v}: {r}");
     }
     for (v, f) in [
@@ -131,25 +153,55 @@ fn wrong_types() {
         let r = reason(&with("response", Some(v)));
         assert!(r.contains(f) && r.ends_with("wrong type"), "{v}: {r}");
     }
-    assert_eq!(reason(&with("response", Some(r#"{"status":99,"body":"","replayed":false}"#))), "field `status`: out of range");
+    assert_eq!(
+        reason(&with(
+            "response",
+            Some(r#"{"status":99,"body":"","replayed":false}"#)
+        )),
+        "field `status`: out of range"
+    );
 }
 
 #[test]
 fn bad_values() {
-    assert_eq!(reason(&with("state", Some("\"done\""))), "field `state`: unknown state");
-    assert_eq!(reason(&with("state", Some("\"Succeeded\""))), "field `state`: unknown state");
+    assert_eq!(
+        reason(&with("state", Some("\"done\""))),
+        "field `state`: unknown state"
+    );
+    assert_eq!(
+        reason(&with("state", Some("\"Succeeded\""))),
+        "field `state`: unknown state"
+    );
     assert_eq!(reason(&with("scope", Some("\"\""))), "field `scope`: empty");
-    assert_eq!(reason(&with("fp", Some("null"))), "field `fp`: missing for a sent attempt");
-    assert_eq!(reason(&with("expiresAt", Some("1"))), "field `expiresAt`: before createdAt");
+    assert_eq!(
+        reason(&with("fp", Some("null"))),
+        "field `fp`: missing for a sent attempt"
+    );
+    assert_eq!(
+        reason(&with("expiresAt", Some("1"))),
+        "field `expiresAt`: before createdAt"
+    );
 }
 
 #[test]
 fn key_must_be_uuid_shaped() {
-    for k in ["", "abc", "8c1a9d5e0f4b4c2a9e3d7b6a5c4d3e2f", "8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2", "8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f0",
-        "8c1a9d5e-0f4b-4c2a-9e3d_7b6a5c4d3e2f", "gc1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f", "{8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f}"] {
+    for k in [
+        "",
+        "abc",
+        "8c1a9d5e0f4b4c2a9e3d7b6a5c4d3e2f",
+        "8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2",
+        "8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f0",
+        "8c1a9d5e-0f4b-4c2a-9e3d_7b6a5c4d3e2f",
+        "gc1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f",
+        "{8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f}",
+    ] {
         let mut v = String::new();
         write_str(k, &mut v);
-        assert_eq!(reason(&with("key", Some(&v))), "field `key`: not a UUID", "{k:?}");
+        assert_eq!(
+            reason(&with("key", Some(&v))),
+            "field `key`: not a UUID",
+            "{k:?}"
+        );
     }
     assert!(is_uuid(KEY));
     assert!(is_uuid("00000000-0000-0000-0000-000000000000"));
@@ -171,30 +223,54 @@ fn garbage_and_truncated_text() {
     assert_eq!(reason("{}"), "missing field `v`");
     let mut trailing = text.clone();
     trailing.push('}');
-    assert_eq!(reason(&trailing), "not JSON: trailing characters after the JSON value");
+    assert_eq!(
+        reason(&trailing),
+        "not JSON: trailing characters after the JSON value"
+    );
 }
 
 #[test]
 fn every_decode_error_is_corrupt_record() {
     let e = Record::decode("x").unwrap_err();
     assert_eq!(e.code(), "corrupt-record");
-    assert!(e.to_string().starts_with("stored record unreadable: not JSON"));
+    assert!(e
+        .to_string()
+        .starts_with("stored record unreadable: not JSON"));
 }
 
 #[test]
 fn storage_key_names() {
     assert_eq!(record_key("idemkey", "cart-42"), "idemkey:v1:cart-42");
     assert_eq!(lease_key("idemkey", "cart-42"), "idemkey:lease:cart-42");
-    assert_eq!(quarantine_key("idemkey", "cart-42", 1_700_000_000_123.0), "idemkey:corrupt:cart-42:1700000000123");
+    assert_eq!(
+        quarantine_key("idemkey", "cart-42", 1_700_000_000_123.0),
+        "idemkey:corrupt:cart-42:1700000000123"
+    );
 }
 
 #[test]
 fn storage_key_parsing() {
-    assert_eq!(parse_record_key("idemkey", "idemkey:v1:cart-42"), Some("cart-42"));
+    assert_eq!(
+        parse_record_key("idemkey", "idemkey:v1:cart-42"),
+        Some("cart-42")
+    );
     // Scopes may contain the separator.
-    assert_eq!(parse_record_key("idemkey", &record_key("idemkey", "a:v1:b")), Some("a:v1:b"));
-    for k in ["idemkey:v1:", "idemkey:lease:cart", "idemkey:corrupt:cart:1", "other:v1:cart", "idemkeyx:v1:cart",
-        "idem:v1:cart", "idemkey:v2:cart", "idemkey", "", "cart"] {
+    assert_eq!(
+        parse_record_key("idemkey", &record_key("idemkey", "a:v1:b")),
+        Some("a:v1:b")
+    );
+    for k in [
+        "idemkey:v1:",
+        "idemkey:lease:cart",
+        "idemkey:corrupt:cart:1",
+        "other:v1:cart",
+        "idemkeyx:v1:cart",
+        "idem:v1:cart",
+        "idemkey:v2:cart",
+        "idemkey",
+        "",
+        "cart",
+    ] {
         assert_eq!(parse_record_key("idemkey", k), None, "{k:?}");
     }
     // A namespace that prefixes another one does not capture its records.

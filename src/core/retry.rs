@@ -65,7 +65,13 @@ impl RetryPolicy {
     /// A server's `Retry-After` is honoured as given rather than jittered; when the wait
     /// (either kind) would reach the deadline, giving up now beats sleeping in vain.
     /// `rand01` is a uniform sample in `[0, 1)`.
-    pub fn next(&self, retries_done: u32, elapsed_ms: f64, retry_after_ms: Option<u64>, rand01: f64) -> Next {
+    pub fn next(
+        &self,
+        retries_done: u32,
+        elapsed_ms: f64,
+        retry_after_ms: Option<u64>,
+        rand01: f64,
+    ) -> Next {
         if retries_done >= self.max_retries {
             return Next::GiveUp;
         }
@@ -81,7 +87,9 @@ impl RetryPolicy {
         if delay > u32::MAX as u64 || elapsed + delay as f64 >= self.deadline_ms as f64 {
             return Next::GiveUp;
         }
-        Next::Retry { delay_ms: delay as u32 }
+        Next::Retry {
+            delay_ms: delay as u32,
+        }
     }
 }
 

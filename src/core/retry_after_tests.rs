@@ -12,19 +12,50 @@ fn delta_seconds() {
     assert_eq!(parse_retry_after("120", NOW), Some(120_000));
     assert_eq!(parse_retry_after(" 5\t", NOW), Some(5000));
     assert_eq!(parse_retry_after("007", NOW), Some(7000));
-    assert_eq!(parse_retry_after("18446744073709551", NOW), Some(18_446_744_073_709_551_000));
+    assert_eq!(
+        parse_retry_after("18446744073709551", NOW),
+        Some(18_446_744_073_709_551_000)
+    );
 }
 
 #[test]
 fn garbage_negative_and_overflow_are_none() {
-    for v in ["", " ", "-1", "+1", "1.5", "1e3", "5s", "abc", "0x10", "1 2", "18446744073709552", "99999999999999999999999",
-        "Sun, 06 Nov 1994", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 31 Nov 1994 08:49:37 GMT",
-        "Sun, 06 Foo 1994 08:49:37 GMT", "Xyz, 06 Nov 1994 08:49:37 GMT", "Sun 06 Nov 1994 08:49:37 GMT",
-        "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 94 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT",
-        "Sun, 06 Nov 1994 08:60:00 GMT", "Sun, 06 Nov 1994 8:49:37 GMT", "Sun, 06 Nov 1994 08:49:61 GMT",
-        "Sun, 29 Feb 2023 00:00:00 GMT", "Sunday, 06-Nov-94 08:49:37", "Sun, 06-Nov-94 08:49:37 GMT",
-        "Sunday, 06-Nov-1994 08:49:37 GMT", "Sunday, 06-Nov-94-1 08:49:37 GMT", "Sun Nov 106 08:49:37 1994", "Sun Nov 6 08:49:37 94",
-        "Sunday Nov  6 08:49:37 1994", "sun, 06 nov 1994 08:49:37 gmt"] {
+    for v in [
+        "",
+        " ",
+        "-1",
+        "+1",
+        "1.5",
+        "1e3",
+        "5s",
+        "abc",
+        "0x10",
+        "1 2",
+        "18446744073709552",
+        "99999999999999999999999",
+        "Sun, 06 Nov 1994",
+        "Sun, 06 Nov 1994 08:49:37 UTC",
+        "Sun, 32 Nov 1994 08:49:37 GMT",
+        "Sun, 31 Nov 1994 08:49:37 GMT",
+        "Sun, 06 Foo 1994 08:49:37 GMT",
+        "Xyz, 06 Nov 1994 08:49:37 GMT",
+        "Sun 06 Nov 1994 08:49:37 GMT",
+        "Sun, 6 Nov 1994 08:49:37 GMT",
+        "Sun, 06 Nov 94 08:49:37 GMT",
+        "Sun, 06 Nov 1994 24:00:00 GMT",
+        "Sun, 06 Nov 1994 08:60:00 GMT",
+        "Sun, 06 Nov 1994 8:49:37 GMT",
+        "Sun, 06 Nov 1994 08:49:61 GMT",
+        "Sun, 29 Feb 2023 00:00:00 GMT",
+        "Sunday, 06-Nov-94 08:49:37",
+        "Sun, 06-Nov-94 08:49:37 GMT",
+        "Sunday, 06-Nov-1994 08:49:37 GMT",
+        "Sunday, 06-Nov-94-1 08:49:37 GMT",
+        "Sun Nov 106 08:49:37 1994",
+        "Sun Nov 6 08:49:37 94",
+        "Sunday Nov  6 08:49:37 1994",
+        "sun, 06 nov 1994 08:49:37 gmt",
+    ] {
         assert_eq!(parse_retry_after(v, NOW), None, "{v:?}");
     }
 }
@@ -32,7 +63,12 @@ fn garbage_negative_and_overflow_are_none() {
 #[test]
 fn three_date_forms_agree() {
     let before = T1994 - 30_000.0;
-    for v in ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "Sun Nov 06 08:49:37 1994"] {
+    for v in [
+        "Sun, 06 Nov 1994 08:49:37 GMT",
+        "Sunday, 06-Nov-94 08:49:37 GMT",
+        "Sun Nov  6 08:49:37 1994",
+        "Sun Nov 06 08:49:37 1994",
+    ] {
         assert_eq!(http_date_ms(v, NOW), Some(T1994), "{v}");
         assert_eq!(parse_retry_after(v, before), Some(30_000), "{v}");
     }
@@ -41,30 +77,69 @@ fn three_date_forms_agree() {
 #[test]
 fn future_dates() {
     // 2023-11-14T22:13:50Z is 30 s after NOW.
-    assert_eq!(parse_retry_after("Tue, 14 Nov 2023 22:13:50 GMT", NOW), Some(30_000));
-    assert_eq!(parse_retry_after("Tuesday, 14-Nov-23 22:13:50 GMT", NOW), Some(30_000));
-    assert_eq!(parse_retry_after("Tue Nov 14 22:13:50 2023", NOW), Some(30_000));
+    assert_eq!(
+        parse_retry_after("Tue, 14 Nov 2023 22:13:50 GMT", NOW),
+        Some(30_000)
+    );
+    assert_eq!(
+        parse_retry_after("Tuesday, 14-Nov-23 22:13:50 GMT", NOW),
+        Some(30_000)
+    );
+    assert_eq!(
+        parse_retry_after("Tue Nov 14 22:13:50 2023", NOW),
+        Some(30_000)
+    );
     // A fractional now rounds the wait down.
-    assert_eq!(parse_retry_after("Tue, 14 Nov 2023 22:13:50 GMT", NOW + 0.5), Some(29_999));
+    assert_eq!(
+        parse_retry_after("Tue, 14 Nov 2023 22:13:50 GMT", NOW + 0.5),
+        Some(29_999)
+    );
 }
 
 #[test]
 fn past_dates_mean_now() {
-    assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", NOW), Some(0));
-    assert_eq!(parse_retry_after("Tue, 14 Nov 2023 22:13:20 GMT", NOW), Some(0));
-    assert_eq!(parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", NOW), Some(0));
-    assert_eq!(parse_retry_after("Mon, 01 Jan 1900 00:00:00 GMT", NOW), Some(0));
+    assert_eq!(
+        parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", NOW),
+        Some(0)
+    );
+    assert_eq!(
+        parse_retry_after("Tue, 14 Nov 2023 22:13:20 GMT", NOW),
+        Some(0)
+    );
+    assert_eq!(
+        parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", NOW),
+        Some(0)
+    );
+    assert_eq!(
+        parse_retry_after("Mon, 01 Jan 1900 00:00:00 GMT", NOW),
+        Some(0)
+    );
 }
 
 #[test]
 fn calendar_edges() {
-    assert_eq!(http_date_ms("Thu, 01 Jan 1970 00:00:00 GMT", 0.0), Some(0.0));
-    assert_eq!(http_date_ms("Thu, 29 Feb 2024 00:00:00 GMT", 0.0), Some(1_709_164_800_000.0));
-    assert_eq!(http_date_ms("Tue, 29 Feb 2000 00:00:00 GMT", 0.0), Some(951_782_400_000.0));
+    assert_eq!(
+        http_date_ms("Thu, 01 Jan 1970 00:00:00 GMT", 0.0),
+        Some(0.0)
+    );
+    assert_eq!(
+        http_date_ms("Thu, 29 Feb 2024 00:00:00 GMT", 0.0),
+        Some(1_709_164_800_000.0)
+    );
+    assert_eq!(
+        http_date_ms("Tue, 29 Feb 2000 00:00:00 GMT", 0.0),
+        Some(951_782_400_000.0)
+    );
     assert_eq!(http_date_ms("Thu, 29 Feb 1900 00:00:00 GMT", 0.0), None);
-    assert_eq!(http_date_ms("Fri, 31 Dec 9999 23:59:59 GMT", 0.0), Some(253_402_300_799_000.0));
+    assert_eq!(
+        http_date_ms("Fri, 31 Dec 9999 23:59:59 GMT", 0.0),
+        Some(253_402_300_799_000.0)
+    );
     // A leap second parses (it lands on the next second).
-    assert_eq!(http_date_ms("Sat, 31 Dec 2016 23:59:60 GMT", 0.0), Some(1_483_228_800_000.0));
+    assert_eq!(
+        http_date_ms("Sat, 31 Dec 2016 23:59:60 GMT", 0.0),
+        Some(1_483_228_800_000.0)
+    );
 }
 
 #[test]

@@ -1,6 +1,11 @@
 use super::*;
 
-const POLICY: RetryPolicy = RetryPolicy { max_retries: 5, base_ms: 250, max_ms: 10_000, deadline_ms: 60_000 };
+const POLICY: RetryPolicy = RetryPolicy {
+    max_retries: 5,
+    base_ms: 250,
+    max_ms: 10_000,
+    deadline_ms: 60_000,
+};
 
 #[test]
 fn every_status_is_classified_per_the_table() {
@@ -14,7 +19,11 @@ fn every_status_is_classified_per_the_table() {
             Class::Failure
         };
         assert_eq!(classify(s), want, "status {s}");
-        assert_eq!(TryOutcome::Response(s).is_retryable(), want == Class::Retry, "status {s}");
+        assert_eq!(
+            TryOutcome::Response(s).is_retryable(),
+            want == Class::Retry,
+            "status {s}"
+        );
     }
     // Spot checks that a table typo would not catch.
     assert_eq!(classify(201), Class::Success);
@@ -59,23 +68,38 @@ fn cap_doubles_up_to_max() {
 
 #[test]
 fn cap_is_overflow_safe_at_large_n() {
-    let p = RetryPolicy { max_retries: u32::MAX, base_ms: u32::MAX, max_ms: u32::MAX, deadline_ms: u32::MAX };
+    let p = RetryPolicy {
+        max_retries: u32::MAX,
+        base_ms: u32::MAX,
+        max_ms: u32::MAX,
+        deadline_ms: u32::MAX,
+    };
     for n in [30, 31, 32, 33, 63, 64, 65, 1000, u32::MAX - 1] {
         assert_eq!(p.cap_ms(n), u32::MAX, "n={n}");
         assert_eq!(POLICY.cap_ms(n), 10_000, "n={n}");
     }
-    let zero = RetryPolicy { base_ms: 0, ..POLICY };
+    let zero = RetryPolicy {
+        base_ms: 0,
+        ..POLICY
+    };
     assert_eq!(zero.cap_ms(1000), 0);
 }
 
 #[test]
 fn full_jitter_bounds() {
-    let p = RetryPolicy { max_retries: 100, deadline_ms: u32::MAX, ..POLICY };
+    let p = RetryPolicy {
+        max_retries: 100,
+        deadline_ms: u32::MAX,
+        ..POLICY
+    };
     for n in 0..100 {
         let cap = p.cap_ms(n);
         assert_eq!(delay(&p, n, 0.0), 0, "rand 0 gives 0 at n={n}");
         let hi = delay(&p, n, 0.999_999_999);
-        assert!(hi <= cap && hi + 1 >= cap, "rand ~1 gives ~cap at n={n}: {hi} vs {cap}");
+        assert!(
+            hi <= cap && hi + 1 >= cap,
+            "rand ~1 gives ~cap at n={n}: {hi} vs {cap}"
+        );
         for k in 1..20 {
             let d = delay(&p, n, k as f64 / 20.0);
             assert!(d <= cap, "n={n} k={k}: {d} > {cap}");
@@ -86,7 +110,10 @@ fn full_jitter_bounds() {
 
 #[test]
 fn out_of_range_samples_stay_within_the_cap() {
-    let p = RetryPolicy { deadline_ms: u32::MAX, ..POLICY };
+    let p = RetryPolicy {
+        deadline_ms: u32::MAX,
+        ..POLICY
+    };
     assert_eq!(delay(&p, 0, -1.0), 0);
     assert_eq!(delay(&p, 0, f64::NAN), 0);
     assert_eq!(delay(&p, 0, 1.0), 250);
@@ -97,11 +124,17 @@ fn out_of_range_samples_stay_within_the_cap() {
 #[test]
 fn max_retries_gives_up() {
     for n in 0..5 {
-        assert!(matches!(POLICY.next(n, 0.0, None, 0.5), Next::Retry { .. }), "retry {n}");
+        assert!(
+            matches!(POLICY.next(n, 0.0, None, 0.5), Next::Retry { .. }),
+            "retry {n}"
+        );
     }
     assert_eq!(POLICY.next(5, 0.0, None, 0.5), Next::GiveUp);
     assert_eq!(POLICY.next(6, 0.0, None, 0.0), Next::GiveUp);
-    let none = RetryPolicy { max_retries: 0, ..POLICY };
+    let none = RetryPolicy {
+        max_retries: 0,
+        ..POLICY
+    };
     assert_eq!(none.next(0, 0.0, None, 0.0), Next::GiveUp);
     assert_eq!(none.next(0, 0.0, Some(0), 0.0), Next::GiveUp);
 }
@@ -109,8 +142,14 @@ fn max_retries_gives_up() {
 #[test]
 fn deadline_gives_up() {
     // 250 ms cap at n=0: rand 1.0 -> 250 ms.
-    assert_eq!(POLICY.next(0, 59_000.0, None, 1.0), Next::Retry { delay_ms: 250 });
-    assert_eq!(POLICY.next(0, 59_749.0, None, 1.0), Next::Retry { delay_ms: 250 });
+    assert_eq!(
+        POLICY.next(0, 59_000.0, None, 1.0),
+        Next::Retry { delay_ms: 250 }
+    );
+    assert_eq!(
+        POLICY.next(0, 59_749.0, None, 1.0),
+        Next::Retry { delay_ms: 250 }
+    );
     assert_eq!(POLICY.next(0, 59_750.0, None, 1.0), Next::GiveUp);
     assert_eq!(POLICY.next(0, 60_000.0, None, 0.0), Next::GiveUp);
     assert_eq!(POLICY.next(0, 1e12, None, 0.0), Next::GiveUp);
@@ -120,14 +159,29 @@ fn deadline_gives_up() {
 
 #[test]
 fn retry_after_is_honoured_as_given() {
-    assert_eq!(POLICY.next(0, 0.0, Some(3000), 0.0), Next::Retry { delay_ms: 3000 });
+    assert_eq!(
+        POLICY.next(0, 0.0, Some(3000), 0.0),
+        Next::Retry { delay_ms: 3000 }
+    );
     // Even above max_ms: the server knows best, the deadline still bounds it.
-    assert_eq!(POLICY.next(0, 0.0, Some(30_000), 0.9), Next::Retry { delay_ms: 30_000 });
-    assert_eq!(POLICY.next(0, 0.0, Some(0), 0.9), Next::Retry { delay_ms: 0 });
+    assert_eq!(
+        POLICY.next(0, 0.0, Some(30_000), 0.9),
+        Next::Retry { delay_ms: 30_000 }
+    );
+    assert_eq!(
+        POLICY.next(0, 0.0, Some(0), 0.9),
+        Next::Retry { delay_ms: 0 }
+    );
     assert_eq!(POLICY.next(0, 0.0, Some(60_000), 0.0), Next::GiveUp);
     assert_eq!(POLICY.next(0, 50_000.0, Some(10_000), 0.0), Next::GiveUp);
     assert_eq!(POLICY.next(0, 0.0, Some(u64::MAX), 0.0), Next::GiveUp);
-    let long = RetryPolicy { deadline_ms: u32::MAX, ..POLICY };
-    assert_eq!(long.next(0, 0.0, Some(u32::MAX as u64 + 1), 0.0), Next::GiveUp);
+    let long = RetryPolicy {
+        deadline_ms: u32::MAX,
+        ..POLICY
+    };
+    assert_eq!(
+        long.next(0, 0.0, Some(u32::MAX as u64 + 1), 0.0),
+        Next::GiveUp
+    );
     assert_eq!(POLICY.next(5, 0.0, Some(1), 0.0), Next::GiveUp);
 }

@@ -12,7 +12,11 @@ fn rec(state: State, fp: Option<&str>) -> Record {
     r.state = state;
     r.fingerprint = fp.map(String::from);
     if state == State::Succeeded || state == State::Failed {
-        r.response = Some(StoredResponse { status: 201, body: "{}".into(), replayed: false });
+        r.response = Some(StoredResponse {
+            status: 201,
+            body: "{}".into(),
+            replayed: false,
+        });
     }
     r
 }
@@ -22,7 +26,12 @@ const NEW: SubmitPlan = SubmitPlan::Send { new_key: true };
 
 #[test]
 fn names_round_trip() {
-    for s in [State::Fresh, State::Pending, State::Succeeded, State::Failed] {
+    for s in [
+        State::Fresh,
+        State::Pending,
+        State::Succeeded,
+        State::Failed,
+    ] {
         assert_eq!(State::parse(s.as_str()), Some(s));
     }
     assert_eq!(State::Succeeded.as_str(), "succeeded");
@@ -39,7 +48,12 @@ fn every_state_fingerprint_and_expiry_combination() {
     let table = [
         (State::Fresh, None, SEND, SEND),
         (State::Pending, Some(FP), SEND, SubmitPlan::Conflict),
-        (State::Succeeded, Some(FP), SubmitPlan::Cached, SubmitPlan::Conflict),
+        (
+            State::Succeeded,
+            Some(FP),
+            SubmitPlan::Cached,
+            SubmitPlan::Conflict,
+        ),
         (State::Failed, Some(FP), NEW, NEW),
     ];
     for (state, stored, same, other) in table {
@@ -47,9 +61,21 @@ fn every_state_fingerprint_and_expiry_combination() {
         assert_eq!(plan_submit(&r, FP, later), same, "{state:?} same fp");
         assert_eq!(plan_submit(&r, OTHER, later), other, "{state:?} other fp");
         // Expired: always a new attempt, whatever the state and payload.
-        assert_eq!(plan_submit(&r, FP, expired), NEW, "{state:?} expired same fp");
-        assert_eq!(plan_submit(&r, OTHER, expired), NEW, "{state:?} expired other fp");
-        assert_eq!(plan_submit(&r, FP, expired + 1e9), NEW, "{state:?} long expired");
+        assert_eq!(
+            plan_submit(&r, FP, expired),
+            NEW,
+            "{state:?} expired same fp"
+        );
+        assert_eq!(
+            plan_submit(&r, OTHER, expired),
+            NEW,
+            "{state:?} expired other fp"
+        );
+        assert_eq!(
+            plan_submit(&r, FP, expired + 1e9),
+            NEW,
+            "{state:?} long expired"
+        );
     }
 }
 
@@ -65,7 +91,10 @@ fn unbound_records() {
     // Nothing bound yet: a pending record without a fingerprint may bind this payload.
     assert_eq!(plan_submit(&rec(State::Pending, None), FP, NOW), SEND);
     // A success without a fingerprint cannot prove the payload is the same: never reuse silently.
-    assert_eq!(plan_submit(&rec(State::Succeeded, None), FP, NOW), SubmitPlan::Conflict);
+    assert_eq!(
+        plan_submit(&rec(State::Succeeded, None), FP, NOW),
+        SubmitPlan::Conflict
+    );
     // A fresh record that somehow carries a fingerprint is still unsent.
     assert_eq!(plan_submit(&rec(State::Fresh, Some(OTHER)), FP, NOW), SEND);
     assert_eq!(plan_submit(&rec(State::Failed, None), FP, NOW), NEW);

@@ -31,7 +31,17 @@ fn scalars() {
 
 #[test]
 fn numbers_keep_their_token() {
-    for n in ["0", "-0", "1", "-12", "3.25", "1e5", "1E+5", "-2.5e-3", "123456789012345678901234567890"] {
+    for n in [
+        "0",
+        "-0",
+        "1",
+        "-12",
+        "3.25",
+        "1e5",
+        "1E+5",
+        "-2.5e-3",
+        "123456789012345678901234567890",
+    ] {
         assert_eq!(p(n), Json::Num(n.into()), "{n}");
         assert_eq!(compact(n), n);
     }
@@ -39,7 +49,21 @@ fn numbers_keep_their_token() {
 
 #[test]
 fn bad_numbers() {
-    for n in ["01", "-", "+1", "1.", ".5", "1e", "1e+", "-a", "0x10", "NaN", "Infinity", "-Infinity", "1.e3"] {
+    for n in [
+        "01",
+        "-",
+        "+1",
+        "1.",
+        ".5",
+        "1e",
+        "1e+",
+        "-a",
+        "0x10",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "1.e3",
+    ] {
         assert!(Json::parse(n).is_err(), "{n} should be rejected");
     }
     assert_eq!(err("01"), "leading zero in number");
@@ -47,7 +71,10 @@ fn bad_numbers() {
 
 #[test]
 fn escapes() {
-    assert_eq!(p(r#""\" \\ \/ \b \f \n \r \t""#), Json::Str("\" \\ / \u{8} \u{c} \n \r \t".into()));
+    assert_eq!(
+        p(r#""\" \\ \/ \b \f \n \r \t""#),
+        Json::Str("\" \\ / \u{8} \u{c} \n \r \t".into())
+    );
     assert_eq!(p(r#""\u0041\u00e9\u20AC""#), Json::Str("Aé€".into()));
     assert_eq!(p(r#""\u0000""#), Json::Str("\0".into()));
 }
@@ -84,11 +111,14 @@ fn control_characters_must_be_escaped() {
 #[test]
 fn structures() {
     let v = p(r#" { "a" : [1, {"b": null}, "x"], "c": {} , "d": [] } "#);
-    assert_eq!(v.get("a").unwrap(), &Json::Arr(vec![
-        Json::Num("1".into()),
-        Json::Obj(vec![("b".into(), Json::Null)]),
-        Json::Str("x".into()),
-    ]));
+    assert_eq!(
+        v.get("a").unwrap(),
+        &Json::Arr(vec![
+            Json::Num("1".into()),
+            Json::Obj(vec![("b".into(), Json::Null)]),
+            Json::Str("x".into()),
+        ])
+    );
     assert_eq!(v.get("c"), Some(&Json::Obj(vec![])));
     assert_eq!(v.get("d"), Some(&Json::Arr(vec![])));
     assert_eq!(v.get("zz"), None);
@@ -97,8 +127,30 @@ fn structures() {
 
 #[test]
 fn structural_errors() {
-    for s in ["", " ", "[", "[1", "[1,", "[1,]", "[,1]", "{", "{\"a\"", "{\"a\":", "{\"a\":1,}", "{a:1}", "{\"a\" 1}",
-        "{\"a\":1 \"b\":2}", "[1 2]", "\"abc", "tru", "nul", "falsey", "}", "]", "'a'"] {
+    for s in [
+        "",
+        " ",
+        "[",
+        "[1",
+        "[1,",
+        "[1,]",
+        "[,1]",
+        "{",
+        "{\"a\"",
+        "{\"a\":",
+        "{\"a\":1,}",
+        "{a:1}",
+        "{\"a\" 1}",
+        "{\"a\":1 \"b\":2}",
+        "[1 2]",
+        "\"abc",
+        "tru",
+        "nul",
+        "falsey",
+        "}",
+        "]",
+        "'a'",
+    ] {
         assert!(Json::parse(s).is_err(), "{s:?} should be rejected");
     }
     assert_eq!(err(""), "unexpected end of input");
@@ -109,7 +161,15 @@ fn structural_errors() {
 
 #[test]
 fn trailing_garbage() {
-    for s in ["1 2", "{} x", "[]]", "null,", "\"a\"\"b\"", "true false", "{}\u{0}"] {
+    for s in [
+        "1 2",
+        "{} x",
+        "[]]",
+        "null,",
+        "\"a\"\"b\"",
+        "true false",
+        "{}\u{0}",
+    ] {
         assert_eq!(err(s), "trailing characters after the JSON value", "{s:?}");
     }
     assert!(Json::parse("{} \n\t\r ").is_ok());
@@ -170,12 +230,17 @@ fn canonical_sorts_keys_recursively_and_ignores_whitespace() {
 fn canonical_order_is_utf16_code_units() {
     // U+FF61 sorts after U+1F600 by bytes but before it by UTF-16 (0xD83D < 0xFF61).
     assert_eq!(canon(r#"{"｡":1,"😀":2}"#), r#"{"😀":2,"｡":1}"#);
-    assert_eq!(canon(r#"{"b":1,"B":2,"a":3,"":4,"aa":5}"#), r#"{"":4,"B":2,"a":3,"aa":5,"b":1}"#);
+    assert_eq!(
+        canon(r#"{"b":1,"B":2,"a":3,"":4,"aa":5}"#),
+        r#"{"":4,"B":2,"a":3,"aa":5,"b":1}"#
+    );
 }
 
 #[test]
 fn accessors() {
-    let v = p(r#"{"s":"x","n":42,"f":1.5,"neg":-1,"e":1e3,"big":18446744073709551616,"b":true,"z":null}"#);
+    let v = p(
+        r#"{"s":"x","n":42,"f":1.5,"neg":-1,"e":1e3,"big":18446744073709551616,"b":true,"z":null}"#,
+    );
     assert_eq!(v.get("s").unwrap().as_str(), Some("x"));
     assert_eq!(v.get("n").unwrap().as_str(), None);
     assert_eq!(v.get("n").unwrap().as_u64(), Some(42));

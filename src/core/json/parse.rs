@@ -1,177 +1,7 @@
-//! A small strict JSON (RFC 8259) parser and writer, so the wasm needs no serde_json:
-//! records are read and written with it, payloads are canonicalised with it.
+//! The recursive-descent parser behind [`Json::parse`](super::Json::parse): strict RFC 8259,
+//! errors as static messages so no formatting code ships.
 
-use core::cmp::Ordering;
-
-/// Deepest nesting of arrays and objects [`Json::parse`] accepts.
-pub const MAX_DEPTH: usize = 64;
-
-/// A parsed JSON value; numbers keep the token as written so nothing is lost.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Json {
-    /// `null`.
-    Null,
-    /// `true` or `false`.
-    Bool(bool),
-    /// A number, as its source token (e.g. `-1.5e3`).
-    Num(String),
-    /// A string, unescaped.
-    Str(String),
-    /// An array.
-    Arr(Vec<Json>),
-    /// An object, members in source order (keys are unique).
-    Obj(Vec<(String, Json)>),
-}
-
-impl Json {
-    /// Parses one JSON text; anything but whitespace after the value is an error.
-    pub fn parse(text: &str) -> Result<Json, String> {
-        let mut p = Parser { s: text, b: text.as_bytes(), i: 0 };
-        let v = p.value(0).map_err(String::from)?;
-        p.ws();
-        if p.i != p.b.len() {
-            return Err("trailing characters after the JSON value".into());
-        }
-        Ok(v)
-    }
-
-    /// Writes compact JSON (no whitespace), members in stored order.
-    pub fn write(&self, out: &mut String) {
-        self.write_with(out, false)
-    }
-
-    /// Writes compact JSON with object keys sorted by UTF-16 code units at every level (as JCS does).
-    pub fn write_canonical(&self, out: &mut String) {
-        self.write_with(out, true)
-    }
-
-    fn write_with(&self, out: &mut String, sorted: bool) {
-        match self {
-            Json::Null => out.push_str("null"),
-            Json::Bool(true) => out.push_str("true"),
-            Json::Bool(false) => out.push_str("false"),
-            Json::Num(n) => out.push_str(n),
-            Json::Str(s) => write_str(s, out),
-            Json::Arr(items) => {
-                out.push('[');
-                for (i, v) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    v.write_with(out, sorted);
-                }
-                out.push(']');
-            }
-            Json::Obj(members) => {
-                let mut refs: Vec<&(String, Json)> = members.iter().collect();
-                if sorted {
-                    refs.sort_by(|a, b| utf16_cmp(&a.0, &b.0));
-                }
-                out.push('{');
-                for (i, (k, v)) in refs.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write_str(k, out);
-                    out.push(':');
-                    v.write_with(out, sorted);
-                }
-                out.push('}');
-            }
-        }
-    }
-
-    /// The member `key` of an object; `None` for a missing key or a non-object.
-    pub fn get(&self, key: &str) -> Option<&Json> {
-        match self {
-            Json::Obj(m) => m.iter().find(|(k, _)| k == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-
-    /// The string, if this is a string.
-    pub fn as_str(&self) -> Option<&str> {
-        match self {
-            Json::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The boolean, if this is `true` or `false`.
-    pub fn as_bool(&self) -> Option<bool> {
-        match self {
-            Json::Bool(b) => Some(*b),
-            _ => None,
-        }
-    }
-
-    /// The value of a number written as a plain non-negative integer that fits a `u64`.
-    pub fn as_u64(&self) -> Option<u64> {
-        match self {
-            Json::Num(n) if n.bytes().all(|c| c.is_ascii_digit()) => n.parse().ok(),
-            _ => None,
-        }
-    }
-
-    /// The value of any number, as the nearest `f64`.
-    pub fn as_f64(&self) -> Option<f64> {
-        match self {
-            Json::Num(n) => n.parse().ok(),
-            _ => None,
-        }
-    }
-
-    /// True for `null`.
-    pub fn is_null(&self) -> bool {
-        matches!(self, Json::Null)
-    }
-}
-
-/// Appends the decimal digits of `n`; spares the wasm the `fmt` machinery.
-pub fn push_u64(out: &mut String, mut n: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in &buf[i..] {
-        out.push(d as char);
-    }
-}
-
-/// Appends `s` as a JSON string literal, escaping as JCS does (lowercase `\u00xx`).
-pub fn write_str(s: &str, out: &mut String) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                out.push_str("\\u00");
-                out.push(HEX[(c as usize) >> 4] as char);
-                out.push(HEX[(c as usize) & 15] as char);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-/// Orders strings by UTF-16 code units, which differs from byte order above U+FFFF.
-fn utf16_cmp(a: &str, b: &str) -> Ordering {
-    a.encode_utf16().cmp(b.encode_utf16())
-}
+use super::{Json, MAX_DEPTH};
 
 struct Parser<'a> {
     s: &'a str,
@@ -180,6 +10,21 @@ struct Parser<'a> {
 }
 
 type PResult<T> = Result<T, &'static str>;
+
+/// Parses a whole JSON text: one value, then nothing but whitespace.
+pub(super) fn document(text: &str) -> PResult<Json> {
+    let mut p = Parser {
+        s: text,
+        b: text.as_bytes(),
+        i: 0,
+    };
+    let v = p.value(0)?;
+    p.ws();
+    if p.i != p.b.len() {
+        return Err("trailing characters after the JSON value");
+    }
+    Ok(v)
+}
 
 impl Parser<'_> {
     fn ws(&mut self) {
@@ -385,7 +230,11 @@ impl Parser<'_> {
             let k = self.string()?;
             self.ws();
             if self.peek() != Some(b':') {
-                return Err(if self.peek().is_none() { "unexpected end of input" } else { "expected `:`" });
+                return Err(if self.peek().is_none() {
+                    "unexpected end of input"
+                } else {
+                    "expected `:`"
+                });
             }
             self.i += 1;
             let v = self.value(depth)?;
@@ -407,7 +256,3 @@ impl Parser<'_> {
         }
     }
 }
-
-#[cfg(test)]
-#[path = "json_tests.rs"]
-mod tests;
