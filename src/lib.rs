@@ -1,7 +1,30 @@
-//! idemkey: one idempotency key per checkout attempt (work in progress).
+//! idemkey: one idempotency key per checkout attempt, kept across retries, double-clicks,
+//! refreshes and tabs, so a checkout POST is safe to repeat.
+//!
+//! From JavaScript (after `wasm-pack build --target web`):
+//!
+//! ```js
+//! import init, { Checkout } from "idemkey";
+//! await init();
+//! const checkout = Checkout.open({ scope: "cart-42", endpoint: "/api/charges" });
+//! const r = await checkout.submit({ amount: 4200, currency: "eur" });
+//! ```
+//!
+//! The crate has a pure [`core`] (record format, fingerprint, retry policy, state machine,
+//! option rules; host-tested) and, on `wasm32` only, the browser glue and the
+//! `#[wasm_bindgen]` surface (`Checkout`, `newKey`, `sweep`). Errors are one enum,
+//! [`error::Error`], turned into a JS `Error` named "IdemError" with a `code` at the boundary.
 #![deny(missing_docs)]
 
 /// The pure core: record format, fingerprint, retry policy, state machine, options (no web-sys).
 pub mod core;
 /// The crate's error enum and `Result` alias.
 pub mod error;
+
+#[cfg(target_arch = "wasm32")]
+mod api;
+#[cfg(target_arch = "wasm32")]
+mod browser;
+
+#[cfg(target_arch = "wasm32")]
+pub use api::{new_key_js as new_key, sweep, Checkout};

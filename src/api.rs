@@ -1,0 +1,210 @@
+//! The JavaScript surface: class `Checkout`, `newKey`, `sweep`, the TypeScript types, and
+//! the one conversion of [`Error`] into a JS `Error` (`name` "IdemError", `code`).
+
+use std::rc::Rc;
+
+use js_sys::{Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::browser::checkout::{new_key, sweep_kinds, Inner};
+use crate::browser::clock::now_ms;
+use crate::browser::{options, submit};
+use crate::core::options::StorageKind;
+use crate::error::Error;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** Where a checkout attempt stands. */
+export type CheckoutState = "fresh" | "pending" | "succeeded" | "failed";
+/** Where a record lives. */
+export type StorageKind = "local" | "session" | "memory";
+/** The `code` of an {@link IdemError}. */
+export type IdemErrorCode = "invalid-options" | "payload-conflict" | "outcome-unknown" | "invalid-payload";
+/** What `Checkout.open` throws and `submit` rejects with. */
+export interface IdemError extends Error {
+  name: "IdemError";
+  code: IdemErrorCode;
+}
+/** Options of `Checkout.open`; only `scope` and `endpoint` are required. */
+export interface CheckoutOptions {
+  /** The logical checkout (cart id, order draft id), 1 to 200 characters. */
+  scope: string;
+  /** Where `submit()` sends. */
+  endpoint: string;
+  /** Default "POST". */
+  method?: "POST" | "PUT" | "PATCH" | "DELETE";
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+  /** Default "Idempotency-Key". */
+  headerName?: string;
+  /** "plain" (default, Stripe style) or "sf-string" (IETF draft: quoted). */
+  headerFormat?: "plain" | "sf-string";
+  /** A key older than this is never reused. Default 86400. */
+  ttlSeconds?: number;
+  /** Per try. Default 10000. */
+  timeoutMs?: number;
+  /** Tries after the first. Default 5. */
+  maxRetries?: number;
+  /** Exponential backoff with full jitter. Default { baseMs: 250, maxMs: 10000 }. */
+  backoff?: { baseMs?: number; maxMs?: number };
+  /** The whole submit's budget. Default 60000. */
+  deadlineMs?: number;
+  /** Default "local"; falls back local -> session -> memory when storage throws. */
+  storage?: StorageKind;
+  /** Storage keys start with `${namespace}:`. Default "idemkey". */
+  namespace?: string;
+  /** fetch credentials. Default "same-origin". */
+  credentials?: "omit" | "same-origin" | "include";
+  /** Called for every event; exceptions it throws are logged, never rethrown. */
+  onEvent?: (event: IdemEvent) => void;
+}
+/** What `submit()` resolves with: the final HTTP answer (2xx or not) or the stored one. */
+export interface SubmitResult {
+  key: string;
+  status: number;
+  ok: boolean;
+  /** Parsed JSON, else the text; null when empty. */
+  body: unknown;
+  /** The server answered `Idempotent-Replayed: true`. */
+  replayed: boolean;
+  /** Resolved from the stored result without sending. */
+  fromCache: boolean;
+  /** HTTP tries sent for this key so far. */
+  attempts: number;
+}
+/** Events passed to `onEvent`, told apart by `type`. */
+export type IdemEvent =
+  | { type: "attempt"; key: string; attempt: number }
+  | { type: "retry"; key: string; attempt: number; delayMs: number; reason: string }
+  | { type: "response"; key: string; attempt: number; status: number; replayed: boolean }
+  | { type: "state"; key: string; state: CheckoutState; previous: CheckoutState }
+  | { type: "storage-fallback"; key: string; from: StorageKind; to: StorageKind; reason: string }
+  | { type: "storage-corrupt"; key: string; reason: string; quarantineKey: string };
+"#;
+
+/// The one conversion of an idemkey error into what JS sees: an `Error` with
+/// `name === "IdemError"`, a stable `code` and the message.
+fn to_js(e: &Error) -> JsValue {
+    let err = js_sys::Error::new(&e.to_string());
+    err.set_name("IdemError");
+    let _ = Reflect::set(&err, &"code".into(), &e.code().into());
+    err.into()
+}
+
+/// One checkout attempt's key, kept across retries, double-clicks, refreshes and tabs.
+#[wasm_bindgen]
+pub struct Checkout {
+    inner: Rc<Inner>,
+}
+
+#[wasm_bindgen]
+impl Checkout {
+    /// Opens (or resumes) the checkout of `options.scope`. Throws an `IdemError` with code
+    /// `invalid-options` naming the option that is missing, unknown or out of range.
+    pub fn open(#[wasm_bindgen(unchecked_param_type = "CheckoutOptions")] options: JsValue) -> Result<Checkout, JsValue> {
+        let (opts, on_event) = options::read(&options).map_err(|e| to_js(&e))?;
+        Ok(Checkout { inner: Inner::open(opts, on_event) })
+    }
+
+    /// Sends `payload` as JSON with this attempt's key, retrying as configured.
+    /// Resolves with the final answer (also for non-2xx) or the stored one; rejects with
+    /// `payload-conflict`, `outcome-unknown` or `invalid-payload`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<SubmitResult>")]
+    pub fn submit(&self, #[wasm_bindgen(unchecked_param_type = "unknown")] payload: JsValue) -> Promise {
+        let (body, fp) = match submit::prepare(&payload) {
+            Ok(v) => v,
+            Err(e) => return Promise::reject(&to_js(&e)),
+        };
+        if let Some((f, p, _)) = &*self.inner.inflight.borrow() {
+            if *f == fp {
+                return p.clone();
+            }
+            return Promise::reject(&to_js(&Error::PayloadConflict { state: "pending" }));
+        }
+        let inner = self.inner.clone();
+        let flight = inner.flights.get().wrapping_add(1);
+        inner.flights.set(flight);
+        let started = now_ms();
+        let fut_fp = fp.clone();
+        let p = future_to_promise(async move {
+            let r = submit::run(inner.clone(), body, fut_fp, started).await;
+            let mut slot = inner.inflight.borrow_mut();
+            if slot.as_ref().is_some_and(|(_, _, n)| *n == flight) {
+                *slot = None;
+            }
+            r.map_err(|e| to_js(&e))
+        });
+        self.inner.inflight.replace(Some((fp, p.clone(), flight)));
+        p
+    }
+
+    /// Abandons this attempt on purpose: new key, state "fresh".
+    pub fn reset(&self) {
+        self.inner.reset();
+    }
+
+    /// Forgets the record (after the receipt is shown); the next submit starts afresh.
+    pub fn finish(&self) {
+        self.inner.finish();
+    }
+
+    /// This attempt's idempotency key (UUID v4).
+    #[wasm_bindgen(getter)]
+    pub fn key(&self) -> String {
+        self.inner.rec.borrow().key.clone()
+    }
+
+    /// The scope this checkout was opened for.
+    #[wasm_bindgen(getter)]
+    pub fn scope(&self) -> String {
+        self.inner.opts.scope.clone()
+    }
+
+    /// "fresh", "pending", "succeeded" or "failed".
+    #[wasm_bindgen(getter, unchecked_return_type = "CheckoutState")]
+    pub fn state(&self) -> String {
+        self.inner.rec.borrow().state.as_str().into()
+    }
+
+    /// HTTP tries sent for this key so far (persisted).
+    #[wasm_bindgen(getter)]
+    pub fn attempts(&self) -> u32 {
+        self.inner.rec.borrow().attempts
+    }
+
+    /// When this key was made, in ms since the epoch.
+    #[wasm_bindgen(getter, js_name = createdAt)]
+    pub fn created_at(&self) -> f64 {
+        self.inner.rec.borrow().created_at
+    }
+
+    /// When this key stops being reused, in ms since the epoch.
+    #[wasm_bindgen(getter, js_name = expiresAt)]
+    pub fn expires_at(&self) -> f64 {
+        self.inner.rec.borrow().expires_at
+    }
+
+    /// Where the record really lives: "local", "session" or "memory".
+    #[wasm_bindgen(getter, unchecked_return_type = "StorageKind")]
+    pub fn storage(&self) -> String {
+        self.inner.store.kind().as_str().into()
+    }
+}
+
+/// A fresh UUID v4.
+#[wasm_bindgen(js_name = newKey)]
+pub fn new_key_js() -> String {
+    new_key()
+}
+
+/// Deletes the expired records of `namespace` (default "idemkey") from local, session and
+/// memory storage; returns how many. Throws `invalid-options` for a bad namespace.
+#[wasm_bindgen]
+pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
+    let ns = namespace.unwrap_or_else(|| "idemkey".into());
+    if ns.is_empty() || ns.contains(':') {
+        return Err(to_js(&Error::invalid_option("namespace", "must be 1 to 64 characters long, without ':'")));
+    }
+    Ok(sweep_kinds(&[StorageKind::Local, StorageKind::Session, StorageKind::Memory], &ns))
+}

@@ -1,0 +1,210 @@
+//! Where records live: localStorage, sessionStorage or a page-wide memory map, with the
+//! fallback chain local -> session -> memory whenever a backend throws (SecurityError when
+//! storage is disabled, QuotaExceededError, Safari private mode).
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+
+use wasm_bindgen::JsValue;
+
+use crate::core::options::StorageKind;
+
+use super::js::get;
+
+thread_local! {
+    /// The memory backend: one map per page, shared by every checkout.
+    static MEMORY: RefCell<BTreeMap<String, String>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// A backend change: `(from, to, reason)`, reported as a `storage-fallback` event.
+pub(crate) struct Fallback {
+    /// The backend that threw.
+    pub(crate) from: &'static str,
+    /// The backend now in use.
+    pub(crate) to: &'static str,
+    /// The browser's error text.
+    pub(crate) reason: String,
+}
+
+/// The Web Storage object of a kind, or the error text when the browser refuses it.
+fn web_storage(kind: StorageKind) -> Result<Option<web_sys::Storage>, String> {
+    let Some(w) = web_sys::window() else { return Ok(None) };
+    let r = match kind {
+        StorageKind::Local => w.local_storage(),
+        StorageKind::Session => w.session_storage(),
+        StorageKind::Memory => return Ok(None),
+    };
+    match r {
+        Ok(Some(s)) => Ok(Some(s)),
+        Ok(None) => Err("storage unavailable".into()),
+        Err(e) => Err(error_text(&e)),
+    }
+}
+
+/// `name: message` of a thrown JS value (DOMException, Error), or a fixed text.
+pub(crate) fn error_text(e: &JsValue) -> String {
+    let mut s = get(e, "name").as_string().unwrap_or_default();
+    if let Some(m) = get(e, "message").as_string() {
+        if !s.is_empty() {
+            s.push_str(": ");
+        }
+        s.push_str(&m);
+    }
+    if s.is_empty() {
+        s.push_str("unknown error");
+    }
+    s
+}
+
+fn next(kind: StorageKind) -> StorageKind {
+    match kind {
+        StorageKind::Local => StorageKind::Session,
+        _ => StorageKind::Memory,
+    }
+}
+
+/// One checkout's storage: the backend in use, which only ever moves down the chain.
+pub(crate) struct Store {
+    kind: Cell<StorageKind>,
+    web: RefCell<Option<web_sys::Storage>>,
+}
+
+impl Store {
+    /// Opens `wanted`, probing it with a set and remove of `probe_key`; each backend that
+    /// throws adds a [`Fallback`] to `out` and the next one is tried.
+    pub(crate) fn open(wanted: StorageKind, probe_key: &str, out: &mut Vec<Fallback>) -> Store {
+        let mut kind = wanted;
+        loop {
+            if kind == StorageKind::Memory {
+                return Store { kind: Cell::new(kind), web: RefCell::new(None) };
+            }
+            let probed = web_storage(kind).and_then(|s| {
+                let s = s.ok_or_else(|| String::from("no window"))?;
+                s.set_item(probe_key, "1").map_err(|e| error_text(&e))?;
+                let _ = s.remove_item(probe_key);
+                Ok(s)
+            });
+            match probed {
+                Ok(s) => return Store { kind: Cell::new(kind), web: RefCell::new(Some(s)) },
+                Err(reason) => {
+                    let to = next(kind);
+                    out.push(Fallback { from: kind.as_str(), to: to.as_str(), reason });
+                    kind = to;
+                }
+            }
+        }
+    }
+
+    /// The backend in use.
+    pub(crate) fn kind(&self) -> StorageKind {
+        self.kind.get()
+    }
+
+    /// Whether a `storage` event's area is this store's backend.
+    pub(crate) fn is_area(&self, area: Option<web_sys::Storage>) -> bool {
+        match (&*self.web.borrow(), area) {
+            (Some(mine), Some(theirs)) => js_sys::Object::is(mine, &theirs),
+            _ => false,
+        }
+    }
+
+    /// Reads `key`; a backend that throws on read counts as empty.
+    pub(crate) fn get(&self, key: &str) -> Option<String> {
+        match &*self.web.borrow() {
+            Some(s) => s.get_item(key).ok().flatten(),
+            None => MEMORY.with(|m| m.borrow().get(key).cloned()),
+        }
+    }
+
+    /// Writes `key`; when the backend throws, moves down the chain (dropping the stale copy
+    /// where possible) and writes there. Returns the fallbacks taken.
+    pub(crate) fn set(&self, key: &str, value: &str) -> Vec<Fallback> {
+        let mut out = Vec::new();
+        loop {
+            let web = self.web.borrow().clone();
+            let Some(s) = web else {
+                MEMORY.with(|m| m.borrow_mut().insert(key.into(), value.into()));
+                return out;
+            };
+            let Err(e) = s.set_item(key, value) else { return out };
+            let _ = s.remove_item(key);
+            let from = self.kind.get();
+            let mut to = next(from);
+            let mut reason = error_text(&e);
+            let mut web = None;
+            while to != StorageKind::Memory {
+                match web_storage(to) {
+                    Ok(Some(s)) => {
+                        web = Some(s);
+                        break;
+                    }
+                    Ok(None) => {}
+                    Err(r) => reason = r,
+                }
+                to = next(to);
+            }
+            self.kind.set(to);
+            *self.web.borrow_mut() = web;
+            out.push(Fallback { from: from.as_str(), to: to.as_str(), reason });
+        }
+    }
+
+    /// Removes `key` (errors ignored: there is nothing better to do).
+    pub(crate) fn remove(&self, key: &str) {
+        match &*self.web.borrow() {
+            Some(s) => {
+                let _ = s.remove_item(key);
+            }
+            None => MEMORY.with(|m| {
+                m.borrow_mut().remove(key);
+            }),
+        }
+    }
+}
+
+/// Every `(storage key, value)` of one backend whose key starts with `prefix`.
+fn entries(kind: StorageKind, prefix: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    match web_storage(kind) {
+        Ok(Some(s)) => {
+            let n = s.length().unwrap_or(0);
+            for i in 0..n {
+                if let Ok(Some(k)) = s.key(i) {
+                    if k.starts_with(prefix) {
+                        if let Ok(Some(v)) = s.get_item(&k) {
+                            out.push((k, v));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {
+            for (k, v) in m.borrow().iter() {
+                if k.starts_with(prefix) {
+                    out.push((k.clone(), v.clone()));
+                }
+            }
+        }),
+        _ => {}
+    }
+    out
+}
+
+/// Removes, from the given backends, the entries under `prefix` for which `drop(key, value)`
+/// says so; returns how many went.
+pub(crate) fn remove_where(kinds: &[StorageKind], prefix: &str, drop: impl Fn(&str, &str) -> bool) -> u32 {
+    let mut n = 0;
+    for &kind in kinds {
+        let doomed: Vec<String> =
+            entries(kind, prefix).into_iter().filter(|(k, v)| drop(k, v)).map(|(k, _)| k).collect();
+        for k in doomed {
+            let gone = if kind == StorageKind::Memory {
+                MEMORY.with(|m| m.borrow_mut().remove(&k).is_some())
+            } else {
+                matches!(web_storage(kind), Ok(Some(s)) if s.remove_item(&k).is_ok())
+            };
+            n += gone as u32;
+        }
+    }
+    n
+}
