@@ -1,0 +1,27 @@
+// A React hook around Checkout, type-checked by the consumer tests (tsc --strict,
+// against a minimal declaration of the React API it uses: see tests/consumer/types/react.d.ts).
+// Call `await init()` once before rendering (e.g. in main.tsx).
+// #region hook
+import { useEffect, useState } from "react";
+import { Checkout, type CheckoutOptions } from "idemkey";
+
+export function useCheckout(options: CheckoutOptions): Checkout | null {
+  const [checkout, setCheckout] = useState<Checkout | null>(null);
+  useEffect(() => {
+    // Reopening a scope finds its stored key: StrictMode's second run is harmless.
+    setCheckout(Checkout.open(options));
+  }, [options.scope, options.endpoint]); // eslint-disable-line react-hooks/exhaustive-deps
+  return checkout;
+}
+
+export function PayButton({ cartId }: { cartId: string }) {
+  const checkout = useCheckout({ scope: `cart-${cartId}`, endpoint: "/api/charges" });
+  const [message, setMessage] = useState("");
+  const pay = async () => {
+    const r = await checkout!.submit({ cart: cartId, amount: 4200, currency: "EUR" });
+    setMessage(r.ok ? "Paid" : `Declined (${r.status})`);
+    if (r.ok) checkout!.finish();
+  };
+  return <button disabled={!checkout} onClick={pay}>{message || "Pay"}</button>;
+}
+// #endregion hook

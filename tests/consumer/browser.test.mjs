@@ -1,0 +1,107 @@
+// The installed tarball in real pages: the quick-start checkout bundled with Vite, bundled
+// with esbuild, and loaded with no bundler at all, each served by the reference server
+// (same origin) and run in headless Chromium: one submit, exactly one charge.
+import assert from "node:assert/strict";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import {
+  EXAMPLES, copyInto, freshInstall, launchChromium, removeUnlessKept, requireTools, run, startServer,
+} from "./lib.mjs";
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+let browser;
+const dirs = [];
+
+before(async () => {
+  requireTools("vite", "esbuild", "chromium", "server");
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+  for (const d of dirs) removeUnlessKept(d);
+});
+
+/** Loads the page, presses Pay once, and checks the page, the request and the ledger. */
+async function payOnce(staticDir) {
+  const server = await startServer(["--static", staticDir]);
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    const problems = [];
+    page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+    page.on("console", (m) => {
+      if (m.type() === "error" || /instantiateStreaming|MIME/i.test(m.text())) problems.push(`console.${m.type()}: ${m.text()}`);
+    });
+    const posts = [];
+    const wasmLoads = [];
+    page.on("request", (req) => {
+      if (req.method() === "POST" && new URL(req.url()).pathname === "/api/charges") {
+        posts.push(req.headers()["idempotency-key"]);
+      }
+    });
+    page.on("response", (res) => {
+      if (new URL(res.url()).pathname.endsWith(".wasm")) wasmLoads.push([res.status(), res.headers()["content-type"]]);
+    });
+
+    await page.goto(`${server.url}/`);
+    await page.locator("#pay button:enabled").waitFor({ timeout: 20000 });
+    await page.click("#pay button");
+    await page.locator("#result").filter({ hasText: /\S/ }).waitFor({ timeout: 30000 });
+    assert.equal(await page.textContent("#result"), "Paid (201)");
+
+    assert.deepEqual(wasmLoads, [[200, "application/wasm"]], "the wasm is fetched once, as application/wasm");
+    assert.equal(posts.length, 1, "one POST for one submit");
+    assert.match(posts[0] ?? "", UUID_V4, "the Idempotency-Key header is a UUID v4");
+
+    const ledger = await (await fetch(`${server.url}/api/charges`)).json();
+    assert.equal(ledger.count, 1, `exactly one charge: ${JSON.stringify(ledger)}`);
+    assert.equal(ledger.charges.length, 1);
+    assert.equal(ledger.charges[0].key, posts[0], "the charge carries the page's key");
+    assert.equal(ledger.charges[0].amount, 4200);
+    assert.deepEqual(problems, []);
+  } catch (e) {
+    e.message += `\n--- server stderr ---\n${server.stderr()}`;
+    throw e;
+  } finally {
+    await context.close();
+    await server.stop();
+  }
+}
+
+describe("bundlers", () => {
+  let app;
+  before(() => {
+    app = freshInstall("bundlers");
+    dirs.push(app);
+    copyInto(app, EXAMPLES.bundled);
+  });
+
+  test("examples/checkout/build.sh builds with Vite and esbuild", () => {
+    run("bash", ["build.sh"], { cwd: app });
+    const viteAssets = readdirSync(join(app, "dist-vite/assets"));
+    assert.ok(viteAssets.some((f) => f.endsWith(".wasm")), `Vite emitted the wasm: ${viteAssets}`);
+    assert.ok(existsSync(join(app, "dist-vite/index.html")));
+    for (const f of ["index.html", "checkout.js", "idemkey_bg.wasm"]) {
+      assert.ok(existsSync(join(app, "dist-esbuild", f)), `dist-esbuild/${f}`);
+    }
+  });
+
+  test("Vite build: one submit, one charge", async () => {
+    await payOnce(join(app, "dist-vite"));
+  });
+
+  test("esbuild build: one submit, one charge", async () => {
+    await payOnce(join(app, "dist-esbuild"));
+  });
+});
+
+describe("no bundler", () => {
+  test("<script type=module> with an import map: one submit, one charge", async () => {
+    const site = freshInstall("no-bundler");
+    dirs.push(site);
+    copyInto(site, EXAMPLES.unbundled);
+    await payOnce(site);
+  });
+});

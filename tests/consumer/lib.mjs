@@ -1,0 +1,121 @@
+// Shared helpers of the consumer tests: the tarball, fresh installs, the reference server,
+// headless Chromium, and the list of example files the tests run (docs.test.mjs checks
+// that every README code block comes from one of them).
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const BIN = join(ROOT, "node_modules/.bin");
+export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+export const SERVER = process.env.IDEMKEY_SERVER ?? join(ROOT, "target/release/idemkey-server");
+
+/** The version, from its one place: Cargo.toml's [package]. */
+export function cargoVersion() {
+  const toml = readFileSync(join(ROOT, "Cargo.toml"), "utf8");
+  const pkg = toml.split(/^\[package\]\s*$/m)[1]?.split(/^\[/m)[0] ?? "";
+  const m = pkg.match(/^version\s*=\s*"([^"]+)"/m);
+  if (!m) throw new Error("no [package] version in Cargo.toml");
+  return m[1];
+}
+
+/** The packed tarball (run.sh packs it and passes its path). */
+export function tarball() {
+  const tgz = process.env.IDEMKEY_TGZ ?? join(ROOT, `pkg/idemkey-${cargoVersion()}.tgz`);
+  if (!existsSync(tgz)) throw new Error(`${tgz} is missing: run tests/consumer/run.sh (it packs first)`);
+  return tgz;
+}
+
+/** Fails (never skips) when a tool the tests need is missing. */
+export function requireTools(...names) {
+  for (const name of names) {
+    const path = { chromium: CHROMIUM, server: SERVER }[name] ?? join(BIN, name);
+    if (!existsSync(path)) throw new Error(`required tool missing: ${name} (${path})`);
+  }
+}
+
+/** The example files the consumer tests use, by what they do with them. */
+export const EXAMPLES = {
+  // Installed into a fresh project, built by build.sh with Vite and esbuild, run in Chromium.
+  bundled: ["examples/checkout/index.html", "examples/checkout/checkout.js", "examples/checkout/build.sh"],
+  // Served as is with the installed package, no bundler, run in Chromium.
+  unbundled: ["examples/no-bundler/index.html", "examples/checkout/checkout.js"],
+  // Type-checked with tsc --strict --noEmit.
+  typechecked: ["examples/typescript/every-name.ts", "examples/react/useCheckout.tsx"],
+};
+
+/** A fresh directory with the tarball `npm install`ed (offline: it has no dependencies). */
+export function freshInstall(name) {
+  const dir = mkdtempSync(join(tmpdir(), `idemkey-consumer-${name}-`));
+  writeFileSync(join(dir, "package.json"),
+    JSON.stringify({ name: `idemkey-consumer-${name}`, private: true, type: "module" }, null, 2) + "\n");
+  execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--loglevel=error", tarball()],
+    { cwd: dir, stdio: ["ignore", "pipe", "inherit"] });
+  return dir;
+}
+
+/** Copies repository files (paths relative to ROOT) into dir, flat. */
+export function copyInto(dir, files) {
+  mkdirSync(dir, { recursive: true });
+  for (const f of files) cpSync(join(ROOT, f), join(dir, f.split("/").pop()));
+}
+
+export function removeUnlessKept(dir) {
+  if (process.env.KEEP_CONSUMER) console.log(`# kept ${dir}`);
+  else rmSync(dir, { recursive: true, force: true });
+}
+
+/** Runs a command; on failure the error carries its output. */
+export function run(cmd, args, opts = {}) {
+  try {
+    return execFileSync(cmd, args, {
+      encoding: "utf8", stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, PATH: `${BIN}:${process.env.PATH}` }, ...opts,
+    });
+  } catch (e) {
+    e.message += `\n--- stdout ---\n${e.stdout ?? ""}\n--- stderr ---\n${e.stderr ?? ""}`;
+    throw e;
+  }
+}
+
+/** Starts the reference server on a free port with a fresh database. */
+export async function startServer(args) {
+  const dbDir = mkdtempSync(join(tmpdir(), "idemkey-consumer-db-"));
+  const child = spawn(SERVER, ["--addr", "127.0.0.1:0", "--db", join(dbDir, "idemkey.db"), ...args],
+    { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d) => { stderr += d; });
+  const url = await new Promise((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not print its address in 20 s\n${stderr}`)), 20000);
+    child.once("exit", (code) => { clearTimeout(timer); reject(new Error(`server exited (${code})\n${stderr}`)); });
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      const m = line.match(/^listening on (http:\/\/\S+)$/);
+      if (m) { clearTimeout(timer); resolveUrl(m[1].replace(/\/$/, "")); }
+    });
+  });
+  return {
+    url,
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGTERM");
+        await once(child, "exit");
+      }
+      rmSync(dbDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function launchChromium() {
+  const { chromium } = await import("playwright-core");
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}

@@ -1,0 +1,72 @@
+// The tarball as npm sees it: the files it ships, the package.json fields a consumer's
+// tools read, resolution of every `exports` entry, and an import in Node (server-side
+// rendering imports a page's modules; the glue must not touch browser globals on import).
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { cargoVersion, freshInstall, removeUnlessKept, run, tarball } from "./lib.mjs";
+
+let app;
+let pj;
+before(() => {
+  app = freshInstall("package");
+  pj = JSON.parse(readFileSync(join(app, "node_modules/idemkey/package.json"), "utf8"));
+});
+after(() => removeUnlessKept(app));
+
+test("the tarball is pkg/idemkey-<Cargo.toml version>.tgz and ships the module, its types and nothing stray", () => {
+  assert.ok(tarball().endsWith(`/idemkey-${cargoVersion()}.tgz`), tarball());
+  const entries = execFileSync("tar", ["-tzf", tarball()], { encoding: "utf8" }).trim().split("\n").sort();
+  for (const f of ["package.json", "idemkey.js", "idemkey.d.ts", "idemkey_bg.wasm", "README.md"]) {
+    assert.ok(entries.includes(`package/${f}`), `package/${f} in ${entries}`);
+  }
+  const allowed = /^package\/(package\.json|README\.md|LICENSE[-\w.]*|CHANGELOG\.md|idemkey\.js|idemkey\.d\.ts|idemkey_bg\.wasm|idemkey_bg\.wasm\.d\.ts|snippets\/.+\.js)$/;
+  assert.deepEqual(entries.filter((e) => !allowed.test(e)), [], "unexpected files in the tarball");
+});
+
+test("package.json carries Cargo.toml's metadata and the fields bundlers and tsc read", () => {
+  assert.equal(pj.name, "idemkey");
+  assert.equal(pj.version, cargoVersion());
+  for (const f of ["description", "license", "homepage"]) assert.equal(typeof pj[f], "string", f);
+  assert.match(pj.repository?.url ?? "", /^https:\/\//);
+  assert.ok(pj.keywords?.includes("idempotency"));
+  assert.equal(pj.type, "module");
+  assert.equal(pj.main, "idemkey.js");
+  assert.equal(pj.types, "idemkey.d.ts");
+  assert.deepEqual(pj.exports, {
+    ".": { types: "./idemkey.d.ts", import: "./idemkey.js", default: "./idemkey.js" },
+    "./idemkey_bg.wasm": "./idemkey_bg.wasm",
+    "./package.json": "./package.json",
+  });
+  assert.deepEqual(pj.sideEffects, ["./snippets/**"]);
+  assert.ok(Array.isArray(pj.files) && pj.files.includes("idemkey_bg.wasm"));
+  assert.equal(pj.dependencies, undefined, "no runtime dependencies");
+  const installed = JSON.parse(readFileSync(join(app, "package.json"), "utf8"));
+  assert.match(installed.dependencies.idemkey, /^file:.*idemkey-.*\.tgz$/);
+});
+
+test("every exports entry resolves to a shipped file", () => {
+  const probe = join(app, "resolve.mjs");
+  writeFileSync(probe, `for (const s of ["idemkey", "idemkey/idemkey_bg.wasm", "idemkey/package.json"])
+  console.log(s, import.meta.resolve(s));\n`);
+  const out = run("node", [probe], { cwd: app }).trim().split("\n").map((l) => l.split(" "));
+  assert.equal(out.length, 3);
+  for (const [spec, url] of out) {
+    const path = new URL(url).pathname;
+    assert.ok(path.startsWith(join(app, "node_modules/idemkey/")), `${spec} -> ${path}`);
+    assert.ok(existsSync(path), `${spec} -> ${path} exists`);
+  }
+});
+
+test("imports in Node without a DOM, and newKey() works after initSync", () => {
+  const probe = join(app, "ssr.mjs");
+  writeFileSync(probe, `import { readFileSync } from "node:fs";
+import { initSync, newKey } from "idemkey";
+const bytes = readFileSync(new URL(import.meta.resolve("idemkey/idemkey_bg.wasm")));
+initSync({ module: bytes });
+console.log(newKey());\n`);
+  const key = run("node", [probe], { cwd: app }).trim();
+  assert.match(key, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+});

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The npm consumer tests (`make test-consumer`, after `make build` and `make server`):
+# pack pkg/ into pkg/idemkey-<version>.tgz, then node's test runner installs it into
+# fresh directories and checks the package, the bundlers, the no-bundler page, the
+# TypeScript types and the README. A missing tool is an error, never a skip.
+# KEEP_CONSUMER=1 keeps the temporary projects for inspection.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+
+fail() { echo "test-consumer: $*" >&2; exit 1; }
+for tool in node npm wasm-pack tar gzip; do
+  command -v "$tool" >/dev/null || fail "$tool not found on PATH"
+done
+for bin in vite esbuild tsc; do
+  [[ -x node_modules/.bin/$bin ]] || fail "node_modules/.bin/$bin missing: run \`npm ci\` (make tool-npm)"
+done
+[[ -d node_modules/playwright-core ]] || fail "playwright-core missing: run \`npm ci\` (make tool-npm)"
+[[ -x ${CHROMIUM:-/usr/bin/chromium} ]] || fail "${CHROMIUM:-/usr/bin/chromium} missing (make tool-apt)"
+server="${IDEMKEY_SERVER:-$root/target/release/idemkey-server}"
+[[ -x $server ]] || fail "$server missing: run \`make server\`"
+[[ -f pkg/package.json && -f pkg/idemkey_bg.wasm ]] || fail "pkg/ is not built: run \`make build\`"
+
+version="$(sed -n '/^\[package\]/,/^\[/{s/^version *= *"\([^"]*\)".*/\1/p}' Cargo.toml | head -n1)"
+[[ -n $version ]] || fail "no [package] version in Cargo.toml"
+tgz="$root/pkg/idemkey-$version.tgz"
+rm -f pkg/idemkey-*.tgz
+wasm-pack pack pkg
+[[ -f $tgz ]] || fail "wasm-pack pack did not write $tgz"
+echo "test-consumer: packed $tgz"
+
+export IDEMKEY_TGZ="$tgz" IDEMKEY_SERVER="$server"
+exec node --test --test-concurrency=1 \
+  tests/consumer/package.test.mjs \
+  tests/consumer/types.test.mjs \
+  tests/consumer/browser.test.mjs \
+  tests/consumer/docs.test.mjs
