@@ -103,7 +103,7 @@ fn clock(s: &str) -> Option<(u32, u32, u32)> {
     if b.len() != 8 || b[2] != b':' || b[5] != b':' {
         return None;
     }
-    let (h, m, sec) = (two(&s[0..2])?, two(&s[3..5])?, two(&s[6..8])?);
+    let (h, m, sec) = (two(s.get(0..2)?)?, two(s.get(3..5)?)?, two(s.get(6..8)?)?);
     // 60 is a leap second, which the grammar allows.
     if h > 23 || m > 59 || sec > 60 {
         return None;

@@ -135,7 +135,7 @@ pub fn push_u64(out: &mut String, mut n: u64) {
             break;
         }
     }
-    for &d in &buf[i..] {
+    for &d in buf.get(i..).unwrap_or_default() {
         out.push(d as char);
     }
 }

@@ -33,6 +33,16 @@ impl Parser<'_> {
         }
     }
 
+    // Non-panicking slices: the indices are always in range at ASCII boundaries, and
+    // `get` spares the wasm the slice-panic formatting code.
+    fn rest(&self) -> &[u8] {
+        self.b.get(self.i..).unwrap_or_default()
+    }
+
+    fn since(&self, start: usize) -> &str {
+        self.s.get(start..self.i).unwrap_or_default()
+    }
+
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }
@@ -53,7 +63,7 @@ impl Parser<'_> {
     }
 
     fn literal(&mut self, word: &'static str, v: Json) -> PResult<Json> {
-        if self.b[self.i..].starts_with(word.as_bytes()) {
+        if self.rest().starts_with(word.as_bytes()) {
             self.i += word.len();
             Ok(v)
         } else {
@@ -101,7 +111,7 @@ impl Parser<'_> {
                 return Err("invalid number");
             }
         }
-        Ok(Json::Num(self.s[start..self.i].into()))
+        Ok(Json::Num(self.since(start).into()))
     }
 
     fn hex4(&mut self) -> PResult<u32> {
@@ -130,12 +140,12 @@ impl Parser<'_> {
             };
             match c {
                 b'"' => {
-                    out.push_str(&self.s[run..self.i]);
+                    out.push_str(self.since(run));
                     self.i += 1;
                     return Ok(out);
                 }
                 b'\\' => {
-                    out.push_str(&self.s[run..self.i]);
+                    out.push_str(self.since(run));
                     self.i += 1;
                     self.escape(&mut out)?;
                     run = self.i;
@@ -162,7 +172,7 @@ impl Parser<'_> {
                 let hi = self.hex4()?;
                 let cp = match hi {
                     0xD800..=0xDBFF => {
-                        if !self.b[self.i..].starts_with(b"\\u") {
+                        if !self.rest().starts_with(b"\\u") {
                             return Err("lone surrogate in \\u escape");
                         }
                         self.i += 2;
