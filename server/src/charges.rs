@@ -1,0 +1,262 @@
+//! `POST /api/charges`: the three phases, and the ledger endpoints.
+//!
+//! Phase 1 reserves the key (or answers replay / 409 / 422). Phase 2 calls the
+//! provider outside any transaction, with the same key. Phase 3 commits the
+//! charge and the response together. The phases run in a spawned task, so a
+//! client that hangs up mid-request does not strand its key in progress: the
+//! work still commits and the client's retry gets the replay.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+
+use crate::app::AppState;
+use crate::faults::{Fault, FaultMode};
+use crate::fingerprint::fingerprint;
+use crate::ids::{new_id, now_ms};
+use crate::key;
+use crate::keys::{self, Completed, Outcome, ReserveArgs, Reserved, StoredResponse};
+use crate::ledger::{self, Charge};
+use crate::problem::{problem_body, ApiError, ApiResult, PROBLEM_JSON};
+use crate::provider::PaymentRequest;
+use crate::request::{read_json, validate_charge, ChargeInput};
+use crate::serve::DropConnection;
+
+/// Header marking a replayed answer.
+pub const REPLAYED: &str = "idempotent-replayed";
+
+/// The final answer of one request, before after-commit faults apply.
+struct Answer {
+    response: StoredResponse,
+    replayed: bool,
+    fault: Option<Fault>,
+}
+
+/// `POST /api/charges`.
+pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    let customer = match key::customer(&headers) {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    let idem_key = match key::idempotency_key(&headers) {
+        Ok(k) => k,
+        Err(e) => {
+            tracing::info!(customer, status = 400, "charge refused: {e}");
+            return e.into_response();
+        }
+    };
+    let input = match read_json(&headers, body).await.and_then(validate_charge) {
+        Ok(i) => i,
+        Err(e) => {
+            tracing::info!(customer, key = idem_key, status = e.status_code().0.as_u16(), "charge refused: {e}");
+            return e.into_response();
+        }
+    };
+    let task = tokio::spawn(phases(st, customer.clone(), idem_key.clone(), input));
+    let result = task.await.unwrap_or_else(|e| Err(ApiError::Internal(format!("charge task: {e}"))));
+    match result {
+        Ok(answer) => {
+            tracing::info!(customer, key = idem_key, status = answer.response.status, replayed = answer.replayed,
+                fault = ?answer.fault.map(|f| f.mode), "charge answered");
+            finish(answer).await
+        }
+        Err(e) => {
+            tracing::info!(customer, key = idem_key, status = e.status_code().0.as_u16(), replayed = false, "charge: {e}");
+            e.into_response()
+        }
+    }
+}
+
+async fn phases(st: AppState, customer: String, idem_key: String, input: ChargeInput) -> ApiResult<Answer> {
+    // Phase 1: reserve.
+    let args = ReserveArgs {
+        customer: customer.clone(),
+        key: idem_key.clone(),
+        fingerprint: fingerprint(&input.raw),
+        now: now_ms(),
+        ttl_ms: st.cfg.key_ttl.as_millis() as i64,
+        lock_ms: st.cfg.lock_timeout.as_millis() as i64,
+    };
+    let faults = st.faults.clone();
+    let fault_customer = customer.clone();
+    let reserved = st.store.write(move |conn| keys::reserve(conn, &args, || faults.take(&fault_customer))).await?;
+    let lock = match reserved {
+        Reserved::Replay(response) => return Ok(Answer { response, replayed: true, fault: None }),
+        Reserved::Proceed(lock) => lock,
+    };
+    if lock.recovered {
+        tracing::warn!(customer, key = idem_key, "taking over a key whose request died between phases");
+    }
+
+    // Phase 2: the provider, outside any transaction, deduplicating on the key.
+    let payment = st
+        .provider
+        .pay(PaymentRequest {
+            customer: customer.clone(),
+            key: idem_key.clone(),
+            reservation: lock.reservation.clone(),
+            amount: input.amount,
+            currency: input.currency.clone(),
+            card: input.card.clone(),
+        })
+        .await;
+    let payment = match payment {
+        Ok(p) => p,
+        Err(e) => return Err(release(&st, &customer, &idem_key, &lock.owner, e).await),
+    };
+    if lock.fault.is_some_and(|f| f.mode == FaultMode::CrashAfterProvider) {
+        tracing::error!(customer, key = idem_key, "fault crash-after-provider: aborting the process");
+        std::process::abort();
+    }
+
+    // Phase 3: charge + stored response + done, in one transaction.
+    let outcome = if payment.approved {
+        Outcome::Charge(Charge {
+            id: new_id("ch"),
+            object: "charge",
+            key: Some(idem_key.clone()),
+            customer: customer.clone(),
+            amount: input.amount,
+            currency: input.currency.clone(),
+            status: "succeeded",
+            provider_ref: payment.reference,
+            created_at: now_ms(),
+            reservation: Some(lock.reservation.clone()),
+        })
+    } else {
+        Outcome::Answer(declined(Some(&idem_key), &payment.reference))
+    };
+    let (c2, k2, lock2) = (customer.clone(), idem_key.clone(), lock.clone());
+    match st.store.write(move |conn| keys::complete(conn, &c2, &k2, &lock2, outcome)).await {
+        Ok(Completed::Stored(response)) => Ok(Answer { response, replayed: false, fault: lock.fault }),
+        Ok(Completed::AlreadyDone(response)) => Ok(Answer { response, replayed: true, fault: lock.fault }),
+        Err(e @ ApiError::InProgress) => Err(e),
+        Err(e) => Err(release(&st, &customer, &idem_key, &lock.owner, e).await),
+    }
+}
+
+/// Releases the lock after a failure (best effort) and passes the error on.
+async fn release(st: &AppState, customer: &str, idem_key: &str, owner: &str, e: ApiError) -> ApiError {
+    let (c, k, o) = (customer.to_string(), idem_key.to_string(), owner.to_string());
+    if let Err(re) = st.store.write(move |conn| keys::release(conn, &c, &k, &o)).await {
+        tracing::error!(error = %re, "could not release a key lock; it frees itself after --lock-timeout");
+    }
+    e
+}
+
+/// The stored body of a declined payment.
+fn declined(idem_key: Option<&str>, reference: &str) -> StoredResponse {
+    let status = StatusCode::PAYMENT_REQUIRED;
+    let body = problem_body(
+        status,
+        "card_declined",
+        "Card declined",
+        "the card was declined by the payment provider; nothing was charged",
+        &[("key", json!(idem_key)), ("provider_ref", json!(reference))],
+    );
+    StoredResponse { status: status.as_u16(), content_type: PROBLEM_JSON.into(), body }
+}
+
+/// Applies after-commit faults and renders the answer.
+async fn finish(answer: Answer) -> Response {
+    match answer.fault.map(|f| (f.mode, f.delay_ms)) {
+        Some((FaultMode::DropAfterCommit, _)) => {
+            let mut r = Response::new(Body::empty());
+            r.extensions_mut().insert(DropConnection);
+            return r;
+        }
+        Some((FaultMode::ErrorAfterCommit, _)) => return ApiError::FaultAfterCommit.into_response(),
+        Some((FaultMode::DelayAfterCommit, ms)) => tokio::time::sleep(Duration::from_millis(ms)).await,
+        _ => {}
+    }
+    let r = &answer.response;
+    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let ctype = HeaderValue::from_str(&r.content_type).unwrap_or(HeaderValue::from_static("application/json"));
+    let mut resp = (status, [(header::CONTENT_TYPE, ctype)], r.body.clone()).into_response();
+    if answer.replayed {
+        resp.headers_mut().insert(REPLAYED, HeaderValue::from_static("true"));
+    }
+    resp
+}
+
+/// `POST /api/naive/charges` (only with `--faults`): what a server without
+/// idempotency does. No key; every request is a new charge.
+pub async fn create_naive(State(st): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    let result = async {
+        let customer = key::customer(&headers)?;
+        let input = validate_charge(read_json(&headers, body).await?)?;
+        let fault = st.faults.take(&customer);
+        if fault.is_some_and(|f| f.mode == FaultMode::FailBeforeCommit) {
+            return Err(ApiError::FaultBeforeCommit);
+        }
+        let task = tokio::spawn(async move {
+            let payment = st
+                .provider
+                .pay(PaymentRequest {
+                    customer: customer.clone(),
+                    key: new_id("naive"),
+                    reservation: new_id("op"),
+                    amount: input.amount,
+                    currency: input.currency.clone(),
+                    card: input.card.clone(),
+                })
+                .await?;
+            if !payment.approved {
+                return Ok(declined(None, &payment.reference));
+            }
+            let charge = Charge {
+                id: new_id("ch"),
+                object: "charge",
+                key: None,
+                customer,
+                amount: input.amount,
+                currency: input.currency,
+                status: "succeeded",
+                provider_ref: payment.reference,
+                created_at: now_ms(),
+                reservation: None,
+            };
+            let body = serde_json::to_vec(&charge).map_err(|e| ApiError::Internal(e.to_string()))?;
+            st.store.write(move |conn| ledger::insert_alone(conn, &charge)).await?;
+            Ok(StoredResponse { status: 201, content_type: "application/json".into(), body })
+        });
+        let response = task.await.unwrap_or_else(|e| Err(ApiError::Internal(format!("naive task: {e}"))))?;
+        Ok(Answer { response, replayed: false, fault })
+    }
+    .await;
+    match result {
+        Ok(answer) => finish(answer).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `GET /api/charges`: `{ customer, count, charges }`, oldest first.
+pub async fn list(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<Json<Value>> {
+    let customer = key::customer(&headers)?;
+    let c = customer.clone();
+    let charges = st.store.read(move |conn| ledger::list(conn, &c)).await?;
+    Ok(Json(json!({ "customer": customer, "count": charges.len(), "charges": charges })))
+}
+
+/// `DELETE /api/charges` (only with `--faults`): empties the customer's ledger,
+/// keys and provider records.
+pub async fn reset(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<Json<Value>> {
+    let customer = key::customer(&headers)?;
+    let c = customer.clone();
+    let (charges, keys) = st.store.write(move |conn| ledger::delete_customer(conn, &c)).await?;
+    tracing::info!(customer, charges, keys, "ledger emptied");
+    Ok(Json(json!({ "customer": customer, "deleted_charges": charges, "deleted_keys": keys })))
+}
+
+/// `GET /api/provider` (only with `--faults`): the provider stand-in's counters
+/// for the customer: `{ customer, calls, payments }`.
+pub async fn provider_stats(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<Json<Value>> {
+    let customer = key::customer(&headers)?;
+    let stats = st.provider.stats(customer.clone()).await?;
+    Ok(Json(json!({ "customer": customer, "calls": stats.calls, "payments": stats.payments })))
+}

@@ -1,0 +1,137 @@
+//! Command-line flags.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+
+/// idemkey reference server: idempotent charges on SQLite, with fault injection.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "idemkey-server", version, about)]
+pub struct Cli {
+    /// Address to listen on; port 0 picks a free port (the real one is printed).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: String,
+
+    /// SQLite database file; created (with its directory) on first start.
+    #[arg(long, default_value = "./data/idemkey.db")]
+    pub db: PathBuf,
+
+    /// Serve this directory at `/` (the demo page; `index.html` for directories).
+    #[arg(long = "static", value_name = "DIR")]
+    pub static_dir: Option<PathBuf>,
+
+    /// Serve this directory at `/pkg/` (the wasm-pack output).
+    #[arg(long, value_name = "DIR")]
+    pub pkg: Option<PathBuf>,
+
+    /// Enable the fault-injection API, the naive endpoint and ledger reset.
+    /// For demos and tests only; never in production.
+    #[arg(long)]
+    pub faults: bool,
+
+    /// Permissive CORS (any origin, credentials allowed, exposes
+    /// Idempotent-Replayed and Retry-After) for cross-origin browser tests.
+    #[arg(long)]
+    pub cors: bool,
+
+    /// How long a key is remembered: `24h`, `15m`, `2s`, `500ms`, or seconds.
+    #[arg(long, default_value = "24h", value_parser = parse_duration)]
+    pub key_ttl: Duration,
+
+    /// Age after which an in-progress key whose request died may be taken over.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub lock_timeout: Duration,
+
+    /// Simulated latency of the payment provider stand-in, in milliseconds.
+    #[arg(long, default_value_t = 300)]
+    pub provider_latency_ms: u64,
+
+    /// How often the reaper deletes expired keys (default: half the key TTL,
+    /// between 100ms and 60s).
+    #[arg(long, value_parser = parse_duration)]
+    pub reaper_interval: Option<Duration>,
+
+    /// Log level for the stderr log: error, warn, info, debug or trace.
+    #[arg(long, default_value = "info")]
+    pub log_level: tracing::Level,
+}
+
+impl Cli {
+    /// The reaper period actually used.
+    pub fn reaper_period(&self) -> Duration {
+        self.reaper_interval.unwrap_or_else(|| {
+            (self.key_ttl / 2).clamp(Duration::from_millis(100), Duration::from_secs(60))
+        })
+    }
+}
+
+/// Parses `24h`, `90m`, `2s`, `1.5s`, `500ms`, `7d` or plain seconds (`30`).
+/// Zero and negative durations are refused: a zero TTL or lock timeout would
+/// disable idempotency without saying so.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let unit_ms: f64 = match unit.trim() {
+        "ms" => 1.0,
+        "" | "s" => 1_000.0,
+        "m" => 60_000.0,
+        "h" => 3_600_000.0,
+        "d" => 86_400_000.0,
+        other => return Err(format!("unknown unit `{other}` (use ms, s, m, h or d)")),
+    };
+    if num.is_empty() {
+        return Err(format!("`{s}` has no number"));
+    }
+    let n: f64 = num.parse().map_err(|_| format!("`{num}` is not a number"))?;
+    let ms = n * unit_ms;
+    if !(ms >= 1.0) {
+        return Err("the duration must be at least 1ms".into());
+    }
+    if ms > 10.0 * 365.0 * 86_400_000.0 {
+        return Err("the duration must be at most 10 years".into());
+    }
+    Ok(Duration::from_millis(ms.round() as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units() {
+        assert_eq!(parse_duration("24h").unwrap(), Duration::from_secs(86_400));
+        assert_eq!(parse_duration("2s").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("15m").unwrap(), Duration::from_secs(900));
+        assert_eq!(parse_duration("7d").unwrap(), Duration::from_secs(7 * 86_400));
+        assert_eq!(parse_duration(" 3 s ").unwrap(), Duration::from_secs(3));
+    }
+
+    #[test]
+    fn refusals() {
+        for bad in ["", "0", "0s", "0.0001ms", "-1s", "s", "1x", "1.2.3s", "abc", "1e3", "99999999d"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn flags_parse() {
+        let cli = Cli::try_parse_from(["idemkey-server", "--key-ttl", "2s", "--lock-timeout", "500ms", "--faults"]).unwrap();
+        assert_eq!(cli.key_ttl, Duration::from_secs(2));
+        assert_eq!(cli.lock_timeout, Duration::from_millis(500));
+        assert_eq!(cli.reaper_period(), Duration::from_secs(1));
+        assert!(cli.faults && !cli.cors);
+        let d = Cli::try_parse_from(["idemkey-server"]).unwrap();
+        assert_eq!(d.addr, "127.0.0.1:8080");
+        assert_eq!(d.db, PathBuf::from("./data/idemkey.db"));
+        assert_eq!(d.key_ttl, Duration::from_secs(86_400));
+        assert_eq!(d.lock_timeout, Duration::from_secs(30));
+        assert_eq!(d.provider_latency_ms, 300);
+        assert_eq!(d.reaper_period(), Duration::from_secs(60));
+        assert!(Cli::try_parse_from(["idemkey-server", "--key-ttl", "0"]).is_err());
+    }
+}

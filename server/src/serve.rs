@@ -1,0 +1,108 @@
+//! The accept loop: hyper HTTP/1.1 connections around the axum router, with
+//! graceful shutdown.
+//!
+//! `axum::serve` would do, except for one fault: `drop-after-commit` must close
+//! the connection with no response at all, which an axum handler cannot
+//! express. Here a response carrying the [`DropConnection`] marker becomes a
+//! service error, and hyper closes the connection without writing anything.
+
+use std::future::Future;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, Response};
+use axum::Router;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tower::ServiceExt;
+
+/// Response extension: close the connection instead of answering.
+#[derive(Debug, Clone, Copy)]
+pub struct DropConnection;
+
+#[derive(Debug, thiserror::Error)]
+#[error("connection dropped on purpose (drop-after-commit fault)")]
+struct Dropped;
+
+/// How long in-flight requests get to finish after a shutdown signal.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// Slow-loris guard: time allowed to send a request head.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Serves `app` on `listener` until `shutdown` resolves, then lets open
+/// connections finish (up to [`DRAIN_TIMEOUT`]).
+pub async fn serve(listener: TcpListener, app: Router, shutdown: impl Future<Output = ()>) {
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Typically EMFILE: back off instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
+            let app = app.clone();
+            async move {
+                let resp: Response<Body> = match app.oneshot(req.map(Body::new)).await {
+                    Ok(r) => r,
+                    Err(never) => match never {},
+                };
+                if resp.extensions().get::<DropConnection>().is_some() {
+                    return Err(Dropped);
+                }
+                Ok::<_, Dropped>(resp)
+            }
+        });
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEADER_TIMEOUT)
+            .serve_connection(TokioIo::new(stream), svc);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    tracing::info!("shutting down: waiting for open connections");
+    tokio::select! {
+        () = graceful.shutdown() => tracing::info!("all connections closed"),
+        () = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("connections still open after the drain timeout"),
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("SIGINT received"),
+        () = term => tracing::info!("SIGTERM received"),
+    }
+}
