@@ -1,0 +1,278 @@
+//! Test harness: starts the real `idemkey-server` binary on an ephemeral port
+//! with a temporary SQLite file, and speaks HTTP/1.1 to it over plain TCP.
+//!
+//! The client is hand-written (about a hundred lines) on purpose: the tests
+//! need to send malformed headers and invalid bytes that a real HTTP client
+//! refuses to produce, and to see a connection that closes with no response.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// A running server process.
+pub struct Server {
+    child: Child,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its database file.
+    pub db: PathBuf,
+    /// Its stderr log.
+    pub log: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Server {
+    /// Starts a server with a fresh database and `args`.
+    pub fn start(args: &[&str]) -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("idemkey.db");
+        let mut s = Server::start_on(&db, args);
+        s._dir = Some(dir);
+        s
+    }
+
+    /// Starts a server on an existing (or new) database file.
+    pub fn start_on(db: &Path, args: &[&str]) -> Server {
+        let log = db.with_extension(format!("log.{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_idemkey-server"))
+            .args(["--addr", "127.0.0.1:0", "--db"])
+            .arg(db)
+            .args(["--log-level", "warn"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).expect("log file"))
+            .spawn()
+            .expect("spawn idemkey-server");
+        let addr = read_listening_line(&mut child, &log);
+        Server { child, addr, db: db.to_path_buf(), log, _dir: None }
+    }
+
+    /// SIGKILL, no shutdown.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Waits for the process to exit by itself (e.g. an abort fault).
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < timeout {
+            if let Some(st) = self.child.try_wait().expect("try_wait") {
+                return Some(st);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    /// The child's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Takes the stdout pipe (after the first line was read).
+    pub fn child_mut(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// The server's stderr so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+fn read_listening_line(child: &mut Child, log: &Path) -> SocketAddr {
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        let _ = reader.read_line(&mut line);
+        let _ = tx.send(line);
+        // Keep draining so that extra output would not block the server; the
+        // CLI test checks there is none.
+        let mut rest = String::new();
+        let _ = reader.read_to_string(&mut rest);
+    });
+    let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
+    let addr = line.trim().strip_prefix("listening on http://").unwrap_or_else(|| {
+        panic!("no listening line (got {line:?}); server log:\n{}", std::fs::read_to_string(log).unwrap_or_default())
+    });
+    addr.parse().expect("address")
+}
+
+/// A parsed HTTP response.
+#[derive(Debug, Clone)]
+pub struct Resp {
+    /// Status code.
+    pub status: u16,
+    /// Headers, names lowercased.
+    pub headers: Vec<(String, String)>,
+    /// Raw body bytes (chunked encoding removed).
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    /// First header value by (lowercase) name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+    /// Body as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("body is not JSON ({e}): {:?}", String::from_utf8_lossy(&self.body)))
+    }
+    /// True with `Idempotent-Replayed: true`.
+    pub fn replayed(&self) -> bool {
+        self.header("idempotent-replayed") == Some("true")
+    }
+    /// Asserts an RFC 9457 problem with this status.
+    pub fn assert_problem(&self, status: u16) -> Value {
+        assert_eq!(self.status, status, "body: {}", String::from_utf8_lossy(&self.body));
+        assert_eq!(self.header("content-type"), Some("application/problem+json"));
+        let p = self.json();
+        assert_eq!(p["status"], status);
+        for m in ["type", "title", "detail", "code"] {
+            assert!(p[m].is_string(), "problem member {m} missing: {p}");
+        }
+        p
+    }
+}
+
+/// Sends raw bytes on a fresh connection and reads the whole answer.
+/// `Ok(None)`: the server closed the connection without answering.
+pub fn raw(addr: SocketAddr, bytes: &[u8]) -> std::io::Result<Option<Resp>> {
+    let mut s = TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(60)))?;
+    // The server may answer (413) before reading everything; keep going.
+    let _ = s.write_all(bytes);
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset && !buf.is_empty() => break,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return Ok(None),
+            Err(e) => return Err(e),
+        }
+    }
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(parse_response(&buf)))
+}
+
+fn parse_response(buf: &[u8]) -> Resp {
+    let end = buf.windows(4).position(|w| w == b"\r\n\r\n").expect("response head");
+    let head = std::str::from_utf8(&buf[..end]).expect("ASCII head");
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next().unwrap();
+    let status: u16 = status_line.split(' ').nth(1).expect("status").parse().expect("status code");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let rest = &buf[end + 4..];
+    let chunked = headers.iter().any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"));
+    let body = if chunked {
+        let mut out = Vec::new();
+        let mut r = rest;
+        loop {
+            let nl = r.windows(2).position(|w| w == b"\r\n").expect("chunk size line");
+            let size = usize::from_str_radix(std::str::from_utf8(&r[..nl]).unwrap().split(';').next().unwrap().trim(), 16).unwrap();
+            r = &r[nl + 2..];
+            if size == 0 {
+                break;
+            }
+            out.extend_from_slice(&r[..size]);
+            r = &r[size + 2..];
+        }
+        out
+    } else if let Some(len) = headers.iter().find(|(n, _)| n == "content-length") {
+        let len: usize = len.1.parse().unwrap();
+        assert!(rest.len() >= len, "short body");
+        rest[..len].to_vec()
+    } else {
+        rest.to_vec()
+    };
+    Resp { status, headers, body }
+}
+
+/// One request with `Connection: close` and a Content-Length.
+pub fn try_request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> std::io::Result<Option<Resp>> {
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (n, v) in headers {
+        req.push_str(&format!("{n}: {v}\r\n"));
+    }
+    if !body.is_empty() || method == "POST" {
+        req.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    req.push_str("\r\n");
+    let mut bytes = req.into_bytes();
+    bytes.extend_from_slice(body);
+    raw(addr, &bytes)
+}
+
+/// Like [`try_request`] but panics when there is no response.
+pub fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Resp {
+    try_request(addr, method, path, headers, body).expect("io").expect("the server closed the connection without a response")
+}
+
+/// `POST /api/charges` as `customer` with `key` and a JSON body.
+pub fn charge(addr: SocketAddr, customer: &str, key: &str, body: &str) -> Resp {
+    try_charge(addr, customer, key, body).expect("io").expect("no response")
+}
+
+/// Like [`charge`] but returns `None` when the connection closed unanswered.
+pub fn try_charge(addr: SocketAddr, customer: &str, key: &str, body: &str) -> std::io::Result<Option<Resp>> {
+    try_request(
+        addr,
+        "POST",
+        "/api/charges",
+        &[("Content-Type", "application/json"), ("X-Customer-Id", customer), ("Idempotency-Key", key)],
+        body.as_bytes(),
+    )
+}
+
+/// `GET path` as `customer`, JSON body.
+pub fn get_json(addr: SocketAddr, path: &str, customer: &str) -> Value {
+    let r = request(addr, "GET", path, &[("X-Customer-Id", customer)], b"");
+    assert_eq!(r.status, 200, "GET {path}: {}", String::from_utf8_lossy(&r.body));
+    r.json()
+}
+
+/// The customer's ledger.
+pub fn ledger(addr: SocketAddr, customer: &str) -> Value {
+    get_json(addr, "/api/charges", customer)
+}
+
+/// Schedules a fault for `customer`.
+pub fn fault(addr: SocketAddr, customer: &str, body: &str) -> Value {
+    let r = request(addr, "POST", "/api/faults", &[("Content-Type", "application/json"), ("X-Customer-Id", customer)], body.as_bytes());
+    assert_eq!(r.status, 200, "POST /api/faults: {}", String::from_utf8_lossy(&r.body));
+    r.json()
+}
+
+/// A unique-enough id for customers and keys.
+pub fn uid(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    format!("{prefix}-{}-{nanos:x}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// A valid charge body.
+pub const BODY: &str = r#"{"amount":4200,"currency":"usd","items":[{"sku":"tee","qty":2}],"card":"4242424242424242"}"#;
