@@ -1,0 +1,87 @@
+//! Many requests at once: one key (one charge, one provider call, every answer
+//! the charge or a 409) and many keys (one charge each).
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use common::*;
+
+#[test]
+fn hundred_concurrent_requests_with_one_key_make_one_charge_and_one_provider_call() {
+    let s = Server::start(&["--faults", "--provider-latency-ms", "300"]);
+    let (c, k) = (uid("cust"), uid("key"));
+    let n = 100;
+    let barrier = Arc::new(Barrier::new(n));
+    let handles: Vec<_> = (0..n)
+        .map(|_| {
+            let (b, c, k, addr) = (barrier.clone(), c.clone(), k.clone(), s.addr);
+            thread::spawn(move || {
+                b.wait();
+                charge(addr, &c, &k, BODY)
+            })
+        })
+        .collect();
+    let answers: Vec<Resp> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+
+    let mut fresh = 0;
+    let mut bodies = HashSet::new();
+    let mut conflicts = 0;
+    for a in &answers {
+        match a.status {
+            201 => {
+                if !a.replayed() {
+                    fresh += 1;
+                }
+                bodies.insert(a.body.clone());
+            }
+            409 => {
+                a.assert_problem(409);
+                assert_eq!(a.header("retry-after"), Some("1"));
+                conflicts += 1;
+            }
+            other => panic!("unexpected status {other}: {}", String::from_utf8_lossy(&a.body)),
+        }
+    }
+    assert_eq!(fresh, 1, "exactly one request did the work");
+    assert_eq!(bodies.len(), 1, "every 201 is the same charge, byte for byte");
+    assert!(conflicts > 0, "with a 300ms provider call, concurrent requests must see 409");
+    assert_eq!(ledger(s.addr, &c)["count"], 1);
+    let p = get_json(s.addr, "/api/provider", &c);
+    assert_eq!((p["calls"].as_i64(), p["payments"].as_i64()), (Some(1), Some(1)));
+}
+
+#[test]
+fn two_hundred_concurrent_requests_with_distinct_keys_make_two_hundred_charges() {
+    let s = Server::start(&["--faults", "--provider-latency-ms", "50"]);
+    let c = uid("cust");
+    let n = 200;
+    let barrier = Arc::new(Barrier::new(n));
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            let (b, c, addr) = (barrier.clone(), c.clone(), s.addr);
+            thread::spawn(move || {
+                let k = format!("k-{i}");
+                b.wait();
+                (k.clone(), charge(addr, &c, &k, BODY))
+            })
+        })
+        .collect();
+    let mut ids = HashSet::new();
+    for h in handles {
+        let (k, r) = h.join().unwrap();
+        assert_eq!(r.status, 201, "{k}: {}", String::from_utf8_lossy(&r.body));
+        assert!(!r.replayed());
+        assert_eq!(r.json()["key"].as_str(), Some(k.as_str()));
+        ids.insert(r.json()["id"].as_str().unwrap().to_string());
+    }
+    assert_eq!(ids.len(), n);
+    let l = ledger(s.addr, &c);
+    assert_eq!(l["count"], n);
+    let keys: HashSet<&str> = l["charges"].as_array().unwrap().iter().map(|c| c["key"].as_str().unwrap()).collect();
+    assert_eq!(keys.len(), n);
+    let p = get_json(s.addr, "/api/provider", &c);
+    assert_eq!((p["calls"].as_u64(), p["payments"].as_u64()), (Some(n as u64), Some(n as u64)));
+}
