@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Browser tests of the idemkey crate (tests/*.rs, wasm-bindgen-test in headless Chromium)
+# against the real reference server, which this script builds, starts and always stops.
+# Extra arguments go to `wasm-pack test` (e.g. `-- --test web_submit`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+target="${CARGO_TARGET_DIR:-target}"
+
+cargo build -p idemkey-server
+
+tmp="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+"$target/debug/idemkey-server" --addr 127.0.0.1:0 --db "$tmp/t.db" --faults --cors \
+  --provider-latency-ms 50 --lock-timeout 2s >"$tmp/out" 2>"$tmp/err" &
+server_pid=$!
+
+url=""
+for _ in $(seq 1 300); do
+  line="$(grep -m1 '^listening on http://' "$tmp/out" || true)"
+  if [ -n "$line" ]; then url="${line#listening on }"; break; fi
+  if ! kill -0 "$server_pid" 2>/dev/null; then break; fi
+  sleep 0.1
+done
+if [ -z "$url" ]; then
+  echo "wasm-test: the reference server did not start" >&2
+  cat "$tmp/out" "$tmp/err" >&2
+  exit 1
+fi
+echo "wasm-test: reference server at $url"
+
+# The tests read it at compile time (env!): without it they do not build.
+export IDEMKEY_TEST_SERVER="$url"
+wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver "$@"

@@ -1,0 +1,186 @@
+//! Helpers shared by the browser test files: options, JS snippets that patch the page
+//! (throwing storage, hidden Web Locks, a fetch spy), the reference server's test API.
+#![allow(dead_code)]
+
+use idemkey::Checkout;
+use js_sys::{Array, Function, Promise, Reflect, JSON};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+#[wasm_bindgen(inline_js = r#"
+export function recorder() { const f = (e) => { f.events.push(e); }; f.events = []; return f; }
+export function thrower() { return () => { throw new Error("onEvent boom"); }; }
+export function breakStorage(all) {
+  const orig = Storage.prototype.setItem;
+  Storage.prototype.setItem = function (k, v) {
+    if (all || this === localStorage) throw new DOMException("test quota", "QuotaExceededError");
+    return orig.call(this, k, v);
+  };
+  return () => { Storage.prototype.setItem = orig; };
+}
+export function hideLocks() {
+  Object.defineProperty(navigator, "locks", { value: undefined, configurable: true });
+  return () => { delete navigator.locks; };
+}
+export function spyFetch() {
+  const orig = globalThis.fetch;
+  const seen = [];
+  globalThis.fetch = function (req, init) {
+    if (req instanceof Request) seen.push({ url: req.url, key: req.headers.get("idempotency-key"),
+      custom: req.headers.get("paypal-request-id"), method: req.method });
+    return orig.call(this, req, init);
+  };
+  const restore = () => { globalThis.fetch = orig; };
+  restore.seen = seen;
+  return restore;
+}
+export async function api(url, method, customer, body) {
+  const r = await fetch(url, { method, headers: { "x-customer-id": customer, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body) });
+  const t = await r.text();
+  if (!r.ok) throw new Error("test api " + method + " " + url + ": " + r.status + " " + t);
+  return t ? JSON.parse(t) : null;
+}
+export function fireStorage(key, newValue) {
+  window.dispatchEvent(new StorageEvent("storage", { key, newValue, storageArea: localStorage }));
+}
+"#)]
+extern "C" {
+    /// A function that records the events it is called with in `.events`.
+    pub fn recorder() -> Function;
+    /// An `onEvent` that always throws.
+    pub fn thrower() -> Function;
+    /// Makes `Storage.prototype.setItem` throw (localStorage only, or all); returns the restore.
+    #[wasm_bindgen(js_name = breakStorage)]
+    pub fn break_storage(all: bool) -> Function;
+    /// Hides `navigator.locks`; returns the restore.
+    #[wasm_bindgen(js_name = hideLocks)]
+    pub fn hide_locks() -> Function;
+    /// Wraps `fetch`, recording requests in `.seen`; returns the restore.
+    #[wasm_bindgen(js_name = spyFetch)]
+    pub fn spy_fetch() -> Function;
+    #[wasm_bindgen(catch)]
+    fn api(url: &str, method: &str, customer: &str, body: JsValue) -> Result<Promise, JsValue>;
+    /// Dispatches a `storage` event for localStorage as another tab's write would.
+    #[wasm_bindgen(js_name = fireStorage)]
+    pub fn fire_storage(key: &str, new_value: Option<String>);
+}
+
+/// The reference server's base URL, fixed when the tests were compiled.
+pub const SERVER: &str = env!(
+    "IDEMKEY_TEST_SERVER",
+    "run the browser tests with scripts/wasm-test.sh, which starts the reference server"
+);
+
+/// `obj[name]`.
+pub fn get(obj: &JsValue, name: &str) -> JsValue {
+    Reflect::get(obj, &JsValue::from_str(name)).unwrap()
+}
+
+/// Sets `obj[name]`.
+pub fn set(obj: &JsValue, name: &str, v: &JsValue) {
+    Reflect::set(obj, &JsValue::from_str(name), v).unwrap();
+}
+
+/// A JS value from JSON text.
+pub fn js(json: &str) -> JsValue {
+    JSON::parse(json).unwrap()
+}
+
+/// A unique suffix for scopes, namespaces and customer ids.
+pub fn uniq(prefix: &str) -> String {
+    format!("{prefix}-{}", idemkey::new_key())
+}
+
+/// Options for `scope` against the charges endpoint as `customer`, plus `extra` (JSON object
+/// text), whose `scope`, `endpoint` or `headers` win over these.
+pub fn opts(scope: &str, customer: &str, extra: &str) -> JsValue {
+    let o = js(extra);
+    let dflt = |name: &str, v: JsValue| {
+        if !Reflect::has(&o, &JsValue::from_str(name)).unwrap() {
+            set(&o, name, &v);
+        }
+    };
+    dflt("scope", scope.into());
+    dflt("endpoint", format!("{SERVER}/api/charges").into());
+    dflt("headers", js(&format!(r#"{{"X-Customer-Id":"{customer}"}}"#)));
+    o
+}
+
+/// `Checkout.open`, panicking with the error's message on failure.
+pub fn open(o: &JsValue) -> Checkout {
+    match Checkout::open(o.clone()) {
+        Ok(c) => c,
+        Err(e) => panic!("open failed: {:?}", get(&e, "message")),
+    }
+}
+
+/// Awaits `checkout.submit(payload)`.
+pub async fn submit(c: &Checkout, payload: &JsValue) -> Result<JsValue, JsValue> {
+    JsFuture::from(c.submit(payload.clone())).await
+}
+
+/// The events a [`recorder`] got, as `type` strings.
+pub fn types(rec: &Function) -> Vec<String> {
+    Array::from(&get(rec, "events")).iter().map(|e| get(&e, "type").as_string().unwrap()).collect()
+}
+
+/// The events a [`recorder`] got of one type.
+pub fn events_of(rec: &Function, ty: &str) -> Vec<JsValue> {
+    Array::from(&get(rec, "events"))
+        .iter()
+        .filter(|e| get(e, "type").as_string().as_deref() == Some(ty))
+        .collect()
+}
+
+/// Calls a restore function returned by a page patch.
+pub fn restore(f: &Function) {
+    f.call0(&JsValue::UNDEFINED).unwrap();
+}
+
+/// Asserts an IdemError with `code` and a message containing `needle`.
+pub fn assert_idem_error(e: &JsValue, code: &str, needle: &str) {
+    assert_eq!(get(e, "name").as_string().as_deref(), Some("IdemError"), "name of {e:?}");
+    assert!(e.is_instance_of::<js_sys::Error>(), "not an Error: {e:?}");
+    assert_eq!(get(e, "code").as_string().as_deref(), Some(code), "code of {e:?}");
+    let msg = get(e, "message").as_string().unwrap();
+    assert!(msg.contains(needle), "message {msg:?} lacks {needle:?}");
+}
+
+async fn call(path: &str, method: &str, customer: &str, body: JsValue) -> JsValue {
+    let url = format!("{SERVER}{path}");
+    JsFuture::from(api(&url, method, customer, body).unwrap()).await.unwrap()
+}
+
+/// Schedules `count` faults of `mode` for `customer`'s next charge requests.
+pub async fn fault(customer: &str, mode: &str, count: u32, delay_ms: u32) {
+    let body = js(&format!(r#"{{"mode":"{mode}","count":{count},"delay_ms":{delay_ms}}}"#));
+    call("/api/faults", "POST", customer, body).await;
+}
+
+/// The keys of `customer`'s charges in the ledger.
+pub async fn ledger(customer: &str) -> Vec<String> {
+    let l = call("/api/charges", "GET", customer, JsValue::UNDEFINED).await;
+    Array::from(&get(&l, "charges"))
+        .iter()
+        .map(|c| get(&c, "key").as_string().unwrap_or_default())
+        .collect()
+}
+
+/// Resolves after `ms`.
+pub async fn sleep(ms: i32) {
+    let p = Promise::new(&mut |res, _| {
+        web_sys::window().unwrap().set_timeout_with_callback_and_timeout_and_arguments_0(&res, ms).unwrap();
+    });
+    JsFuture::from(p).await.unwrap();
+}
+
+/// localStorage.
+pub fn local() -> web_sys::Storage {
+    web_sys::window().unwrap().local_storage().unwrap().unwrap()
+}
+
+/// The record key of `scope` in namespace `ns`.
+pub fn record_key(ns: &str, scope: &str) -> String {
+    idemkey::core::record::record_key(ns, scope)
+}
