@@ -64,28 +64,38 @@ async fn module_mime(req: Request, next: Next) -> Response {
         None
     };
     if let (Some(ct), true) = (ctype, resp.status().is_success()) {
-        resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
+        resp.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
     }
     resp
 }
 
 /// Builds the application for the given flags.
 pub fn router(state: AppState, cli: &Cli) -> Router {
-    let mut app = Router::new()
-        .route("/healthz", get(healthz))
-        .route(
-            "/api/charges",
-            if cli.faults { post(charges::create).get(charges::list).delete(charges::reset) } else { post(charges::create).get(charges::list) },
-        );
+    let mut app = Router::new().route("/healthz", get(healthz)).route(
+        "/api/charges",
+        if cli.faults {
+            post(charges::create)
+                .get(charges::list)
+                .delete(charges::reset)
+        } else {
+            post(charges::create).get(charges::list)
+        },
+    );
     if cli.faults {
         app = app
             .route("/api/faults", post(faults::schedule).get(faults::list))
             .route("/api/naive/charges", post(charges::create_naive))
             .route("/api/provider", get(charges::provider_stats));
     }
-    app = app.route("/api", any(api_not_found)).route("/api/{*rest}", any(api_not_found));
+    app = app
+        .route("/api", any(api_not_found))
+        .route("/api/{*rest}", any(api_not_found));
 
-    let no_cache = SetResponseHeaderLayer::if_not_present(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    let no_cache = SetResponseHeaderLayer::if_not_present(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache"),
+    );
     if let Some(pkg) = &cli.pkg {
         let files = Router::new()
             .fallback_service(ServeDir::new(pkg))
@@ -111,7 +121,10 @@ pub fn router(state: AppState, cli: &Cli) -> Router {
                 .allow_methods(AllowMethods::mirror_request())
                 .allow_headers(AllowHeaders::mirror_request())
                 .allow_credentials(true)
-                .expose_headers([HeaderName::from_static(charges::REPLAYED), header::RETRY_AFTER])
+                .expose_headers([
+                    HeaderName::from_static(charges::REPLAYED),
+                    header::RETRY_AFTER,
+                ])
                 .max_age(Duration::from_secs(600)),
         );
     }

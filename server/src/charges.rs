@@ -53,12 +53,19 @@ pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) 
     let input = match read_json(&headers, body).await.and_then(validate_charge) {
         Ok(i) => i,
         Err(e) => {
-            tracing::info!(customer, key = idem_key, status = e.status_code().0.as_u16(), "charge refused: {e}");
+            tracing::info!(
+                customer,
+                key = idem_key,
+                status = e.status_code().0.as_u16(),
+                "charge refused: {e}"
+            );
             return e.into_response();
         }
     };
     let task = tokio::spawn(phases(st, customer.clone(), idem_key.clone(), input));
-    let result = task.await.unwrap_or_else(|e| Err(ApiError::Internal(format!("charge task: {e}"))));
+    let result = task
+        .await
+        .unwrap_or_else(|e| Err(ApiError::Internal(format!("charge task: {e}"))));
     match result {
         Ok(answer) => {
             tracing::info!(customer, key = idem_key, status = answer.response.status, replayed = answer.replayed,
@@ -66,13 +73,24 @@ pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) 
             finish(answer).await
         }
         Err(e) => {
-            tracing::info!(customer, key = idem_key, status = e.status_code().0.as_u16(), replayed = false, "charge: {e}");
+            tracing::info!(
+                customer,
+                key = idem_key,
+                status = e.status_code().0.as_u16(),
+                replayed = false,
+                "charge: {e}"
+            );
             e.into_response()
         }
     }
 }
 
-async fn phases(st: AppState, customer: String, idem_key: String, input: ChargeInput) -> ApiResult<Answer> {
+async fn phases(
+    st: AppState,
+    customer: String,
+    idem_key: String,
+    input: ChargeInput,
+) -> ApiResult<Answer> {
     // Phase 1: reserve.
     let args = ReserveArgs {
         customer: customer.clone(),
@@ -84,13 +102,26 @@ async fn phases(st: AppState, customer: String, idem_key: String, input: ChargeI
     };
     let faults = st.faults.clone();
     let fault_customer = customer.clone();
-    let reserved = st.store.write(move |conn| keys::reserve(conn, &args, || faults.take(&fault_customer))).await?;
+    let reserved = st
+        .store
+        .write(move |conn| keys::reserve(conn, &args, || faults.take(&fault_customer)))
+        .await?;
     let lock = match reserved {
-        Reserved::Replay(response) => return Ok(Answer { response, replayed: true, fault: None }),
+        Reserved::Replay(response) => {
+            return Ok(Answer {
+                response,
+                replayed: true,
+                fault: None,
+            })
+        }
         Reserved::Proceed(lock) => lock,
     };
     if lock.recovered {
-        tracing::warn!(customer, key = idem_key, "taking over a key whose request died between phases");
+        tracing::warn!(
+            customer,
+            key = idem_key,
+            "taking over a key whose request died between phases"
+        );
     }
 
     // Phase 2: the provider, outside any transaction, deduplicating on the key.
@@ -109,8 +140,15 @@ async fn phases(st: AppState, customer: String, idem_key: String, input: ChargeI
         Ok(p) => p,
         Err(e) => return Err(release(&st, &customer, &idem_key, &lock.owner, e).await),
     };
-    if lock.fault.is_some_and(|f| f.mode == FaultMode::CrashAfterProvider) {
-        tracing::error!(customer, key = idem_key, "fault crash-after-provider: aborting the process");
+    if lock
+        .fault
+        .is_some_and(|f| f.mode == FaultMode::CrashAfterProvider)
+    {
+        tracing::error!(
+            customer,
+            key = idem_key,
+            "fault crash-after-provider: aborting the process"
+        );
         std::process::abort();
     }
 
@@ -132,18 +170,44 @@ async fn phases(st: AppState, customer: String, idem_key: String, input: ChargeI
         Outcome::Answer(declined(Some(&idem_key), &payment.reference))
     };
     let (c2, k2, lock2) = (customer.clone(), idem_key.clone(), lock.clone());
-    match st.store.write(move |conn| keys::complete(conn, &c2, &k2, &lock2, outcome)).await {
-        Ok(Completed::Stored(response)) => Ok(Answer { response, replayed: false, fault: lock.fault }),
-        Ok(Completed::AlreadyDone(response)) => Ok(Answer { response, replayed: true, fault: lock.fault }),
+    match st
+        .store
+        .write(move |conn| keys::complete(conn, &c2, &k2, &lock2, outcome))
+        .await
+    {
+        Ok(Completed::Stored(response)) => Ok(Answer {
+            response,
+            replayed: false,
+            fault: lock.fault,
+        }),
+        Ok(Completed::AlreadyDone(response)) => Ok(Answer {
+            response,
+            replayed: true,
+            fault: lock.fault,
+        }),
         Err(e @ ApiError::InProgress) => Err(e),
         Err(e) => Err(release(&st, &customer, &idem_key, &lock.owner, e).await),
     }
 }
 
 /// Releases the lock after a failure (best effort) and passes the error on.
-async fn release(st: &AppState, customer: &str, idem_key: &str, owner: &str, e: ApiError) -> ApiError {
-    let (c, k, o) = (customer.to_string(), idem_key.to_string(), owner.to_string());
-    if let Err(re) = st.store.write(move |conn| keys::release(conn, &c, &k, &o)).await {
+async fn release(
+    st: &AppState,
+    customer: &str,
+    idem_key: &str,
+    owner: &str,
+    e: ApiError,
+) -> ApiError {
+    let (c, k, o) = (
+        customer.to_string(),
+        idem_key.to_string(),
+        owner.to_string(),
+    );
+    if let Err(re) = st
+        .store
+        .write(move |conn| keys::release(conn, &c, &k, &o))
+        .await
+    {
         tracing::error!(error = %re, "could not release a key lock; it frees itself after --lock-timeout");
     }
     e
@@ -159,7 +223,11 @@ fn declined(idem_key: Option<&str>, reference: &str) -> StoredResponse {
         "the card was declined by the payment provider; nothing was charged",
         &[("key", json!(idem_key)), ("provider_ref", json!(reference))],
     );
-    StoredResponse { status: status.as_u16(), content_type: PROBLEM_JSON.into(), body }
+    StoredResponse {
+        status: status.as_u16(),
+        content_type: PROBLEM_JSON.into(),
+        body,
+    }
 }
 
 /// Applies after-commit faults and renders the answer.
@@ -170,16 +238,22 @@ async fn finish(answer: Answer) -> Response {
             r.extensions_mut().insert(DropConnection);
             return r;
         }
-        Some((FaultMode::ErrorAfterCommit, _)) => return ApiError::FaultAfterCommit.into_response(),
-        Some((FaultMode::DelayAfterCommit, ms)) => tokio::time::sleep(Duration::from_millis(ms)).await,
+        Some((FaultMode::ErrorAfterCommit, _)) => {
+            return ApiError::FaultAfterCommit.into_response()
+        }
+        Some((FaultMode::DelayAfterCommit, ms)) => {
+            tokio::time::sleep(Duration::from_millis(ms)).await
+        }
         _ => {}
     }
     let r = &answer.response;
     let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let ctype = HeaderValue::from_str(&r.content_type).unwrap_or(HeaderValue::from_static("application/json"));
+    let ctype = HeaderValue::from_str(&r.content_type)
+        .unwrap_or(HeaderValue::from_static("application/json"));
     let mut resp = (status, [(header::CONTENT_TYPE, ctype)], r.body.clone()).into_response();
     if answer.replayed {
-        resp.headers_mut().insert(REPLAYED, HeaderValue::from_static("true"));
+        resp.headers_mut()
+            .insert(REPLAYED, HeaderValue::from_static("true"));
     }
     resp
 }
@@ -221,12 +295,25 @@ pub async fn create_naive(State(st): State<AppState>, headers: HeaderMap, body: 
                 created_at: now_ms(),
                 reservation: None,
             };
-            let body = serde_json::to_vec(&charge).map_err(|e| ApiError::Internal(e.to_string()))?;
-            st.store.write(move |conn| ledger::insert_alone(conn, &charge)).await?;
-            Ok(StoredResponse { status: 201, content_type: "application/json".into(), body })
+            let body =
+                serde_json::to_vec(&charge).map_err(|e| ApiError::Internal(e.to_string()))?;
+            st.store
+                .write(move |conn| ledger::insert_alone(conn, &charge))
+                .await?;
+            Ok(StoredResponse {
+                status: 201,
+                content_type: "application/json".into(),
+                body,
+            })
         });
-        let response = task.await.unwrap_or_else(|e| Err(ApiError::Internal(format!("naive task: {e}"))))?;
-        Ok(Answer { response, replayed: false, fault })
+        let response = task
+            .await
+            .unwrap_or_else(|e| Err(ApiError::Internal(format!("naive task: {e}"))))?;
+        Ok(Answer {
+            response,
+            replayed: false,
+            fault,
+        })
     }
     .await;
     match result {
@@ -240,7 +327,9 @@ pub async fn list(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<J
     let customer = key::customer(&headers)?;
     let c = customer.clone();
     let charges = st.store.read(move |conn| ledger::list(conn, &c)).await?;
-    Ok(Json(json!({ "customer": customer, "count": charges.len(), "charges": charges })))
+    Ok(Json(
+        json!({ "customer": customer, "count": charges.len(), "charges": charges }),
+    ))
 }
 
 /// `DELETE /api/charges` (only with `--faults`): empties the customer's ledger,
@@ -248,15 +337,25 @@ pub async fn list(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<J
 pub async fn reset(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<Json<Value>> {
     let customer = key::customer(&headers)?;
     let c = customer.clone();
-    let (charges, keys) = st.store.write(move |conn| ledger::delete_customer(conn, &c)).await?;
+    let (charges, keys) = st
+        .store
+        .write(move |conn| ledger::delete_customer(conn, &c))
+        .await?;
     tracing::info!(customer, charges, keys, "ledger emptied");
-    Ok(Json(json!({ "customer": customer, "deleted_charges": charges, "deleted_keys": keys })))
+    Ok(Json(
+        json!({ "customer": customer, "deleted_charges": charges, "deleted_keys": keys }),
+    ))
 }
 
 /// `GET /api/provider` (only with `--faults`): the provider stand-in's counters
 /// for the customer: `{ customer, calls, payments }`.
-pub async fn provider_stats(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<Json<Value>> {
+pub async fn provider_stats(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Value>> {
     let customer = key::customer(&headers)?;
     let stats = st.provider.stats(customer.clone()).await?;
-    Ok(Json(json!({ "customer": customer, "calls": stats.calls, "payments": stats.payments })))
+    Ok(Json(
+        json!({ "customer": customer, "calls": stats.calls, "payments": stats.payments }),
+    ))
 }

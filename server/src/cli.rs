@@ -71,7 +71,9 @@ impl Cli {
 /// disable idempotency without saying so.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
     let unit_ms: f64 = match unit.trim() {
         "ms" => 1.0,
@@ -84,9 +86,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if num.is_empty() {
         return Err(format!("`{s}` has no number"));
     }
-    let n: f64 = num.parse().map_err(|_| format!("`{num}` is not a number"))?;
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("`{num}` is not a number"))?;
     let ms = n * unit_ms;
-    if !(ms >= 1.0) {
+    if ms.is_nan() || ms < 1.0 {
         return Err("the duration must be at least 1ms".into());
     }
     if ms > 10.0 * 365.0 * 86_400_000.0 {
@@ -107,20 +111,43 @@ mod tests {
         assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
         assert_eq!(parse_duration("15m").unwrap(), Duration::from_secs(900));
-        assert_eq!(parse_duration("7d").unwrap(), Duration::from_secs(7 * 86_400));
+        assert_eq!(
+            parse_duration("7d").unwrap(),
+            Duration::from_secs(7 * 86_400)
+        );
         assert_eq!(parse_duration(" 3 s ").unwrap(), Duration::from_secs(3));
     }
 
     #[test]
     fn refusals() {
-        for bad in ["", "0", "0s", "0.0001ms", "-1s", "s", "1x", "1.2.3s", "abc", "1e3", "99999999d"] {
+        for bad in [
+            "",
+            "0",
+            "0s",
+            "0.0001ms",
+            "-1s",
+            "s",
+            "1x",
+            "1.2.3s",
+            "abc",
+            "1e3",
+            "99999999d",
+        ] {
             assert!(parse_duration(bad).is_err(), "{bad:?} should be refused");
         }
     }
 
     #[test]
     fn flags_parse() {
-        let cli = Cli::try_parse_from(["idemkey-server", "--key-ttl", "2s", "--lock-timeout", "500ms", "--faults"]).unwrap();
+        let cli = Cli::try_parse_from([
+            "idemkey-server",
+            "--key-ttl",
+            "2s",
+            "--lock-timeout",
+            "500ms",
+            "--faults",
+        ])
+        .unwrap();
         assert_eq!(cli.key_ttl, Duration::from_secs(2));
         assert_eq!(cli.lock_timeout, Duration::from_millis(500));
         assert_eq!(cli.reaper_period(), Duration::from_secs(1));

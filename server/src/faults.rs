@@ -72,7 +72,10 @@ pub struct Faults {
 impl Faults {
     /// A registry; when `enabled` is false, [`Faults::take`] never yields.
     pub fn new(enabled: bool) -> Faults {
-        Faults { enabled, queues: Mutex::new(HashMap::new()) }
+        Faults {
+            enabled,
+            queues: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Takes the next fault unit for `customer`, if any.
@@ -83,7 +86,10 @@ impl Faults {
         let mut queues = self.queues.lock().ok()?;
         let queue = queues.get_mut(customer)?;
         let front = queue.front_mut()?;
-        let fault = Fault { mode: front.mode, delay_ms: front.delay_ms };
+        let fault = Fault {
+            mode: front.mode,
+            delay_ms: front.delay_ms,
+        };
         front.remaining -= 1;
         if front.remaining == 0 {
             queue.pop_front();
@@ -95,7 +101,9 @@ impl Faults {
     }
 
     fn schedule(&self, customer: &str, s: Option<Scheduled>) -> Vec<Scheduled> {
-        let Ok(mut queues) = self.queues.lock() else { return Vec::new() };
+        let Ok(mut queues) = self.queues.lock() else {
+            return Vec::new();
+        };
         match s {
             None => {
                 queues.remove(customer);
@@ -106,17 +114,29 @@ impl Faults {
     }
 
     fn list(&self, customer: &str) -> Vec<Scheduled> {
-        self.queues.lock().map(|q| self.list_locked(&q, customer)).unwrap_or_default()
+        self.queues
+            .lock()
+            .map(|q| self.list_locked(&q, customer))
+            .unwrap_or_default()
     }
 
-    fn list_locked(&self, queues: &HashMap<String, VecDeque<Scheduled>>, customer: &str) -> Vec<Scheduled> {
-        queues.get(customer).map(|q| q.iter().cloned().collect()).unwrap_or_default()
+    fn list_locked(
+        &self,
+        queues: &HashMap<String, VecDeque<Scheduled>>,
+        customer: &str,
+    ) -> Vec<Scheduled> {
+        queues
+            .get(customer)
+            .map(|q| q.iter().cloned().collect())
+            .unwrap_or_default()
     }
 }
 
 fn parse_request(v: Value) -> ApiResult<Option<Scheduled>> {
     let bad = |m: &str| ApiError::InvalidBody(m.to_string());
-    let obj = v.as_object().ok_or_else(|| bad("the body must be a JSON object"))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| bad("the body must be a JSON object"))?;
     let mode: FaultMode = obj
         .get("mode")
         .cloned()
@@ -126,33 +146,51 @@ fn parse_request(v: Value) -> ApiResult<Option<Scheduled>> {
         })?;
     let count = match obj.get("count") {
         None => 1,
-        Some(c) => c.as_u64().filter(|n| (1..=MAX_COUNT).contains(n)).ok_or_else(|| bad("`count` must be an integer from 1 to 10000"))?,
+        Some(c) => c
+            .as_u64()
+            .filter(|n| (1..=MAX_COUNT).contains(n))
+            .ok_or_else(|| bad("`count` must be an integer from 1 to 10000"))?,
     };
     let delay_ms = match obj.get("delay_ms") {
         None => DEFAULT_DELAY_MS,
-        Some(d) => d.as_u64().filter(|n| *n <= MAX_DELAY_MS).ok_or_else(|| bad("`delay_ms` must be an integer from 0 to 120000"))?,
+        Some(d) => d
+            .as_u64()
+            .filter(|n| *n <= MAX_DELAY_MS)
+            .ok_or_else(|| bad("`delay_ms` must be an integer from 0 to 120000"))?,
     };
     Ok(match mode {
         FaultMode::None => None,
-        mode => Some(Scheduled { mode, remaining: count as u32, delay_ms }),
+        mode => Some(Scheduled {
+            mode,
+            remaining: count as u32,
+            delay_ms,
+        }),
     })
 }
 
 /// `POST /api/faults {mode, count?=1, delay_ms?=1000}`: appends to the
 /// customer's queue (`none` clears it); answers with the queue.
-pub async fn schedule(State(st): State<AppState>, headers: HeaderMap, body: Body) -> ApiResult<Json<Value>> {
+pub async fn schedule(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Json<Value>> {
     let customer = key::customer(&headers)?;
     let req = parse_request(read_json(&headers, body).await?)?;
     let scheduled = st.faults.schedule(&customer, req);
     tracing::info!(customer, ?scheduled, "faults scheduled");
-    Ok(Json(json!({ "customer": customer, "scheduled": scheduled })))
+    Ok(Json(
+        json!({ "customer": customer, "scheduled": scheduled }),
+    ))
 }
 
 /// `GET /api/faults`: the customer's queue.
 pub async fn list(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<Json<Value>> {
     let customer = key::customer(&headers)?;
     let scheduled = st.faults.list(&customer);
-    Ok(Json(json!({ "customer": customer, "scheduled": scheduled })))
+    Ok(Json(
+        json!({ "customer": customer, "scheduled": scheduled }),
+    ))
 }
 
 #[cfg(test)]
@@ -162,14 +200,29 @@ mod tests {
     #[test]
     fn queues_are_per_customer_and_counted() {
         let f = Faults::new(true);
-        f.schedule("a", parse_request(json!({"mode": "error-after-commit", "count": 2})).unwrap());
-        f.schedule("a", parse_request(json!({"mode": "delay-after-commit", "delay_ms": 5})).unwrap());
+        f.schedule(
+            "a",
+            parse_request(json!({"mode": "error-after-commit", "count": 2})).unwrap(),
+        );
+        f.schedule(
+            "a",
+            parse_request(json!({"mode": "delay-after-commit", "delay_ms": 5})).unwrap(),
+        );
         assert_eq!(f.take("b"), None);
         assert_eq!(f.take("a").unwrap().mode, FaultMode::ErrorAfterCommit);
         assert_eq!(f.take("a").unwrap().mode, FaultMode::ErrorAfterCommit);
-        assert_eq!(f.take("a"), Some(Fault { mode: FaultMode::DelayAfterCommit, delay_ms: 5 }));
+        assert_eq!(
+            f.take("a"),
+            Some(Fault {
+                mode: FaultMode::DelayAfterCommit,
+                delay_ms: 5
+            })
+        );
         assert_eq!(f.take("a"), None);
-        f.schedule("a", parse_request(json!({"mode": "drop-after-commit"})).unwrap());
+        f.schedule(
+            "a",
+            parse_request(json!({"mode": "drop-after-commit"})).unwrap(),
+        );
         f.schedule("a", parse_request(json!({"mode": "none"})).unwrap());
         assert_eq!(f.take("a"), None);
     }
@@ -177,14 +230,22 @@ mod tests {
     #[test]
     fn disabled_registry_never_yields() {
         let f = Faults::new(false);
-        f.schedule("a", parse_request(json!({"mode": "drop-after-commit"})).unwrap());
+        f.schedule(
+            "a",
+            parse_request(json!({"mode": "drop-after-commit"})).unwrap(),
+        );
         assert_eq!(f.take("a"), None);
     }
 
     #[test]
     fn bad_requests() {
-        for v in [json!({}), json!({"mode": "explode"}), json!({"mode": "drop-after-commit", "count": 0}),
-                  json!({"mode": "delay-after-commit", "delay_ms": -1}), json!([])] {
+        for v in [
+            json!({}),
+            json!({"mode": "explode"}),
+            json!({"mode": "drop-after-commit", "count": 0}),
+            json!({"mode": "delay-after-commit", "delay_ms": -1}),
+            json!([]),
+        ] {
             assert!(parse_request(v).is_err());
         }
     }

@@ -95,6 +95,9 @@ mod tests {
     #[test]
     fn known_digest() {
         // sha256("{}") — pins the hash function and the hex encoding.
-        assert_eq!(fp("{}"), "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
+        assert_eq!(
+            fp("{}"),
+            "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+        );
     }
 }

@@ -12,7 +12,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 fn random_u64() -> u64 {
@@ -20,7 +23,12 @@ fn random_u64() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut h = SEED.get_or_init(RandomState::new).build_hasher();
     h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    h.write_u128(SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+    h.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
     h.write_u32(std::process::id());
     h.finish()
 }
@@ -35,7 +43,8 @@ pub fn new_id(prefix: &str) -> String {
 mod tests {
     #[test]
     fn ids_are_distinct_and_shaped() {
-        let ids: std::collections::HashSet<String> = (0..10_000).map(|_| super::new_id("ch")).collect();
+        let ids: std::collections::HashSet<String> =
+            (0..10_000).map(|_| super::new_id("ch")).collect();
         assert_eq!(ids.len(), 10_000);
         assert!(ids.iter().all(|i| i.len() == 27 && i.starts_with("ch_")));
     }

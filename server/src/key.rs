@@ -102,14 +102,18 @@ pub fn customer(headers: &HeaderMap) -> Result<String, ApiError> {
         return Ok(ANONYMOUS.to_string());
     };
     if values.next().is_some() {
-        return Err(ApiError::InvalidCustomer("the header was sent more than once"));
+        return Err(ApiError::InvalidCustomer(
+            "the header was sent more than once",
+        ));
     }
     let v = trim_ows(first.as_bytes());
     if v.is_empty() || v.len() > MAX_CUSTOMER_LEN {
         return Err(ApiError::InvalidCustomer("must be 1-128 characters"));
     }
     if !v.iter().all(|&b| visible(b)) {
-        return Err(ApiError::InvalidCustomer("must be visible ASCII characters only"));
+        return Err(ApiError::InvalidCustomer(
+            "must be visible ASCII characters only",
+        ));
     }
     Ok(String::from_utf8_lossy(v).into_owned())
 }
@@ -133,7 +137,10 @@ mod tests {
         assert!(parse_key(br#""abc"#).is_err());
         assert!(parse_key(br#""abc"x"#).is_err());
         assert!(parse_key(br#""""#).is_err(), "empty quoted key");
-        assert!(parse_key(br#""a b""#).is_err(), "space is not visible ASCII");
+        assert!(
+            parse_key(br#""a b""#).is_err(),
+            "space is not visible ASCII"
+        );
     }
 
     #[test]
@@ -168,7 +175,10 @@ mod tests {
         assert_eq!(customer(&h).unwrap(), "alice");
         h.append(KEY_HEADER, "k2".parse().unwrap());
         assert!(matches!(idempotency_key(&h), Err(ApiError::InvalidKey(_))));
-        h.insert(CUSTOMER_HEADER, "x".repeat(MAX_CUSTOMER_LEN + 1).parse().unwrap());
+        h.insert(
+            CUSTOMER_HEADER,
+            "x".repeat(MAX_CUSTOMER_LEN + 1).parse().unwrap(),
+        );
         assert!(customer(&h).is_err());
     }
 }

@@ -66,7 +66,11 @@ pub struct ReserveArgs {
 
 /// Phase 1. `take_fault` is called only when the request will do work, so
 /// replays, 409s and 422s never consume a scheduled fault.
-pub fn reserve(conn: &mut Connection, a: &ReserveArgs, take_fault: impl FnOnce() -> Option<Fault>) -> ApiResult<Reserved> {
+pub fn reserve(
+    conn: &mut Connection,
+    a: &ReserveArgs,
+    take_fault: impl FnOnce() -> Option<Fault>,
+) -> ApiResult<Reserved> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let row = tx
         .query_row(
@@ -99,9 +103,15 @@ pub fn reserve(conn: &mut Connection, a: &ReserveArgs, take_fault: impl FnOnce()
             }
             if state == "done" {
                 let (Some(status), Some(content_type), Some(body)) = (status, ctype, body) else {
-                    return Err(ApiError::Internal("done key without a stored response".into()));
+                    return Err(ApiError::Internal(
+                        "done key without a stored response".into(),
+                    ));
                 };
-                return Ok(Reserved::Replay(StoredResponse { status, content_type, body }));
+                return Ok(Reserved::Replay(StoredResponse {
+                    status,
+                    content_type,
+                    body,
+                }));
             }
             if lock_live {
                 return Err(ApiError::InProgress);
@@ -116,7 +126,13 @@ pub fn reserve(conn: &mut Connection, a: &ReserveArgs, take_fault: impl FnOnce()
     }
 
     let fault = take_fault();
-    if matches!(fault, Some(Fault { mode: FaultMode::FailBeforeCommit, .. })) {
+    if matches!(
+        fault,
+        Some(Fault {
+            mode: FaultMode::FailBeforeCommit,
+            ..
+        })
+    ) {
         // Rolled back on drop: nothing is stored.
         return Err(ApiError::FaultBeforeCommit);
     }
@@ -133,7 +149,12 @@ pub fn reserve(conn: &mut Connection, a: &ReserveArgs, take_fault: impl FnOnce()
         params![a.customer, a.key, a.fingerprint, reservation, owner, a.now, a.now + a.ttl_ms, recovered],
     )?;
     tx.commit()?;
-    Ok(Reserved::Proceed(Lock { reservation, owner, recovered, fault }))
+    Ok(Reserved::Proceed(Lock {
+        reservation,
+        owner,
+        recovered,
+        fault,
+    }))
 }
 
 /// Result of phase 3.
@@ -157,7 +178,13 @@ pub enum Outcome {
 
 /// Phase 3: charge + stored response + `done`, in one transaction, if this
 /// request still owns the key.
-pub fn complete(conn: &mut Connection, customer: &str, key: &str, lock: &Lock, outcome: Outcome) -> ApiResult<Completed> {
+pub fn complete(
+    conn: &mut Connection,
+    customer: &str,
+    key: &str,
+    lock: &Lock,
+    outcome: Outcome,
+) -> ApiResult<Completed> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let row = tx
         .query_row(
@@ -178,7 +205,11 @@ pub fn complete(conn: &mut Connection, customer: &str, key: &str, lock: &Lock, o
     match row {
         Some((state, owner, ..)) if state == "in_progress" && owner == lock.owner => {}
         Some((state, _, Some(status), Some(content_type), Some(body))) if state == "done" => {
-            return Ok(Completed::AlreadyDone(StoredResponse { status, content_type, body }));
+            return Ok(Completed::AlreadyDone(StoredResponse {
+                status,
+                content_type,
+                body,
+            }));
         }
         // Taken over by another request that is still running, or the key was
         // deleted (ledger reset): the client should retry.
@@ -189,14 +220,27 @@ pub fn complete(conn: &mut Connection, customer: &str, key: &str, lock: &Lock, o
             ledger::insert(&tx, &charge).map_err(|e| match e {
                 // UNIQUE(reservation): the last line of defence against a
                 // second charge for one operation.
-                rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
-                    tracing::error!(key, "second charge for one operation refused by UNIQUE constraint");
+                rusqlite::Error::SqliteFailure(f, _)
+                    if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+                {
+                    tracing::error!(
+                        key,
+                        "second charge for one operation refused by UNIQUE constraint"
+                    );
                     ApiError::InProgress
                 }
                 e => ApiError::Storage(e),
             })?;
-            let body = serde_json::to_vec(&charge).map_err(|e| ApiError::Internal(e.to_string()))?;
-            (StoredResponse { status: 201, content_type: "application/json".into(), body }, Some(charge.id))
+            let body =
+                serde_json::to_vec(&charge).map_err(|e| ApiError::Internal(e.to_string()))?;
+            (
+                StoredResponse {
+                    status: 201,
+                    content_type: "application/json".into(),
+                    body,
+                },
+                Some(charge.id),
+            )
         }
         Outcome::Answer(resp) => (resp, None),
     };
@@ -204,7 +248,15 @@ pub fn complete(conn: &mut Connection, customer: &str, key: &str, lock: &Lock, o
         "UPDATE idempotency_keys SET state = 'done', response_status = ?4, response_type = ?5,
              response_body = ?6, charge_id = ?7
          WHERE customer = ?1 AND idem_key = ?2 AND lock_owner = ?3",
-        params![customer, key, lock.owner, response.status, response.content_type, response.body, charge_id],
+        params![
+            customer,
+            key,
+            lock.owner,
+            response.status,
+            response.content_type,
+            response.body,
+            charge_id
+        ],
     )?;
     tx.commit()?;
     Ok(Completed::Stored(response))

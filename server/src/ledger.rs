@@ -77,8 +77,14 @@ pub fn list(conn: &Connection, customer: &str) -> ApiResult<Vec<Charge>> {
 pub fn delete_customer(conn: &mut Connection, customer: &str) -> ApiResult<(usize, usize)> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let charges = tx.execute("DELETE FROM charges WHERE customer = ?1", params![customer])?;
-    let keys = tx.execute("DELETE FROM idempotency_keys WHERE customer = ?1", params![customer])?;
-    tx.execute("DELETE FROM provider_payments WHERE customer = ?1", params![customer])?;
+    let keys = tx.execute(
+        "DELETE FROM idempotency_keys WHERE customer = ?1",
+        params![customer],
+    )?;
+    tx.execute(
+        "DELETE FROM provider_payments WHERE customer = ?1",
+        params![customer],
+    )?;
     tx.commit()?;
     Ok((charges, keys))
 }

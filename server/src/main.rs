@@ -41,10 +41,16 @@ use crate::store::Store;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Logs go to stderr: stdout carries exactly one line, the address.
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(cli.log_level).with_target(false)
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(cli.log_level)
+        .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("idemkey-server: cannot start the runtime: {e}");
@@ -62,15 +68,23 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> Result<(), String> {
     let store = Store::open(&cli.db, &[provider::SCHEMA])?;
-    let provider = Provider::new(store.clone(), Duration::from_millis(cli.provider_latency_ms));
+    let provider = Provider::new(
+        store.clone(),
+        Duration::from_millis(cli.provider_latency_ms),
+    );
     let state = AppState {
         store: store.clone(),
         provider,
         faults: Arc::new(Faults::new(cli.faults)),
-        cfg: Arc::new(Config { key_ttl: cli.key_ttl, lock_timeout: cli.lock_timeout }),
+        cfg: Arc::new(Config {
+            key_ttl: cli.key_ttl,
+            lock_timeout: cli.lock_timeout,
+        }),
     };
     let app = app::router(state, &cli);
-    let listener = tokio::net::TcpListener::bind(&cli.addr).await.map_err(|e| format!("cannot listen on {}: {e}", cli.addr))?;
+    let listener = tokio::net::TcpListener::bind(&cli.addr)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", cli.addr))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
 
     tokio::spawn(reaper::run(store, cli.reaper_period(), cli.lock_timeout));
@@ -81,7 +95,9 @@ async fn run(cli: Cli) -> Result<(), String> {
     }
     {
         let mut out = std::io::stdout().lock();
-        writeln!(out, "listening on http://{addr}").and_then(|()| out.flush()).map_err(|e| e.to_string())?;
+        writeln!(out, "listening on http://{addr}")
+            .and_then(|()| out.flush())
+            .map_err(|e| e.to_string())?;
     }
     serve::serve(listener, app, serve::shutdown_signal()).await;
     Ok(())

@@ -46,7 +46,9 @@ pub enum ApiError {
     #[error("injected fault fail-before-commit: nothing was stored, retry with the same key")]
     FaultBeforeCommit,
     /// Injected by the `error-after-commit` fault: the work *was* stored.
-    #[error("injected fault error-after-commit: the charge was committed but this answer was lost")]
+    #[error(
+        "injected fault error-after-commit: the charge was committed but this answer was lost"
+    )]
     FaultAfterCommit,
     /// No such route.
     #[error("no such endpoint: {0}")]
@@ -68,24 +70,74 @@ impl ApiError {
     pub fn status_code(&self) -> (StatusCode, &'static str, &'static str) {
         use ApiError::*;
         match self {
-            MissingKey => (StatusCode::BAD_REQUEST, "missing_idempotency_key", "Idempotency-Key required"),
-            InvalidKey(_) => (StatusCode::BAD_REQUEST, "invalid_idempotency_key", "Invalid Idempotency-Key"),
-            InvalidCustomer(_) => (StatusCode::BAD_REQUEST, "invalid_customer_id", "Invalid X-Customer-Id"),
-            UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", "Unsupported media type"),
-            PayloadTooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "Payload too large"),
-            InvalidBody(_) => (StatusCode::BAD_REQUEST, "invalid_request", "Invalid request body"),
-            KeyReused => (StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused", "Idempotency-Key reused with a different payload"),
-            InProgress => (StatusCode::CONFLICT, "request_in_progress", "Request in progress"),
-            FaultBeforeCommit => (StatusCode::SERVICE_UNAVAILABLE, "fault_before_commit", "Service unavailable (injected fault)"),
-            FaultAfterCommit => (StatusCode::BAD_GATEWAY, "fault_after_commit", "Bad gateway (injected fault)"),
+            MissingKey => (
+                StatusCode::BAD_REQUEST,
+                "missing_idempotency_key",
+                "Idempotency-Key required",
+            ),
+            InvalidKey(_) => (
+                StatusCode::BAD_REQUEST,
+                "invalid_idempotency_key",
+                "Invalid Idempotency-Key",
+            ),
+            InvalidCustomer(_) => (
+                StatusCode::BAD_REQUEST,
+                "invalid_customer_id",
+                "Invalid X-Customer-Id",
+            ),
+            UnsupportedMediaType => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "Unsupported media type",
+            ),
+            PayloadTooLarge { .. } => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                "Payload too large",
+            ),
+            InvalidBody(_) => (
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "Invalid request body",
+            ),
+            KeyReused => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "idempotency_key_reused",
+                "Idempotency-Key reused with a different payload",
+            ),
+            InProgress => (
+                StatusCode::CONFLICT,
+                "request_in_progress",
+                "Request in progress",
+            ),
+            FaultBeforeCommit => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "fault_before_commit",
+                "Service unavailable (injected fault)",
+            ),
+            FaultAfterCommit => (
+                StatusCode::BAD_GATEWAY,
+                "fault_after_commit",
+                "Bad gateway (injected fault)",
+            ),
             NotFound(_) => (StatusCode::NOT_FOUND, "not_found", "Not found"),
-            Storage(_) | Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal", "Internal server error"),
+            Storage(_) | Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "Internal server error",
+            ),
         }
     }
 }
 
 /// Serialises a problem document. `extra` members are appended (e.g. `key`).
-pub fn problem_body(status: StatusCode, code: &str, title: &str, detail: &str, extra: &[(&str, serde_json::Value)]) -> Vec<u8> {
+pub fn problem_body(
+    status: StatusCode,
+    code: &str,
+    title: &str,
+    detail: &str,
+    extra: &[(&str, serde_json::Value)],
+) -> Vec<u8> {
     let mut obj = serde_json::Map::new();
     obj.insert("type".into(), format!("urn:idemkey:problem:{code}").into());
     obj.insert("title".into(), title.into());
@@ -112,7 +164,8 @@ impl IntoResponse for ApiError {
         let body = problem_body(status, code, title, &self.to_string(), &[]);
         let mut resp = (status, [(header::CONTENT_TYPE, PROBLEM_JSON)], body).into_response();
         if matches!(self, ApiError::InProgress) {
-            resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
         }
         resp
     }

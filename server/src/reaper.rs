@@ -16,7 +16,10 @@ pub async fn run(store: Store, period: Duration, lock_timeout: Duration) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        match store.write(move |conn| keys::reap(conn, now_ms(), lock_ms)).await {
+        match store
+            .write(move |conn| keys::reap(conn, now_ms(), lock_ms))
+            .await
+        {
             Ok(0) => {}
             Ok(n) => tracing::info!(deleted = n, "reaper deleted expired keys"),
             Err(e) => tracing::warn!(error = %e, "reaper failed; will retry"),

@@ -26,11 +26,20 @@ const MAX_ITEMS: usize = 100;
 
 /// `application/json` or any `application/*+json`, parameters ignored.
 fn is_json(headers: &HeaderMap) -> bool {
-    let Some(v) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+    let Some(v) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
         return false;
     };
-    let essence = v.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+    let essence = v
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
 /// Reads the body as JSON: 415, 413 or 400 when that fails.
@@ -49,7 +58,8 @@ pub async fn read_json(headers: &HeaderMap, body: Body) -> Result<Value, ApiErro
     let mut buf = Vec::new();
     let mut seen = 0usize;
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|_| ApiError::InvalidBody("the request body could not be read".into()))?;
+        let frame = frame
+            .map_err(|_| ApiError::InvalidBody("the request body could not be read".into()))?;
         if let Ok(data) = frame.into_data() {
             seen += data.len();
             if seen > DRAIN_LIMIT {
@@ -63,7 +73,8 @@ pub async fn read_json(headers: &HeaderMap, body: Body) -> Result<Value, ApiErro
     if seen > BODY_LIMIT {
         return Err(ApiError::PayloadTooLarge { limit: BODY_LIMIT });
     }
-    serde_json::from_slice(&buf).map_err(|e| ApiError::InvalidBody(format!("the body is not valid JSON: {e}")))
+    serde_json::from_slice(&buf)
+        .map_err(|e| ApiError::InvalidBody(format!("the body is not valid JSON: {e}")))
 }
 
 /// A validated charge request.
@@ -86,19 +97,27 @@ fn bad(msg: &str) -> ApiError {
 /// Validates `{ amount, currency, items?, card? }`. Unknown members are
 /// accepted (and count in the fingerprint).
 pub fn validate_charge(raw: Value) -> Result<ChargeInput, ApiError> {
-    let obj = raw.as_object().ok_or_else(|| bad("the body must be a JSON object"))?;
+    let obj = raw
+        .as_object()
+        .ok_or_else(|| bad("the body must be a JSON object"))?;
     let amount = match obj.get("amount") {
         None => return Err(bad("`amount` is required")),
-        Some(v) => v.as_u64().filter(|n| (1..=MAX_AMOUNT).contains(n)).ok_or_else(|| {
-            bad("`amount` must be a positive integer number of minor units (at most 99999999)")
-        })?,
+        Some(v) => v
+            .as_u64()
+            .filter(|n| (1..=MAX_AMOUNT).contains(n))
+            .ok_or_else(|| {
+                bad("`amount` must be a positive integer number of minor units (at most 99999999)")
+            })?,
     };
     let currency = match obj.get("currency") {
         None => return Err(bad("`currency` is required")),
         Some(Value::String(s)) => {
             let c = s.to_ascii_lowercase();
             if !CURRENCIES.contains(&c.as_str()) {
-                return Err(ApiError::InvalidBody(format!("unknown `currency`; use one of {}", CURRENCIES.join(", "))));
+                return Err(ApiError::InvalidBody(format!(
+                    "unknown `currency`; use one of {}",
+                    CURRENCIES.join(", ")
+                )));
             }
             c
         }
@@ -121,13 +140,20 @@ pub fn validate_charge(raw: Value) -> Result<ChargeInput, ApiError> {
         Some(Value::String(s)) => {
             let digits: String = s.chars().filter(|c| *c != ' ' && *c != '-').collect();
             if !(12..=19).contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(bad("`card` must be 12-19 digits (spaces and dashes allowed)"));
+                return Err(bad(
+                    "`card` must be 12-19 digits (spaces and dashes allowed)",
+                ));
             }
             Some(digits)
         }
         Some(_) => return Err(bad("`card` must be a string")),
     };
-    Ok(ChargeInput { raw, amount, currency, card })
+    Ok(ChargeInput {
+        raw,
+        amount,
+        currency,
+        card,
+    })
 }
 
 #[cfg(test)]
@@ -138,23 +164,39 @@ mod tests {
     #[test]
     fn accepts_the_documented_shape() {
         let c = validate_charge(json!({"amount": 4200, "currency": "EUR", "items": [{"sku": "a"}], "card": "4000 0000 0000 0002"})).unwrap();
-        assert_eq!((c.amount, c.currency.as_str(), c.card.as_deref()), (4200, "eur", Some("4000000000000002")));
+        assert_eq!(
+            (c.amount, c.currency.as_str(), c.card.as_deref()),
+            (4200, "eur", Some("4000000000000002"))
+        );
         assert!(validate_charge(json!({"amount": 1, "currency": "usd", "extra": true})).is_ok());
     }
 
     #[test]
     fn refuses_wrong_types_and_values() {
         for bad in [
-            json!(null), json!([]), json!("x"), json!({}),
-            json!({"amount": "12", "currency": "usd"}), json!({"amount": 0, "currency": "usd"}),
-            json!({"amount": -5, "currency": "usd"}), json!({"amount": 1.5, "currency": "usd"}),
-            json!({"amount": 12.0, "currency": "usd"}), json!({"amount": 100000000, "currency": "usd"}),
-            json!({"amount": 1}), json!({"amount": 1, "currency": 840}), json!({"amount": 1, "currency": "xyz"}),
-            json!({"amount": 1, "currency": "usd", "items": {}}), json!({"amount": 1, "currency": "usd", "items": [1]}),
-            json!({"amount": 1, "currency": "usd", "card": 4242}), json!({"amount": 1, "currency": "usd", "card": "42x"}),
+            json!(null),
+            json!([]),
+            json!("x"),
+            json!({}),
+            json!({"amount": "12", "currency": "usd"}),
+            json!({"amount": 0, "currency": "usd"}),
+            json!({"amount": -5, "currency": "usd"}),
+            json!({"amount": 1.5, "currency": "usd"}),
+            json!({"amount": 12.0, "currency": "usd"}),
+            json!({"amount": 100000000, "currency": "usd"}),
+            json!({"amount": 1}),
+            json!({"amount": 1, "currency": 840}),
+            json!({"amount": 1, "currency": "xyz"}),
+            json!({"amount": 1, "currency": "usd", "items": {}}),
+            json!({"amount": 1, "currency": "usd", "items": [1]}),
+            json!({"amount": 1, "currency": "usd", "card": 4242}),
+            json!({"amount": 1, "currency": "usd", "card": "42x"}),
             json!({"amount": 1, "currency": "usd", "items": null}),
         ] {
-            assert!(validate_charge(bad.clone()).is_err(), "{bad} should be refused");
+            assert!(
+                validate_charge(bad.clone()).is_err(),
+                "{bad} should be refused"
+            );
         }
     }
 
@@ -162,8 +204,13 @@ mod tests {
     fn content_types() {
         let mut h = HeaderMap::new();
         assert!(!is_json(&h));
-        for (ct, ok) in [("application/json", true), ("Application/JSON; charset=utf-8", true),
-                         ("application/merge-patch+json", true), ("text/plain", false), ("application/jsonx", false)] {
+        for (ct, ok) in [
+            ("application/json", true),
+            ("Application/JSON; charset=utf-8", true),
+            ("application/merge-patch+json", true),
+            ("text/plain", false),
+            ("application/jsonx", false),
+        ] {
             h.insert(header::CONTENT_TYPE, ct.parse().unwrap());
             assert_eq!(is_json(&h), ok, "{ct}");
         }

@@ -70,7 +70,9 @@ pub struct Store {
 fn open_conn(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(
         path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // WAL: readers never block the writer. synchronous=FULL: a commit is on disk
@@ -86,10 +88,12 @@ impl Store {
     /// Opens (creating if needed) the database file and its parent directory.
     pub fn open(path: &Path, extra_schema: &[&str]) -> Result<Store, String> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         }
         let conn = open_conn(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        conn.execute_batch(SCHEMA).map_err(|e| format!("schema: {e}"))?;
+        conn.execute_batch(SCHEMA)
+            .map_err(|e| format!("schema: {e}"))?;
         for s in extra_schema {
             conn.execute_batch(s).map_err(|e| format!("schema: {e}"))?;
         }
@@ -122,7 +126,10 @@ impl Store {
         let path = self.path.clone();
         let readers = self.readers.clone();
         tokio::task::spawn_blocking(move || {
-            let pooled = readers.lock().map_err(|_| ApiError::Internal("reader pool poisoned".into()))?.pop();
+            let pooled = readers
+                .lock()
+                .map_err(|_| ApiError::Internal("reader pool poisoned".into()))?
+                .pop();
             let conn = match pooled {
                 Some(c) => c,
                 None => open_conn(&path)?,

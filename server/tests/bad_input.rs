@@ -15,14 +15,29 @@ fn post_bytes(addr: SocketAddr, head_extra: &[u8], body: &[u8]) -> Option<Resp> 
 }
 
 fn assert_alive(s: &Server) {
-    assert_eq!(request(s.addr, "GET", "/healthz", &[], b"").status, 200, "server died; log:\n{}", s.log_text());
-    assert!(!s.log_text().contains("panicked"), "server log shows a panic:\n{}", s.log_text());
+    assert_eq!(
+        request(s.addr, "GET", "/healthz", &[], b"").status,
+        200,
+        "server died; log:\n{}",
+        s.log_text()
+    );
+    assert!(
+        !s.log_text().contains("panicked"),
+        "server log shows a panic:\n{}",
+        s.log_text()
+    );
 }
 
 #[test]
 fn missing_or_malformed_keys_are_400() {
     let s = Server::start(&["--provider-latency-ms", "5"]);
-    let r = request(s.addr, "POST", "/api/charges", &[("Content-Type", "application/json")], BODY.as_bytes());
+    let r = request(
+        s.addr,
+        "POST",
+        "/api/charges",
+        &[("Content-Type", "application/json")],
+        BODY.as_bytes(),
+    );
     assert_eq!(r.assert_problem(400)["code"], "missing_idempotency_key");
 
     let long = "k".repeat(256);
@@ -41,13 +56,29 @@ fn missing_or_malformed_keys_are_400() {
         b"Idempotency-Key: one\r\nIdempotency-Key: two\r\n",
     ];
     for case in cases {
-        let head = if case == long.as_bytes() { format!("Idempotency-Key: {long}\r\n").into_bytes() } else { case.to_vec() };
+        let head = if case == long.as_bytes() {
+            format!("Idempotency-Key: {long}\r\n").into_bytes()
+        } else {
+            case.to_vec()
+        };
         let mut head = head;
         head.extend_from_slice(b"Content-Type: application/json\r\n");
         let r = post_bytes(s.addr, &head, BODY.as_bytes()).expect("an answer");
-        assert_eq!(r.status, 400, "{:?} -> {} {}", String::from_utf8_lossy(case), r.status, String::from_utf8_lossy(&r.body));
+        assert_eq!(
+            r.status,
+            400,
+            "{:?} -> {} {}",
+            String::from_utf8_lossy(case),
+            r.status,
+            String::from_utf8_lossy(&r.body)
+        );
         if r.header("content-type") == Some("application/problem+json") {
-            assert_eq!(r.json()["code"], "invalid_idempotency_key", "{:?}", String::from_utf8_lossy(case));
+            assert_eq!(
+                r.json()["code"],
+                "invalid_idempotency_key",
+                "{:?}",
+                String::from_utf8_lossy(case)
+            );
         }
     }
     // The boundary itself is accepted.
@@ -70,7 +101,9 @@ fn malformed_http_and_headers_are_4xx() {
         format!("POST /api/charges HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Customer-Id: {}\r\nIdempotency-Key: k\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}", "c".repeat(129)).into_bytes(),
     ];
     for case in cases {
-        let r = raw(s.addr, &case).expect("io").unwrap_or_else(|| panic!("no answer to {:?}", String::from_utf8_lossy(&case)));
+        let r = raw(s.addr, &case)
+            .expect("io")
+            .unwrap_or_else(|| panic!("no answer to {:?}", String::from_utf8_lossy(&case)));
         assert_eq!(r.status, 400, "{:?}", String::from_utf8_lossy(&case));
     }
     assert_eq!(request(s.addr, "PUT", "/api/charges", &[], b"").status, 405);
@@ -82,15 +115,33 @@ fn malformed_http_and_headers_are_4xx() {
 #[test]
 fn wrong_content_type_is_415() {
     let s = Server::start(&["--provider-latency-ms", "5"]);
-    for ct in [None, Some("text/plain"), Some("application/x-www-form-urlencoded"), Some("application/jsonp")] {
+    for ct in [
+        None,
+        Some("text/plain"),
+        Some("application/x-www-form-urlencoded"),
+        Some("application/jsonp"),
+    ] {
         let mut h = vec![("Idempotency-Key", "k1")];
         if let Some(ct) = ct {
             h.push(("Content-Type", ct));
         }
         let r = request(s.addr, "POST", "/api/charges", &h, BODY.as_bytes());
-        assert_eq!(r.assert_problem(415)["code"], "unsupported_media_type", "{ct:?}");
+        assert_eq!(
+            r.assert_problem(415)["code"],
+            "unsupported_media_type",
+            "{ct:?}"
+        );
     }
-    let ok = request(s.addr, "POST", "/api/charges", &[("Idempotency-Key", "k1"), ("Content-Type", "application/json; charset=utf-8")], BODY.as_bytes());
+    let ok = request(
+        s.addr,
+        "POST",
+        "/api/charges",
+        &[
+            ("Idempotency-Key", "k1"),
+            ("Content-Type", "application/json; charset=utf-8"),
+        ],
+        BODY.as_bytes(),
+    );
     assert_eq!(ok.status, 201);
     assert_alive(&s);
 }
@@ -128,9 +179,19 @@ fn bodies_that_are_not_json_or_have_wrong_types_are_400() {
     ];
     for (i, body) in cases.iter().enumerate() {
         let k = format!("bad-{i}");
-        let r = try_request(s.addr, "POST", "/api/charges", &[("Content-Type", "application/json"), ("X-Customer-Id", &c), ("Idempotency-Key", &k)], body)
-            .expect("io")
-            .expect("an answer");
+        let r = try_request(
+            s.addr,
+            "POST",
+            "/api/charges",
+            &[
+                ("Content-Type", "application/json"),
+                ("X-Customer-Id", &c),
+                ("Idempotency-Key", &k),
+            ],
+            body,
+        )
+        .expect("io")
+        .expect("an answer");
         assert_eq!(r.assert_problem(400)["code"], "invalid_request", "case {i}");
     }
     assert_eq!(ledger(s.addr, &c)["count"], 0);
@@ -147,7 +208,10 @@ fn bodies_over_64_kib_are_413() {
     let head = format!(
         "POST /api/charges HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nIdempotency-Key: big1\r\nX-Customer-Id: {c}\r\nContent-Length: 10000000\r\n\r\n"
     );
-    raw(s.addr, head.as_bytes()).unwrap().expect("an answer").assert_problem(413);
+    raw(s.addr, head.as_bytes())
+        .unwrap()
+        .expect("an answer")
+        .assert_problem(413);
     // Just over the limit, sent in full.
     let pad = "x".repeat(64 * 1024);
     let body = format!(r#"{{"amount":1,"currency":"usd","pad":"{pad}"}}"#);
@@ -163,7 +227,10 @@ fn bodies_over_64_kib_are_413() {
         req.extend_from_slice(b"\r\n");
     }
     req.extend_from_slice(b"0\r\n\r\n");
-    raw(s.addr, &req).unwrap().expect("an answer").assert_problem(413);
+    raw(s.addr, &req)
+        .unwrap()
+        .expect("an answer")
+        .assert_problem(413);
     // A small chunked body is fine.
     let mut ok = format!(
         "POST /api/charges HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nIdempotency-Key: small\r\nX-Customer-Id: {c}\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -172,7 +239,10 @@ fn bodies_over_64_kib_are_413() {
     ok.extend_from_slice(format!("{:x}\r\n{BODY}\r\n0\r\n\r\n", BODY.len()).as_bytes());
     assert_eq!(raw(s.addr, &ok).unwrap().expect("an answer").status, 201);
     // Just under the limit is accepted.
-    let fits = format!(r#"{{"amount":1,"currency":"usd","pad":"{}"}}"#, "x".repeat(64 * 1024 - 60));
+    let fits = format!(
+        r#"{{"amount":1,"currency":"usd","pad":"{}"}}"#,
+        "x".repeat(64 * 1024 - 60)
+    );
     assert!(fits.len() <= 64 * 1024);
     assert_eq!(charge(s.addr, &c, "fits", &fits).status, 201);
     assert_eq!(ledger(s.addr, &c)["count"], 2);

@@ -12,13 +12,28 @@ fn first_request_is_201_and_every_repeat_is_the_same_bytes_with_the_replay_heade
     let s = Server::start(&["--faults", "--provider-latency-ms", "20"]);
     let (c, k) = (uid("cust"), uid("key"));
     let first = charge(s.addr, &c, &k, BODY);
-    assert_eq!(first.status, 201, "{}", String::from_utf8_lossy(&first.body));
+    assert_eq!(
+        first.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&first.body)
+    );
     assert_eq!(first.header("content-type"), Some("application/json"));
     assert!(!first.replayed());
     let ch = first.json();
     assert!(ch["id"].as_str().unwrap().starts_with("ch_"));
-    assert_eq!((ch["key"].as_str(), ch["customer"].as_str()), (Some(k.as_str()), Some(c.as_str())));
-    assert_eq!((ch["amount"].as_u64(), ch["currency"].as_str(), ch["status"].as_str()), (Some(4200), Some("usd"), Some("succeeded")));
+    assert_eq!(
+        (ch["key"].as_str(), ch["customer"].as_str()),
+        (Some(k.as_str()), Some(c.as_str()))
+    );
+    assert_eq!(
+        (
+            ch["amount"].as_u64(),
+            ch["currency"].as_str(),
+            ch["status"].as_str()
+        ),
+        (Some(4200), Some("usd"), Some("succeeded"))
+    );
 
     // Same key, same payload: the stored answer, byte for byte.
     let again = charge(s.addr, &c, &k, BODY);
@@ -27,8 +42,13 @@ fn first_request_is_201_and_every_repeat_is_the_same_bytes_with_the_replay_heade
     assert_eq!(again.body, first.body);
     assert_eq!(again.header("content-type"), Some("application/json"));
     // The sf-string spelling of the key and another key order are the same request.
-    let quoted = charge(s.addr, &c, &format!("\"{k}\""), r#"{ "card":"4242424242424242", "currency":"usd",
-        "items":[{"qty":2,"sku":"tee"}], "amount":4200 }"#);
+    let quoted = charge(
+        s.addr,
+        &c,
+        &format!("\"{k}\""),
+        r#"{ "card":"4242424242424242", "currency":"usd",
+        "items":[{"qty":2,"sku":"tee"}], "amount":4200 }"#,
+    );
     assert!(quoted.replayed());
     assert_eq!(quoted.body, first.body);
 
@@ -37,7 +57,11 @@ fn first_request_is_201_and_every_repeat_is_the_same_bytes_with_the_replay_heade
     assert_eq!(l["charges"][0]["id"], ch["id"]);
     assert_eq!(l["charges"][0]["key"].as_str(), Some(k.as_str()));
     let p = get_json(s.addr, "/api/provider", &c);
-    assert_eq!((p["calls"].as_i64(), p["payments"].as_i64()), (Some(1), Some(1)), "replays never reach the provider");
+    assert_eq!(
+        (p["calls"].as_i64(), p["payments"].as_i64()),
+        (Some(1), Some(1)),
+        "replays never reach the provider"
+    );
 }
 
 #[test]
@@ -46,7 +70,12 @@ fn same_key_with_another_payload_is_422_and_changes_nothing() {
     let (c, k) = (uid("cust"), uid("key"));
     let first = charge(s.addr, &c, &k, BODY);
     assert_eq!(first.status, 201);
-    let other = charge(s.addr, &c, &k, r#"{"amount":4201,"currency":"usd","items":[{"sku":"tee","qty":2}],"card":"4242424242424242"}"#);
+    let other = charge(
+        s.addr,
+        &c,
+        &k,
+        r#"{"amount":4201,"currency":"usd","items":[{"sku":"tee","qty":2}],"card":"4242424242424242"}"#,
+    );
     other.assert_problem(422);
     assert!(!other.replayed());
     assert_eq!(ledger(s.addr, &c)["count"], 1);
@@ -61,12 +90,24 @@ fn keys_are_scoped_by_customer() {
     let ra = charge(s.addr, &a, &k, BODY);
     let rb = charge(s.addr, &b, &k, BODY);
     assert_eq!((ra.status, rb.status), (201, 201));
-    assert!(!ra.replayed() && !rb.replayed(), "the same key from two customers is two operations");
+    assert!(
+        !ra.replayed() && !rb.replayed(),
+        "the same key from two customers is two operations"
+    );
     assert_ne!(ra.json()["id"], rb.json()["id"]);
     assert_eq!(ledger(s.addr, &a)["count"], 1);
     assert_eq!(ledger(s.addr, &b)["count"], 1);
     // No X-Customer-Id: the anonymous customer.
-    let anon = request(s.addr, "POST", "/api/charges", &[("Content-Type", "application/json"), ("Idempotency-Key", &k)], BODY.as_bytes());
+    let anon = request(
+        s.addr,
+        "POST",
+        "/api/charges",
+        &[
+            ("Content-Type", "application/json"),
+            ("Idempotency-Key", &k),
+        ],
+        BODY.as_bytes(),
+    );
     assert_eq!(anon.status, 201);
     assert_eq!(anon.json()["customer"], "anonymous");
     assert!(ledger(s.addr, "anonymous")["count"].as_u64().unwrap() >= 1);
@@ -86,7 +127,10 @@ fn declined_card_is_a_stored_and_replayed_402() {
     assert_eq!(again.status, 402);
     assert!(again.replayed());
     assert_eq!(again.body, first.body);
-    assert_eq!(again.header("content-type"), Some("application/problem+json"));
+    assert_eq!(
+        again.header("content-type"),
+        Some("application/problem+json")
+    );
     assert_eq!(ledger(s.addr, &c)["count"], 0, "a decline is not a charge");
 }
 
@@ -100,7 +144,10 @@ fn second_request_during_the_provider_call_is_409_with_retry_after() {
     std::thread::sleep(Duration::from_millis(400));
     let t0 = Instant::now();
     let during = charge(addr, &c, &k, BODY);
-    assert!(t0.elapsed() < Duration::from_millis(1000), "the 409 must not wait for the first request");
+    assert!(
+        t0.elapsed() < Duration::from_millis(1000),
+        "the 409 must not wait for the first request"
+    );
     during.assert_problem(409);
     assert_eq!(during.header("retry-after"), Some("1"));
     // A different payload during the call is still a 422: the payload is wrong whatever the state.
@@ -118,38 +165,78 @@ fn second_request_during_the_provider_call_is_409_with_retry_after() {
 #[test]
 fn after_the_ttl_a_key_is_a_new_operation() {
     // Reaper effectively off: phase 1 itself must treat an expired key as new.
-    let s = Server::start(&["--key-ttl", "1s", "--reaper-interval", "1h", "--provider-latency-ms", "10"]);
+    let s = Server::start(&[
+        "--key-ttl",
+        "1s",
+        "--reaper-interval",
+        "1h",
+        "--provider-latency-ms",
+        "10",
+    ]);
     let (c, k) = (uid("cust"), uid("key"));
     let first = charge(s.addr, &c, &k, BODY);
     assert_eq!(first.status, 201);
-    assert!(charge(s.addr, &c, &k, BODY).replayed(), "within the TTL: replay");
+    assert!(
+        charge(s.addr, &c, &k, BODY).replayed(),
+        "within the TTL: replay"
+    );
     std::thread::sleep(Duration::from_millis(1300));
     // Expired: a new operation, even with another payload (no 422).
     let other = r#"{"amount":99,"currency":"usd"}"#;
     let second = charge(s.addr, &c, &k, other);
-    assert_eq!(second.status, 201, "{}", String::from_utf8_lossy(&second.body));
+    assert_eq!(
+        second.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&second.body)
+    );
     assert!(!second.replayed());
     assert_ne!(second.json()["id"], first.json()["id"]);
     let l = ledger(s.addr, &c);
-    assert_eq!(l["count"], 2, "documented: a retry after the TTL is a new charge");
-    assert!(charge(s.addr, &c, &k, other).replayed(), "the new operation is remembered in its turn");
+    assert_eq!(
+        l["count"], 2,
+        "documented: a retry after the TTL is a new charge"
+    );
+    assert!(
+        charge(s.addr, &c, &k, other).replayed(),
+        "the new operation is remembered in its turn"
+    );
 }
 
 #[test]
 fn the_reaper_deletes_expired_keys_but_not_charges() {
-    let s = Server::start(&["--key-ttl", "300ms", "--reaper-interval", "100ms", "--provider-latency-ms", "5"]);
+    let s = Server::start(&[
+        "--key-ttl",
+        "300ms",
+        "--reaper-interval",
+        "100ms",
+        "--provider-latency-ms",
+        "5",
+    ]);
     let c = uid("cust");
     for _ in 0..3 {
         assert_eq!(charge(s.addr, &c, &uid("key"), BODY).status, 201);
     }
     let count_keys = || -> i64 {
-        let conn = rusqlite::Connection::open_with_flags(&s.db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-        conn.query_row("SELECT COUNT(*) FROM idempotency_keys WHERE customer = ?1", [&c], |r| r.get(0)).unwrap()
+        let conn = rusqlite::Connection::open_with_flags(
+            &s.db,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        conn.query_row(
+            "SELECT COUNT(*) FROM idempotency_keys WHERE customer = ?1",
+            [&c],
+            |r| r.get(0),
+        )
+        .unwrap()
     };
     assert_eq!(count_keys(), 3);
     let t0 = Instant::now();
     while count_keys() > 0 {
-        assert!(t0.elapsed() < Duration::from_secs(5), "the reaper did not delete expired keys");
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "the reaper did not delete expired keys"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(ledger(s.addr, &c)["count"], 3);
@@ -163,15 +250,30 @@ fn healthz_and_ledger_shape() {
     assert_eq!(h.json()["status"], "ok");
     let c = uid("cust");
     let empty = ledger(s.addr, &c);
-    assert_eq!((empty["count"].as_u64(), empty["charges"].as_array().map(Vec::len)), (Some(0), Some(0)));
+    assert_eq!(
+        (
+            empty["count"].as_u64(),
+            empty["charges"].as_array().map(Vec::len)
+        ),
+        (Some(0), Some(0))
+    );
     let keys: Vec<String> = (0..3).map(|_| uid("key")).collect();
     for k in &keys {
         assert_eq!(charge(s.addr, &c, k, BODY).status, 201);
     }
     let l = ledger(s.addr, &c);
     assert_eq!(l["count"], 3);
-    let listed: Vec<&str> = l["charges"].as_array().unwrap().iter().map(|ch| ch["key"].as_str().unwrap()).collect();
-    assert_eq!(listed, keys.iter().map(String::as_str).collect::<Vec<_>>(), "oldest first");
+    let listed: Vec<&str> = l["charges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|ch| ch["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        listed,
+        keys.iter().map(String::as_str).collect::<Vec<_>>(),
+        "oldest first"
+    );
     for ch in l["charges"].as_array().unwrap() {
         for m in ["id", "key", "amount", "currency", "status", "created_at"] {
             assert!(!ch[m].is_null(), "{m} missing in {ch}");

@@ -12,14 +12,25 @@ use common::*;
 const BIN: &str = env!("CARGO_BIN_EXE_idemkey-server");
 
 fn signal(pid: u32, sig: &str) {
-    let st = Command::new("kill").args([sig, &pid.to_string()]).status().expect("kill");
+    let st = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .expect("kill");
     assert!(st.success());
 }
 
 fn graceful_on(sig: &str) {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(BIN)
-        .args(["--addr", "127.0.0.1:0", "--provider-latency-ms", "800", "--log-level", "warn", "--db"])
+        .args([
+            "--addr",
+            "127.0.0.1:0",
+            "--provider-latency-ms",
+            "800",
+            "--log-level",
+            "warn",
+            "--db",
+        ])
         .arg(dir.path().join("g.db"))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -28,8 +39,15 @@ fn graceful_on(sig: &str) {
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
-    assert!(line.starts_with("listening on http://127.0.0.1:") && line.ends_with('\n'), "{line:?}");
-    let addr: std::net::SocketAddr = line.trim().trim_start_matches("listening on http://").parse().unwrap();
+    assert!(
+        line.starts_with("listening on http://127.0.0.1:") && line.ends_with('\n'),
+        "{line:?}"
+    );
+    let addr: std::net::SocketAddr = line
+        .trim()
+        .trim_start_matches("listening on http://")
+        .parse()
+        .unwrap();
     assert_ne!(addr.port(), 0, "the real port is printed");
 
     // A request in flight when the signal arrives still gets its answer.
@@ -43,7 +61,10 @@ fn graceful_on(sig: &str) {
         if let Some(st) = child.try_wait().unwrap() {
             break st;
         }
-        assert!(t0.elapsed() < Duration::from_secs(15), "no exit after {sig}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(15),
+            "no exit after {sig}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success(), "exit status {status:?}");
@@ -73,7 +94,9 @@ fn default_db_is_data_idemkey_db_and_its_directory_is_created() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     assert!(line.starts_with("listening on "));
     let exists = dir.path().join("data").join("idemkey.db").is_file();
     let _ = child.kill();
@@ -93,7 +116,13 @@ fn bad_flags_fail_with_a_message() {
         vec!["--addr", "not-an-address"],
         vec!["--no-such-flag"],
     ] {
-        let out = Command::new(BIN).args(&args).arg("--db").arg(&db).args(["--log-level", "error"]).output().unwrap();
+        let out = Command::new(BIN)
+            .args(&args)
+            .arg("--db")
+            .arg(&db)
+            .args(["--log-level", "error"])
+            .output()
+            .unwrap();
         assert!(!out.status.success(), "{args:?} should fail");
         assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
         assert!(!out.stderr.is_empty(), "{args:?} gave no message");
@@ -111,21 +140,45 @@ fn static_dir_at_root_and_pkg_dir_at_pkg_with_module_content_types() {
     std::fs::write(www.join("app.js"), "export const x = 1;").unwrap();
     std::fs::write(pkg.join("idemkey_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
     std::fs::write(pkg.join("idemkey.js"), "export default 1;").unwrap();
-    let s = Server::start(&["--static", www.to_str().unwrap(), "--pkg", pkg.to_str().unwrap()]);
+    let s = Server::start(&[
+        "--static",
+        www.to_str().unwrap(),
+        "--pkg",
+        pkg.to_str().unwrap(),
+    ]);
 
     let index = request(s.addr, "GET", "/", &[], b"");
     assert_eq!(index.status, 200);
-    assert!(index.header("content-type").unwrap().starts_with("text/html"));
+    assert!(index
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/html"));
     assert!(String::from_utf8_lossy(&index.body).contains("<title>demo</title>"));
     let js = request(s.addr, "GET", "/app.js", &[], b"");
-    assert_eq!((js.status, js.header("content-type")), (200, Some("text/javascript")));
+    assert_eq!(
+        (js.status, js.header("content-type")),
+        (200, Some("text/javascript"))
+    );
     let wasm = request(s.addr, "GET", "/pkg/idemkey_bg.wasm", &[], b"");
-    assert_eq!((wasm.status, wasm.header("content-type")), (200, Some("application/wasm")));
+    assert_eq!(
+        (wasm.status, wasm.header("content-type")),
+        (200, Some("application/wasm"))
+    );
     assert_eq!(wasm.body, b"\0asm\x01\0\0\0");
     let glue = request(s.addr, "GET", "/pkg/idemkey.js", &[], b"");
-    assert_eq!((glue.status, glue.header("content-type")), (200, Some("text/javascript")));
-    assert_eq!(request(s.addr, "GET", "/missing.html", &[], b"").status, 404);
-    assert_eq!(request(s.addr, "GET", "/pkg/../www/index.html", &[], b"").status / 100, 4, "no path traversal");
+    assert_eq!(
+        (glue.status, glue.header("content-type")),
+        (200, Some("text/javascript"))
+    );
+    assert_eq!(
+        request(s.addr, "GET", "/missing.html", &[], b"").status,
+        404
+    );
+    assert_eq!(
+        request(s.addr, "GET", "/pkg/../www/index.html", &[], b"").status / 100,
+        4,
+        "no path traversal"
+    );
     // The API still wins over the static fallback.
     request(s.addr, "GET", "/api/unknown", &[], b"").assert_problem(404);
     assert_eq!(request(s.addr, "GET", "/healthz", &[], b"").status, 200);
@@ -139,21 +192,62 @@ fn cors_flag_answers_preflights_and_exposes_the_idempotency_headers() {
         s.addr,
         "OPTIONS",
         "/api/charges",
-        &[("Origin", origin), ("Access-Control-Request-Method", "POST"), ("Access-Control-Request-Headers", "content-type,idempotency-key,x-customer-id")],
+        &[
+            ("Origin", origin),
+            ("Access-Control-Request-Method", "POST"),
+            (
+                "Access-Control-Request-Headers",
+                "content-type,idempotency-key,x-customer-id",
+            ),
+        ],
         b"",
     );
     assert_eq!(pre.status / 100, 2);
     assert_eq!(pre.header("access-control-allow-origin"), Some(origin));
-    assert!(pre.header("access-control-allow-methods").unwrap().to_ascii_uppercase().contains("POST"));
-    assert!(pre.header("access-control-allow-headers").unwrap().to_ascii_lowercase().contains("idempotency-key"));
-    let r = request(s.addr, "POST", "/api/charges", &[("Origin", origin), ("Content-Type", "application/json"), ("Idempotency-Key", "cors-1")], BODY.as_bytes());
+    assert!(pre
+        .header("access-control-allow-methods")
+        .unwrap()
+        .to_ascii_uppercase()
+        .contains("POST"));
+    assert!(pre
+        .header("access-control-allow-headers")
+        .unwrap()
+        .to_ascii_lowercase()
+        .contains("idempotency-key"));
+    let r = request(
+        s.addr,
+        "POST",
+        "/api/charges",
+        &[
+            ("Origin", origin),
+            ("Content-Type", "application/json"),
+            ("Idempotency-Key", "cors-1"),
+        ],
+        BODY.as_bytes(),
+    );
     assert_eq!(r.status, 201);
     assert_eq!(r.header("access-control-allow-origin"), Some(origin));
-    let exposed = r.header("access-control-expose-headers").unwrap().to_ascii_lowercase();
-    assert!(exposed.contains("idempotent-replayed") && exposed.contains("retry-after"), "{exposed}");
+    let exposed = r
+        .header("access-control-expose-headers")
+        .unwrap()
+        .to_ascii_lowercase();
+    assert!(
+        exposed.contains("idempotent-replayed") && exposed.contains("retry-after"),
+        "{exposed}"
+    );
 
     let plain = Server::start(&["--provider-latency-ms", "5"]);
-    let r = request(plain.addr, "GET", "/api/charges", &[("Origin", origin)], b"");
+    let r = request(
+        plain.addr,
+        "GET",
+        "/api/charges",
+        &[("Origin", origin)],
+        b"",
+    );
     assert_eq!(r.status, 200);
-    assert_eq!(r.header("access-control-allow-origin"), None, "no CORS without --cors");
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        None,
+        "no CORS without --cors"
+    );
 }

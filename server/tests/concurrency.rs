@@ -42,15 +42,28 @@ fn hundred_concurrent_requests_with_one_key_make_one_charge_and_one_provider_cal
                 assert_eq!(a.header("retry-after"), Some("1"));
                 conflicts += 1;
             }
-            other => panic!("unexpected status {other}: {}", String::from_utf8_lossy(&a.body)),
+            other => panic!(
+                "unexpected status {other}: {}",
+                String::from_utf8_lossy(&a.body)
+            ),
         }
     }
     assert_eq!(fresh, 1, "exactly one request did the work");
-    assert_eq!(bodies.len(), 1, "every 201 is the same charge, byte for byte");
-    assert!(conflicts > 0, "with a 300ms provider call, concurrent requests must see 409");
+    assert_eq!(
+        bodies.len(),
+        1,
+        "every 201 is the same charge, byte for byte"
+    );
+    assert!(
+        conflicts > 0,
+        "with a 300ms provider call, concurrent requests must see 409"
+    );
     assert_eq!(ledger(s.addr, &c)["count"], 1);
     let p = get_json(s.addr, "/api/provider", &c);
-    assert_eq!((p["calls"].as_i64(), p["payments"].as_i64()), (Some(1), Some(1)));
+    assert_eq!(
+        (p["calls"].as_i64(), p["payments"].as_i64()),
+        (Some(1), Some(1))
+    );
 }
 
 #[test]
@@ -80,8 +93,16 @@ fn two_hundred_concurrent_requests_with_distinct_keys_make_two_hundred_charges()
     assert_eq!(ids.len(), n);
     let l = ledger(s.addr, &c);
     assert_eq!(l["count"], n);
-    let keys: HashSet<&str> = l["charges"].as_array().unwrap().iter().map(|c| c["key"].as_str().unwrap()).collect();
+    let keys: HashSet<&str> = l["charges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["key"].as_str().unwrap())
+        .collect();
     assert_eq!(keys.len(), n);
     let p = get_json(s.addr, "/api/provider", &c);
-    assert_eq!((p["calls"].as_u64(), p["payments"].as_u64()), (Some(n as u64), Some(n as u64)));
+    assert_eq!(
+        (p["calls"].as_u64(), p["payments"].as_u64()),
+        (Some(n as u64), Some(n as u64))
+    );
 }

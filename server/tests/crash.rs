@@ -18,7 +18,10 @@ fn settle(addr: std::net::SocketAddr, c: &str, k: &str) -> Resp {
         match try_charge(addr, c, k, BODY) {
             Ok(Some(r)) if r.status != 409 => return r,
             _ => {
-                assert!(t0.elapsed() < Duration::from_secs(20), "key {k} never settled");
+                assert!(
+                    t0.elapsed() < Duration::from_secs(20),
+                    "key {k} never settled"
+                );
                 thread::sleep(Duration::from_millis(200));
             }
         }
@@ -41,7 +44,14 @@ fn kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none() {
     let dead = Arc::new(AtomicBool::new(false));
     let handles: Vec<_> = (0..workers)
         .map(|w| {
-            let (acked, unknown, ok_count, dead, c, addr) = (acked.clone(), unknown.clone(), ok_count.clone(), dead.clone(), c.clone(), s.addr);
+            let (acked, unknown, ok_count, dead, c, addr) = (
+                acked.clone(),
+                unknown.clone(),
+                ok_count.clone(),
+                dead.clone(),
+                c.clone(),
+                s.addr,
+            );
             thread::spawn(move || {
                 for i in 0..per_worker {
                     if dead.load(Ordering::SeqCst) {
@@ -53,7 +63,11 @@ fn kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none() {
                             acked.lock().unwrap().insert(k, r);
                             ok_count.fetch_add(1, Ordering::SeqCst);
                         }
-                        Ok(Some(r)) => panic!("unexpected {} before the kill: {}", r.status, String::from_utf8_lossy(&r.body)),
+                        Ok(Some(r)) => panic!(
+                            "unexpected {} before the kill: {}",
+                            r.status,
+                            String::from_utf8_lossy(&r.body)
+                        ),
                         // Killed mid-request: outcome unknown to the client.
                         _ => {
                             unknown.lock().unwrap().push(k);
@@ -76,9 +90,16 @@ fn kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none() {
     }
     let acked = std::mem::take(&mut *acked.lock().unwrap());
     let unknown = std::mem::take(&mut *unknown.lock().unwrap());
-    assert!(acked.len() < workers * per_worker, "the kill must land mid-load");
+    assert!(
+        acked.len() < workers * per_worker,
+        "the kill must land mid-load"
+    );
     assert!(!acked.is_empty());
-    eprintln!("killed with {} acknowledged and {} in flight", acked.len(), unknown.len());
+    eprintln!(
+        "killed with {} acknowledged and {} in flight",
+        acked.len(),
+        unknown.len()
+    );
 
     let s2 = Server::start_on(&db, &flags);
     // Every acknowledged 201 has its charge, with the id the client was given.
@@ -87,11 +108,24 @@ fn kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|ch| (ch["key"].as_str().unwrap().to_string(), ch["id"].as_str().unwrap().to_string()))
+        .map(|ch| {
+            (
+                ch["key"].as_str().unwrap().to_string(),
+                ch["id"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
-    assert_eq!(by_key.len(), l["count"].as_u64().unwrap() as usize, "no key has two charges");
+    assert_eq!(
+        by_key.len(),
+        l["count"].as_u64().unwrap() as usize,
+        "no key has two charges"
+    );
     for (k, r) in &acked {
-        assert_eq!(by_key.get(k).map(String::as_str), r.json()["id"].as_str(), "acknowledged charge {k} lost");
+        assert_eq!(
+            by_key.get(k).map(String::as_str),
+            r.json()["id"].as_str(),
+            "acknowledged charge {k} lost"
+        );
     }
     // Replays still answer, byte for byte.
     for (k, r) in &acked {
@@ -103,7 +137,11 @@ fn kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none() {
     // (after the lock timeout if they died between phases).
     let mut in_progress_after_restart = 0;
     for k in &unknown {
-        if try_charge(s2.addr, &c, k, BODY).ok().flatten().is_some_and(|r| r.status == 409) {
+        if try_charge(s2.addr, &c, k, BODY)
+            .ok()
+            .flatten()
+            .is_some_and(|r| r.status == 409)
+        {
             in_progress_after_restart += 1;
         }
         let r = settle(s2.addr, &c, k);
@@ -111,7 +149,12 @@ fn kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none() {
     }
     eprintln!("{in_progress_after_restart} keys were left in progress by the kill and recovered");
     let l = ledger(s2.addr, &c);
-    let keys: Vec<&str> = l["charges"].as_array().unwrap().iter().map(|ch| ch["key"].as_str().unwrap()).collect();
+    let keys: Vec<&str> = l["charges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|ch| ch["key"].as_str().unwrap())
+        .collect();
     let distinct: HashSet<&str> = keys.iter().copied().collect();
     assert_eq!(keys.len(), distinct.len(), "no key has two charges");
     assert_eq!(keys.len(), acked.len() + unknown.len());
@@ -121,31 +164,54 @@ fn kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none() {
 fn a_request_killed_between_phases_completes_once_after_the_lock_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("phases.db");
-    let flags = ["--faults", "--provider-latency-ms", "10", "--lock-timeout", "3s"];
+    let flags = [
+        "--faults",
+        "--provider-latency-ms",
+        "10",
+        "--lock-timeout",
+        "3s",
+    ];
     let mut s = Server::start_on(&db, &flags);
     let (c, k) = (uid("cust"), uid("key"));
     fault(s.addr, &c, r#"{"mode":"crash-after-provider"}"#);
     let r = try_charge(s.addr, &c, &k, BODY).unwrap();
     let crashed_at = Instant::now();
     assert!(r.is_none(), "the process must die before answering: {r:?}");
-    let status = s.wait_exit(Duration::from_secs(10)).expect("the server aborted");
+    let status = s
+        .wait_exit(Duration::from_secs(10))
+        .expect("the server aborted");
     assert!(!status.success());
 
     let s2 = Server::start_on(&db, &flags);
     // The provider was paid, the ledger was not written: the key is in progress.
     let p = get_json(s2.addr, "/api/provider", &c);
-    assert_eq!((p["calls"].as_i64(), p["payments"].as_i64()), (Some(1), Some(1)));
+    assert_eq!(
+        (p["calls"].as_i64(), p["payments"].as_i64()),
+        (Some(1), Some(1))
+    );
     assert_eq!(ledger(s2.addr, &c)["count"], 0);
     let early = charge(s2.addr, &c, &k, BODY);
-    assert!(crashed_at.elapsed() < Duration::from_secs(3), "restart too slow for this check");
+    assert!(
+        crashed_at.elapsed() < Duration::from_secs(3),
+        "restart too slow for this check"
+    );
     early.assert_problem(409);
 
-    thread::sleep(Duration::from_secs(3).saturating_sub(crashed_at.elapsed()) + Duration::from_millis(200));
+    thread::sleep(
+        Duration::from_secs(3).saturating_sub(crashed_at.elapsed()) + Duration::from_millis(200),
+    );
     let done = charge(s2.addr, &c, &k, BODY);
     assert_eq!(done.status, 201, "{}", String::from_utf8_lossy(&done.body));
-    assert!(!done.replayed(), "the first answer ever produced for this key");
+    assert!(
+        !done.replayed(),
+        "the first answer ever produced for this key"
+    );
     let p = get_json(s2.addr, "/api/provider", &c);
-    assert_eq!((p["calls"].as_i64(), p["payments"].as_i64()), (Some(2), Some(1)), "asked again, paid once");
+    assert_eq!(
+        (p["calls"].as_i64(), p["payments"].as_i64()),
+        (Some(2), Some(1)),
+        "asked again, paid once"
+    );
     let l = ledger(s2.addr, &c);
     assert_eq!(l["count"], 1);
     assert_eq!(l["charges"][0]["id"], done.json()["id"]);

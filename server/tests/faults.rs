@@ -19,13 +19,26 @@ fn drop_after_commit_closes_the_connection_and_the_retry_replays() {
     assert_eq!(q["scheduled"][0]["mode"], "drop-after-commit");
     assert_eq!(q["scheduled"][0]["remaining"], 1);
     let dropped = try_charge(s.addr, &c, &k, BODY).unwrap();
-    assert!(dropped.is_none(), "expected no response at all, got {dropped:?}");
-    assert_eq!(ledger(s.addr, &c)["count"], 1, "the charge was committed before the drop");
+    assert!(
+        dropped.is_none(),
+        "expected no response at all, got {dropped:?}"
+    );
+    assert_eq!(
+        ledger(s.addr, &c)["count"],
+        1,
+        "the charge was committed before the drop"
+    );
     let retry = charge(s.addr, &c, &k, BODY);
     assert_eq!(retry.status, 201);
     assert!(retry.replayed());
     assert_eq!(ledger(s.addr, &c)["count"], 1);
-    assert_eq!(get_json(s.addr, "/api/faults", &c)["scheduled"].as_array().unwrap().len(), 0);
+    assert_eq!(
+        get_json(s.addr, "/api/faults", &c)["scheduled"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
 }
 
 #[test]
@@ -49,7 +62,11 @@ fn fail_before_commit_is_503_with_nothing_stored() {
     for _ in 0..2 {
         charge(s.addr, &c, &k, BODY).assert_problem(503);
         assert_eq!(ledger(s.addr, &c)["count"], 0);
-        assert_eq!(get_json(s.addr, "/api/provider", &c)["calls"], 0, "the provider is not called");
+        assert_eq!(
+            get_json(s.addr, "/api/provider", &c)["calls"],
+            0,
+            "the provider is not called"
+        );
     }
     // Nothing was stored, so the key is still free: a different payload is fine.
     let ok = charge(s.addr, &c, &k, r#"{"amount":1,"currency":"gbp"}"#);
@@ -62,10 +79,18 @@ fn fail_before_commit_is_503_with_nothing_stored() {
 fn delay_after_commit_answers_late_but_answers() {
     let s = start();
     let (c, k) = (uid("cust"), uid("key"));
-    fault(s.addr, &c, r#"{"mode":"delay-after-commit","delay_ms":800}"#);
+    fault(
+        s.addr,
+        &c,
+        r#"{"mode":"delay-after-commit","delay_ms":800}"#,
+    );
     let t0 = Instant::now();
     let r = charge(s.addr, &c, &k, BODY);
-    assert!(t0.elapsed() >= Duration::from_millis(800), "answered after {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() >= Duration::from_millis(800),
+        "answered after {:?}",
+        t0.elapsed()
+    );
     assert_eq!(r.status, 201);
     assert!(!r.replayed());
     // The next one is not delayed.
@@ -87,9 +112,18 @@ fn faults_apply_only_to_the_scheduling_customer_and_only_to_work() {
     }
     // A replay does no work and does not take it either.
     assert!(charge(s.addr, &victim, &k, BODY).replayed());
-    assert_eq!(get_json(s.addr, "/api/faults", &victim)["scheduled"][0]["remaining"], 1);
+    assert_eq!(
+        get_json(s.addr, "/api/faults", &victim)["scheduled"][0]["remaining"],
+        1
+    );
     charge(s.addr, &victim, &uid("key"), BODY).assert_problem(502);
-    assert_eq!(get_json(s.addr, "/api/faults", &victim)["scheduled"].as_array().unwrap().len(), 0);
+    assert_eq!(
+        get_json(s.addr, "/api/faults", &victim)["scheduled"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
 }
 
 #[test]
@@ -98,12 +132,30 @@ fn mode_none_clears_and_bad_fault_requests_are_400() {
     let c = uid("cust");
     fault(s.addr, &c, r#"{"mode":"fail-before-commit","count":5}"#);
     fault(s.addr, &c, r#"{"mode":"delay-after-commit","delay_ms":10}"#);
-    assert_eq!(get_json(s.addr, "/api/faults", &c)["scheduled"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        get_json(s.addr, "/api/faults", &c)["scheduled"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     let cleared = fault(s.addr, &c, r#"{"mode":"none"}"#);
     assert_eq!(cleared["scheduled"].as_array().unwrap().len(), 0);
     assert_eq!(charge(s.addr, &c, &uid("key"), BODY).status, 201);
-    for bad in [r#"{"mode":"explode"}"#, r#"{"mode":"drop-after-commit","count":0}"#, r#"{"count":1}"#, "[", r#"{"mode":"delay-after-commit","delay_ms":"5"}"#] {
-        let r = request(s.addr, "POST", "/api/faults", &[("Content-Type", "application/json"), ("X-Customer-Id", &c)], bad.as_bytes());
+    for bad in [
+        r#"{"mode":"explode"}"#,
+        r#"{"mode":"drop-after-commit","count":0}"#,
+        r#"{"count":1}"#,
+        "[",
+        r#"{"mode":"delay-after-commit","delay_ms":"5"}"#,
+    ] {
+        let r = request(
+            s.addr,
+            "POST",
+            "/api/faults",
+            &[("Content-Type", "application/json"), ("X-Customer-Id", &c)],
+            bad.as_bytes(),
+        );
         r.assert_problem(400);
     }
 }
@@ -113,7 +165,13 @@ fn naive_endpoint_charges_every_time_and_takes_faults() {
     let s = start();
     let c = uid("cust");
     let post = |body: &str| {
-        request(s.addr, "POST", "/api/naive/charges", &[("Content-Type", "application/json"), ("X-Customer-Id", &c)], body.as_bytes())
+        request(
+            s.addr,
+            "POST",
+            "/api/naive/charges",
+            &[("Content-Type", "application/json"), ("X-Customer-Id", &c)],
+            body.as_bytes(),
+        )
     };
     for _ in 0..3 {
         let r = post(BODY);
@@ -126,7 +184,11 @@ fn naive_endpoint_charges_every_time_and_takes_faults() {
     post(BODY).assert_problem(503);
     fault(s.addr, &c, r#"{"mode":"error-after-commit"}"#);
     post(BODY).assert_problem(502);
-    assert_eq!(ledger(s.addr, &c)["count"], 4, "error-after-commit still charged");
+    assert_eq!(
+        ledger(s.addr, &c)["count"],
+        4,
+        "error-after-commit still charged"
+    );
     post(r#"{"amount":5,"currency":"usd","card":"4000000000000002"}"#).assert_problem(402);
     post(r#"{"amount":"5"}"#).assert_problem(400);
 }
@@ -138,11 +200,21 @@ fn delete_empties_one_customers_ledger_and_keys() {
     let k = uid("key");
     assert_eq!(charge(s.addr, &a, &k, BODY).status, 201);
     assert_eq!(charge(s.addr, &b, &uid("key"), BODY).status, 201);
-    let d = request(s.addr, "DELETE", "/api/charges", &[("X-Customer-Id", &a)], b"");
+    let d = request(
+        s.addr,
+        "DELETE",
+        "/api/charges",
+        &[("X-Customer-Id", &a)],
+        b"",
+    );
     assert_eq!(d.status, 200);
     assert_eq!(d.json()["deleted_charges"], 1);
     assert_eq!(ledger(s.addr, &a)["count"], 0);
-    assert_eq!(ledger(s.addr, &b)["count"], 1, "other customers are untouched");
+    assert_eq!(
+        ledger(s.addr, &b)["count"],
+        1,
+        "other customers are untouched"
+    );
     // The key went with the ledger: the same key is a new operation.
     let again = charge(s.addr, &a, &k, BODY);
     assert_eq!(again.status, 201);
@@ -153,14 +225,33 @@ fn delete_empties_one_customers_ledger_and_keys() {
 fn without_faults_flag_there_is_no_fault_api_no_naive_endpoint_no_reset() {
     let s = Server::start(&["--provider-latency-ms", "5"]);
     let c = uid("cust");
-    request(s.addr, "POST", "/api/faults", &[("Content-Type", "application/json"), ("X-Customer-Id", &c)], br#"{"mode":"drop-after-commit"}"#)
-        .assert_problem(404);
+    request(
+        s.addr,
+        "POST",
+        "/api/faults",
+        &[("Content-Type", "application/json"), ("X-Customer-Id", &c)],
+        br#"{"mode":"drop-after-commit"}"#,
+    )
+    .assert_problem(404);
     request(s.addr, "GET", "/api/faults", &[], b"").assert_problem(404);
-    request(s.addr, "POST", "/api/naive/charges", &[("Content-Type", "application/json")], BODY.as_bytes()).assert_problem(404);
+    request(
+        s.addr,
+        "POST",
+        "/api/naive/charges",
+        &[("Content-Type", "application/json")],
+        BODY.as_bytes(),
+    )
+    .assert_problem(404);
     request(s.addr, "GET", "/api/provider", &[], b"").assert_problem(404);
     let k = uid("key");
     assert_eq!(charge(s.addr, &c, &k, BODY).status, 201);
-    let d = request(s.addr, "DELETE", "/api/charges", &[("X-Customer-Id", &c)], b"");
+    let d = request(
+        s.addr,
+        "DELETE",
+        "/api/charges",
+        &[("X-Customer-Id", &c)],
+        b"",
+    );
     assert_eq!(d.status, 405);
     assert_eq!(ledger(s.addr, &c)["count"], 1);
 }

@@ -39,7 +39,13 @@ impl Server {
 
     /// Starts a server on an existing (or new) database file.
     pub fn start_on(db: &Path, args: &[&str]) -> Server {
-        let log = db.with_extension(format!("log.{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()));
+        let log = db.with_extension(format!(
+            "log.{}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
         let mut child = Command::new(env!("CARGO_BIN_EXE_idemkey-server"))
             .args(["--addr", "127.0.0.1:0", "--db"])
             .arg(db)
@@ -51,7 +57,13 @@ impl Server {
             .spawn()
             .expect("spawn idemkey-server");
         let addr = read_listening_line(&mut child, &log);
-        Server { child, addr, db: db.to_path_buf(), log, _dir: None }
+        Server {
+            child,
+            addr,
+            db: db.to_path_buf(),
+            log,
+            _dir: None,
+        }
     }
 
     /// SIGKILL, no shutdown.
@@ -108,9 +120,15 @@ fn read_listening_line(child: &mut Child, log: &Path) -> SocketAddr {
         let _ = reader.read_to_string(&mut rest);
     });
     let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
-    let addr = line.trim().strip_prefix("listening on http://").unwrap_or_else(|| {
-        panic!("no listening line (got {line:?}); server log:\n{}", std::fs::read_to_string(log).unwrap_or_default())
-    });
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| {
+            panic!(
+                "no listening line (got {line:?}); server log:\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            )
+        });
     addr.parse().expect("address")
 }
 
@@ -128,11 +146,19 @@ pub struct Resp {
 impl Resp {
     /// First header value by (lowercase) name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
     /// Body as JSON.
     pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("body is not JSON ({e}): {:?}", String::from_utf8_lossy(&self.body)))
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {:?}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
     }
     /// True with `Idempotent-Replayed: true`.
     pub fn replayed(&self) -> bool {
@@ -140,8 +166,16 @@ impl Resp {
     }
     /// Asserts an RFC 9457 problem with this status.
     pub fn assert_problem(&self, status: u16) -> Value {
-        assert_eq!(self.status, status, "body: {}", String::from_utf8_lossy(&self.body));
-        assert_eq!(self.header("content-type"), Some("application/problem+json"));
+        assert_eq!(
+            self.status,
+            status,
+            "body: {}",
+            String::from_utf8_lossy(&self.body)
+        );
+        assert_eq!(
+            self.header("content-type"),
+            Some("application/problem+json")
+        );
         let p = self.json();
         assert_eq!(p["status"], status);
         for m in ["type", "title", "detail", "code"] {
@@ -176,23 +210,45 @@ pub fn raw(addr: SocketAddr, bytes: &[u8]) -> std::io::Result<Option<Resp>> {
 }
 
 fn parse_response(buf: &[u8]) -> Resp {
-    let end = buf.windows(4).position(|w| w == b"\r\n\r\n").expect("response head");
+    let end = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("response head");
     let head = std::str::from_utf8(&buf[..end]).expect("ASCII head");
     let mut lines = head.split("\r\n");
     let status_line = lines.next().unwrap();
-    let status: u16 = status_line.split(' ').nth(1).expect("status").parse().expect("status code");
+    let status: u16 = status_line
+        .split(' ')
+        .nth(1)
+        .expect("status")
+        .parse()
+        .expect("status code");
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
     let rest = &buf[end + 4..];
-    let chunked = headers.iter().any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"));
+    let chunked = headers
+        .iter()
+        .any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"));
     let body = if chunked {
         let mut out = Vec::new();
         let mut r = rest;
         loop {
-            let nl = r.windows(2).position(|w| w == b"\r\n").expect("chunk size line");
-            let size = usize::from_str_radix(std::str::from_utf8(&r[..nl]).unwrap().split(';').next().unwrap().trim(), 16).unwrap();
+            let nl = r
+                .windows(2)
+                .position(|w| w == b"\r\n")
+                .expect("chunk size line");
+            let size = usize::from_str_radix(
+                std::str::from_utf8(&r[..nl])
+                    .unwrap()
+                    .split(';')
+                    .next()
+                    .unwrap()
+                    .trim(),
+                16,
+            )
+            .unwrap();
             r = &r[nl + 2..];
             if size == 0 {
                 break;
@@ -208,11 +264,21 @@ fn parse_response(buf: &[u8]) -> Resp {
     } else {
         rest.to_vec()
     };
-    Resp { status, headers, body }
+    Resp {
+        status,
+        headers,
+        body,
+    }
 }
 
 /// One request with `Connection: close` and a Content-Length.
-pub fn try_request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> std::io::Result<Option<Resp>> {
+pub fn try_request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> std::io::Result<Option<Resp>> {
     let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     for (n, v) in headers {
         req.push_str(&format!("{n}: {v}\r\n"));
@@ -227,22 +293,41 @@ pub fn try_request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str,
 }
 
 /// Like [`try_request`] but panics when there is no response.
-pub fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Resp {
-    try_request(addr, method, path, headers, body).expect("io").expect("the server closed the connection without a response")
+pub fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Resp {
+    try_request(addr, method, path, headers, body)
+        .expect("io")
+        .expect("the server closed the connection without a response")
 }
 
 /// `POST /api/charges` as `customer` with `key` and a JSON body.
 pub fn charge(addr: SocketAddr, customer: &str, key: &str, body: &str) -> Resp {
-    try_charge(addr, customer, key, body).expect("io").expect("no response")
+    try_charge(addr, customer, key, body)
+        .expect("io")
+        .expect("no response")
 }
 
 /// Like [`charge`] but returns `None` when the connection closed unanswered.
-pub fn try_charge(addr: SocketAddr, customer: &str, key: &str, body: &str) -> std::io::Result<Option<Resp>> {
+pub fn try_charge(
+    addr: SocketAddr,
+    customer: &str,
+    key: &str,
+    body: &str,
+) -> std::io::Result<Option<Resp>> {
     try_request(
         addr,
         "POST",
         "/api/charges",
-        &[("Content-Type", "application/json"), ("X-Customer-Id", customer), ("Idempotency-Key", key)],
+        &[
+            ("Content-Type", "application/json"),
+            ("X-Customer-Id", customer),
+            ("Idempotency-Key", key),
+        ],
         body.as_bytes(),
     )
 }
@@ -250,7 +335,12 @@ pub fn try_charge(addr: SocketAddr, customer: &str, key: &str, body: &str) -> st
 /// `GET path` as `customer`, JSON body.
 pub fn get_json(addr: SocketAddr, path: &str, customer: &str) -> Value {
     let r = request(addr, "GET", path, &[("X-Customer-Id", customer)], b"");
-    assert_eq!(r.status, 200, "GET {path}: {}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        r.status,
+        200,
+        "GET {path}: {}",
+        String::from_utf8_lossy(&r.body)
+    );
     r.json()
 }
 
@@ -261,8 +351,22 @@ pub fn ledger(addr: SocketAddr, customer: &str) -> Value {
 
 /// Schedules a fault for `customer`.
 pub fn fault(addr: SocketAddr, customer: &str, body: &str) -> Value {
-    let r = request(addr, "POST", "/api/faults", &[("Content-Type", "application/json"), ("X-Customer-Id", customer)], body.as_bytes());
-    assert_eq!(r.status, 200, "POST /api/faults: {}", String::from_utf8_lossy(&r.body));
+    let r = request(
+        addr,
+        "POST",
+        "/api/faults",
+        &[
+            ("Content-Type", "application/json"),
+            ("X-Customer-Id", customer),
+        ],
+        body.as_bytes(),
+    );
+    assert_eq!(
+        r.status,
+        200,
+        "POST /api/faults: {}",
+        String::from_utf8_lossy(&r.body)
+    );
     r.json()
 }
 
@@ -270,9 +374,17 @@ pub fn fault(addr: SocketAddr, customer: &str, body: &str) -> Value {
 pub fn uid(prefix: &str) -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-    format!("{prefix}-{}-{nanos:x}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "{prefix}-{}-{nanos:x}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// A valid charge body.
-pub const BODY: &str = r#"{"amount":4200,"currency":"usd","items":[{"sku":"tee","qty":2}],"card":"4242424242424242"}"#;
+pub const BODY: &str =
+    r#"{"amount":4200,"currency":"usd","items":[{"sku":"tee","qty":2}],"card":"4242424242424242"}"#;
