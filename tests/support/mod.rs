@@ -34,6 +34,20 @@ export function spyFetch() {
   restore.seen = seen;
   return restore;
 }
+export function stubFetch(answers) {
+  const orig = globalThis.fetch;
+  const seen = [];
+  globalThis.fetch = async function (req) {
+    seen.push({ url: req.url, key: req.headers.get("idempotency-key"), body: await req.clone().text() });
+    const next = answers.shift();
+    if (next === null) throw new TypeError("Failed to fetch (stub)");
+    const [status, body, headers] = next;
+    return new Response(status === 204 ? null : body, { status, headers });
+  };
+  const restore = () => { globalThis.fetch = orig; };
+  restore.seen = seen;
+  return restore;
+}
 export async function api(url, method, customer, body) {
   const r = await fetch(url, { method, headers: { "x-customer-id": customer, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body) });
@@ -59,6 +73,10 @@ extern "C" {
     /// Wraps `fetch`, recording requests in `.seen`; returns the restore.
     #[wasm_bindgen(js_name = spyFetch)]
     pub fn spy_fetch() -> Function;
+    /// Replaces `fetch` with one answering `[status, body, headers]` triples in turn,
+    /// recording requests in `.seen`; returns the restore.
+    #[wasm_bindgen(js_name = stubFetch)]
+    pub fn stub_fetch(answers: JsValue) -> Function;
     #[wasm_bindgen(catch)]
     fn api(url: &str, method: &str, customer: &str, body: JsValue) -> Result<Promise, JsValue>;
     /// Dispatches a `storage` event for localStorage as another tab's write would.
