@@ -17,6 +17,10 @@
 #               snippets/<crate>-<hash>/inlineN.js, two levels down, which "./snippets/*"
 #               does not match in webpack or Rollup globs (`*` stops at `/`); those snippets
 #               may run code on evaluation, so they are the one thing marked.
+# It also makes the .d.ts name the TypeScript library it needs: wasm-bindgen declares
+# `[Symbol.dispose](): void` on every class, which fails `tsc` (without skipLibCheck) in
+# projects whose `lib` predates ES2025/esnext.disposable; a
+# `/// <reference lib="esnext.disposable" />` line on top fixes that for every consumer.
 # The version is Cargo.toml's (wasm-pack copies it); this script checks they agree.
 set -euo pipefail
 
@@ -56,6 +60,13 @@ const js = `${base}.js`, dts = `${base}.d.ts`, wasm = `${base}_bg.wasm`;
 for (const f of [js, dts, wasm])
   if (!existsSync(join(dir, f))) die(`${join(dir, f)} is missing (expected from wasm-pack --target web)`);
 
+// The .d.ts: reference the lib that declares Symbol.dispose, once, when it is used.
+const dtsPath = join(dir, dts);
+const dtsText = readFileSync(dtsPath, "utf8");
+const libRef = '/// <reference lib="esnext.disposable" />\n';
+const dtsChanged = /Symbol\.dispose/.test(dtsText) && !dtsText.startsWith(libRef);
+if (dtsChanged) writeFileSync(dtsPath, libRef + dtsText);
+
 // files: wasm-pack's list plus the three artefacts, deduplicated, each one checked.
 const files = [...new Set([wasm, js, dts, ...(Array.isArray(pj.files) ? pj.files : [])])];
 if (existsSync(join(dir, "snippets")) && !files.includes("snippets")) files.push("snippets");
@@ -87,5 +98,6 @@ for (const k of Object.keys(merged)) if (!(k in out)) out[k] = merged[k];
 const text = JSON.stringify(out, null, 2) + "\n";
 const before = readFileSync(file, "utf8");
 if (text !== before) writeFileSync(file, text);
-console.log(`post-pack: ${file} ${text === before ? "already complete" : "completed"} (${out.name}@${out.version})`);
+const done = text === before && !dtsChanged;
+console.log(`post-pack: ${dir} ${done ? "already complete" : "completed"} (${out.name}@${out.version})`);
 JS

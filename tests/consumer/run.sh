@@ -3,7 +3,8 @@
 # pack pkg/ into pkg/idemkey-<version>.tgz, then node's test runner installs it into
 # fresh directories and checks the package, the bundlers, the no-bundler page, the
 # TypeScript types and the README. A missing tool is an error, never a skip.
-# KEEP_CONSUMER=1 keeps the temporary projects for inspection.
+# KEEP_CONSUMER=1 keeps the temporary projects for inspection; IDEMKEY_PKG=DIR tests
+# another wasm-pack output directory than pkg/.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -19,17 +20,18 @@ done
 [[ -x ${CHROMIUM:-/usr/bin/chromium} ]] || fail "${CHROMIUM:-/usr/bin/chromium} missing (make tool-apt)"
 server="${IDEMKEY_SERVER:-$root/target/release/idemkey-server}"
 [[ -x $server ]] || fail "$server missing: run \`make server\`"
-[[ -f pkg/package.json && -f pkg/idemkey_bg.wasm ]] || fail "pkg/ is not built: run \`make build\`"
+pkg="${IDEMKEY_PKG:-$root/pkg}"   # another build's output, for development
+[[ -f $pkg/package.json && -f $pkg/idemkey_bg.wasm ]] || fail "$pkg is not built: run \`make build\`"
 
 version="$(sed -n '/^\[package\]/,/^\[/{s/^version *= *"\([^"]*\)".*/\1/p}' Cargo.toml | head -n1)"
 [[ -n $version ]] || fail "no [package] version in Cargo.toml"
-tgz="$root/pkg/idemkey-$version.tgz"
-rm -f pkg/idemkey-*.tgz
-wasm-pack pack pkg
+tgz="$pkg/idemkey-$version.tgz"
+rm -f "$pkg"/idemkey-*.tgz
+wasm-pack pack "$pkg"
 [[ -f $tgz ]] || fail "wasm-pack pack did not write $tgz"
 echo "test-consumer: packed $tgz"
 
-export IDEMKEY_TGZ="$tgz" IDEMKEY_SERVER="$server"
+export IDEMKEY_TGZ="$tgz" IDEMKEY_SERVER="$server" IDEMKEY_DTS="$pkg/idemkey.d.ts"
 exec node --test --test-concurrency=1 \
   tests/consumer/package.test.mjs \
   tests/consumer/types.test.mjs \
