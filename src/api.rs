@@ -102,16 +102,23 @@ pub struct Checkout {
 impl Checkout {
     /// Opens (or resumes) the checkout of `options.scope`. Throws an `IdemError` with code
     /// `invalid-options` naming the option that is missing, unknown or out of range.
-    pub fn open(#[wasm_bindgen(unchecked_param_type = "CheckoutOptions")] options: JsValue) -> Result<Checkout, JsValue> {
+    pub fn open(
+        #[wasm_bindgen(unchecked_param_type = "CheckoutOptions")] options: JsValue,
+    ) -> Result<Checkout, JsValue> {
         let (opts, on_event) = options::read(&options).map_err(|e| to_js(&e))?;
-        Ok(Checkout { inner: Inner::open(opts, on_event) })
+        Ok(Checkout {
+            inner: Inner::open(opts, on_event),
+        })
     }
 
     /// Sends `payload` as JSON with this attempt's key, retrying as configured.
     /// Resolves with the final answer (also for non-2xx) or the stored one; rejects with
     /// `payload-conflict`, `outcome-unknown` or `invalid-payload`.
     #[wasm_bindgen(unchecked_return_type = "Promise<SubmitResult>")]
-    pub fn submit(&self, #[wasm_bindgen(unchecked_param_type = "unknown")] payload: JsValue) -> Promise {
+    pub fn submit(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "unknown")] payload: JsValue,
+    ) -> Promise {
         let (body, fp) = match submit::prepare(&payload) {
             Ok(v) => v,
             Err(e) => return Promise::reject(&to_js(&e)),
@@ -204,7 +211,17 @@ pub fn new_key_js() -> String {
 pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
     let ns = namespace.unwrap_or_else(|| "idemkey".into());
     if ns.is_empty() || ns.contains(':') {
-        return Err(to_js(&Error::invalid_option("namespace", "must be 1 to 64 characters long, without ':'")));
+        return Err(to_js(&Error::invalid_option(
+            "namespace",
+            "must be 1 to 64 characters long, without ':'",
+        )));
     }
-    Ok(sweep_kinds(&[StorageKind::Local, StorageKind::Session, StorageKind::Memory], &ns))
+    Ok(sweep_kinds(
+        &[
+            StorageKind::Local,
+            StorageKind::Session,
+            StorageKind::Memory,
+        ],
+        &ns,
+    ))
 }

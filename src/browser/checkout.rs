@@ -18,14 +18,19 @@ use crate::core::state::State;
 /// A fresh UUID v4 (formatted without `core::fmt`).
 pub(crate) fn new_key() -> String {
     let mut buf = [0u8; 36];
-    uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buf).to_owned()
+    uuid::Uuid::new_v4()
+        .hyphenated()
+        .encode_lower(&mut buf)
+        .to_owned()
 }
 
 /// Deletes the expired records of `namespace` from the given backends; returns how many.
 pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str) -> u32 {
     let prefix = record_key(namespace, "");
     let now = now_ms();
-    storage::remove_where(kinds, &prefix, |_, v| Record::decode(v).is_ok_and(|r| r.is_expired(now)))
+    storage::remove_where(kinds, &prefix, |_, v| {
+        Record::decode(v).is_ok_and(|r| r.is_expired(now))
+    })
 }
 
 /// The `storage` event listener, kept to remove it when the checkout is freed.
@@ -92,7 +97,12 @@ impl Inner {
 
     /// A new record (new key, state fresh) for this scope.
     pub(crate) fn fresh(&self) -> Record {
-        Record::new(new_key(), self.opts.scope.as_str(), now_ms(), self.opts.ttl_ms())
+        Record::new(
+            new_key(),
+            self.opts.scope.as_str(),
+            now_ms(),
+            self.opts.ttl_ms(),
+        )
     }
 
     /// The stored record; an unreadable one is moved to a quarantine key with a
@@ -120,7 +130,13 @@ impl Inner {
                     key
                 };
                 self.report(&key, fb);
-                self.events.emit(&key, Event::StorageCorrupt { reason: &reason, quarantine_key: &q });
+                self.events.emit(
+                    &key,
+                    Event::StorageCorrupt {
+                        reason: &reason,
+                        quarantine_key: &q,
+                    },
+                );
                 None
             }
         }
@@ -157,14 +173,27 @@ impl Inner {
 
     fn report(&self, key: &str, fallbacks: Vec<Fallback>) {
         for f in fallbacks {
-            self.events.emit(key, Event::StorageFallback { from: f.from, to: f.to, reason: &f.reason });
+            self.events.emit(
+                key,
+                Event::StorageFallback {
+                    from: f.from,
+                    to: f.to,
+                    reason: &f.reason,
+                },
+            );
         }
     }
 
     /// Emits a `state` event when `previous` differs from `rec.state`.
     pub(crate) fn state_changed(&self, rec: &Record, previous: State) {
         if previous != rec.state {
-            self.events.emit(&rec.key, Event::State { state: rec.state.as_str(), previous: previous.as_str() });
+            self.events.emit(
+                &rec.key,
+                Event::State {
+                    state: rec.state.as_str(),
+                    previous: previous.as_str(),
+                },
+            );
         }
     }
 
@@ -203,7 +232,9 @@ impl Inner {
     }
 
     fn on_storage(&self, ev: &StorageEvent) {
-        if ev.key().as_deref() != Some(self.rec_key.as_str()) || !self.store.is_area(ev.storage_area()) {
+        if ev.key().as_deref() != Some(self.rec_key.as_str())
+            || !self.store.is_area(ev.storage_area())
+        {
             return;
         }
         let prev = self.rec.borrow().state;

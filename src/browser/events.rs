@@ -73,25 +73,37 @@ impl Emitter {
         let o = Obj::new();
         let o = match ev {
             Event::Attempt { attempt } => o.set("type", "attempt").set("attempt", attempt),
-            Event::Retry { attempt, delay_ms, reason } => o
+            Event::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            } => o
                 .set("type", "retry")
                 .set("attempt", attempt)
                 .set("delayMs", delay_ms)
                 .set("reason", reason),
-            Event::Response { attempt, status, replayed } => o
+            Event::Response {
+                attempt,
+                status,
+                replayed,
+            } => o
                 .set("type", "response")
                 .set("attempt", attempt)
                 .set("status", status)
                 .set("replayed", replayed),
-            Event::State { state, previous } => {
-                o.set("type", "state").set("state", state).set("previous", previous)
-            }
+            Event::State { state, previous } => o
+                .set("type", "state")
+                .set("state", state)
+                .set("previous", previous),
             Event::StorageFallback { from, to, reason } => o
                 .set("type", "storage-fallback")
                 .set("from", from)
                 .set("to", to)
                 .set("reason", reason),
-            Event::StorageCorrupt { reason, quarantine_key } => o
+            Event::StorageCorrupt {
+                reason,
+                quarantine_key,
+            } => o
                 .set("type", "storage-corrupt")
                 .set("reason", reason)
                 .set("quarantineKey", quarantine_key),

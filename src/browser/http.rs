@@ -70,7 +70,13 @@ pub(crate) async fn send(t: &Try<'_>) -> Result<Answer, NoAnswer> {
     let timer = set_timeout(&abort.bind0(&ctrl), t.timeout_ms);
     let r = exchange(t, &signal).await;
     clear_timeout(&timer);
-    r.map_err(|_| if signal.aborted() { NoAnswer::Timeout } else { NoAnswer::Network })
+    r.map_err(|_| {
+        if signal.aborted() {
+            NoAnswer::Timeout
+        } else {
+            NoAnswer::Network
+        }
+    })
 }
 
 async fn exchange(t: &Try<'_>, signal: &web_sys::AbortSignal) -> Result<Answer, JsValue> {
@@ -95,6 +101,14 @@ async fn exchange(t: &Try<'_>, signal: &web_sys::AbortSignal) -> Result<Answer, 
     let h = resp.headers();
     let retry_after = h.get("retry-after").ok().flatten();
     let replayed = h.get("idempotent-replayed").ok().flatten();
-    let body = JsFuture::from(resp.text()?).await?.as_string().unwrap_or_default();
-    Ok(Answer { status: resp.status(), body, retry_after, replayed })
+    let body = JsFuture::from(resp.text()?)
+        .await?
+        .as_string()
+        .unwrap_or_default();
+    Ok(Answer {
+        status: resp.status(),
+        body,
+        retry_after,
+        replayed,
+    })
 }

@@ -13,9 +13,11 @@ use crate::core::lease;
 
 // web-sys gates LockManager behind an unstable cfg; this is all we need of it.
 // Resolves with the lock's release function once held; null when there is no Web Locks.
-#[wasm_bindgen(inline_js = "export function lockAcquire(n){const l=globalThis.navigator&&navigator.locks;\
+#[wasm_bindgen(
+    inline_js = "export function lockAcquire(n){const l=globalThis.navigator&&navigator.locks;\
 if(!l||typeof l.request!='function')return null;\
-return new Promise(ok=>{l.request(n,()=>new Promise(ok)).catch(()=>ok(null))})}")]
+return new Promise(ok=>{l.request(n,()=>new Promise(ok)).catch(()=>ok(null))})}"
+)]
 extern "C" {
     #[wasm_bindgen(js_name = lockAcquire)]
     fn lock_acquire(name: &str) -> JsValue;
@@ -84,7 +86,11 @@ async fn lease_acquire(store: &Rc<Store>, key: &str) -> Guard {
             sleep(25.0).await;
             let won = store.get(key).and_then(|s| lease::Lease::decode(&s));
             if won.is_some_and(|l| l.owner == *owner) {
-                return Guard::Lease { store: store.clone(), key: key.into(), owner };
+                return Guard::Lease {
+                    store: store.clone(),
+                    key: key.into(),
+                    owner,
+                };
             }
         }
         sleep(lease::LEASE_POLL_MS as f64 * (0.5 + random01())).await;

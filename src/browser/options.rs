@@ -9,8 +9,20 @@ use crate::core::options::{Options, RawOptions};
 use crate::error::{Error, Result};
 
 const KNOWN: [&str; 15] = [
-    "scope", "endpoint", "method", "headers", "headerName", "headerFormat", "ttlSeconds",
-    "timeoutMs", "maxRetries", "backoff", "deadlineMs", "storage", "namespace", "credentials",
+    "scope",
+    "endpoint",
+    "method",
+    "headers",
+    "headerName",
+    "headerFormat",
+    "ttlSeconds",
+    "timeoutMs",
+    "maxRetries",
+    "backoff",
+    "deadlineMs",
+    "storage",
+    "namespace",
+    "credentials",
     "onEvent",
 ];
 
@@ -73,7 +85,9 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>)> {
     if let Some(h) = present(get(js, "headers")) {
         for k in keys(&h, "headers")?.iter() {
             let name = k.as_string().unwrap_or_default();
-            let value = get(&h, &name).as_string().ok_or_else(|| bad("headers", "values must be strings"))?;
+            let value = get(&h, &name)
+                .as_string()
+                .ok_or_else(|| bad("headers", "values must be strings"))?;
             raw.headers.push((name, value));
         }
     }
@@ -91,7 +105,10 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>)> {
     }
     let on_event = match present(get(js, "onEvent")) {
         None => None,
-        Some(f) => Some(f.dyn_into::<Function>().map_err(|_| bad("onEvent", "must be a function"))?),
+        Some(f) => Some(
+            f.dyn_into::<Function>()
+                .map_err(|_| bad("onEvent", "must be a function"))?,
+        ),
     };
     Ok((Options::validate(raw)?, on_event))
 }

@@ -3,7 +3,6 @@
 //! storage is disabled, QuotaExceededError, Safari private mode).
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 
 use wasm_bindgen::JsValue;
 
@@ -12,8 +11,9 @@ use crate::core::options::StorageKind;
 use super::js::get;
 
 thread_local! {
-    /// The memory backend: one map per page, shared by every checkout.
-    static MEMORY: RefCell<BTreeMap<String, String>> = const { RefCell::new(BTreeMap::new()) };
+    /// The memory backend: one list of `(key, value)` per page, shared by every checkout
+    /// (a handful of entries: a Vec costs fewer bytes than a map).
+    static MEMORY: RefCell<Vec<(String, String)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A backend change: `(from, to, reason)`, reported as a `storage-fallback` event.
@@ -28,7 +28,9 @@ pub(crate) struct Fallback {
 
 /// The Web Storage object of a kind, or the error text when the browser refuses it.
 fn web_storage(kind: StorageKind) -> Result<Option<web_sys::Storage>, String> {
-    let Some(w) = web_sys::window() else { return Ok(None) };
+    let Some(w) = web_sys::window() else {
+        return Ok(None);
+    };
     let r = match kind {
         StorageKind::Local => w.local_storage(),
         StorageKind::Session => w.session_storage(),
@@ -76,7 +78,10 @@ impl Store {
         let mut kind = wanted;
         loop {
             if kind == StorageKind::Memory {
-                return Store { kind: Cell::new(kind), web: RefCell::new(None) };
+                return Store {
+                    kind: Cell::new(kind),
+                    web: RefCell::new(None),
+                };
             }
             let probed = web_storage(kind).and_then(|s| {
                 let s = s.ok_or_else(|| String::from("no window"))?;
@@ -85,10 +90,19 @@ impl Store {
                 Ok(s)
             });
             match probed {
-                Ok(s) => return Store { kind: Cell::new(kind), web: RefCell::new(Some(s)) },
+                Ok(s) => {
+                    return Store {
+                        kind: Cell::new(kind),
+                        web: RefCell::new(Some(s)),
+                    }
+                }
                 Err(reason) => {
                     let to = next(kind);
-                    out.push(Fallback { from: kind.as_str(), to: to.as_str(), reason });
+                    out.push(Fallback {
+                        from: kind.as_str(),
+                        to: to.as_str(),
+                        reason,
+                    });
                     kind = to;
                 }
             }
@@ -112,7 +126,12 @@ impl Store {
     pub(crate) fn get(&self, key: &str) -> Option<String> {
         match &*self.web.borrow() {
             Some(s) => s.get_item(key).ok().flatten(),
-            None => MEMORY.with(|m| m.borrow().get(key).cloned()),
+            None => MEMORY.with(|m| {
+                m.borrow()
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| v.clone())
+            }),
         }
     }
 
@@ -123,10 +142,13 @@ impl Store {
         loop {
             let web = self.web.borrow().clone();
             let Some(s) = web else {
-                MEMORY.with(|m| m.borrow_mut().insert(key.into(), value.into()));
+                mem_remove(key);
+                MEMORY.with(|m| m.borrow_mut().push((key.into(), value.into())));
                 return out;
             };
-            let Err(e) = s.set_item(key, value) else { return out };
+            let Err(e) = s.set_item(key, value) else {
+                return out;
+            };
             let _ = s.remove_item(key);
             let from = self.kind.get();
             let mut to = next(from);
@@ -145,7 +167,11 @@ impl Store {
             }
             self.kind.set(to);
             *self.web.borrow_mut() = web;
-            out.push(Fallback { from: from.as_str(), to: to.as_str(), reason });
+            out.push(Fallback {
+                from: from.as_str(),
+                to: to.as_str(),
+                reason,
+            });
         }
     }
 
@@ -155,11 +181,21 @@ impl Store {
             Some(s) => {
                 let _ = s.remove_item(key);
             }
-            None => MEMORY.with(|m| {
-                m.borrow_mut().remove(key);
-            }),
+            None => {
+                mem_remove(key);
+            }
         }
     }
+}
+
+/// Removes `key` from the memory backend; whether it was there.
+fn mem_remove(key: &str) -> bool {
+    MEMORY.with(|m| {
+        let mut m = m.borrow_mut();
+        let n = m.len();
+        m.retain(|(k, _)| k != key);
+        m.len() != n
+    })
 }
 
 /// Every `(storage key, value)` of one backend whose key starts with `prefix`.
@@ -192,14 +228,21 @@ fn entries(kind: StorageKind, prefix: &str) -> Vec<(String, String)> {
 
 /// Removes, from the given backends, the entries under `prefix` for which `drop(key, value)`
 /// says so; returns how many went.
-pub(crate) fn remove_where(kinds: &[StorageKind], prefix: &str, drop: impl Fn(&str, &str) -> bool) -> u32 {
+pub(crate) fn remove_where(
+    kinds: &[StorageKind],
+    prefix: &str,
+    drop: impl Fn(&str, &str) -> bool,
+) -> u32 {
     let mut n = 0;
     for &kind in kinds {
-        let doomed: Vec<String> =
-            entries(kind, prefix).into_iter().filter(|(k, v)| drop(k, v)).map(|(k, _)| k).collect();
+        let doomed: Vec<String> = entries(kind, prefix)
+            .into_iter()
+            .filter(|(k, v)| drop(k, v))
+            .map(|(k, _)| k)
+            .collect();
         for k in doomed {
             let gone = if kind == StorageKind::Memory {
-                MEMORY.with(|m| m.borrow_mut().remove(&k).is_some())
+                mem_remove(&k)
             } else {
                 matches!(web_storage(kind), Ok(Some(s)) if s.remove_item(&k).is_ok())
             };

@@ -52,11 +52,18 @@ fn result(key: &str, r: &StoredResponse, from_cache: bool, attempts: u32) -> JsV
 
 /// The stored result, if `rec` holds one.
 fn cached(rec: &Record) -> Option<JsValue> {
-    rec.response.as_ref().map(|r| result(&rec.key, r, true, rec.attempts))
+    rec.response
+        .as_ref()
+        .map(|r| result(&rec.key, r, true, rec.attempts))
 }
 
 /// Runs one submit sequence; `started` is when `submit()` was called.
-pub(crate) async fn run(inner: Rc<Inner>, body: String, fp: String, started: f64) -> Result<JsValue> {
+pub(crate) async fn run(
+    inner: Rc<Inner>,
+    body: String,
+    fp: String,
+    started: f64,
+) -> Result<JsValue> {
     let o = &inner.opts;
     let mut lock_name = String::from("idemkey:");
     lock_name.push_str(&inner.rec_key);
@@ -65,7 +72,10 @@ pub(crate) async fn run(inner: Rc<Inner>, body: String, fp: String, started: f64
     let mut rec = inner.reload();
     let now = now_ms();
     // Another tab finished this very payload while we waited: its answer is ours.
-    if rec.state == State::Failed && rec.fingerprint.as_deref() == Some(&fp) && rec.updated_at >= started {
+    if rec.state == State::Failed
+        && rec.fingerprint.as_deref() == Some(&fp)
+        && rec.updated_at >= started
+    {
         if let Some(r) = cached(&rec) {
             return Ok(r);
         }
@@ -76,7 +86,11 @@ pub(crate) async fn run(inner: Rc<Inner>, body: String, fp: String, started: f64
                 return Ok(r);
             }
         }
-        SubmitPlan::Conflict => return Err(Error::PayloadConflict { state: rec.state.as_str() }),
+        SubmitPlan::Conflict => {
+            return Err(Error::PayloadConflict {
+                state: rec.state.as_str(),
+            })
+        }
         SubmitPlan::Send { new_key: true } => {
             let prev = rec.state;
             rec = inner.fresh();
@@ -102,7 +116,12 @@ pub(crate) async fn run(inner: Rc<Inner>, body: String, fp: String, started: f64
         rec.updated_at = now_ms();
         inner.persist(&rec);
         guard.renew();
-        inner.events.emit(&rec.key, Event::Attempt { attempt: rec.attempts });
+        inner.events.emit(
+            &rec.key,
+            Event::Attempt {
+                attempt: rec.attempts,
+            },
+        );
         let left = o.deadline_ms as f64 - (now_ms() - t0);
         let t = http::Try {
             url: &o.endpoint,
@@ -115,9 +134,21 @@ pub(crate) async fn run(inner: Rc<Inner>, body: String, fp: String, started: f64
             timeout_ms: (o.timeout_ms as f64).min(left).max(1.0),
         };
         let (outcome, retry_after) = match http::send(&t).await {
-            Ok(Answer { status, body, retry_after, replayed }) => {
+            Ok(Answer {
+                status,
+                body,
+                retry_after,
+                replayed,
+            }) => {
                 let replayed = is_replayed(replayed.as_deref());
-                inner.events.emit(&rec.key, Event::Response { attempt: rec.attempts, status, replayed });
+                inner.events.emit(
+                    &rec.key,
+                    Event::Response {
+                        attempt: rec.attempts,
+                        status,
+                        replayed,
+                    },
+                );
                 let done = match classify(status) {
                     Class::Success => Some(State::Succeeded),
                     Class::Failure => Some(State::Failed),
@@ -127,14 +158,21 @@ pub(crate) async fn run(inner: Rc<Inner>, body: String, fp: String, started: f64
                     let prev = rec.state;
                     rec.state = state;
                     rec.updated_at = now_ms();
-                    let r = StoredResponse { status, body, replayed };
+                    let r = StoredResponse {
+                        status,
+                        body,
+                        replayed,
+                    };
                     let out = result(&rec.key, &r, false, rec.attempts);
                     rec.response = Some(r);
                     inner.persist(&rec);
                     inner.state_changed(&rec, prev);
                     return Ok(out);
                 }
-                (TryOutcome::Response(status), retry_after.and_then(|v| parse_retry_after(&v, now_ms())))
+                (
+                    TryOutcome::Response(status),
+                    retry_after.and_then(|v| parse_retry_after(&v, now_ms())),
+                )
             }
             Err(NoAnswer::Network) => (TryOutcome::NetworkError, None),
             Err(NoAnswer::Timeout) => (TryOutcome::Timeout, None),
@@ -142,11 +180,23 @@ pub(crate) async fn run(inner: Rc<Inner>, body: String, fp: String, started: f64
         let reason = outcome.reason();
         match policy.next(retries, now_ms() - t0, retry_after, random01()) {
             Next::Retry { delay_ms } => {
-                inner.events.emit(&rec.key, Event::Retry { attempt: rec.attempts, delay_ms, reason: &reason });
+                inner.events.emit(
+                    &rec.key,
+                    Event::Retry {
+                        attempt: rec.attempts,
+                        delay_ms,
+                        reason: &reason,
+                    },
+                );
                 sleep(delay_ms as f64).await;
                 retries += 1;
             }
-            Next::GiveUp => return Err(Error::OutcomeUnknown { attempts: rec.attempts, reason }),
+            Next::GiveUp => {
+                return Err(Error::OutcomeUnknown {
+                    attempts: rec.attempts,
+                    reason,
+                })
+            }
         }
     }
 }

@@ -121,7 +121,10 @@ pub fn opts(scope: &str, customer: &str, extra: &str) -> JsValue {
     };
     dflt("scope", scope.into());
     dflt("endpoint", format!("{SERVER}/api/charges").into());
-    dflt("headers", js(&format!(r#"{{"X-Customer-Id":"{customer}"}}"#)));
+    dflt(
+        "headers",
+        js(&format!(r#"{{"X-Customer-Id":"{customer}"}}"#)),
+    );
     o
 }
 
@@ -140,7 +143,10 @@ pub async fn submit(c: &Checkout, payload: &JsValue) -> Result<JsValue, JsValue>
 
 /// The events a [`recorder`] got, as `type` strings.
 pub fn types(rec: &Function) -> Vec<String> {
-    Array::from(&get(rec, "events")).iter().map(|e| get(&e, "type").as_string().unwrap()).collect()
+    Array::from(&get(rec, "events"))
+        .iter()
+        .map(|e| get(&e, "type").as_string().unwrap())
+        .collect()
 }
 
 /// The events a [`recorder`] got of one type.
@@ -158,21 +164,33 @@ pub fn restore(f: &Function) {
 
 /// Asserts an IdemError with `code` and a message containing `needle`.
 pub fn assert_idem_error(e: &JsValue, code: &str, needle: &str) {
-    assert_eq!(get(e, "name").as_string().as_deref(), Some("IdemError"), "name of {e:?}");
+    assert_eq!(
+        get(e, "name").as_string().as_deref(),
+        Some("IdemError"),
+        "name of {e:?}"
+    );
     assert!(e.is_instance_of::<js_sys::Error>(), "not an Error: {e:?}");
-    assert_eq!(get(e, "code").as_string().as_deref(), Some(code), "code of {e:?}");
+    assert_eq!(
+        get(e, "code").as_string().as_deref(),
+        Some(code),
+        "code of {e:?}"
+    );
     let msg = get(e, "message").as_string().unwrap();
     assert!(msg.contains(needle), "message {msg:?} lacks {needle:?}");
 }
 
 async fn call(path: &str, method: &str, customer: &str, body: JsValue) -> JsValue {
     let url = format!("{SERVER}{path}");
-    JsFuture::from(api(&url, method, customer, body).unwrap()).await.unwrap()
+    JsFuture::from(api(&url, method, customer, body).unwrap())
+        .await
+        .unwrap()
 }
 
 /// Schedules `count` faults of `mode` for `customer`'s next charge requests.
 pub async fn fault(customer: &str, mode: &str, count: u32, delay_ms: u32) {
-    let body = js(&format!(r#"{{"mode":"{mode}","count":{count},"delay_ms":{delay_ms}}}"#));
+    let body = js(&format!(
+        r#"{{"mode":"{mode}","count":{count},"delay_ms":{delay_ms}}}"#
+    ));
     call("/api/faults", "POST", customer, body).await;
 }
 
@@ -188,7 +206,10 @@ pub async fn ledger(customer: &str) -> Vec<String> {
 /// Resolves after `ms`.
 pub async fn sleep(ms: i32) {
     let p = Promise::new(&mut |res, _| {
-        web_sys::window().unwrap().set_timeout_with_callback_and_timeout_and_arguments_0(&res, ms).unwrap();
+        web_sys::window()
+            .unwrap()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&res, ms)
+            .unwrap();
     });
     JsFuture::from(p).await.unwrap();
 }
@@ -201,4 +222,44 @@ pub fn local() -> web_sys::Storage {
 /// The record key of `scope` in namespace `ns`.
 pub fn record_key(ns: &str, scope: &str) -> String {
     idemkey::core::record::record_key(ns, scope)
+}
+
+pub const PAY: &str = r#"{"amount":4200,"currency":"eur","items":[{"sku":"tea","qty":2}]}"#;
+/// The same payload with every object's keys in another order.
+pub const PAY_REORDERED: &str =
+    r#"{"items":[{"qty":2,"sku":"tea"}],"currency":"eur","amount":4200}"#;
+pub const OTHER: &str = r#"{"amount":999,"currency":"eur"}"#;
+pub const DECLINED: &str = r#"{"amount":500,"currency":"eur","card":"4000000000000002"}"#;
+/// Quick retries so the suite stays fast.
+pub const FAST: &str = r#"{"backoff":{"baseMs":20,"maxMs":40}}"#;
+
+/// A checkout with a fresh scope and customer, and its event recorder.
+pub fn checkout(extra: &str) -> (Checkout, String, js_sys::Function) {
+    let customer = uniq("cust");
+    let ev = recorder();
+    let o = opts(&uniq("cart"), &customer, extra);
+    set(&o, "onEvent", &ev);
+    (open(&o), customer, ev)
+}
+
+pub fn field(r: &JsValue, name: &str) -> JsValue {
+    get(r, name)
+}
+
+pub fn num(r: &JsValue, name: &str) -> f64 {
+    field(r, name)
+        .as_f64()
+        .unwrap_or_else(|| panic!("{name} of {r:?}"))
+}
+
+pub fn flag(r: &JsValue, name: &str) -> bool {
+    field(r, name)
+        .as_bool()
+        .unwrap_or_else(|| panic!("{name} of {r:?}"))
+}
+
+pub fn text(r: &JsValue, name: &str) -> String {
+    field(r, name)
+        .as_string()
+        .unwrap_or_else(|| panic!("{name} of {r:?}"))
 }

@@ -1,0 +1,297 @@
+//! Browser tests of the records in storage (no server needed): fallback when storage
+//! throws, corrupt records set aside, expiry, sweep, and the cross-tab `storage` event.
+#![cfg(target_arch = "wasm32")]
+
+mod support;
+
+use idemkey::core::record::{Record, StoredResponse};
+use idemkey::core::state::State;
+use idemkey::{sweep, Checkout};
+use support::*;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen_test]
+fn local_storage_that_throws_falls_back_to_session() {
+    let scope = uniq("fb-session");
+    let ev = recorder();
+    let o = opts(&scope, "nobody", "{}");
+    set(&o, "onEvent", &ev);
+    let undo = break_storage(false);
+    let c = Checkout::open(o);
+    restore(&undo);
+    let c = c.expect("open survives throwing storage");
+    assert_eq!(c.storage(), "session");
+    let fb = events_of(&ev, "storage-fallback");
+    assert_eq!(fb.len(), 1);
+    assert_eq!(get(&fb[0], "from").as_string().unwrap(), "local");
+    assert_eq!(get(&fb[0], "to").as_string().unwrap(), "session");
+    assert!(get(&fb[0], "reason")
+        .as_string()
+        .unwrap()
+        .contains("QuotaExceededError"));
+    assert_eq!(get(&fb[0], "key").as_string().unwrap(), c.key());
+    let session = web_sys::window()
+        .unwrap()
+        .session_storage()
+        .unwrap()
+        .unwrap();
+    let rk = record_key("idemkey", &scope);
+    assert!(
+        session.get_item(&rk).unwrap().is_some(),
+        "record in sessionStorage"
+    );
+    assert_eq!(local().get_item(&rk).unwrap(), None);
+    session.remove_item(&rk).unwrap();
+}
+
+#[wasm_bindgen_test]
+fn storage_that_always_throws_falls_back_to_memory() {
+    let scope = uniq("fb-mem");
+    let ev = recorder();
+    let o = opts(&scope, "nobody", "{}");
+    set(&o, "onEvent", &ev);
+    let undo = break_storage(true);
+    let c = Checkout::open(o.clone());
+    let again = Checkout::open(o);
+    restore(&undo);
+    let (c, again) = (c.unwrap(), again.unwrap());
+    assert_eq!(c.storage(), "memory");
+    let hops: Vec<(String, String)> = events_of(&ev, "storage-fallback")
+        .iter()
+        .map(|e| {
+            (
+                get(e, "from").as_string().unwrap(),
+                get(e, "to").as_string().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hops[..2],
+        [
+            ("local".into(), "session".into()),
+            ("session".into(), "memory".into())
+        ]
+    );
+    // The memory record is page-wide: a refresh-like second open finds the same key.
+    assert_eq!(again.key(), c.key());
+    c.finish();
+}
+
+#[wasm_bindgen_test]
+fn a_write_that_throws_later_falls_back_too() {
+    let scope = uniq("fb-later");
+    let ev = recorder();
+    let o = opts(&scope, "nobody", "{}");
+    set(&o, "onEvent", &ev);
+    let c = open(&o);
+    assert_eq!(c.storage(), "local");
+    let undo = break_storage(false);
+    c.reset();
+    restore(&undo);
+    assert_eq!(c.storage(), "session");
+    let fb = events_of(&ev, "storage-fallback");
+    assert_eq!(fb.len(), 1);
+    assert_eq!(get(&fb[0], "key").as_string().unwrap(), c.key());
+    let session = web_sys::window()
+        .unwrap()
+        .session_storage()
+        .unwrap()
+        .unwrap();
+    let rk = record_key("idemkey", &scope);
+    assert_eq!(
+        Record::decode(&session.get_item(&rk).unwrap().unwrap())
+            .unwrap()
+            .key,
+        c.key()
+    );
+    assert_eq!(
+        local().get_item(&rk).unwrap(),
+        None,
+        "the stale local copy is dropped"
+    );
+    session.remove_item(&rk).unwrap();
+}
+
+fn quarantined(ns: &str, scope: &str) -> Vec<(String, String)> {
+    let s = local();
+    let prefix = format!("{ns}:corrupt:{scope}:");
+    (0..s.length().unwrap())
+        .filter_map(|i| s.key(i).unwrap())
+        .filter(|k| k.starts_with(&prefix))
+        .map(|k| {
+            let v = s.get_item(&k).unwrap().unwrap();
+            (k, v)
+        })
+        .collect()
+}
+
+#[wasm_bindgen_test]
+fn corrupt_records_are_set_aside_with_an_event() {
+    let ns = uniq("ns").replace('-', "");
+    let ns = &ns[..20];
+    for (i, garbage) in ["{not json", r#"{"v":2,"key":"x"}"#, "null", ""]
+        .iter()
+        .enumerate()
+    {
+        let scope = format!("corrupt-{i}");
+        let rk = record_key(ns, &scope);
+        local().set_item(&rk, garbage).unwrap();
+        let ev = recorder();
+        let o = opts(&scope, "nobody", &format!(r#"{{"namespace":"{ns}"}}"#));
+        set(&o, "onEvent", &ev);
+        let c = open(&o);
+        assert_eq!(c.state(), "fresh");
+        let bad = events_of(&ev, "storage-corrupt");
+        assert_eq!(bad.len(), 1, "one storage-corrupt event for {garbage:?}");
+        assert_eq!(get(&bad[0], "key").as_string().unwrap(), c.key());
+        let q = quarantined(ns, &scope);
+        assert_eq!(q.len(), 1);
+        assert_eq!(q[0].1, *garbage, "the unreadable text is kept aside");
+        assert_eq!(get(&bad[0], "quarantineKey").as_string().unwrap(), q[0].0);
+        assert_eq!(
+            Record::decode(&local().get_item(&rk).unwrap().unwrap())
+                .unwrap()
+                .key,
+            c.key()
+        );
+        local().remove_item(&q[0].0).unwrap();
+        c.finish();
+    }
+}
+
+#[wasm_bindgen_test]
+fn a_throwing_on_event_never_breaks_open() {
+    let scope = uniq("thrower");
+    let rk = record_key("idemkey", &scope);
+    local().set_item(&rk, "garbage").unwrap();
+    let o = opts(&scope, "nobody", "{}");
+    set(&o, "onEvent", &thrower());
+    let c = open(&o);
+    assert_eq!(c.state(), "fresh");
+    for (k, _) in quarantined("idemkey", &scope) {
+        local().remove_item(&k).unwrap();
+    }
+    c.finish();
+}
+
+fn stored(scope: &str, now: f64, ttl_ms: f64, state: State) -> Record {
+    let mut r = Record::new(idemkey::new_key(), scope, now, ttl_ms);
+    r.state = state;
+    if state != State::Fresh {
+        r.fingerprint = Some("f1:0000000000000000".into());
+        r.attempts = 1;
+    }
+    if state == State::Succeeded {
+        r.response = Some(StoredResponse {
+            status: 201,
+            body: "{}".into(),
+            replayed: false,
+        });
+    }
+    r
+}
+
+#[wasm_bindgen_test]
+fn an_expired_record_gets_a_new_key() {
+    let scope = uniq("expired");
+    let now = js_sys::Date::now();
+    let old = stored(&scope, now - 10_000.0, 5_000.0, State::Succeeded);
+    local()
+        .set_item(&record_key("idemkey", &scope), &old.encode())
+        .unwrap();
+    let c = open(&opts(&scope, "nobody", "{}"));
+    assert_ne!(c.key(), old.key);
+    assert_eq!(c.state(), "fresh");
+    c.finish();
+}
+
+#[wasm_bindgen_test]
+async fn a_key_older_than_ttl_seconds_is_not_reused() {
+    let scope = uniq("ttl");
+    let c = open(&opts(&scope, "nobody", r#"{"ttlSeconds":1}"#));
+    let k = c.key();
+    assert_eq!(
+        open(&opts(&scope, "nobody", r#"{"ttlSeconds":1}"#)).key(),
+        k
+    );
+    sleep(1100).await;
+    let later = open(&opts(&scope, "nobody", r#"{"ttlSeconds":1}"#));
+    assert_ne!(later.key(), k);
+    later.finish();
+}
+
+#[wasm_bindgen_test]
+fn sweep_removes_expired_records_only() {
+    let ns = &uniq("sw").replace('-', "")[..16];
+    let now = js_sys::Date::now();
+    let s = local();
+    let put = |scope: &str, text: &str| s.set_item(&record_key(ns, scope), text).unwrap();
+    put(
+        "old-1",
+        &stored("old-1", now - 10_000.0, 1_000.0, State::Pending).encode(),
+    );
+    put(
+        "old-2",
+        &stored("old-2", now - 10_000.0, 1_000.0, State::Fresh).encode(),
+    );
+    put(
+        "live",
+        &stored("live", now, 60_000.0, State::Succeeded).encode(),
+    );
+    put("junk", "not a record");
+    let other = format!("{ns}x");
+    s.set_item(
+        &record_key(&other, "old"),
+        &stored("old", now - 10_000.0, 1.0, State::Fresh).encode(),
+    )
+    .unwrap();
+    assert_eq!(sweep(Some(ns.to_string())).unwrap(), 2);
+    assert_eq!(s.get_item(&record_key(ns, "old-1")).unwrap(), None);
+    assert_eq!(s.get_item(&record_key(ns, "old-2")).unwrap(), None);
+    assert!(s.get_item(&record_key(ns, "live")).unwrap().is_some());
+    assert!(s.get_item(&record_key(ns, "junk")).unwrap().is_some());
+    assert!(
+        s.get_item(&record_key(&other, "old")).unwrap().is_some(),
+        "other namespaces untouched"
+    );
+    assert_eq!(sweep(Some(ns.to_string())).unwrap(), 0);
+    for k in [
+        record_key(ns, "live"),
+        record_key(ns, "junk"),
+        record_key(&other, "old"),
+    ] {
+        s.remove_item(&k).unwrap();
+    }
+    assert!(sweep(Some("a:b".into())).is_err());
+}
+
+#[wasm_bindgen_test]
+fn the_storage_event_keeps_state_current() {
+    let scope = uniq("tabs");
+    let ev = recorder();
+    let o = opts(&scope, "nobody", "{}");
+    set(&o, "onEvent", &ev);
+    let c = open(&o);
+    let rk = record_key("idemkey", &scope);
+    // Another tab takes the attempt to succeeded under a key of its own.
+    let theirs = stored(&scope, js_sys::Date::now(), 60_000.0, State::Succeeded);
+    local().set_item(&rk, &theirs.encode()).unwrap();
+    fire_storage(&rk, Some(theirs.encode()));
+    assert_eq!(c.state(), "succeeded");
+    assert_eq!(c.key(), theirs.key);
+    assert_eq!(c.attempts(), 1);
+    let st = events_of(&ev, "state");
+    assert_eq!(st.len(), 1);
+    assert_eq!(get(&st[0], "state").as_string().unwrap(), "succeeded");
+    assert_eq!(get(&st[0], "previous").as_string().unwrap(), "fresh");
+    // Events for other keys are ignored.
+    fire_storage(&record_key("idemkey", "another-scope"), Some("junk".into()));
+    assert_eq!(c.state(), "succeeded");
+    // The other tab calls finish(): the next attempt here gets a new key.
+    local().remove_item(&rk).unwrap();
+    fire_storage(&rk, None);
+    assert_eq!(c.state(), "fresh");
+    assert_ne!(c.key(), theirs.key);
+}
