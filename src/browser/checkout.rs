@@ -76,21 +76,20 @@ impl Inner {
             flights: Cell::new(0),
             listener: RefCell::new(None),
         });
-        let rec = match inner.read_stored() {
-            Some(r) if !r.is_expired(now_ms()) => r,
+        let (rec, stored) = match inner.read_stored() {
+            Some(r) if !r.is_expired(now_ms()) => (r, true),
             // Absent, expired, or set aside as corrupt (which already chose the next key).
             _ => {
                 let cur = inner.rec.borrow().clone();
-                if cur.key.is_empty() {
-                    inner.fresh()
-                } else {
-                    cur
-                }
+                (if cur.key.is_empty() { inner.fresh() } else { cur }, false)
             }
         };
         inner.report(&rec.key, fallbacks);
         inner.rec.replace(rec.clone());
-        inner.write(&rec);
+        // A record read as is is not written back: that could undo another tab's newer write.
+        if !stored {
+            inner.write(&rec);
+        }
         inner.listen();
         inner
     }
