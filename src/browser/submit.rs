@@ -20,6 +20,11 @@ use crate::core::retry_after::parse_retry_after;
 use crate::core::state::{plan_submit, State, SubmitPlan};
 use crate::error::{Error, Result};
 
+/// A lock that took longer than this was held by someone else.
+const WAITED_MS: f64 = 15.0;
+/// How long a tab that waited lets the holder's storage writes arrive.
+const SETTLE_MS: f64 = 50.0;
+
 /// The payload as JSON text and its fingerprint; `invalid-payload` when JSON cannot carry it.
 pub(crate) fn prepare(payload: &JsValue) -> Result<(String, String)> {
     let body = match JSON::stringify(payload) {
@@ -67,8 +72,13 @@ pub(crate) async fn run(
     let o = &inner.opts;
     let mut lock_name = String::from("idemkey:");
     lock_name.push_str(&inner.rec_key);
+    let asked = now_ms();
     let guard = lock::acquire(&inner.store, &lock_name, &lease_key(&o.namespace, &o.scope)).await;
-
+    if now_ms() - asked > WAITED_MS {
+        // Another tab held the scope. Chromium hands its storage writes to this tab apart
+        // from the lock's release; give them a moment to land before reading its result.
+        sleep(SETTLE_MS).await;
+    }
     let mut rec = inner.reload();
     let now = now_ms();
     // Another tab finished this very payload while we waited: its answer is ours.
