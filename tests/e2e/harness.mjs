@@ -1,0 +1,210 @@
+// End-to-end harness: a real idemkey-server per scenario, Debian's Chromium
+// driven by playwright-core, the ledger read straight from the server.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const SHOTS = path.join(ROOT, 'target', 'e2e');
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+// IDEMKEY_SERVER may point at another build of the server (e.g. a debug one).
+const SERVER = process.env.IDEMKEY_SERVER || path.join(ROOT, 'target', 'release', 'idemkey-server');
+// IDEMKEY_PKG may point at another wasm-pack output directory.
+const PKG = path.resolve(ROOT, process.env.IDEMKEY_PKG || 'pkg');
+
+/** The client's per-try timeout set by www/app.js; the slow fault must outlast it. */
+export const CLIENT_TIMEOUT_MS = 3000;
+
+function mustExist(file, hint, mode = constants.R_OK) {
+  try {
+    accessSync(file, mode);
+  } catch {
+    throw new Error(`${file} is missing: ${hint}`);
+  }
+}
+
+/** Start idemkey-server on a free port with a fresh database; resolves once it prints its address. */
+export async function startServer({ providerLatencyMs = 20, extraArgs = [] } = {}) {
+  const [bin, ...binArgs] = SERVER.split(' ');
+  mustExist(bin, 'build it with `make server` (cargo build --release -p idemkey-server)', constants.X_OK);
+  mustExist(path.join(PKG, 'idemkey.js'), 'build the module with `make build`');
+  mustExist(path.join(ROOT, 'www', 'index.html'), 'the demo page is part of the repository');
+  const dir = await mkdtemp(path.join(tmpdir(), 'idemkey-e2e-'));
+  const args = [...binArgs, '--addr', '127.0.0.1:0', '--db', path.join(dir, 'e2e.db'), '--static', 'www', '--pkg', PKG,
+    '--faults', '--provider-latency-ms', String(providerLatencyMs), ...extraArgs];
+  const child = spawn(bin, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr = (stderr + d).slice(-4000); });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`idemkey-server printed no address within 15 s; stderr:\n${stderr}`)), 15000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) { clearTimeout(timer); resolve(m[1].replace(/\/$/, '')); }
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`idemkey-server exited (${code ?? signal}) before listening; stderr:\n${stderr}`));
+    });
+    child.on('error', (err) => { clearTimeout(timer); reject(err); });
+  });
+  child.stdout.resume();
+  return {
+    url,
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const gone = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await gone;
+        clearTimeout(timer);
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// The browser logs failed loads of resources itself ("Failed to load
+// resource: ... 502"). For the API calls a scenario breaks on purpose these are
+// the injected faults showing, not page errors; everything else fails the test.
+const EXPECTED_NETWORK = /^Failed to load resource: (the server responded with a status of (402|409|502|503) |net::ERR_(EMPTY_RESPONSE|CONNECTION_RESET|CONNECTION_CLOSED|ABORTED|INCOMPLETE_CHUNKED_ENCODING))/;
+const API_URL = /\/api\/(naive\/)?charges$/;
+
+/**
+ * Run one scenario: own server, own browser, a fresh customer; afterwards a
+ * screenshot of every open page in target/e2e/<name>.png and no console errors.
+ */
+export async function scenario(name, options, body) {
+  const server = await startServer(options);
+  let browser;
+  const problems = [];
+  const networkLogs = [];
+  const posts = [];
+  try {
+    mustExist(CHROMIUM, 'install Debian\'s chromium (make tools)', constants.X_OK);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const viewport = options.viewport || { width: 1280, height: 900 };
+    const context = await browser.newContext({ viewport });
+    const customer = `e2e-${name}-${Math.random().toString(36).slice(2, 10)}`;
+    const url = `${server.url}/?customer=${customer}`;
+    const pages = [];
+    context.on('page', (page) => {
+      pages.push(page);
+      page.on('console', (msg) => {
+        if (msg.type() !== 'error') return;
+        const where = msg.location()?.url || '';
+        if (EXPECTED_NETWORK.test(msg.text()) && API_URL.test(new URL(where, server.url).pathname)) networkLogs.push(msg.text());
+        else problems.push(`console error on ${page.url()}: ${msg.text()} (${where})`);
+      });
+      page.on('pageerror', (err) => problems.push(`page error on ${page.url()}: ${err.stack || err.message}`));
+      page.on('request', (req) => {
+        if (req.method() === 'POST' && new URL(req.url()).pathname === '/api/charges') {
+          posts.push({ key: req.headers()['idempotency-key'], page });
+        }
+      });
+    });
+    const ctx = {
+      server, browser, context, customer, url, posts, pages, networkLogs,
+      /** A new tab on the demo with this scenario's customer, ready to use. */
+      async openPage() {
+        const page = await context.newPage();
+        await page.goto(url);
+        await ready(page);
+        return page;
+      },
+      /** The server's ledger for this customer. */
+      async ledger() {
+        const res = await fetch(`${server.url}/api/charges`, { headers: { 'X-Customer-Id': customer } });
+        assert.equal(res.status, 200, 'GET /api/charges');
+        return res.json();
+      },
+    };
+    try {
+      await body(ctx);
+    } finally {
+      mkdirSync(SHOTS, { recursive: true });
+      let i = 0;
+      for (const page of pages) {
+        if (page.isClosed()) continue;
+        i += 1;
+        const file = path.join(SHOTS, i === 1 ? `${name}.png` : `${name}-tab${i}.png`);
+        await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+      }
+    }
+  } catch (err) {
+    err.message += `\n--- idemkey-server stderr (tail) ---\n${server.stderr()}`;
+    throw err;
+  } finally {
+    if (browser) await browser.close();
+    await server.stop();
+  }
+  assert.deepEqual(problems, [], 'no console errors or page errors');
+}
+
+// ---------------------------------------------------------------- page helpers
+
+export async function ready(page) {
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 15000 });
+}
+
+export async function seq(page, box = '#outcome') {
+  return Number(await page.getAttribute(box, 'data-seq'));
+}
+
+/** Wait for the outcome box to change after `since`; returns its data-* and texts. */
+export async function nextOutcome(page, since, box = '#outcome', timeout = 45000) {
+  await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.seq) > n, [box, since], { timeout });
+  return page.$eval(box, (el) => ({
+    ...el.dataset,
+    title: el.querySelector('.outcome-title').textContent,
+    text: el.querySelector('.outcome-text').textContent,
+  }));
+}
+
+/** Press Pay and wait for the explanation of what happened. */
+export async function pay(page) {
+  const before = await seq(page);
+  await page.click('#pay');
+  return nextOutcome(page, before);
+}
+
+export async function armFault(page, mode, count = 1) {
+  await page.check(`input[name="fault"][value="${mode}"]`);
+  await page.selectOption('#fault-count', String(count));
+  await page.click('#fault-arm');
+  await page.waitForSelector(`#fault-status[data-mode="${mode}"]`);
+}
+
+export async function attempt(page) {
+  return {
+    key: (await page.textContent('#key')).trim(),
+    state: await page.getAttribute('#state', 'data-state'),
+    attempts: Number(await page.textContent('#attempts')),
+  };
+}
+
+/** The tries in the timeline, oldest first. */
+export async function tries(page, list = '#timeline') {
+  const rows = await page.$$eval(`${list} li.try[data-try]`, (els) => els.map((el) => ({ ...el.dataset })));
+  return rows.reverse();
+}
+
+export async function pickCard(page, digits) {
+  await page.click(`[data-card="${digits}"]`);
+}
+
+export function assertOneSequence(posts, n = 1) {
+  assert.equal(posts.length, n, `expected ${n} POST /api/charges, saw ${posts.length}`);
+  const keys = new Set(posts.map((p) => p.key));
+  assert.equal(keys.size, 1, `one key for the whole sequence, saw ${[...keys].join(', ')}`);
+  assert.ok(posts[0].key, 'the POST carried an Idempotency-Key');
+}

@@ -1,0 +1,50 @@
+// Two tabs paying the same checkout at once: one charge.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { scenario, ready, seq, nextOutcome, attempt } from './harness.mjs';
+
+test('two tabs paying the same checkout at once make one charge', { timeout: 60000 }, () =>
+  scenario('two-tabs', { providerLatencyMs: 500 }, async ({ context, openPage, ledger, posts }) => {
+    const one = await openPage();
+    const [two] = await Promise.all([context.waitForEvent('page'), one.click('#move-tab')]);
+    await two.waitForLoadState();
+    await ready(two);
+    const a = await attempt(one);
+    const b = await attempt(two);
+    assert.equal(b.key, a.key, 'both tabs show the same order and key');
+
+    const s1 = await seq(one);
+    const s2 = await seq(two);
+    await Promise.all([one.click('#pay'), two.click('#pay')]);
+    const [o1, o2] = await Promise.all([nextOutcome(one, s1), nextOutcome(two, s2)]);
+    assert.equal(o1.kind, 'paid', `tab one: ${o1.title} ${o1.text}`);
+    assert.equal(o2.kind, 'paid', `tab two: ${o2.title} ${o2.text}`);
+    assert.equal(o1.key, a.key);
+    assert.equal(o2.key, a.key);
+    assert.ok(o1.fromCache === 'true' || o2.fromCache === 'true', 'the tab that waited found the stored result');
+
+    assert.equal(posts.length, 1, `one request between both tabs, saw ${posts.length}`);
+    const l = await ledger();
+    assert.equal(l.count, 1, 'one charge');
+    assert.equal(l.charges[0].key, a.key);
+    for (const page of [one, two]) {
+      await page.waitForFunction(() => document.querySelector('#state').dataset.state === 'succeeded');
+    }
+  }));
+
+test('a Pay in one tab shows up in the other tab\'s attempt panel', { timeout: 60000 }, () =>
+  scenario('tab-sync', {}, async ({ openPage, ledger }) => {
+    const one = await openPage();
+    const two = await openPage();
+    assert.equal((await attempt(two)).key, (await attempt(one)).key);
+    const s1 = await seq(one);
+    await one.click('#pay');
+    assert.equal((await nextOutcome(one, s1)).kind, 'paid');
+    await two.waitForFunction(() => document.querySelector('#state').dataset.state === 'succeeded', null, { timeout: 10000 });
+    await two.waitForFunction(() => document.querySelector('#order-charges').textContent === '1', null, { timeout: 10000 });
+    const s2 = await seq(two);
+    await two.click('#pay');
+    const o2 = await nextOutcome(two, s2);
+    assert.equal(o2.fromCache, 'true');
+    assert.equal((await ledger()).count, 1);
+  }));

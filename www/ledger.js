@@ -1,0 +1,75 @@
+// The server's ledger for this visitor (GET /api/charges with X-Customer-Id).
+import { $, el, money, shortKey, clock, toDate } from './ui.js';
+
+const SHOWN = 8;
+
+export function openLedger({ api, orderKeys }) {
+  let inflight = null;
+  let again = false;
+  let last = { count: 0, charges: [] };
+
+  async function load() {
+    const res = await api('/api/charges');
+    if (!res.ok) throw new Error(`status ${res.status}`);
+    const data = await res.json();
+    const charges = Array.isArray(data.charges) ? data.charges : [];
+    return { count: Number.isInteger(data.count) ? data.count : charges.length, charges };
+  }
+
+  function render(data) {
+    const keys = new Set(orderKeys());
+    const mine = data.charges.filter((c) => c.key && keys.has(c.key));
+    const naive = data.charges.filter((c) => !c.key);
+    $('#order-charges').textContent = String(mine.length);
+    $('#order-charges').dataset.count = String(mine.length);
+    $('#order-charges').classList.toggle('is-dup', mine.length > 1);
+    $('#naive-charges').textContent = String(naive.length);
+    $('#all-charges').textContent = String(data.count);
+    const sorted = data.charges.slice().sort((a, b) => (toDate(b.created_at)?.getTime() ?? 0) - (toDate(a.created_at)?.getTime() ?? 0)
+      || String(b.id).localeCompare(String(a.id), 'en', { numeric: true }));
+    const rows = sorted.slice(0, SHOWN).map((c) => {
+      const ours = c.key && keys.has(c.key);
+      return el('tr', { class: ours ? 'is-ours' : !c.key ? 'is-naive' : '' },
+        el('td', {}, el('code', {}, String(c.id)), c.status && c.status !== 'succeeded' ? el('small', { class: 'muted' }, ` ${c.status}`) : ''),
+        el('td', {}, c.key ? el('code', { title: c.key }, shortKey(c.key)) : el('span', { class: 'badge badge-bad' }, 'no key'),
+          ours ? el('span', { class: 'sr-only' }, ' (this order)') : ''),
+        el('td', { class: 'num' }, typeof c.amount === 'number' ? money(c.amount, c.currency || 'EUR') : String(c.amount ?? '')),
+        el('td', { class: 'muted' }, clock(c.created_at)));
+    });
+    if (sorted.length > SHOWN) {
+      rows.push(el('tr', { class: 'more' }, el('td', { colspan: '4' }, `and ${sorted.length - SHOWN} older`)));
+    }
+    $('#charges').replaceChildren(...rows);
+    const note = $('#ledger-note');
+    note.hidden = data.charges.length > 0;
+    note.textContent = 'Nothing charged yet.';
+  }
+
+  async function refresh() {
+    if (inflight) { again = true; return inflight; }
+    inflight = (async () => {
+      do {
+        again = false;
+        try {
+          last = await load();
+          render(last);
+        } catch (err) {
+          const note = $('#ledger-note');
+          note.hidden = false;
+          note.textContent = `The ledger is unavailable right now (${err.message}).`;
+        }
+      } while (again);
+      inflight = null;
+      return last;
+    })();
+    return inflight;
+  }
+
+  $('#ledger-refresh').addEventListener('click', () => refresh());
+  $('#ledger-clear').addEventListener('click', async () => {
+    try { await api('/api/charges', { method: 'DELETE' }); } catch { /* shown by refresh */ }
+    refresh();
+  });
+
+  return { refresh, get last() { return last; } };
+}
