@@ -27,11 +27,13 @@ after(async () => {
 async function payOnce(staticDir) {
   const server = await startServer(["--static", staticDir]);
   const context = await browser.newContext();
+  const problems = [];
   try {
     const page = await context.newPage();
-    const problems = [];
     page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
     page.on("console", (m) => {
+      // Failed loads are reported below with their URL; the rest of console.error is a problem.
+      if (/^Failed to load resource/.test(m.text())) return;
       if (m.type() === "error" || /instantiateStreaming|MIME/i.test(m.text())) problems.push(`console.${m.type()}: ${m.text()}`);
     });
     const posts = [];
@@ -42,6 +44,8 @@ async function payOnce(staticDir) {
       }
     });
     page.on("response", (res) => {
+      const path = new URL(res.url()).pathname;
+      if (res.status() >= 400 && path !== "/favicon.ico") problems.push(`HTTP ${res.status()} for ${path}`);
       if (new URL(res.url()).pathname.endsWith(".wasm")) wasmLoads.push([res.status(), res.headers()["content-type"]]);
     });
 
@@ -62,7 +66,7 @@ async function payOnce(staticDir) {
     assert.equal(ledger.charges[0].amount, 4200);
     assert.deepEqual(problems, []);
   } catch (e) {
-    e.message += `\n--- server stderr ---\n${server.stderr()}`;
+    e.message += `\n--- page problems ---\n${problems.join("\n")}\n--- server stderr ---\n${server.stderr()}`;
     throw e;
   } finally {
     await context.close();
