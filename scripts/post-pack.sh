@@ -22,6 +22,9 @@
 # projects whose `lib` predates ES2025/esnext.disposable; a
 # `/// <reference lib="esnext.disposable" />` line on top fixes that for every consumer.
 # The version is Cargo.toml's (wasm-pack copies it); this script checks they agree.
+# Last, it instantiates the wasm in Node (initSync, then newKey()): an optimizer that
+# corrupts the module (Debian's wasm-opt 108 points wasm-bindgen's `__wbindgen_externrefs`
+# export at the function table) fails the build here, not in a customer's browser.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -100,4 +103,24 @@ const before = readFileSync(file, "utf8");
 if (text !== before) writeFileSync(file, text);
 const done = text === before && !dtsChanged;
 console.log(`post-pack: ${dir} ${done ? "already complete" : "completed"} (${out.name}@${out.version})`);
+JS
+
+# Smoke test: the glue and the wasm load together and answer.
+PKG_DIR="$pkg" node --input-type=module - <<'JS'
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+const dir = process.env.PKG_DIR;
+const pj = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+const glue = await import(pathToFileURL(join(dir, pj.main)).href);
+try {
+  glue.initSync({ module: readFileSync(join(dir, pj.main.replace(/\.js$/, "_bg.wasm"))) });
+  const key = glue.newKey();
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(key)) throw new Error(`newKey() gave ${key}`);
+} catch (e) {
+  console.error(`post-pack: ${dir}: the built module does not load: ${e.message}`);
+  console.error("post-pack: (seen with Debian's wasm-opt 108, which points the `__wbindgen_externrefs` export at the function table; binaryen 132 from npm works)");
+  process.exit(1);
+}
+console.log("post-pack: the module instantiates and newKey() answers");
 JS
