@@ -18,9 +18,13 @@ export function PayButton({ cartId }: { cartId: string }) {
   const checkout = useCheckout({ scope: `cart-${cartId}`, endpoint: "/api/charges" });
   const [message, setMessage] = useState("");
   const pay = async () => {
-    const r = await checkout!.submit({ cart: cartId, amount: 4200, currency: "EUR" });
-    setMessage(r.ok ? "Paid" : `Declined (${r.status})`);
-    if (r.ok) checkout!.finish();
+    try {
+      const r = await checkout!.submit({ cart: cartId, amount: 4200, currency: "EUR" });
+      setMessage(r.ok ? "Paid" : `Declined (${r.status})`);
+      if (r.ok) checkout!.finish();
+    } catch {
+      setMessage("No answer yet: press again, you will not be charged twice");
+    }
   };
   return <button disabled={!checkout} onClick={pay}>{message || "Pay"}</button>;
 }
