@@ -51,6 +51,12 @@ async fn api_not_found(req: Request) -> ApiError {
     ApiError::NotFound(req.uri().path().to_string())
 }
 
+/// axum's own 405 has an empty body; clients get problem+json like every other
+/// error. axum still adds the `Allow` header to what this returns.
+async fn method_not_allowed(req: Request) -> ApiError {
+    ApiError::MethodNotAllowed(req.method().to_string())
+}
+
 /// Content types browsers insist on for modules and wasm streaming
 /// compilation, whatever the extension table of the static-file crate says.
 async fn module_mime(req: Request, next: Next) -> Response {
@@ -90,7 +96,9 @@ pub fn router(state: AppState, cli: &Cli) -> Router {
     }
     app = app
         .route("/api", any(api_not_found))
-        .route("/api/{*rest}", any(api_not_found));
+        .route("/api/{*rest}", any(api_not_found))
+        // After every route: it applies to the routes already added.
+        .method_not_allowed_fallback(method_not_allowed);
 
     let no_cache = SetResponseHeaderLayer::if_not_present(
         header::CACHE_CONTROL,

@@ -53,6 +53,10 @@ pub enum ApiError {
     /// No such route.
     #[error("no such endpoint: {0}")]
     NotFound(String),
+    /// The route exists but not for this method (the `Allow` header lists
+    /// the ones it takes).
+    #[error("method {0} is not allowed on this endpoint")]
+    MethodNotAllowed(String),
     /// SQLite failed; the detail stays in the log.
     #[error("storage error")]
     Storage(#[from] rusqlite::Error),
@@ -121,6 +125,11 @@ impl ApiError {
                 "Bad gateway (injected fault)",
             ),
             NotFound(_) => (StatusCode::NOT_FOUND, "not_found", "Not found"),
+            MethodNotAllowed(_) => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "Method not allowed",
+            ),
             Storage(_) | Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",

@@ -106,7 +106,22 @@ fn malformed_http_and_headers_are_4xx() {
             .unwrap_or_else(|| panic!("no answer to {:?}", String::from_utf8_lossy(&case)));
         assert_eq!(r.status, 400, "{:?}", String::from_utf8_lossy(&case));
     }
-    assert_eq!(request(s.addr, "PUT", "/api/charges", &[], b"").status, 405);
+    for (method, path, allow) in [
+        ("PUT", "/api/charges", ["GET", "HEAD", "POST"].as_slice()),
+        ("PATCH", "/api/charges", &["GET", "HEAD", "POST"]),
+        ("DELETE", "/api/charges", &["GET", "HEAD", "POST"]),
+        ("POST", "/healthz", &["GET", "HEAD"]),
+    ] {
+        let r = request(s.addr, method, path, &[], b"");
+        assert_eq!(
+            r.assert_problem(405)["code"],
+            "method_not_allowed",
+            "{method} {path}"
+        );
+        let mut listed: Vec<&str> = r.header("allow").unwrap_or("").split(',').collect();
+        listed.sort_unstable();
+        assert_eq!(listed, allow, "{method} {path}: Allow");
+    }
     request(s.addr, "GET", "/api/nope", &[], b"").assert_problem(404);
     request(s.addr, "GET", "/nope", &[], b"").assert_problem(404);
     assert_alive(&s);

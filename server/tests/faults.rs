@@ -252,6 +252,6 @@ fn without_faults_flag_there_is_no_fault_api_no_naive_endpoint_no_reset() {
         &[("X-Customer-Id", &c)],
         b"",
     );
-    assert_eq!(d.status, 405);
+    d.assert_problem(405);
     assert_eq!(ledger(s.addr, &c)["count"], 1);
 }
