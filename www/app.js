@@ -353,7 +353,11 @@ function explain(m, r, err) {
       `${clicks}This order succeeded earlier${m.stateBefore === 'pending' || m.source === 'tab' ? ', in this tab or another one' : ''}, so idemkey answered from the receipt it kept${id ? ` (${id})` : ''} and sent no request. Still one charge. To buy again, start a new order.`, data);
   }
   if (r.ok && r.replayed) {
-    const what = retried ? `The first try got ${firstWhy}, though the server had already saved the charge. idemkey retried with the same key, and` : 'This key had reached the server before (maybe before a reload), so';
+    const what = retried
+      ? `The first try got ${firstWhy}, though the server had already saved the charge. idemkey retried with the same key, and`
+      : m.stateBefore === 'pending'
+        ? 'This key had reached the server before (the earlier try whose answer never came back), so'
+        : 'The request reached the server twice: the connection dropped after the charge was saved, and the browser quietly re-sent it by itself. Both copies carried the same key, so';
     return setOutcome('#outcome', 'paid', 'Paid once, even though an answer got lost.',
       `${clicks}${what} the server recognised it and replayed the saved receipt${id ? ` (${id})` : ''} instead of charging again. One charge in the ledger.`, data);
   }
@@ -423,40 +427,52 @@ $('#move-reset').addEventListener('click', () => {
 const FAULT_NAMES = { none: 'No fault armed', 'drop-after-commit': 'Drop the answer', 'error-after-commit': '502 after saving',
   'fail-before-commit': '503 before saving', 'delay-after-commit': 'Slow answer' };
 
-function showFault(mode, remaining) {
-  const pill = $('#fault-status');
-  const armed = mode && mode !== 'none' && remaining > 0;
-  pill.dataset.mode = armed ? mode : 'none';
-  pill.dataset.remaining = String(armed ? remaining : 0);
-  pill.className = armed ? 'pill pill-warn' : 'pill pill-quiet';
-  pill.textContent = armed ? `Armed: ${FAULT_NAMES[mode]} ×${remaining}` : FAULT_NAMES.none;
-}
-
 $('#fault-form').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   const mode = new FormData(ev.target).get('fault');
   const count = Number($('#fault-count').value);
-  const body = { mode, count };
-  if (mode === 'delay-after-commit') body.delay_ms = SLOW_MS;
+  const post = (body) => api('/api/faults', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   try {
-    const res = await api('/api/faults', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-    if (!res.ok) throw new Error(`status ${res.status}`);
-    showFault(mode, mode === 'none' ? 0 : count);
+    // The server queues faults; arming replaces whatever was queued before.
+    const cleared = await post({ mode: 'none' });
+    if (!cleared.ok) throw new Error(`status ${cleared.status}`);
+    let data = await cleared.json();
+    if (mode !== 'none') {
+      const res = await post(mode === 'delay-after-commit' ? { mode, count, delay_ms: SLOW_MS } : { mode, count });
+      if (!res.ok) throw new Error(`status ${res.status}`);
+      data = await res.json();
+    }
+    showFaults(data);
   } catch (err) {
     const pill = $('#fault-status');
     pill.className = 'pill pill-bad';
+    pill.dataset.mode = 'error';
     pill.textContent = `Could not arm (${err.message}); is the server running with --faults?`;
   }
 });
 
+/** Shows the server's fault queue for this customer: { scheduled: [{ mode, remaining }] }. */
+function showFaults(data) {
+  const queue = (Array.isArray(data?.scheduled) ? data.scheduled : []).filter((f) => f.mode !== 'none' && f.remaining > 0);
+  const pill = $('#fault-status');
+  if (!queue.length) {
+    pill.dataset.mode = 'none';
+    pill.dataset.remaining = '0';
+    pill.className = 'pill pill-quiet';
+    pill.textContent = FAULT_NAMES.none;
+    return;
+  }
+  const first = queue[0];
+  pill.dataset.mode = first.mode;
+  pill.dataset.remaining = String(first.remaining);
+  pill.className = 'pill pill-warn';
+  pill.textContent = `Armed: ${FAULT_NAMES[first.mode] || first.mode} ×${first.remaining}` + (queue.length > 1 ? ` (+${queue.length - 1} more)` : '');
+}
+
 async function refreshFaults() {
   try {
     const res = await api('/api/faults');
-    if (!res.ok) return;
-    const data = await res.json();
-    const list = Array.isArray(data) ? data : Array.isArray(data.faults) ? data.faults : [data];
-    const f = list.find((x) => x && x.mode && x.mode !== 'none');
-    showFault(f ? f.mode : 'none', f ? Number(f.remaining ?? f.count ?? 1) : 0);
+    if (res.ok) showFaults(await res.json());
   } catch { /* the pill keeps its last value */ }
 }
 
@@ -479,7 +495,7 @@ window.addEventListener('storage', (ev) => {
 // ---------------------------------------------------------------- start
 renderCart();
 openCheckout();
-openNaive({ api, payload, timeoutMs: TIMEOUT_MS, ledger });
+openNaive({ api, payload, timeoutMs: TIMEOUT_MS, ledger, onDone: refreshFaults });
 ledger.refresh();
 refreshFaults();
 setInterval(() => { if (document.visibilityState === 'visible') { ledger.refresh(); renderAttempt(); } }, 5000);

@@ -2,6 +2,7 @@
 import { $, el, money, shortKey, clock, toDate } from './ui.js';
 
 const SHOWN = 8;
+const shortId = (id) => { const s = String(id); return s.length > 14 ? `${s.slice(0, 12)}…` : s; };
 
 export function openLedger({ api, orderKeys }) {
   let inflight = null;
@@ -23,6 +24,7 @@ export function openLedger({ api, orderKeys }) {
     $('#order-charges').textContent = String(mine.length);
     $('#order-charges').dataset.count = String(mine.length);
     $('#order-charges').classList.toggle('is-dup', mine.length > 1);
+    $('#order-charges-label').textContent = mine.length === 1 ? 'charge for this order' : 'charges for this order';
     $('#naive-charges').textContent = String(naive.length);
     $('#all-charges').textContent = String(data.count);
     const sorted = data.charges.slice().sort((a, b) => (toDate(b.created_at)?.getTime() ?? 0) - (toDate(a.created_at)?.getTime() ?? 0)
@@ -30,7 +32,7 @@ export function openLedger({ api, orderKeys }) {
     const rows = sorted.slice(0, SHOWN).map((c) => {
       const ours = c.key && keys.has(c.key);
       return el('tr', { class: ours ? 'is-ours' : !c.key ? 'is-naive' : '' },
-        el('td', {}, el('code', {}, String(c.id)), c.status && c.status !== 'succeeded' ? el('small', { class: 'muted' }, ` ${c.status}`) : ''),
+        el('td', {}, el('code', { title: String(c.id) }, shortId(c.id)), c.status && c.status !== 'succeeded' ? el('small', { class: 'muted' }, ` ${c.status}`) : ''),
         el('td', {}, c.key ? el('code', { title: c.key }, shortKey(c.key)) : el('span', { class: 'badge badge-bad' }, 'no key'),
           ours ? el('span', { class: 'sr-only' }, ' (this order)') : ''),
         el('td', { class: 'num' }, typeof c.amount === 'number' ? money(c.amount, c.currency || 'EUR') : String(c.amount ?? '')),

@@ -5,7 +5,7 @@ import { $, el, sleep, clock, setOutcome } from './ui.js';
 
 const TRIES = 3;
 
-export function openNaive({ api, payload, timeoutMs, ledger }) {
+export function openNaive({ api, payload, timeoutMs, ledger, onDone }) {
   const button = $('#naive-pay');
   const list = $('#naive-timeline');
   let busy = false;
@@ -63,15 +63,17 @@ export function openNaive({ api, payload, timeoutMs, ledger }) {
     const made = after - before;
     const kind = made > 1 ? 'duplicate' : made === 1 ? 'paid' : 'failed';
     const title = made > 1 ? `Charged ${made} times for one order.` : made === 1 ? 'Charged once, this time.' : 'Not charged.';
+    const requests = sent === 1 ? 'one request' : `${sent} requests`;
     const text = made > 1
-      ? `The naive checkout sent ${sent} requests for one click. Without a key the server cannot tell a retry from a new order, so each one that arrived became a charge. This is the bug idemkey exists for.`
+      ? `The naive checkout sent ${requests} for one click${made > sent ? ', and the browser quietly re-sent one when the connection dropped' : ''}. Without a key the server cannot tell a retry from a new order, so every copy that arrived became a charge. This is the bug idemkey exists for.`
       : made === 1
-        ? `${sent === 1 ? 'One request, one charge: nothing went wrong.' : `It sent ${sent} requests and only one got through.`} Arm "Drop the answer" and try again to see what retrying without a key does.`
+        ? `${sent === 1 ? 'One request, one charge: nothing went wrong.' : `It sent ${requests} and only one got through.`} Arm "Drop the answer" and try again to see what retrying without a key does.`
         : `${final ? `The server answered ${final}.` : 'No request got through.'} Nothing was charged.`;
     setOutcome('#naive-outcome', kind, title, text, { charges: made });
     button.classList.remove('is-busy');
     button.setAttribute('aria-busy', 'false');
     busy = false;
+    if (onDone) onDone();
   }
 
   button.addEventListener('click', pay);

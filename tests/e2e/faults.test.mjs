@@ -22,7 +22,11 @@ for (const { mode, reason, status, committed } of MODES) {
       assert.equal(out.key, key);
 
       const rows = await tries(page);
-      assert.ok(rows.length >= 2, `at least two tries, saw ${rows.length}`);
+      assert.ok(rows.length >= 2, rows.length === 1 && rows[0].replayed === 'true'
+        ? 'one try, answered with a replay: the browser itself re-sent the request on a reused keep-alive '
+          + 'connection, below fetch, so the module never saw the fault (the server should not keep '
+          + 'connections alive when it injects faults)'
+        : `at least two tries, saw ${rows.length}`);
       assert.equal(rows[0].try, '1');
       assert.equal(rows[0].key, key);
       assert.equal(rows[0].retryReason, reason, 'the first try is retried for the injected reason');

@@ -17,6 +17,8 @@ test('the naive checkout under drop-after-commit charges twice', { timeout: 6000
     assert.equal(l.count, 2, 'two charges for one order');
     assert.ok(l.charges.every((c) => c.key == null), 'naive charges carry no key');
     assert.equal(posts.length, 0, 'the idemkey checkout sent nothing');
-    assert.equal((await tries(page, '#naive-timeline')).length, 2);
+    // Two charges from the naive checkout's retry, or from Chromium re-sending the
+    // POST itself on a reused keep-alive connection: either way, no key, two charges.
+    assert.ok((await tries(page, '#naive-timeline')).length >= 1);
     await page.waitForFunction(() => document.querySelector('#naive-charges').textContent === '2');
   }));
