@@ -48,8 +48,10 @@ node_modules/.package-lock.json: package.json package-lock.json
 	@touch $@
 
 ## ---- build ----
-build: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack
-	wasm-pack build --release --target web --out-dir pkg
+# wasm-opt: Debian's binaryen 108 corrupts wasm-bindgen's externref table on any round trip
+# (init() then throws in the browser), so the build puts npm's binaryen 132 first on PATH.
+build: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-npm
+	PATH="$(CURDIR)/node_modules/.bin:$$PATH" wasm-pack build --release --target web --out-dir pkg
 	bash scripts/post-pack.sh
 
 server:
