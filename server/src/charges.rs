@@ -23,7 +23,7 @@ use crate::key;
 use crate::keys::{self, Completed, Outcome, ReserveArgs, Reserved, StoredResponse};
 use crate::ledger::{self, Charge};
 use crate::problem::{problem_body, ApiError, ApiResult, PROBLEM_JSON};
-use crate::provider::PaymentRequest;
+use crate::provider::{Payment, PaymentRequest};
 use crate::request::{read_json, validate_charge, ChargeInput};
 use crate::serve::DropConnection;
 
@@ -153,22 +153,14 @@ async fn phases(
     }
 
     // Phase 3: charge + stored response + done, in one transaction.
-    let outcome = if payment.approved {
-        Outcome::Charge(Charge {
-            id: new_id("ch"),
-            object: "charge",
-            key: Some(idem_key.clone()),
-            customer: customer.clone(),
-            amount: input.amount,
-            currency: input.currency.clone(),
-            status: "succeeded",
-            provider_ref: payment.reference,
-            created_at: now_ms(),
-            reservation: Some(lock.reservation.clone()),
-        })
-    } else {
-        Outcome::Answer(declined(Some(&idem_key), &payment.reference))
-    };
+    let outcome = outcome(
+        &customer,
+        &idem_key,
+        &lock.reservation,
+        input.amount,
+        &input.currency,
+        payment,
+    );
     let (c2, k2, lock2) = (customer.clone(), idem_key.clone(), lock.clone());
     match st
         .store
@@ -188,6 +180,35 @@ async fn phases(
         Err(e @ ApiError::InProgress) => Err(e),
         Err(e) => Err(release(&st, &customer, &idem_key, &lock.owner, e).await),
     }
+}
+
+/// What phase 3 stores for the provider's answer: an approved payment is a
+/// charge (answered 201), a declined one a stored 402. Shared with the
+/// server-side recovery, so a recovered operation stores what its request
+/// would have.
+pub fn outcome(
+    customer: &str,
+    idem_key: &str,
+    reservation: &str,
+    amount: u64,
+    currency: &str,
+    payment: Payment,
+) -> Outcome {
+    if !payment.approved {
+        return Outcome::Answer(declined(Some(idem_key), &payment.reference));
+    }
+    Outcome::Charge(Charge {
+        id: new_id("ch"),
+        object: "charge",
+        key: Some(idem_key.to_string()),
+        customer: customer.to_string(),
+        amount,
+        currency: currency.to_string(),
+        status: "succeeded",
+        provider_ref: payment.reference,
+        created_at: now_ms(),
+        reservation: Some(reservation.to_string()),
+    })
 }
 
 /// Releases the lock after a failure (best effort) and passes the error on.

@@ -273,6 +273,59 @@ pub fn release(conn: &mut Connection, customer: &str, key: &str, owner: &str) ->
     Ok(())
 }
 
+/// An in-progress key whose lock is older than `--lock-timeout`.
+#[derive(Debug, Clone)]
+pub struct StaleKey {
+    /// Customer scope.
+    pub customer: String,
+    /// The client's key.
+    pub key: String,
+    /// The operation the dead request was doing.
+    pub reservation: String,
+}
+
+/// In-progress keys whose lock went stale (their request died or gave up),
+/// oldest lock first, at most `limit`.
+pub fn stale(conn: &Connection, now: i64, lock_ms: i64, limit: usize) -> ApiResult<Vec<StaleKey>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT customer, idem_key, reservation FROM idempotency_keys
+         WHERE state = 'in_progress' AND locked_at + ?2 <= ?1
+         ORDER BY locked_at LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(params![now, lock_ms, limit as i64], |r| {
+        Ok(StaleKey {
+            customer: r.get(0)?,
+            key: r.get(1)?,
+            reservation: r.get(2)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Takes over a stale lock for server-side recovery, like phase 1 does for a
+/// retry: `None` when the key is no longer that stale operation (a retry or
+/// another recovery got there first, or it completed).
+pub fn take_over(
+    conn: &mut Connection,
+    k: &StaleKey,
+    now: i64,
+    lock_ms: i64,
+) -> ApiResult<Option<Lock>> {
+    let owner = new_id("lk");
+    let n = conn.execute(
+        "UPDATE idempotency_keys SET lock_owner = ?4, locked_at = ?5
+         WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3
+           AND state = 'in_progress' AND locked_at + ?6 <= ?5",
+        params![k.customer, k.key, k.reservation, owner, now, lock_ms],
+    )?;
+    Ok((n == 1).then(|| Lock {
+        reservation: k.reservation.clone(),
+        owner,
+        recovered: true,
+        fault: None,
+    }))
+}
+
 /// Deletes expired keys (not those whose request is still running). Returns
 /// how many were deleted.
 pub fn reap(conn: &mut Connection, now: i64, lock_ms: i64) -> ApiResult<usize> {

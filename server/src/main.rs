@@ -21,6 +21,7 @@ mod ledger;
 mod problem;
 mod provider;
 mod reaper;
+mod recovery;
 mod request;
 mod serve;
 mod store;
@@ -81,13 +82,18 @@ async fn run(cli: Cli) -> Result<(), String> {
             lock_timeout: cli.lock_timeout,
         }),
     };
-    let app = app::router(state, &cli);
+    let app = app::router(state.clone(), &cli);
     let listener = tokio::net::TcpListener::bind(&cli.addr)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cli.addr))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
 
-    tokio::spawn(reaper::run(store, cli.reaper_period(), cli.lock_timeout));
+    tokio::spawn(reaper::run(
+        store,
+        state.provider.clone(),
+        cli.reaper_period(),
+        cli.lock_timeout,
+    ));
     tracing::info!(%addr, db = %cli.db.display(), faults = cli.faults, cors = cli.cors,
         key_ttl = ?cli.key_ttl, lock_timeout = ?cli.lock_timeout, "idemkey-server started");
     if cli.faults {

@@ -64,6 +64,17 @@ pub struct Payment {
     pub reference: String,
 }
 
+/// A payment as the provider recorded it.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// Its answer.
+    pub payment: Payment,
+    /// Minor units it was asked for.
+    pub amount: u64,
+    /// Currency it was asked for.
+    pub currency: String,
+}
+
 /// Per-customer counters, for tests and the demo.
 #[derive(Debug, Serialize)]
 pub struct Stats {
@@ -132,6 +143,39 @@ impl Provider {
                 };
                 tx.commit()?;
                 Ok(payment)
+            })
+            .await
+    }
+
+    /// What the provider did under (customer, key, reservation), if anything,
+    /// with the amount and currency it was asked for. A lookup (as a real
+    /// provider's "retrieve by idempotency key"), never a new payment, and not
+    /// counted in `calls`.
+    pub async fn find(
+        &self,
+        customer: String,
+        key: String,
+        reservation: String,
+    ) -> ApiResult<Option<Recorded>> {
+        self.store
+            .read(move |conn| {
+                Ok(conn
+                    .query_row(
+                        "SELECT outcome, ref, amount, currency FROM provider_payments
+                         WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3",
+                        params![customer, key, reservation],
+                        |r| {
+                            Ok(Recorded {
+                                payment: Payment {
+                                    approved: r.get::<_, String>(0)? == "approved",
+                                    reference: r.get(1)?,
+                                },
+                                amount: r.get::<_, i64>(2)? as u64,
+                                currency: r.get(3)?,
+                            })
+                        },
+                    )
+                    .optional()?)
             })
             .await
     }

@@ -219,3 +219,102 @@ fn a_request_killed_between_phases_completes_once_after_the_lock_timeout() {
     assert!(again.replayed());
     assert_eq!(again.body, done.body);
 }
+
+#[test]
+fn a_request_killed_between_phases_is_completed_by_the_server_without_a_retry() {
+    // The client never comes back. The provider was paid, so the ledger must
+    // get the charge anyway: the reaper completes the operation (a provider
+    // lookup, no second payment), and a late retry replays it.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("orphan.db");
+    let flags = [
+        "--faults",
+        "--provider-latency-ms",
+        "10",
+        "--lock-timeout",
+        "1s",
+        "--reaper-interval",
+        "200ms",
+    ];
+    let mut s = Server::start_on(&db, &flags);
+    let (c, k) = (uid("cust"), uid("key"));
+    fault(s.addr, &c, r#"{"mode":"crash-after-provider"}"#);
+    assert!(try_charge(s.addr, &c, &k, BODY).unwrap().is_none());
+    s.wait_exit(Duration::from_secs(10))
+        .expect("the server aborted");
+
+    let s2 = Server::start_on(&db, &flags);
+    let t0 = Instant::now();
+    let l = loop {
+        let l = ledger(s2.addr, &c);
+        if l["count"] != 0 {
+            break l;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the paid operation never reached the ledger"
+        );
+        thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(l["count"], 1);
+    assert_eq!(l["charges"][0]["key"].as_str(), Some(k.as_str()));
+    let p = get_json(s2.addr, "/api/provider", &c);
+    assert_eq!(
+        (p["calls"].as_i64(), p["payments"].as_i64()),
+        (Some(1), Some(1)),
+        "recovery looks the payment up, it never pays again"
+    );
+    let late = charge(s2.addr, &c, &k, BODY);
+    assert_eq!(late.status, 201, "{}", String::from_utf8_lossy(&late.body));
+    assert!(
+        late.replayed(),
+        "the server's completion is the stored answer"
+    );
+    assert_eq!(late.json()["id"], l["charges"][0]["id"]);
+    assert_eq!(late.json()["provider_ref"], l["charges"][0]["provider_ref"]);
+}
+
+#[test]
+fn a_request_that_died_before_the_provider_leaves_its_key_free_for_the_retry() {
+    // Lock stale, provider never called: recovery finds nothing to complete,
+    // pays nothing, and hands the key straight back to the client's retry
+    // (no 409 for a lock it took only to look).
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("unpaid.db");
+    let (c, k) = (uid("cust"), uid("key"));
+    // A real request on another key gives the schema and BODY's fingerprint.
+    let mut first = Server::start_on(&db, &["--provider-latency-ms", "5"]);
+    assert_eq!(charge(first.addr, &c, "probe", BODY).status, 201);
+    first.kill9();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    // The row phase 1 leaves when its request dies before phase 2.
+    conn.execute(
+        "INSERT INTO idempotency_keys (customer, idem_key, fingerprint, reservation, state,
+             lock_owner, locked_at, created_at, expires_at)
+         SELECT customer, ?2, fingerprint, 'op_dead', 'in_progress', 'lk_dead', 1, created_at, expires_at
+         FROM idempotency_keys WHERE customer = ?1 AND idem_key = 'probe'",
+        rusqlite::params![c, k],
+    )
+    .unwrap();
+    drop(conn);
+
+    let s = Server::start_on(
+        &db,
+        &[
+            "--faults",
+            "--provider-latency-ms",
+            "5",
+            "--reaper-interval",
+            "100ms",
+        ],
+    );
+    // Let several recovery passes go over the key.
+    thread::sleep(Duration::from_millis(500));
+    assert_eq!(ledger(s.addr, &c)["count"], 1, "only the probe");
+    assert_eq!(get_json(s.addr, "/api/provider", &c)["calls"], 1);
+    let r = charge(s.addr, &c, &k, BODY);
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    assert!(!r.replayed());
+    assert_eq!(ledger(s.addr, &c)["count"], 2);
+    assert_eq!(get_json(s.addr, "/api/provider", &c)["payments"], 2);
+}

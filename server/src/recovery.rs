@@ -1,0 +1,102 @@
+//! Server-side completion of operations whose request died between phases.
+//!
+//! A retry with the same key recovers such an operation (phase 1 takes over a
+//! stale lock). A client that never comes back would leave the key
+//! `in_progress` for good, and if the provider had already been paid, that
+//! payment would be missing from the ledger, with nothing to reconcile it
+//! against once the reaper deleted the expired key. So every reaper tick also
+//! finishes them. For each key whose lock is older than `--lock-timeout`, it
+//! takes the lock over and asks the provider what it did under that operation
+//! id. This is a lookup and never a new payment. If the provider paid or
+//! declined, phase 3 commits exactly what the request would have, and a later
+//! retry gets it as a replay. If the provider has nothing, nothing was paid:
+//! the lock is released and the key waits for its retry or its expiry.
+
+use std::time::Duration;
+
+use crate::charges;
+use crate::ids::now_ms;
+use crate::keys::{self, Completed, StaleKey};
+use crate::provider::Provider;
+use crate::store::Store;
+
+/// Stale keys looked at per tick; the rest wait for the next one.
+const BATCH: usize = 500;
+
+/// Completes what can be completed; returns how many operations were.
+pub async fn run_once(store: &Store, provider: &Provider, lock_timeout: Duration) -> usize {
+    let lock_ms = lock_timeout.as_millis() as i64;
+    let stale = match store
+        .read(move |conn| keys::stale(conn, now_ms(), lock_ms, BATCH))
+        .await
+    {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(error = %e, "recovery: cannot list stale keys");
+            return 0;
+        }
+    };
+    let mut done = 0;
+    for k in stale {
+        match recover(store, provider, k.clone(), lock_ms).await {
+            Ok(true) => done += 1,
+            Ok(false) => {}
+            Err(e) => tracing::warn!(customer = k.customer, key = k.key, error = %e,
+                "recovery failed; will retry"),
+        }
+    }
+    done
+}
+
+/// One key: `Ok(true)` when this call committed its outcome.
+async fn recover(
+    store: &Store,
+    provider: &Provider,
+    k: StaleKey,
+    lock_ms: i64,
+) -> Result<bool, crate::problem::ApiError> {
+    let k2 = k.clone();
+    let Some(lock) = store
+        .write(move |conn| keys::take_over(conn, &k2, now_ms(), lock_ms))
+        .await?
+    else {
+        return Ok(false);
+    };
+    let found = provider
+        .find(k.customer.clone(), k.key.clone(), k.reservation.clone())
+        .await;
+    let rec = match found {
+        Ok(Some(rec)) => rec,
+        other => {
+            // Nothing paid (or the lookup failed): hand the key back at once,
+            // so the client's retry need not wait out our lock.
+            let (c, key, owner) = (k.customer.clone(), k.key.clone(), lock.owner.clone());
+            store
+                .write(move |conn| keys::release(conn, &c, &key, &owner))
+                .await?;
+            return other.map(|_| false);
+        }
+    };
+    let outcome = charges::outcome(
+        &k.customer,
+        &k.key,
+        &k.reservation,
+        rec.amount,
+        &rec.currency,
+        rec.payment,
+    );
+    let (c, key) = (k.customer.clone(), k.key.clone());
+    let completed = store
+        .write(move |conn| keys::complete(conn, &c, &key, &lock, outcome))
+        .await?;
+    let Completed::Stored(resp) = completed else {
+        return Ok(false);
+    };
+    tracing::warn!(
+        customer = k.customer,
+        key = k.key,
+        status = resp.status,
+        "recovered an operation whose request died between phases"
+    );
+    Ok(true)
+}
