@@ -310,7 +310,7 @@ function settle(mine, result, error) {
   if (run === mine) run = null;
   setBusy(false);
   if (result && result.fromCache && mine.tries === 0) pushTimeline({ kind: 'cache', key: result.key, at: Date.now() });
-  if (!result && error && mine.tries > 0) patchLastTry({ reason: 'no answer' });
+  if (!result && error && error.code === 'outcome-unknown' && mine.tries > 0) patchLastTry({ reason: 'gave up: outcome unknown, key kept' });
   renderAttempt();
   explain(mine, result, error);
   ledger.refresh();
@@ -364,6 +364,10 @@ function explain(m, r, err) {
   if (r.ok && retried) {
     return setOutcome('#outcome', 'paid', 'Paid, on a retry.',
       `${clicks}The first try got ${firstWhy}; nothing had been saved. idemkey waited ${Math.round(m.retries[0].delayMs)} ms and retried with the same key, and this time the payment went through${id ? ` (${id})` : ''}. One charge.`, data);
+  }
+  if (r.ok && m.stateBefore === 'pending') {
+    return setOutcome('#outcome', 'paid', 'Paid, by resuming the earlier attempt.',
+      `${clicks}This Pay reused the pending attempt's key ${shortKey(r.key)}. None of the earlier tries had gone through, so this one made the charge${id ? ` (${id})` : ''}; had one of them gone through, the server would have replayed it instead. One charge.`, data);
   }
   if (r.ok) {
     return setOutcome('#outcome', 'paid', 'Paid. Thank you!',

@@ -141,6 +141,7 @@ export async function scenario(name, options, body) {
       }
     }
   } catch (err) {
+    if (problems.length) err.message += `\n--- console and page errors ---\n${problems.join('\n')}`;
     err.message += `\n--- idemkey-server stderr (tail) ---\n${server.stderr()}`;
     throw err;
   } finally {
