@@ -6,17 +6,18 @@
 //! payment would be missing from the ledger, with nothing to reconcile it
 //! against once the reaper deleted the expired key. So every reaper tick also
 //! finishes them. For each key whose lock is older than `--lock-timeout`, it
-//! takes the lock over and asks the provider what it did under that operation
-//! id. This is a lookup and never a new payment. If the provider paid or
-//! declined, phase 3 commits exactly what the request would have, and a later
+//! asks the provider what it did under that operation id. This is a lookup and
+//! never a new payment. If the provider paid or declined, it takes the lock
+//! over and phase 3 commits exactly what the request would have, and a later
 //! retry gets it as a replay. If the provider has nothing, nothing was paid:
-//! the lock is released and the key waits for its retry or its expiry.
+//! the key is left alone for its retry or its expiry.
 
 use std::time::Duration;
 
 use crate::charges;
 use crate::ids::now_ms;
 use crate::keys::{self, Completed, StaleKey};
+use crate::problem::ApiError;
 use crate::provider::Provider;
 use crate::store::Store;
 
@@ -48,34 +49,29 @@ pub async fn run_once(store: &Store, provider: &Provider, lock_timeout: Duration
     done
 }
 
-/// One key: `Ok(true)` when this call committed its outcome.
+/// One key: `Ok(true)` when this call committed its outcome. The provider is
+/// asked first, and the lock is taken only when there is something to commit:
+/// a request that is merely slow keeps its lock while nothing is paid.
 async fn recover(
     store: &Store,
     provider: &Provider,
     k: StaleKey,
     lock_ms: i64,
-) -> Result<bool, crate::problem::ApiError> {
+) -> Result<bool, ApiError> {
+    let found = provider
+        .find(k.customer.clone(), k.key.clone(), k.reservation.clone())
+        .await?;
+    // Nothing paid: nothing to complete; the key waits for its retry.
+    let Some(rec) = found else {
+        return Ok(false);
+    };
     let k2 = k.clone();
     let Some(lock) = store
         .write(move |conn| keys::take_over(conn, &k2, now_ms(), lock_ms))
         .await?
     else {
+        // A retry took it over meanwhile, or it completed.
         return Ok(false);
-    };
-    let found = provider
-        .find(k.customer.clone(), k.key.clone(), k.reservation.clone())
-        .await;
-    let rec = match found {
-        Ok(Some(rec)) => rec,
-        other => {
-            // Nothing paid (or the lookup failed): hand the key back at once,
-            // so the client's retry need not wait out our lock.
-            let (c, key, owner) = (k.customer.clone(), k.key.clone(), lock.owner.clone());
-            store
-                .write(move |conn| keys::release(conn, &c, &key, &owner))
-                .await?;
-            return other.map(|_| false);
-        }
     };
     let outcome = charges::outcome(
         &k.customer,
@@ -85,12 +81,22 @@ async fn recover(
         &rec.currency,
         rec.payment,
     );
+    let owner = lock.owner.clone();
     let (c, key) = (k.customer.clone(), k.key.clone());
     let completed = store
         .write(move |conn| keys::complete(conn, &c, &key, &lock, outcome))
-        .await?;
-    let Completed::Stored(resp) = completed else {
-        return Ok(false);
+        .await;
+    let resp = match completed {
+        Ok(Completed::Stored(resp)) => resp,
+        Ok(Completed::AlreadyDone(_)) | Err(ApiError::InProgress) => return Ok(false),
+        Err(e) => {
+            // Hand the key back at once rather than after our lock times out.
+            let (c, key) = (k.customer.clone(), k.key.clone());
+            store
+                .write(move |conn| keys::release(conn, &c, &key, &owner))
+                .await?;
+            return Err(e);
+        }
     };
     tracing::warn!(
         customer = k.customer,

@@ -277,8 +277,8 @@ fn a_request_killed_between_phases_is_completed_by_the_server_without_a_retry() 
 #[test]
 fn a_request_that_died_before_the_provider_leaves_its_key_free_for_the_retry() {
     // Lock stale, provider never called: recovery finds nothing to complete,
-    // pays nothing, and hands the key straight back to the client's retry
-    // (no 409 for a lock it took only to look).
+    // pays nothing and leaves the key alone, so the client's retry takes it
+    // over at once.
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("unpaid.db");
     let (c, k) = (uid("cust"), uid("key"));
@@ -317,4 +317,26 @@ fn a_request_that_died_before_the_provider_leaves_its_key_free_for_the_retry() {
     assert!(!r.replayed());
     assert_eq!(ledger(s.addr, &c)["count"], 2);
     assert_eq!(get_json(s.addr, "/api/provider", &c)["payments"], 2);
+}
+
+#[test]
+fn recovery_leaves_a_slow_but_live_request_alone() {
+    // The provider call outlasts --lock-timeout and the reaper ticks all
+    // through it: with nothing paid yet there is nothing to complete, so the
+    // request keeps its lock and gets its own 201 (not a 409).
+    let s = Server::start(&[
+        "--faults",
+        "--provider-latency-ms",
+        "1500",
+        "--lock-timeout",
+        "200ms",
+        "--reaper-interval",
+        "50ms",
+    ]);
+    let (c, k) = (uid("cust"), uid("key"));
+    let r = charge(s.addr, &c, &k, BODY);
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    assert!(!r.replayed());
+    assert_eq!(ledger(s.addr, &c)["count"], 1);
+    assert_eq!(get_json(s.addr, "/api/provider", &c)["calls"], 1);
 }
