@@ -136,17 +136,17 @@ fn declined_card_is_a_stored_and_replayed_402() {
 
 #[test]
 fn second_request_during_the_provider_call_is_409_with_retry_after() {
-    let s = Server::start(&["--faults", "--provider-latency-ms", "1500"]);
+    let s = Server::start(&["--faults", "--provider-latency-ms", "2000"]);
     let (c, k) = (uid("cust"), uid("key"));
     let addr = s.addr;
     let (c1, k1) = (c.clone(), k.clone());
     let first = std::thread::spawn(move || charge(addr, &c1, &k1, BODY));
-    std::thread::sleep(Duration::from_millis(400));
-    let t0 = Instant::now();
+    // Phase 1 committed: the first request is now in the provider call.
+    wait_reserved(&s.db, &c, &k);
     let during = charge(addr, &c, &k, BODY);
     assert!(
-        t0.elapsed() < Duration::from_millis(1000),
-        "the 409 must not wait for the first request"
+        !first.is_finished(),
+        "the 409 must come while the first request still runs, not after it"
     );
     during.assert_problem(409);
     assert_eq!(during.header("retry-after"), Some("1"));
@@ -163,11 +163,61 @@ fn second_request_during_the_provider_call_is_409_with_retry_after() {
 }
 
 #[test]
+fn a_slow_request_whose_lock_is_taken_over_still_makes_one_payment_and_one_charge() {
+    // Slow, not dead: the provider call outlasts --lock-timeout, so a retry
+    // takes the key over while the first request still runs. The takeover
+    // keeps the operation id, so the provider pays once; only the lock holder
+    // may commit, so the ledger gets one charge.
+    let s = Server::start(&[
+        "--faults",
+        "--provider-latency-ms",
+        "2000",
+        "--lock-timeout",
+        "300ms",
+    ]);
+    let (c, k) = (uid("cust"), uid("key"));
+    let (addr, c1, k1) = (s.addr, c.clone(), k.clone());
+    let first = std::thread::spawn(move || charge(addr, &c1, &k1, BODY));
+    wait_reserved(&s.db, &c, &k);
+    // The lock was stamped before we saw it: it is stale after this.
+    std::thread::sleep(Duration::from_millis(400));
+    let second = charge(addr, &c, &k, BODY);
+    let first = first.join().unwrap();
+    let answers = [&first, &second];
+    let fresh = answers
+        .iter()
+        .filter(|r| r.status == 201 && !r.replayed())
+        .count();
+    assert_eq!(
+        fresh, 1,
+        "first {} / second {}",
+        first.status, second.status
+    );
+    for r in answers {
+        match r.status {
+            201 => assert_eq!(r.json()["id"], ledger(addr, &c)["charges"][0]["id"]),
+            409 => {
+                r.assert_problem(409);
+            }
+            other => panic!("unexpected {other}: {}", String::from_utf8_lossy(&r.body)),
+        }
+    }
+    assert_eq!(ledger(addr, &c)["count"], 1);
+    let p = get_json(addr, "/api/provider", &c);
+    assert_eq!(
+        (p["calls"].as_i64(), p["payments"].as_i64()),
+        (Some(2), Some(1)),
+        "both asked the provider, one payment"
+    );
+    assert!(charge(addr, &c, &k, BODY).replayed());
+}
+
+#[test]
 fn after_the_ttl_a_key_is_a_new_operation() {
     // Reaper effectively off: phase 1 itself must treat an expired key as new.
     let s = Server::start(&[
         "--key-ttl",
-        "1s",
+        "2s",
         "--reaper-interval",
         "1h",
         "--provider-latency-ms",
@@ -180,7 +230,8 @@ fn after_the_ttl_a_key_is_a_new_operation() {
         charge(s.addr, &c, &k, BODY).replayed(),
         "within the TTL: replay"
     );
-    std::thread::sleep(Duration::from_millis(1300));
+    // Expiry counts from phase 1 of the first request, before `first` came back.
+    std::thread::sleep(Duration::from_millis(2100));
     // Expired: a new operation, even with another payload (no 422).
     let other = r#"{"amount":99,"currency":"usd"}"#;
     let second = charge(s.addr, &c, &k, other);
@@ -205,9 +256,11 @@ fn after_the_ttl_a_key_is_a_new_operation() {
 
 #[test]
 fn the_reaper_deletes_expired_keys_but_not_charges() {
+    // The TTL leaves a slow machine ample time to make the three charges
+    // before the first one expires.
     let s = Server::start(&[
         "--key-ttl",
-        "300ms",
+        "2s",
         "--reaper-interval",
         "100ms",
         "--provider-latency-ms",
@@ -234,7 +287,7 @@ fn the_reaper_deletes_expired_keys_but_not_charges() {
     let t0 = Instant::now();
     while count_keys() > 0 {
         assert!(
-            t0.elapsed() < Duration::from_secs(5),
+            t0.elapsed() < Duration::from_secs(15),
             "the reaper did not delete expired keys"
         );
         std::thread::sleep(Duration::from_millis(100));

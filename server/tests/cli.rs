@@ -52,7 +52,9 @@ fn graceful_on(sig: &str) {
 
     // A request in flight when the signal arrives still gets its answer.
     let inflight = std::thread::spawn(move || charge(addr, "c", "k", BODY));
-    std::thread::sleep(Duration::from_millis(300));
+    // Signal only once the request is inside the server (phase 1 committed),
+    // not after a sleep that a slow machine could outrun.
+    wait_reserved(&dir.path().join("g.db"), "c", "k");
     signal(child.id(), sig);
     let r = inflight.join().unwrap();
     assert_eq!(r.status, 201);

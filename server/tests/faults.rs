@@ -82,21 +82,34 @@ fn delay_after_commit_answers_late_but_answers() {
     fault(
         s.addr,
         &c,
-        r#"{"mode":"delay-after-commit","delay_ms":800}"#,
+        r#"{"mode":"delay-after-commit","delay_ms":1500}"#,
     );
+    let (addr, c1, k1) = (s.addr, c.clone(), k.clone());
     let t0 = Instant::now();
-    let r = charge(s.addr, &c, &k, BODY);
+    let delayed = std::thread::spawn(move || charge(addr, &c1, &k1, BODY));
+    // The delay comes after the commit: the key is done while the answer waits.
+    while key_state(&s.db, &c, &k).as_deref() != Some("done") {
+        assert!(t0.elapsed() < Duration::from_secs(30), "never committed");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!delayed.is_finished(), "answered before the delay");
+    let r = delayed.join().unwrap();
     assert!(
-        t0.elapsed() >= Duration::from_millis(800),
+        t0.elapsed() >= Duration::from_millis(1500),
         "answered after {:?}",
         t0.elapsed()
     );
     assert_eq!(r.status, 201);
     assert!(!r.replayed());
-    // The next one is not delayed.
+    let k2 = uid("key");
+    // The next one is not delayed: the unit was used up.
     let t1 = Instant::now();
-    assert_eq!(charge(s.addr, &c, &uid("key"), BODY).status, 201);
-    assert!(t1.elapsed() < Duration::from_millis(700));
+    assert_eq!(charge(s.addr, &c, &k2, BODY).status, 201);
+    assert!(
+        t1.elapsed() < Duration::from_millis(1500),
+        "took {:?}",
+        t1.elapsed()
+    );
 }
 
 #[test]

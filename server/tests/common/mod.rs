@@ -388,3 +388,31 @@ pub fn uid(prefix: &str) -> String {
 /// A valid charge body.
 pub const BODY: &str =
     r#"{"amount":4200,"currency":"usd","items":[{"sku":"tee","qty":2}],"card":"4242424242424242"}"#;
+
+/// The state of a key row (`in_progress` / `done`), read straight from the
+/// database file: lets a test wait for "phase 1 committed" instead of
+/// sleeping and hoping.
+pub fn key_state(db: &Path, customer: &str, key: &str) -> Option<String> {
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .ok()?;
+    conn.busy_timeout(Duration::from_secs(5)).ok()?;
+    conn.query_row(
+        "SELECT state FROM idempotency_keys WHERE customer = ?1 AND idem_key = ?2",
+        [customer, key],
+        |r| r.get(0),
+    )
+    .ok()
+}
+
+/// Waits (up to 30 s) until phase 1 has reserved `key`.
+pub fn wait_reserved(db: &Path, customer: &str, key: &str) {
+    let t0 = std::time::Instant::now();
+    while key_state(db, customer, key).as_deref() != Some("in_progress") {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "key {key} was never reserved"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
