@@ -2,9 +2,11 @@
 // (the wasm-bindgen "without a bundler" pattern): the reference server serves
 // this directory at / and the wasm-pack output at /pkg/.
 import init, { Checkout, newKey } from '/pkg/idemkey.js';
-import { $, el, money, shortKey, clock, relTime, sleep, store, session, setOutcome } from './ui.js';
+import { $, el, money, shortKey, relTime, store, session, setOutcome } from './ui.js';
 import { openLedger } from './ledger.js';
 import { openNaive } from './naive.js';
+import { openTimeline, reasonText } from './timeline.js';
+import { openFaults } from './faults.js';
 
 const NS = 'idemkey-demo';
 const TIMEOUT_MS = 3000;          // per try; the "slow answer" fault outlasts it
@@ -15,13 +17,6 @@ const CATALOG = [
   { sku: 'gooseneck-kettle', name: 'Gooseneck kettle', detail: '0.9 l · brushed steel', price: 3900, qty: 1, tone: '#5b6b7a' },
   { sku: 'filters-100', name: 'Paper filters', detail: 'Pack of 100', price: 600, qty: 2, tone: '#c9b48a' },
 ];
-const REASONS = {
-  'network-error': 'no answer: the connection dropped',
-  timeout: `no answer within ${TIMEOUT_MS / 1000} s`,
-};
-const STATUS_TEXT = { 200: 'OK', 201: 'Created', 400: 'Bad Request', 402: 'Declined', 409: 'In progress', 413: 'Too Large',
-  422: 'Payload differs', 429: 'Too Many', 500: 'Server Error', 502: 'Bad Gateway', 503: 'Unavailable', 504: 'Timeout' };
-
 // ---------------------------------------------------------------- boot
 try {
   await init();
@@ -45,7 +40,6 @@ let generation = 0;
 let run = null;            // the payment in flight in this tab (clicks while it runs join it)
 let reloadOnAttempt = false;
 let lastState = null;
-let timeline = [];
 
 $('#customer-id').textContent = customer;
 $('#slow-seconds').textContent = String(SLOW_MS / 1000);
@@ -53,6 +47,8 @@ $('#timeout-seconds').textContent = String(TIMEOUT_MS / 1000);
 
 const api = (path, init = {}) => fetch(path, { ...init, cache: 'no-store', headers: { 'X-Customer-Id': customer, ...(init.headers || {}) } });
 const ledger = openLedger({ api, orderKeys: () => keysOfOrder() });
+const timeline = openTimeline({ timeoutMs: TIMEOUT_MS });
+const faults = openFaults({ api, slowMs: SLOW_MS });
 
 // ---------------------------------------------------------------- the order (draft)
 const draftSlot = () => `${NS}:draft:${cart}`;
@@ -159,9 +155,7 @@ function openCheckout() {
   lastState = checkout.state;
   rememberKey(checkout.key);
   $('#cart-id').textContent = cart;
-  try { timeline = JSON.parse(session.get(timelineSlot()) || '[]'); } catch { timeline = []; }
-  for (const t of timeline) if (t.kind === 'try' && t.status == null && !t.reason) t.reason = 'interrupted: the page was left before the answer';
-  renderTimeline();
+  timeline.load(timelineSlot());
   renderAttempt();
 }
 
@@ -169,18 +163,18 @@ function onEvent(e) {
   switch (e.type) {
     case 'attempt': {
       rememberKey(e.key);
-      const n = e.attempt ?? e.attempts ?? (checkout ? checkout.attempts : timeline.length + 1);
-      pushTimeline({ kind: 'try', n, key: e.key, status: null, at: Date.now() });
+      const n = e.attempt ?? (checkout ? checkout.attempts : 0);
+      timeline.push({ kind: 'try', n, key: e.key, status: null, at: Date.now() });
       if (run) run.tries += 1;
       if (reloadOnAttempt) { reloadOnAttempt = false; setTimeout(() => location.reload(), 150); }
       break;
     }
     case 'response':
-      patchLastTry({ status: e.status, replayed: !!e.replayed });
+      timeline.patchLastTry({ status: e.status, replayed: !!e.replayed });
       if (run) run.responses.push({ status: e.status, replayed: !!e.replayed });
       break;
     case 'retry':
-      patchLastTry({ retryMs: e.delayMs, retryReason: e.reason });
+      timeline.patchLastTry({ retryMs: e.delayMs, retryReason: e.reason });
       if (run) run.retries.push({ delayMs: e.delayMs, reason: e.reason });
       break;
     case 'storage-fallback':
@@ -219,66 +213,6 @@ function showTabNote(text) {
   note.hidden = false;
 }
 
-// ---------------------------------------------------------------- timeline
-function pushTimeline(entry) {
-  timeline.push(entry);
-  timeline = timeline.slice(-40);
-  saveTimeline();
-}
-function patchLastTry(patch) {
-  for (let i = timeline.length - 1; i >= 0; i--) {
-    if (timeline[i].kind === 'try') { Object.assign(timeline[i], patch); break; }
-  }
-  saveTimeline();
-}
-function saveTimeline() {
-  session.set(timelineSlot(), JSON.stringify(timeline));
-  renderTimeline();
-}
-
-function renderTimeline() {
-  const list = $('#timeline');
-  list.replaceChildren(...timeline.slice().reverse().map(tryRow));
-  $('#timeline-empty').hidden = timeline.length > 0;
-}
-
-function statusBadge(status) {
-  const cls = status >= 200 && status < 300 ? 'ok' : status === 402 || status === 422 || status === 400 ? 'bad' : 'warn';
-  return el('span', { class: `badge badge-${cls}` }, `${status} ${STATUS_TEXT[status] || ''}`.trim());
-}
-
-function tryRow(t) {
-  if (t.kind === 'cache') {
-    return el('li', { class: 'try try-cache', 'data-cache': 'true' },
-      el('span', { class: 'try-n', 'aria-hidden': 'true' }, '↺'),
-      el('div', { class: 'try-main' },
-        el('div', { class: 'try-line' }, el('code', { class: 'try-key' }, shortKey(t.key)), el('span', { class: 'badge badge-quiet' }, 'from storage')),
-        el('div', { class: 'try-sub' }, 'Already paid: answered with the stored receipt, nothing sent')),
-      el('time', {}, clock(t.at)));
-  }
-  const attrs = { class: 'try', 'data-try': String(t.n), 'data-key': t.key };
-  if (t.status != null) attrs['data-status'] = String(t.status);
-  if (t.replayed) attrs['data-replayed'] = 'true';
-  if (t.retryReason) attrs['data-retry-reason'] = t.retryReason;
-  const line = el('div', { class: 'try-line' }, el('code', { class: 'try-key', title: t.key }, shortKey(t.key)));
-  if (t.status != null) line.append(statusBadge(t.status));
-  else if (t.retryReason || t.reason) line.append(el('span', { class: 'badge badge-warn' }, 'no answer'));
-  else line.append(el('span', { class: 'badge badge-quiet badge-live' }, 'waiting…'));
-  if (t.replayed) line.append(el('span', { class: 'badge badge-replay' }, 'replayed'));
-  const sub = [];
-  if (t.retryReason) {
-    const why = REASONS[t.retryReason] || t.retryReason.replace(/^status-/, 'status ');
-    sub.push(`${why} → retry in ${Math.round(t.retryMs || 0)} ms, same key`);
-  } else if (t.reason) sub.push(t.reason);
-  else if (t.replayed) sub.push('The server had this key: it replayed the first answer, no new charge');
-  return el('li', attrs,
-    el('span', { class: 'try-n' }, `#${t.n}`),
-    el('div', { class: 'try-main' }, line, sub.length ? el('div', { class: 'try-sub' }, sub.join(' · ')) : ''),
-    el('time', {}, clock(t.at)));
-}
-
-$('#timeline-clear').addEventListener('click', () => { timeline = []; saveTimeline(); });
-
 // ---------------------------------------------------------------- paying
 function pay(source) {
   if (!checkout) return;
@@ -309,12 +243,12 @@ function settle(mine, result, error) {
   mine.done = true;
   if (run === mine) run = null;
   setBusy(false);
-  if (result && result.fromCache && mine.tries === 0) pushTimeline({ kind: 'cache', key: result.key, at: Date.now() });
-  if (!result && error && error.code === 'outcome-unknown' && mine.tries > 0) patchLastTry({ reason: 'gave up: outcome unknown, key kept' });
+  if (result && result.fromCache && mine.tries === 0) timeline.push({ kind: 'cache', key: result.key, at: Date.now() });
+  if (!result && error && error.code === 'outcome-unknown' && mine.tries > 0) timeline.patchLastTry({ reason: 'gave up: outcome unknown, key kept' });
   renderAttempt();
   explain(mine, result, error);
   ledger.refresh();
-  refreshFaults();
+  faults.refresh();
 }
 
 function setBusy(busy) {
@@ -333,7 +267,7 @@ function receiptId(body) {
 function explain(m, r, err) {
   const clicks = m.clicks > 1 ? `You pressed Pay ${m.clicks} times; all of them joined one request sequence with one key. ` : '';
   const retried = m.retries.length;
-  const firstWhy = retried ? (REASONS[m.retries[0].reason] || m.retries[0].reason.replace(/^status-/, 'a ')) : '';
+  const firstWhy = retried ? reasonText(m.retries[0].reason, TIMEOUT_MS).replace(/^status /, 'a ') : '';
   if (err) {
     const code = err.code || err.name || 'error';
     if (code === 'outcome-unknown') {
@@ -421,64 +355,12 @@ $('#move-reset').addEventListener('click', () => {
   const was = checkout.state;
   const old = checkout.key;
   checkout.reset();
+  lastState = checkout.state;                   // our own move, not another tab's
   renderAttempt();
   setOutcome('#outcome', 'info', 'This order has a new key.',
     `reset() abandoned ${shortKey(old)} (${was}) on purpose; the next Pay uses ${shortKey(checkout.key)}.` +
     (was === 'pending' ? ' Careful: that attempt\'s outcome was unknown, so paying again may charge twice. That is why idemkey never does this by itself.' : ''));
 });
-
-// ---------------------------------------------------------------- faults
-const FAULT_NAMES = { none: 'No fault armed', 'drop-after-commit': 'Drop the answer', 'error-after-commit': '502 after saving',
-  'fail-before-commit': '503 before saving', 'delay-after-commit': 'Slow answer' };
-
-$('#fault-form').addEventListener('submit', async (ev) => {
-  ev.preventDefault();
-  const mode = new FormData(ev.target).get('fault');
-  const count = Number($('#fault-count').value);
-  const post = (body) => api('/api/faults', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  try {
-    // The server queues faults; arming replaces whatever was queued before.
-    const cleared = await post({ mode: 'none' });
-    if (!cleared.ok) throw new Error(`status ${cleared.status}`);
-    let data = await cleared.json();
-    if (mode !== 'none') {
-      const res = await post(mode === 'delay-after-commit' ? { mode, count, delay_ms: SLOW_MS } : { mode, count });
-      if (!res.ok) throw new Error(`status ${res.status}`);
-      data = await res.json();
-    }
-    showFaults(data);
-  } catch (err) {
-    const pill = $('#fault-status');
-    pill.className = 'pill pill-bad';
-    pill.dataset.mode = 'error';
-    pill.textContent = `Could not arm (${err.message}); is the server running with --faults?`;
-  }
-});
-
-/** Shows the server's fault queue for this customer: { scheduled: [{ mode, remaining }] }. */
-function showFaults(data) {
-  const queue = (Array.isArray(data?.scheduled) ? data.scheduled : []).filter((f) => f.mode !== 'none' && f.remaining > 0);
-  const pill = $('#fault-status');
-  if (!queue.length) {
-    pill.dataset.mode = 'none';
-    pill.dataset.remaining = '0';
-    pill.className = 'pill pill-quiet';
-    pill.textContent = FAULT_NAMES.none;
-    return;
-  }
-  const first = queue[0];
-  pill.dataset.mode = first.mode;
-  pill.dataset.remaining = String(first.remaining);
-  pill.className = 'pill pill-warn';
-  pill.textContent = `Armed: ${FAULT_NAMES[first.mode] || first.mode} ×${first.remaining}` + (queue.length > 1 ? ` (+${queue.length - 1} more)` : '');
-}
-
-async function refreshFaults() {
-  try {
-    const res = await api('/api/faults');
-    if (res.ok) showFaults(await res.json());
-  } catch { /* the pill keeps its last value */ }
-}
 
 // ---------------------------------------------------------------- other tabs
 window.addEventListener('storage', (ev) => {
@@ -499,9 +381,9 @@ window.addEventListener('storage', (ev) => {
 // ---------------------------------------------------------------- start
 renderCart();
 openCheckout();
-openNaive({ api, payload, timeoutMs: TIMEOUT_MS, ledger, onDone: refreshFaults });
+openNaive({ api, payload, timeoutMs: TIMEOUT_MS, ledger, onDone: faults.refresh });
 ledger.refresh();
-refreshFaults();
+faults.refresh();
 setInterval(() => { if (document.visibilityState === 'visible') { ledger.refresh(); renderAttempt(); } }, 5000);
 
 if (session.get(`${NS}:reloaded`) === '1') {

@@ -1,0 +1,87 @@
+// The live timeline of every try of the idemkey checkout. Kept per order in
+// sessionStorage, so a reload in the middle of a payment still shows the try
+// that was cut off.
+import { $, el, shortKey, clock, session } from './ui.js';
+
+const STATUS_TEXT = { 200: 'OK', 201: 'Created', 400: 'Bad Request', 402: 'Declined', 409: 'In progress', 413: 'Too Large',
+  422: 'Payload differs', 429: 'Too Many', 500: 'Server Error', 502: 'Bad Gateway', 503: 'Unavailable', 504: 'Timeout' };
+
+/** Plain words for a retry reason of idemkey's `retry` event. */
+export function reasonText(reason, timeoutMs) {
+  if (reason === 'network-error') return 'no answer: the connection dropped';
+  if (reason === 'timeout') return `no answer within ${timeoutMs / 1000} s`;
+  return String(reason).replace(/^status-/, 'status ');
+}
+
+export function openTimeline({ timeoutMs }) {
+  let slot = null;
+  let entries = [];
+
+  function save() {
+    if (slot) session.set(slot, JSON.stringify(entries));
+    render();
+  }
+
+  function statusBadge(status) {
+    const cls = status >= 200 && status < 300 ? 'ok' : status === 402 || status === 422 || status === 400 ? 'bad' : 'warn';
+    return el('span', { class: `badge badge-${cls}` }, `${status} ${STATUS_TEXT[status] || ''}`.trim());
+  }
+
+  function row(t) {
+    if (t.kind === 'cache') {
+      return el('li', { class: 'try try-cache', 'data-cache': 'true' },
+        el('span', { class: 'try-n', 'aria-hidden': 'true' }, '↺'),
+        el('div', { class: 'try-main' },
+          el('div', { class: 'try-line' }, el('code', { class: 'try-key' }, shortKey(t.key)), el('span', { class: 'badge badge-quiet' }, 'from storage')),
+          el('div', { class: 'try-sub' }, 'Already paid: answered with the stored receipt, nothing sent')),
+        el('time', {}, clock(t.at)));
+    }
+    const attrs = { class: 'try', 'data-try': String(t.n), 'data-key': t.key };
+    if (t.status != null) attrs['data-status'] = String(t.status);
+    if (t.replayed) attrs['data-replayed'] = 'true';
+    if (t.retryReason) attrs['data-retry-reason'] = t.retryReason;
+    const line = el('div', { class: 'try-line' }, el('code', { class: 'try-key', title: t.key }, shortKey(t.key)));
+    if (t.status != null) line.append(statusBadge(t.status));
+    else if (t.retryReason || t.reason) line.append(el('span', { class: 'badge badge-warn' }, 'no answer'));
+    else line.append(el('span', { class: 'badge badge-quiet badge-live' }, 'waiting…'));
+    if (t.replayed) line.append(el('span', { class: 'badge badge-replay' }, 'replayed'));
+    let sub = '';
+    if (t.retryReason) sub = `${reasonText(t.retryReason, timeoutMs)} → retry in ${Math.round(t.retryMs || 0)} ms, same key`;
+    else if (t.reason) sub = t.reason;
+    else if (t.replayed) sub = 'The server had this key: it replayed the first answer, no new charge';
+    return el('li', attrs,
+      el('span', { class: 'try-n' }, `#${t.n}`),
+      el('div', { class: 'try-main' }, line, sub ? el('div', { class: 'try-sub' }, sub) : ''),
+      el('time', {}, clock(t.at)));
+  }
+
+  function render() {
+    $('#timeline').replaceChildren(...entries.slice().reverse().map(row));
+    $('#timeline-empty').hidden = entries.length > 0;
+  }
+
+  $('#timeline-clear').addEventListener('click', () => { entries = []; save(); });
+
+  return {
+    /** Switch to the timeline of another order (at start and on a new order). */
+    load(newSlot) {
+      slot = newSlot;
+      try { entries = JSON.parse(session.get(slot) || '[]'); } catch { entries = []; }
+      for (const t of entries) {
+        if (t.kind === 'try' && t.status == null && !t.retryReason && !t.reason) t.reason = 'cut off: the page was left before the answer';
+      }
+      save();
+    },
+    push(entry) {
+      entries = [...entries, entry].slice(-40);
+      save();
+    },
+    /** Update the newest try (a response or retry event belongs to it). */
+    patchLastTry(patch) {
+      for (let i = entries.length - 1; i >= 0; i--) {
+        if (entries[i].kind === 'try') { Object.assign(entries[i], patch); break; }
+      }
+      save();
+    },
+  };
+}
