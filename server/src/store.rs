@@ -146,3 +146,43 @@ impl Store {
         .map_err(|e| ApiError::Internal(format!("read task: {e}")))?
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The durability promise ("no answer before its commit is on disk")
+    /// rests on these settings of the connections that write and read.
+    #[tokio::test]
+    async fn connections_are_wal_synchronous_full_with_a_busy_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("sub").join("t.db"), &[]).unwrap();
+        let pragmas = |conn: &Connection| -> ApiResult<(String, i64, i64)> {
+            let q = |p: &str| {
+                conn.query_row(&format!("PRAGMA {p}"), [], |r| {
+                    r.get::<_, rusqlite::types::Value>(0)
+                })
+            };
+            let (
+                rusqlite::types::Value::Text(mode),
+                rusqlite::types::Value::Integer(sync),
+                rusqlite::types::Value::Integer(busy),
+            ) = (q("journal_mode")?, q("synchronous")?, q("busy_timeout")?)
+            else {
+                return Err(ApiError::Internal("unexpected pragma types".into()));
+            };
+            Ok((mode, sync, busy))
+        };
+        let expected = ("wal".to_string(), 2, BUSY_TIMEOUT.as_millis() as i64);
+        assert_eq!(
+            store.write(move |c| pragmas(c)).await.unwrap(),
+            expected,
+            "writer"
+        );
+        assert_eq!(
+            store.read(move |c| pragmas(c)).await.unwrap(),
+            expected,
+            "reader"
+        );
+    }
+}

@@ -84,16 +84,6 @@ impl Server {
         None
     }
 
-    /// The child's pid.
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Takes the stdout pipe (after the first line was read).
-    pub fn child_mut(&mut self) -> &mut Child {
-        &mut self.child
-    }
-
     /// The server's stderr so far.
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
