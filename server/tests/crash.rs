@@ -28,6 +28,19 @@ fn settle(addr: std::net::SocketAddr, c: &str, k: &str) -> Resp {
     }
 }
 
+/// Starts a server on `db`, and has a charge of `c` with `k` kill it after the
+/// provider paid and before phase 3 (the `crash-after-provider` fault).
+fn crash_between_phases(db: &std::path::Path, flags: &[&str], c: &str, k: &str) {
+    let mut s = Server::start_on(db, flags);
+    fault(s.addr, c, r#"{"mode":"crash-after-provider"}"#);
+    let r = try_charge(s.addr, c, k, BODY).unwrap();
+    assert!(r.is_none(), "the process must die before answering: {r:?}");
+    let status = s
+        .wait_exit(Duration::from_secs(10))
+        .expect("the server aborted");
+    assert!(!status.success());
+}
+
 #[test]
 fn kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none() {
     let dir = tempfile::tempdir().unwrap();
@@ -171,16 +184,9 @@ fn a_request_killed_between_phases_completes_once_after_the_lock_timeout() {
         "--lock-timeout",
         "3s",
     ];
-    let mut s = Server::start_on(&db, &flags);
     let (c, k) = (uid("cust"), uid("key"));
-    fault(s.addr, &c, r#"{"mode":"crash-after-provider"}"#);
-    let r = try_charge(s.addr, &c, &k, BODY).unwrap();
+    crash_between_phases(&db, &flags, &c, &k);
     let crashed_at = Instant::now();
-    assert!(r.is_none(), "the process must die before answering: {r:?}");
-    let status = s
-        .wait_exit(Duration::from_secs(10))
-        .expect("the server aborted");
-    assert!(!status.success());
 
     let s2 = Server::start_on(&db, &flags);
     // The provider was paid, the ledger was not written: the key is in progress.
@@ -236,12 +242,8 @@ fn a_request_killed_between_phases_is_completed_by_the_server_without_a_retry() 
         "--reaper-interval",
         "200ms",
     ];
-    let mut s = Server::start_on(&db, &flags);
     let (c, k) = (uid("cust"), uid("key"));
-    fault(s.addr, &c, r#"{"mode":"crash-after-provider"}"#);
-    assert!(try_charge(s.addr, &c, &k, BODY).unwrap().is_none());
-    s.wait_exit(Duration::from_secs(10))
-        .expect("the server aborted");
+    crash_between_phases(&db, &flags, &c, &k);
 
     let s2 = Server::start_on(&db, &flags);
     let t0 = Instant::now();
