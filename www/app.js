@@ -283,8 +283,12 @@ function explain(m, r, err) {
   const id = receiptId(r.body);
   const data = { key: r.key, status: r.status, replayed: r.replayed, fromCache: r.fromCache };
   if (r.ok && r.fromCache && m.tries === 0) {
+    if (m.stateBefore !== 'succeeded') {
+      return setOutcome('#outcome', 'paid', 'Paid, by another tab.',
+        `${clicks}Another tab was paying this order at the same moment. This tab waited its turn, found that tab's receipt${id ? ` (${id})` : ''} in storage, and sent nothing. One charge.`, data);
+    }
     return setOutcome('#outcome', 'paid', 'Already paid: nothing was sent.',
-      `${clicks}This order succeeded earlier${m.stateBefore === 'pending' || m.source === 'tab' ? ', in this tab or another one' : ''}, so idemkey answered from the receipt it kept${id ? ` (${id})` : ''} and sent no request. Still one charge. To buy again, start a new order.`, data);
+      `${clicks}This order succeeded earlier, so idemkey answered from the receipt it kept${id ? ` (${id})` : ''} and sent no request. Still one charge. To buy again, start a new order.`, data);
   }
   if (r.ok && r.replayed) {
     const what = retried

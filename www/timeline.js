@@ -49,6 +49,8 @@ export function openTimeline({ timeoutMs }) {
     if (t.retryReason) sub = `${reasonText(t.retryReason, timeoutMs)} → retry in ${Math.round(t.retryMs || 0)} ms, same key`;
     else if (t.reason) sub = t.reason;
     else if (t.replayed) sub = 'The server had this key: it replayed the first answer, no new charge';
+    else if (t.status === 402) sub = 'Declined: a final answer, nothing charged; the next Pay gets a new key';
+    else if (t.status >= 400) sub = 'A final answer: not retried';
     return el('li', attrs,
       el('span', { class: 'try-n' }, `#${t.n}`),
       el('div', { class: 'try-main' }, line, sub ? el('div', { class: 'try-sub' }, sub) : ''),
