@@ -206,6 +206,39 @@ async fn a_decline_fails_the_attempt_and_the_next_submit_gets_a_new_key() {
 }
 
 #[wasm_bindgen_test]
+async fn a_second_tab_that_waited_gets_the_first_tabs_decline_without_a_new_key() {
+    let customer = uniq("cust");
+    let scope = uniq("cart");
+    let (ev_a, ev_b) = (recorder(), recorder());
+    let (oa, ob) = (opts(&scope, &customer, "{}"), opts(&scope, &customer, "{}"));
+    set(&oa, "onEvent", &ev_a);
+    set(&ob, "onEvent", &ev_b);
+    let (a, b) = (open(&oa), open(&ob));
+    fault(&customer, "delay-after-commit", 1, 400).await;
+    let pa = a.submit(js(DECLINED));
+    sleep(50).await;
+    // Called while tab A's try is in flight: A's decline, stored after this call, is B's answer.
+    let pb = b.submit(js(DECLINED));
+    let ra = JsFuture::from(pa).await.unwrap();
+    let rb = JsFuture::from(pb).await.unwrap();
+    assert_eq!(num(&ra, "status"), 402.0);
+    assert!(!flag(&ra, "fromCache"));
+    assert_eq!(num(&rb, "status"), 402.0);
+    assert!(flag(&rb, "fromCache"), "the waiting tab resolves with A's decline");
+    assert_eq!(text(&rb, "key"), text(&ra, "key"), "no new key for the same click");
+    assert!(
+        events_of(&ev_b, "attempt").is_empty(),
+        "the waiting tab sent nothing"
+    );
+    assert_eq!(b.state(), "failed");
+    // A later submit is a new click: the server said no, so a new attempt with a new key.
+    let r = submit(&b, &js(DECLINED)).await.unwrap();
+    assert!(!flag(&r, "fromCache"));
+    assert_ne!(text(&r, "key"), text(&ra, "key"));
+    a.finish();
+}
+
+#[wasm_bindgen_test]
 async fn header_name_and_sf_string_format() {
     let (c, customer, _) = checkout(r#"{"headerFormat":"sf-string"}"#);
     let spy = spy_fetch();

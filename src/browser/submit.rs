@@ -17,7 +17,7 @@ use crate::core::header::{format_key, is_replayed};
 use crate::core::record::{lease_key, Record, StoredResponse};
 use crate::core::retry::{classify, Class, Next, TryOutcome};
 use crate::core::retry_after::parse_retry_after;
-use crate::core::state::{plan_submit, State, SubmitPlan};
+use crate::core::state::{plan_submit_since, State, SubmitPlan};
 use crate::error::{Error, Result};
 
 /// A lock that took longer than this was held by someone else.
@@ -81,16 +81,8 @@ pub(crate) async fn run(
     }
     let mut rec = inner.reload();
     let now = now_ms();
-    // Another tab finished this very payload while we waited: its answer is ours.
-    if rec.state == State::Failed
-        && rec.fingerprint.as_deref() == Some(&fp)
-        && rec.updated_at >= started
-    {
-        if let Some(r) = cached(&rec) {
-            return Ok(r);
-        }
-    }
-    match plan_submit(&rec, &fp, now) {
+    // Includes "another tab failed this very payload while we waited: its answer is ours".
+    match plan_submit_since(&rec, &fp, now, started) {
         SubmitPlan::Cached => {
             if let Some(r) = cached(&rec) {
                 return Ok(r);

@@ -72,6 +72,23 @@ pub fn plan_submit(rec: &Record, fp: &str, now_ms: f64) -> SubmitPlan {
     }
 }
 
+/// [`plan_submit`] for a `submit()` called at `since_ms`, after waiting for the scope's lock.
+///
+/// While this submit waited, another tab may have sent this very payload and stored a
+/// *failed* answer (the server said no). That answer is this submit's answer too:
+/// [`SubmitPlan::Cached`] instead of a new key and a second request. A failed record that
+/// predates the call, is for another payload, or holds no response is planned as usual.
+pub fn plan_submit_since(rec: &Record, fp: &str, now_ms: f64, since_ms: f64) -> SubmitPlan {
+    if rec.state == State::Failed
+        && rec.fingerprint.as_deref() == Some(fp)
+        && rec.updated_at >= since_ms
+        && rec.response.is_some()
+    {
+        return SubmitPlan::Cached;
+    }
+    plan_submit(rec, fp, now_ms)
+}
+
 #[cfg(test)]
 #[path = "state_tests.rs"]
 mod tests;

@@ -99,3 +99,49 @@ fn unbound_records() {
     assert_eq!(plan_submit(&rec(State::Fresh, Some(OTHER)), FP, NOW), SEND);
     assert_eq!(plan_submit(&rec(State::Failed, None), FP, NOW), NEW);
 }
+
+#[test]
+fn a_failure_stored_after_the_call_is_this_submits_answer() {
+    let since = NOW + 500.0;
+    let mut r = rec(State::Failed, Some(FP));
+    r.updated_at = since;
+    // Another tab failed this very payload while this submit waited: its answer is ours.
+    assert_eq!(
+        plan_submit_since(&r, FP, since + 10.0, since),
+        SubmitPlan::Cached
+    );
+    r.updated_at = since + 300.0;
+    assert_eq!(
+        plan_submit_since(&r, FP, since + 400.0, since),
+        SubmitPlan::Cached
+    );
+    // Another payload: a new attempt, as plan_submit says.
+    assert_eq!(plan_submit_since(&r, OTHER, since + 400.0, since), NEW);
+    // A failure from before the call is an old answer: the click means "try again".
+    r.updated_at = since - 1.0;
+    assert_eq!(plan_submit_since(&r, FP, since + 10.0, since), NEW);
+    // Nothing stored to answer with: plan as usual.
+    let mut bare = rec(State::Failed, Some(FP));
+    bare.response = None;
+    bare.updated_at = since;
+    assert_eq!(plan_submit_since(&bare, FP, since + 10.0, since), NEW);
+}
+
+#[test]
+fn since_changes_nothing_but_fresh_failures() {
+    let later = NOW + 1000.0;
+    for state in [State::Fresh, State::Pending, State::Succeeded] {
+        for stored in [None, Some(FP), Some(OTHER)] {
+            let r = rec(state, stored);
+            for fp in [FP, OTHER] {
+                for now in [later, NOW + TTL] {
+                    assert_eq!(
+                        plan_submit_since(&r, fp, now, NOW),
+                        plan_submit(&r, fp, now),
+                        "{state:?} {stored:?} {fp} {now}"
+                    );
+                }
+            }
+        }
+    }
+}
