@@ -10,7 +10,7 @@ use wasm_bindgen_futures::future_to_promise;
 use crate::browser::checkout::{new_key, sweep_kinds, Inner};
 use crate::browser::clock::now_ms;
 use crate::browser::{options, submit};
-use crate::core::options::StorageKind;
+use crate::core::options::{validate_namespace, StorageKind};
 use crate::error::Error;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -210,12 +210,7 @@ pub fn new_key_js() -> String {
 #[wasm_bindgen]
 pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
     let ns = namespace.unwrap_or_else(|| "idemkey".into());
-    if ns.is_empty() || ns.contains(':') {
-        return Err(to_js(&Error::invalid_option(
-            "namespace",
-            "must be 1 to 64 characters long, without ':'",
-        )));
-    }
+    validate_namespace(&ns).map_err(|e| to_js(&e))?;
     Ok(sweep_kinds(
         &[
             StorageKind::Local,

@@ -114,6 +114,23 @@ fn a_write_that_throws_later_falls_back_too() {
     session.remove_item(&rk).unwrap();
 }
 
+#[wasm_bindgen_test]
+fn sweep_rejects_a_bad_namespace_exactly_like_open() {
+    for ns in [String::new(), "a:b".into(), "x".repeat(65)] {
+        let e = sweep(Some(ns.clone())).expect_err(&ns);
+        assert_idem_error(&e, "invalid-options", "`namespace`");
+        let o = opts(&uniq("ns"), "nobody", "{}");
+        set(&o, "namespace", &ns.as_str().into());
+        let from_open = Checkout::open(o).err().expect("open accepted the namespace");
+        assert_eq!(
+            support::get(&e, "message").as_string(),
+            support::get(&from_open, "message").as_string(),
+            "{ns:?}"
+        );
+    }
+    assert_eq!(sweep(Some(format!("n{}", "x".repeat(63)))).unwrap(), 0);
+}
+
 fn quarantined(ns: &str, scope: &str) -> Vec<(String, String)> {
     let s = local();
     let prefix = format!("{ns}:corrupt:{scope}:");

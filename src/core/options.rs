@@ -248,13 +248,7 @@ impl Options {
                 .ok_or_else(|| bad("storage", "must be \"local\", \"session\" or \"memory\""))?,
         };
         let namespace = raw.namespace.unwrap_or_else(|| "idemkey".into());
-        let n = namespace.encode_utf16().count();
-        if n == 0 || n > MAX_NAMESPACE_LEN || namespace.contains(':') {
-            return Err(bad(
-                "namespace",
-                "must be 1 to 64 characters long, without ':'",
-            ));
-        }
+        validate_namespace(&namespace)?;
         let credentials = raw.credentials.unwrap_or_else(|| "same-origin".into());
         if !matches!(credentials.as_str(), "omit" | "same-origin" | "include") {
             return Err(bad(
@@ -295,6 +289,19 @@ impl Options {
             deadline_ms: self.deadline_ms,
         }
     }
+}
+
+/// The `namespace` rule, shared by `Checkout.open` and `sweep()`: 1 to
+/// [`MAX_NAMESPACE_LEN`] UTF-16 code units, without `:` (the storage key separator).
+pub fn validate_namespace(namespace: &str) -> Result<()> {
+    let n = namespace.encode_utf16().count();
+    if n == 0 || n > MAX_NAMESPACE_LEN || namespace.contains(':') {
+        return Err(bad(
+            "namespace",
+            "must be 1 to 64 characters long, without ':'",
+        ));
+    }
+    Ok(())
 }
 
 fn bad(option: &str, reason: &str) -> Error {
