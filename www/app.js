@@ -285,7 +285,7 @@ function explain(m, r, err) {
   if (r.ok && r.fromCache && m.tries === 0) {
     if (m.stateBefore !== 'succeeded') {
       return setOutcome('#outcome', 'paid', 'Paid, by another tab.',
-        `${clicks}Another tab was paying this order at the same moment. This tab waited its turn, found that tab's receipt${id ? ` (${id})` : ''} in storage, and sent nothing. One charge.`, data);
+        `${clicks}Another tab was paying this order at the same moment. This tab waited its turn, found that tab's receipt${id ? ` (${id})` : ''} in storage, and sent nothing. One charge.`, { ...data, waited: true });
     }
     return setOutcome('#outcome', 'paid', 'Already paid: nothing was sent.',
       `${clicks}This order succeeded earlier, so idemkey answered from the receipt it kept${id ? ` (${id})` : ''} and sent no request. Still one charge. To buy again, start a new order.`, data);
