@@ -206,7 +206,8 @@ pub fn new_key_js() -> String {
 }
 
 /// Deletes the expired records of `namespace` (default "idemkey") from local, session and
-/// memory storage; returns how many. Throws `invalid-options` for a bad namespace.
+/// memory storage, and the unreadable records set aside more than 7 days ago; returns how
+/// many. Throws `invalid-options` for a bad namespace.
 #[wasm_bindgen]
 pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
     let ns = namespace.unwrap_or_else(|| "idemkey".into());

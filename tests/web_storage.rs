@@ -4,7 +4,7 @@
 
 mod support;
 
-use idemkey::core::record::{Record, StoredResponse};
+use idemkey::core::record::{quarantine_key, Record, StoredResponse};
 use idemkey::core::state::State;
 use idemkey::{sweep, Checkout};
 use support::*;
@@ -282,6 +282,40 @@ fn sweep_removes_expired_records_only() {
         s.remove_item(&k).unwrap();
     }
     assert!(sweep(Some("a:b".into())).is_err());
+}
+
+#[wasm_bindgen_test]
+fn quarantined_copies_are_swept_after_seven_days_by_sweep_and_open() {
+    let ns = &uniq("qs").replace('-', "")[..16];
+    let now = js_sys::Date::now();
+    let day = 86_400_000.0;
+    let s = local();
+    let put = |scope: &str, age_days: f64| {
+        let k = quarantine_key(ns, scope, now - age_days * day);
+        s.set_item(&k, "{not json").unwrap();
+        k
+    };
+    let old = put("a:b", 8.0);
+    let recent = put("a:b", 6.0);
+    let other_ns = quarantine_key(&format!("{ns}x"), "a", now - 30.0 * day);
+    s.set_item(&other_ns, "{not json").unwrap();
+    assert_eq!(sweep(Some(ns.to_string())).unwrap(), 1);
+    assert_eq!(s.get_item(&old).unwrap(), None, "older than 7 days: gone");
+    assert!(s.get_item(&recent).unwrap().is_some(), "6 days: kept");
+    assert!(s.get_item(&other_ns).unwrap().is_some(), "other namespace untouched");
+    // open() sweeps its namespace cheaply, quarantine included.
+    let old = put("c", 30.0);
+    let c = open(&opts(
+        &uniq("cart"),
+        "nobody",
+        &format!(r#"{{"namespace":"{ns}"}}"#),
+    ));
+    assert_eq!(s.get_item(&old).unwrap(), None, "open() swept the old copy");
+    assert!(s.get_item(&recent).unwrap().is_some());
+    c.finish();
+    for k in [recent, other_ns] {
+        s.remove_item(&k).unwrap();
+    }
 }
 
 #[wasm_bindgen_test]

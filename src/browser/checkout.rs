@@ -12,7 +12,7 @@ use super::clock::now_ms;
 use super::events::{Emitter, Event};
 use super::storage::{self, Fallback, Store};
 use crate::core::options::{Options, StorageKind};
-use crate::core::record::{quarantine_key, record_key, Record};
+use crate::core::record::{quarantine_key, record_key, sweep_due, Record};
 use crate::core::state::State;
 
 /// A fresh UUID v4 (formatted without `core::fmt`).
@@ -24,13 +24,13 @@ pub(crate) fn new_key() -> String {
         .to_owned()
 }
 
-/// Deletes the expired records of `namespace` from the given backends; returns how many.
+/// Deletes from the given backends what core's `sweep_due` says: the expired records of
+/// `namespace` and its quarantined copies past their retention; returns how many.
 pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str) -> u32 {
-    let prefix = record_key(namespace, "");
+    let mut prefix = String::from(namespace);
+    prefix.push(':');
     let now = now_ms();
-    storage::remove_where(kinds, &prefix, |_, v| {
-        Record::decode(v).is_ok_and(|r| r.is_expired(now))
-    })
+    storage::remove_where(kinds, &prefix, |k, v| sweep_due(namespace, k, v, now))
 }
 
 /// The `storage` event listener, kept to remove it when the checkout is freed.
@@ -56,7 +56,8 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    /// Opens the scope: picks the storage (with fallbacks), sweeps expired records, loads
+    /// Opens the scope: picks the storage (with fallbacks), sweeps it (expired records,
+    /// quarantined copies past their retention), loads
     /// or creates the record (setting an unreadable one aside) and writes it back.
     pub(crate) fn open(opts: Options, on_event: Option<Function>) -> Rc<Inner> {
         let mut fallbacks = Vec::new();

@@ -283,6 +283,42 @@ pub fn parse_record_key<'a>(namespace: &str, storage_key: &'a str) -> Option<&'a
     }
 }
 
+/// How long a record set aside as unreadable (under [`quarantine_key`]) is kept: 7 days.
+///
+/// idemkey never reads a quarantined copy again; it is kept only so that a developer or
+/// support person can look at what broke (devtools, a user's report after a weekend).
+/// A week covers that, while a page whose records keep getting corrupted (another script
+/// writing our keys, a format bug) cannot fill the origin's few MiB of storage with copies
+/// that nobody reads: without a limit they would accumulate forever.
+pub const QUARANTINE_RETENTION_MS: f64 = 7.0 * 86_400_000.0;
+
+/// The scope and the time (ms) of a quarantine key `{ns}:corrupt:{scope}:{ms}` in
+/// `namespace`; `None` for any other key (including a suffix that is not decimal digits).
+pub fn parse_quarantine_key<'a>(namespace: &str, storage_key: &'a str) -> Option<(&'a str, u64)> {
+    let rest = storage_key
+        .strip_prefix(namespace)?
+        .strip_prefix(":corrupt:")?;
+    // Scopes may contain ':'; the time is after the last one.
+    let (scope, ms) = rest.rsplit_once(':')?;
+    if scope.is_empty() || ms.is_empty() || ms.len() > 16 || !ms.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    Some((scope, ms.parse().ok()?))
+}
+
+/// Whether `sweep()` deletes the storage entry `storage_key` = `value` of `namespace` at
+/// `now_ms`: a readable record that has expired, or a quarantined copy older than
+/// [`QUARANTINE_RETENTION_MS`]. Anything else (live or unreadable records, leases, keys
+/// this crate does not know) is kept.
+pub fn sweep_due(namespace: &str, storage_key: &str, value: &str, now_ms: f64) -> bool {
+    if parse_record_key(namespace, storage_key).is_some() {
+        return Record::decode(value).is_ok_and(|r| r.is_expired(now_ms));
+    }
+    parse_quarantine_key(namespace, storage_key)
+        .is_some_and(|(_, at)| now_ms - at as f64 >= QUARANTINE_RETENTION_MS)
+}
+
 #[cfg(test)]
 #[path = "record_tests.rs"]
 mod tests;

@@ -276,3 +276,64 @@ fn storage_key_parsing() {
     // A namespace that prefixes another one does not capture its records.
     assert_eq!(parse_record_key("shop", "shop2:v1:x"), None);
 }
+
+#[test]
+fn quarantine_key_parsing() {
+    let k = quarantine_key("idemkey", "cart-42", 1_700_000_000_123.0);
+    assert_eq!(
+        parse_quarantine_key("idemkey", &k),
+        Some(("cart-42", 1_700_000_000_123))
+    );
+    // Scopes may contain the separator; the time is after the last one.
+    let k = quarantine_key("idemkey", "a:corrupt:b:7", 5.0);
+    assert_eq!(parse_quarantine_key("idemkey", &k), Some(("a:corrupt:b:7", 5)));
+    for k in [
+        "idemkey:corrupt:cart",
+        "idemkey:corrupt:cart:",
+        "idemkey:corrupt::5",
+        "idemkey:corrupt:cart:12x",
+        "idemkey:corrupt:cart:-5",
+        "idemkey:corrupt:cart:99999999999999999",
+        "idemkey:v1:cart",
+        "idemkey:lease:cart",
+        "idemkeyx:corrupt:cart:5",
+        "other:corrupt:cart:5",
+        "",
+    ] {
+        assert_eq!(parse_quarantine_key("idemkey", k), None, "{k:?}");
+    }
+}
+
+#[test]
+fn sweep_due_expired_records_and_old_quarantine_only() {
+    let ns = "shop";
+    let live = Record::new(KEY, "live", NOW, 60_000.0);
+    let old = Record::new(KEY, "old", NOW - 120_000.0, 60_000.0);
+    let rk = |s| record_key(ns, s);
+    assert!(!sweep_due(ns, &rk("live"), &live.encode(), NOW));
+    assert!(sweep_due(ns, &rk("old"), &old.encode(), NOW));
+    // Unreadable records are open()'s to set aside, never sweep's to delete.
+    assert!(!sweep_due(ns, &rk("junk"), "not a record", NOW));
+
+    let week = QUARANTINE_RETENTION_MS;
+    assert_eq!(week, 604_800_000.0, "7 days");
+    let q = |age: f64| quarantine_key(ns, "cart:1", NOW - age);
+    assert!(!sweep_due(ns, &q(0.0), "{not json", NOW));
+    assert!(!sweep_due(ns, &q(week - 1.0), "{not json", NOW));
+    assert!(sweep_due(ns, &q(week), "{not json", NOW));
+    assert!(sweep_due(ns, &q(week * 10.0), "", NOW));
+    // A copy stamped in the future (clock moved back) is kept.
+    assert!(!sweep_due(ns, &q(-week * 10.0), "", NOW));
+
+    // Leases, the probe, other namespaces and unknown keys are never swept.
+    for k in [
+        lease_key(ns, "cart"),
+        "shop:probe".into(),
+        quarantine_key("shopx", "cart", 0.0),
+        record_key("shopx", "old"),
+        "shop:corrupt:cart:nope".into(),
+        "shop:other:1".into(),
+    ] {
+        assert!(!sweep_due(ns, &k, &old.encode(), NOW + week * 100.0), "{k}");
+    }
+}
