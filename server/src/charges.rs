@@ -69,7 +69,7 @@ pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) 
     match result {
         Ok(answer) => {
             tracing::info!(customer, key = idem_key, status = answer.response.status, replayed = answer.replayed,
-                fault = ?answer.fault.map(|f| f.mode), "charge answered");
+                fault = ?answer.fault.as_ref().map(|f| f.mode), "charge answered");
             finish(answer).await
         }
         Err(e) => {
@@ -104,7 +104,11 @@ async fn phases(
     let fault_customer = customer.clone();
     let reserved = st
         .store
-        .write(move |conn| keys::reserve(conn, &args, || faults.take(&fault_customer)))
+        .write(move |conn| {
+            keys::reserve(conn, &args, || {
+                faults.take(&fault_customer, Some(&args.key), &args.fingerprint)
+            })
+        })
         .await?;
     let lock = match reserved {
         Reserved::Replay(response) => {
@@ -142,6 +146,7 @@ async fn phases(
     };
     if lock
         .fault
+        .as_ref()
         .is_some_and(|f| f.mode == FaultMode::CrashAfterProvider)
     {
         tracing::error!(
@@ -285,9 +290,9 @@ pub async fn create_naive(State(st): State<AppState>, headers: HeaderMap, body: 
     let result = async {
         let customer = key::customer(&headers)?;
         let input = validate_charge(read_json(&headers, body).await?)?;
-        let fault = st.faults.take(&customer);
-        if fault.is_some_and(|f| f.mode == FaultMode::FailBeforeCommit) {
-            return Err(ApiError::FaultBeforeCommit);
+        let fault = st.faults.take(&customer, None, &fingerprint(&input.raw));
+        if let Some(e) = fault.as_ref().and_then(Fault::before_commit) {
+            return Err(e);
         }
         let task = tokio::spawn(async move {
             let payment = st

@@ -5,9 +5,11 @@
 //! request), so parallel tests and demo visitors never take each other's
 //! faults. Each keyed or naive charge request that is about to do work takes
 //! the next unit from its customer's queue; replays, 409s and 422s take none.
+//! Every unit taken is logged (mode, key, payload fingerprint), so a test can
+//! see how many requests reached the server and that they carried one key.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use axum::extract::State;
@@ -17,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::app::AppState;
+use crate::fault_request::{self, Canned, FaultRequest};
 use crate::key;
 use crate::problem::{ApiError, ApiResult};
 use crate::request::read_json;
@@ -39,34 +42,90 @@ pub enum FaultMode {
     /// before phase 3, leaving the key in progress (a request killed between
     /// phases). A supervisor or test restarts the server.
     CrashAfterProvider,
+    /// Close the connection without any response before anything is stored
+    /// (a network error the client sees; nothing happened).
+    DropBeforeCommit,
+    /// Answer with exactly the scheduled status, `Retry-After`, body and
+    /// `Content-Type` before anything is stored.
+    Respond,
 }
 
 /// One unit of a scheduled fault.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
     /// What happens.
     pub mode: FaultMode,
     /// Delay for `delay-after-commit`.
     pub delay_ms: u64,
+    /// The answer of `respond`.
+    pub respond: Option<Arc<Canned>>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+impl Fault {
+    /// The answer of a fault that acts before anything is stored
+    /// (`fail-before-commit`, `drop-before-commit`, `respond`); `None` for
+    /// the others, which let the request do its work.
+    pub fn before_commit(&self) -> Option<ApiError> {
+        match (self.mode, &self.respond) {
+            (FaultMode::FailBeforeCommit, _) => Some(ApiError::FaultBeforeCommit),
+            (FaultMode::DropBeforeCommit, _) => Some(ApiError::FaultDropBeforeCommit),
+            (FaultMode::Respond, Some(c)) => Some(ApiError::FaultRespond(c.clone())),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
 struct Scheduled {
     mode: FaultMode,
     remaining: u32,
     delay_ms: u64,
+    respond: Option<Arc<Canned>>,
 }
 
-/// Default delay of `delay-after-commit`.
-const DEFAULT_DELAY_MS: u64 = 1_000;
-const MAX_DELAY_MS: u64 = 120_000;
-const MAX_COUNT: u64 = 10_000;
+impl Scheduled {
+    /// `{ mode, remaining, delay_ms }`, plus the fields of a `respond` answer.
+    fn to_json(&self) -> Value {
+        let mut v =
+            json!({ "mode": self.mode, "remaining": self.remaining, "delay_ms": self.delay_ms });
+        if let (Some(c), Value::Object(obj)) = (&self.respond, &mut v) {
+            if let Ok(Value::Object(extra)) = serde_json::to_value(&**c) {
+                obj.extend(extra);
+            }
+        }
+        v
+    }
+}
+
+/// One unit taken by a request, as `GET /api/faults` shows it.
+#[derive(Debug, Clone, Serialize)]
+struct Taken {
+    mode: FaultMode,
+    /// The request's idempotency key (`null` on the naive endpoint).
+    key: Option<String>,
+    /// The request's payload fingerprint (SHA-256 of its canonical JSON).
+    fingerprint: String,
+}
+
+/// A customer's queue and the log of units its requests took.
+#[derive(Debug, Default)]
+struct Slot {
+    queue: VecDeque<Scheduled>,
+    taken: VecDeque<Taken>,
+}
+
+/// Most queue entries (scheduling requests) per customer.
+const MAX_QUEUE: usize = 100;
+/// Most log entries kept per customer (oldest dropped first).
+const MAX_TAKEN: usize = 100;
+/// Most customers tracked; beyond it an idle one (empty queue) is forgotten.
+const MAX_CUSTOMERS: usize = 1_000;
 
 /// Per-customer fault queues (in memory: a restart clears them).
 #[derive(Debug, Default)]
 pub struct Faults {
     enabled: bool,
-    queues: Mutex<HashMap<String, VecDeque<Scheduled>>>,
+    slots: Mutex<HashMap<String, Slot>>,
 }
 
 impl Faults {
@@ -74,179 +133,233 @@ impl Faults {
     pub fn new(enabled: bool) -> Faults {
         Faults {
             enabled,
-            queues: Mutex::new(HashMap::new()),
+            slots: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Takes the next fault unit for `customer`, if any.
-    pub fn take(&self, customer: &str) -> Option<Fault> {
+    /// Takes the next fault unit for `customer`, if any, logging it with the
+    /// request's key and payload fingerprint.
+    pub fn take(&self, customer: &str, key: Option<&str>, fingerprint: &str) -> Option<Fault> {
         if !self.enabled {
             return None;
         }
-        let mut queues = self.queues.lock().ok()?;
-        let queue = queues.get_mut(customer)?;
-        let front = queue.front_mut()?;
+        let mut slots = self.slots.lock().ok()?;
+        let slot = slots.get_mut(customer)?;
+        let front = slot.queue.front_mut()?;
         let fault = Fault {
             mode: front.mode,
             delay_ms: front.delay_ms,
+            respond: front.respond.clone(),
         };
         front.remaining -= 1;
         if front.remaining == 0 {
-            queue.pop_front();
+            slot.queue.pop_front();
         }
-        if queue.is_empty() {
-            queues.remove(customer);
+        if slot.taken.len() >= MAX_TAKEN {
+            slot.taken.pop_front();
         }
+        slot.taken.push_back(Taken {
+            mode: fault.mode,
+            key: key.map(str::to_string),
+            fingerprint: fingerprint.to_string(),
+        });
         Some(fault)
     }
 
-    fn schedule(&self, customer: &str, s: Option<Scheduled>) -> Vec<Scheduled> {
-        let Ok(mut queues) = self.queues.lock() else {
-            return Vec::new();
-        };
-        match s {
-            None => {
-                queues.remove(customer);
-            }
-            Some(s) => queues.entry(customer.to_string()).or_default().push_back(s),
-        }
-        self.list_locked(&queues, customer)
-    }
-
-    fn list(&self, customer: &str) -> Vec<Scheduled> {
-        self.queues
+    /// Appends `req` to the customer's queue; `None` clears the queue and
+    /// the log. Answers with the customer's state.
+    fn schedule(&self, customer: &str, req: Option<FaultRequest>) -> ApiResult<Value> {
+        let mut slots = self
+            .slots
             .lock()
-            .map(|q| self.list_locked(&q, customer))
-            .unwrap_or_default()
+            .map_err(|_| ApiError::Internal("fault registry poisoned".into()))?;
+        let Some(req) = req else {
+            slots.remove(customer);
+            return Ok(state(customer, None));
+        };
+        if !slots.contains_key(customer) && slots.len() >= MAX_CUSTOMERS {
+            let idle = slots
+                .iter()
+                .find(|(_, s)| s.queue.is_empty())
+                .map(|(c, _)| c.clone());
+            match idle {
+                Some(c) => slots.remove(&c),
+                None => {
+                    return Err(ApiError::InvalidBody(
+                        "too many customers with scheduled faults".into(),
+                    ))
+                }
+            };
+        }
+        let slot = slots.entry(customer.to_string()).or_default();
+        if slot.queue.len() >= MAX_QUEUE {
+            return Err(ApiError::InvalidBody(format!(
+                "at most {MAX_QUEUE} scheduled entries per customer; clear them with mode none"
+            )));
+        }
+        slot.queue.push_back(Scheduled {
+            mode: req.mode,
+            remaining: req.count,
+            delay_ms: req.delay_ms,
+            respond: req.respond,
+        });
+        Ok(state(customer, Some(slot)))
     }
 
-    fn list_locked(
-        &self,
-        queues: &HashMap<String, VecDeque<Scheduled>>,
-        customer: &str,
-    ) -> Vec<Scheduled> {
-        queues
-            .get(customer)
-            .map(|q| q.iter().cloned().collect())
-            .unwrap_or_default()
+    fn list(&self, customer: &str) -> ApiResult<Value> {
+        let slots = self
+            .slots
+            .lock()
+            .map_err(|_| ApiError::Internal("fault registry poisoned".into()))?;
+        Ok(state(customer, slots.get(customer)))
     }
 }
 
-fn parse_request(v: Value) -> ApiResult<Option<Scheduled>> {
-    let bad = |m: &str| ApiError::InvalidBody(m.to_string());
-    let obj = v
-        .as_object()
-        .ok_or_else(|| bad("the body must be a JSON object"))?;
-    let mode: FaultMode = obj
-        .get("mode")
-        .cloned()
-        .and_then(|m| serde_json::from_value(m).ok())
-        .ok_or_else(|| {
-            bad("`mode` must be one of none, drop-after-commit, error-after-commit, fail-before-commit, delay-after-commit, crash-after-provider")
-        })?;
-    let count = match obj.get("count") {
-        None => 1,
-        Some(c) => c
-            .as_u64()
-            .filter(|n| (1..=MAX_COUNT).contains(n))
-            .ok_or_else(|| bad("`count` must be an integer from 1 to 10000"))?,
+/// `{ customer, scheduled, taken }`.
+fn state(customer: &str, slot: Option<&Slot>) -> Value {
+    let (scheduled, taken): (Vec<Value>, Vec<&Taken>) = match slot {
+        Some(s) => (
+            s.queue.iter().map(Scheduled::to_json).collect(),
+            s.taken.iter().collect(),
+        ),
+        None => (Vec::new(), Vec::new()),
     };
-    let delay_ms = match obj.get("delay_ms") {
-        None => DEFAULT_DELAY_MS,
-        Some(d) => d
-            .as_u64()
-            .filter(|n| *n <= MAX_DELAY_MS)
-            .ok_or_else(|| bad("`delay_ms` must be an integer from 0 to 120000"))?,
-    };
-    Ok(match mode {
-        FaultMode::None => None,
-        mode => Some(Scheduled {
-            mode,
-            remaining: count as u32,
-            delay_ms,
-        }),
-    })
+    json!({ "customer": customer, "scheduled": scheduled, "taken": taken })
 }
 
-/// `POST /api/faults {mode, count?=1, delay_ms?=1000}`: appends to the
-/// customer's queue (`none` clears it); answers with the queue.
+/// `POST /api/faults {mode, count?=1, delay_ms?=1000, status?, retry_after?,
+/// body?, content_type?}`: appends to the customer's queue (`none` clears
+/// it); answers like `GET /api/faults`.
 pub async fn schedule(
     State(st): State<AppState>,
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Json<Value>> {
     let customer = key::customer(&headers)?;
-    let req = parse_request(read_json(&headers, body).await?)?;
-    let scheduled = st.faults.schedule(&customer, req);
-    tracing::info!(customer, ?scheduled, "faults scheduled");
-    Ok(Json(
-        json!({ "customer": customer, "scheduled": scheduled }),
-    ))
+    let req = fault_request::parse(read_json(&headers, body).await?)?;
+    tracing::info!(customer, ?req, "faults scheduled");
+    Ok(Json(st.faults.schedule(&customer, req)?))
 }
 
-/// `GET /api/faults`: the customer's queue.
+/// `GET /api/faults`: the customer's queue and the units its requests took.
 pub async fn list(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<Json<Value>> {
     let customer = key::customer(&headers)?;
-    let scheduled = st.faults.list(&customer);
-    Ok(Json(
-        json!({ "customer": customer, "scheduled": scheduled }),
-    ))
+    Ok(Json(st.faults.list(&customer)?))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn sched(f: &Faults, customer: &str, v: Value) {
+        f.schedule(customer, fault_request::parse(v).unwrap())
+            .unwrap();
+    }
+
+    fn mode(f: Option<Fault>) -> Option<FaultMode> {
+        f.map(|f| f.mode)
+    }
+
     #[test]
     fn queues_are_per_customer_and_counted() {
         let f = Faults::new(true);
-        f.schedule(
+        sched(&f, "a", json!({"mode": "error-after-commit", "count": 2}));
+        sched(
+            &f,
             "a",
-            parse_request(json!({"mode": "error-after-commit", "count": 2})).unwrap(),
+            json!({"mode": "delay-after-commit", "delay_ms": 5}),
         );
-        f.schedule(
-            "a",
-            parse_request(json!({"mode": "delay-after-commit", "delay_ms": 5})).unwrap(),
-        );
-        assert_eq!(f.take("b"), None);
-        assert_eq!(f.take("a").unwrap().mode, FaultMode::ErrorAfterCommit);
-        assert_eq!(f.take("a").unwrap().mode, FaultMode::ErrorAfterCommit);
+        assert_eq!(f.take("b", None, "fp"), None);
         assert_eq!(
-            f.take("a"),
+            mode(f.take("a", Some("k1"), "fp")),
+            Some(FaultMode::ErrorAfterCommit)
+        );
+        assert_eq!(
+            mode(f.take("a", Some("k1"), "fp")),
+            Some(FaultMode::ErrorAfterCommit)
+        );
+        assert_eq!(
+            f.take("a", None, "fp2"),
             Some(Fault {
                 mode: FaultMode::DelayAfterCommit,
-                delay_ms: 5
+                delay_ms: 5,
+                respond: None,
             })
         );
-        assert_eq!(f.take("a"), None);
-        f.schedule(
-            "a",
-            parse_request(json!({"mode": "drop-after-commit"})).unwrap(),
+        assert_eq!(f.take("a", Some("k1"), "fp"), None);
+        let listed = f.list("a").unwrap();
+        assert_eq!(listed["scheduled"], json!([]));
+        assert_eq!(
+            listed["taken"],
+            json!([
+                {"mode": "error-after-commit", "key": "k1", "fingerprint": "fp"},
+                {"mode": "error-after-commit", "key": "k1", "fingerprint": "fp"},
+                {"mode": "delay-after-commit", "key": null, "fingerprint": "fp2"},
+            ])
         );
-        f.schedule("a", parse_request(json!({"mode": "none"})).unwrap());
-        assert_eq!(f.take("a"), None);
+        sched(&f, "a", json!({"mode": "drop-after-commit"}));
+        f.schedule("a", None).unwrap();
+        assert_eq!(f.take("a", None, "fp"), None);
+        assert_eq!(
+            f.list("a").unwrap()["taken"],
+            json!([]),
+            "none clears the log too"
+        );
+    }
+
+    #[test]
+    fn respond_and_drop_before_commit_refuse_before_work() {
+        let f = Faults::new(true);
+        sched(
+            &f,
+            "a",
+            json!({"mode": "respond", "status": 429, "retry_after": "1"}),
+        );
+        sched(&f, "a", json!({"mode": "drop-before-commit"}));
+        sched(&f, "a", json!({"mode": "delay-after-commit"}));
+        let shown = &f.list("a").unwrap()["scheduled"][0];
+        assert_eq!(
+            *shown,
+            json!({"mode": "respond", "remaining": 1, "delay_ms": 1000, "status": 429, "retry_after": "1", "body": ""})
+        );
+        match f.take("a", None, "fp").unwrap().before_commit() {
+            Some(ApiError::FaultRespond(c)) => {
+                assert_eq!((c.status, c.retry_after.as_deref()), (429, Some("1")))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            f.take("a", None, "fp").unwrap().before_commit(),
+            Some(ApiError::FaultDropBeforeCommit)
+        ));
+        assert!(f.take("a", None, "fp").unwrap().before_commit().is_none());
     }
 
     #[test]
     fn disabled_registry_never_yields() {
         let f = Faults::new(false);
-        f.schedule(
-            "a",
-            parse_request(json!({"mode": "drop-after-commit"})).unwrap(),
-        );
-        assert_eq!(f.take("a"), None);
+        sched(&f, "a", json!({"mode": "drop-after-commit"}));
+        assert_eq!(f.take("a", None, "fp"), None);
     }
 
     #[test]
-    fn bad_requests() {
-        for v in [
-            json!({}),
-            json!({"mode": "explode"}),
-            json!({"mode": "drop-after-commit", "count": 0}),
-            json!({"mode": "delay-after-commit", "delay_ms": -1}),
-            json!([]),
-        ] {
-            assert!(parse_request(v).is_err());
+    fn queues_and_logs_are_bounded() {
+        let f = Faults::new(true);
+        for _ in 0..MAX_QUEUE {
+            sched(&f, "a", json!({"mode": "error-after-commit"}));
         }
+        let more = fault_request::parse(json!({"mode": "error-after-commit"})).unwrap();
+        assert!(f.schedule("a", more).is_err());
+        for _ in 0..MAX_QUEUE {
+            f.take("a", None, "fp").unwrap();
+        }
+        sched(&f, "a", json!({"mode": "error-after-commit", "count": 10}));
+        for _ in 0..10 {
+            f.take("a", None, "fp").unwrap();
+        }
+        assert_eq!(
+            f.list("a").unwrap()["taken"].as_array().unwrap().len(),
+            MAX_TAKEN
+        );
     }
 }

@@ -10,7 +10,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
-use crate::faults::{Fault, FaultMode};
+use crate::faults::Fault;
 use crate::ids::new_id;
 use crate::ledger::{self, Charge};
 use crate::problem::{ApiError, ApiResult};
@@ -126,15 +126,10 @@ pub fn reserve(
     }
 
     let fault = take_fault();
-    if matches!(
-        fault,
-        Some(Fault {
-            mode: FaultMode::FailBeforeCommit,
-            ..
-        })
-    ) {
-        // Rolled back on drop: nothing is stored.
-        return Err(ApiError::FaultBeforeCommit);
+    if let Some(e) = fault.as_ref().and_then(Fault::before_commit) {
+        // fail-before-commit, drop-before-commit, respond: rolled back on
+        // drop, nothing is stored.
+        return Err(e);
     }
     tx.execute(
         "INSERT INTO idempotency_keys

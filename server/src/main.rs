@@ -12,6 +12,7 @@
 mod app;
 mod charges;
 mod cli;
+mod fault_request;
 mod faults;
 mod fingerprint;
 mod ids;

@@ -5,8 +5,14 @@
 //! machine-readable `code`. The declined-card answer is not an error of the server
 //! (it is a stored, replayable outcome) but shares the body shape via [`problem_body`].
 
+use std::sync::Arc;
+
+use axum::body::Body;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+
+use crate::fault_request::Canned;
+use crate::serve::DropConnection;
 
 /// Media type of every error body.
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -50,6 +56,14 @@ pub enum ApiError {
         "injected fault error-after-commit: the charge was committed but this answer was lost"
     )]
     FaultAfterCommit,
+    /// Injected by the `drop-before-commit` fault: the connection is closed
+    /// with no response; nothing was stored.
+    #[error("injected fault drop-before-commit: connection closed without a response, nothing was stored")]
+    FaultDropBeforeCommit,
+    /// Injected by the `respond` fault: exactly the scheduled answer; nothing
+    /// was stored.
+    #[error("injected fault respond: answered {} as scheduled, nothing was stored", .0.status)]
+    FaultRespond(Arc<Canned>),
     /// No such route.
     #[error("no such endpoint: {0}")]
     NotFound(String),
@@ -70,7 +84,8 @@ pub enum ApiError {
 pub const RETRY_AFTER_SECS: u64 = 1;
 
 impl ApiError {
-    /// HTTP status and stable short code for this error.
+    /// HTTP status and stable short code for this error (for
+    /// `drop-before-commit`, which sends nothing, the nominal 503 of the logs).
     pub fn status_code(&self) -> (StatusCode, &'static str, &'static str) {
         use ApiError::*;
         match self {
@@ -124,6 +139,16 @@ impl ApiError {
                 "fault_after_commit",
                 "Bad gateway (injected fault)",
             ),
+            FaultDropBeforeCommit => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "fault_drop_before_commit",
+                "Connection dropped (injected fault)",
+            ),
+            FaultRespond(c) => (
+                StatusCode::from_u16(c.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                "fault_respond",
+                "Scheduled answer (injected fault)",
+            ),
             NotFound(_) => (StatusCode::NOT_FOUND, "not_found", "Not found"),
             MethodNotAllowed(_) => (
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -162,6 +187,15 @@ pub fn problem_body(
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        match &self {
+            ApiError::FaultRespond(c) => return c.response(),
+            ApiError::FaultDropBeforeCommit => {
+                let mut r = Response::new(Body::empty());
+                r.extensions_mut().insert(DropConnection);
+                return r;
+            }
+            _ => {}
+        }
         let (status, code, title) = self.status_code();
         if status.is_server_error() {
             match &self {
