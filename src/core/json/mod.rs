@@ -37,6 +37,8 @@ impl Json {
     }
 
     /// Writes compact JSON with object keys sorted by UTF-16 code units at every level (as JCS does).
+    /// Keys are unique in parsed values; a hand-built object with duplicate keys writes them
+    /// in an unspecified relative order.
     pub fn write_canonical(&self, out: &mut String) {
         self.write_with(out, true)
     }
@@ -61,7 +63,10 @@ impl Json {
             Json::Obj(members) => {
                 let mut refs: Vec<&(String, Json)> = members.iter().collect();
                 if sorted {
-                    refs.sort_by(|a, b| utf16_cmp(&a.0, &b.0));
+                    // Keys are unique (the parser rejects duplicates) and distinct strings
+                    // never compare equal, so an unstable sort gives the same order as a
+                    // stable one, in fewer bytes of wasm.
+                    refs.sort_unstable_by(|a, b| utf16_cmp(&a.0, &b.0));
                 }
                 out.push('{');
                 for (i, (k, v)) in refs.into_iter().enumerate() {

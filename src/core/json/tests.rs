@@ -186,6 +186,49 @@ fn whitespace_is_only_the_four_json_ones() {
 fn duplicate_keys_are_rejected() {
     assert_eq!(err(r#"{"a":1,"a":2}"#), "duplicate object key");
     assert!(Json::parse(r#"{"a":1,"b":{"a":2}}"#).is_ok());
+    // Compared after unescaping, at any depth: what the canonical writer's unstable sort
+    // relies on (no two keys of one object ever compare equal).
+    assert_eq!(err(r#"{"a":1,"\u0061":2}"#), "duplicate object key");
+    assert_eq!(err(r#"{"é":1,"\u00e9":2}"#), "duplicate object key");
+    assert_eq!(err(r#"{"😀":1,"\ud83d\ude00":2}"#), "duplicate object key");
+    assert_eq!(err(r#"[{"x":{"k":1,"k":1}}]"#), "duplicate object key");
+}
+
+#[test]
+fn canonical_order_of_many_keys_does_not_depend_on_input_order() {
+    // Enough keys that the sort is not a trivial insertion sort, in several input orders.
+    let keys: Vec<String> = (0..40)
+        .map(|i| match i % 4 {
+            0 => format!("k{i:02}"),
+            1 => format!("K{i}"),
+            2 => format!("😀{i}"),
+            _ => format!("｡{i}"),
+        })
+        .collect();
+    let obj = |order: &[usize]| {
+        let mut s = String::from("{");
+        for (n, &i) in order.iter().enumerate() {
+            if n > 0 {
+                s.push(',');
+            }
+            s.push_str(&format!("\"{}\":{i}", keys[i]));
+        }
+        s.push('}');
+        s
+    };
+    let fwd: Vec<usize> = (0..keys.len()).collect();
+    let rev: Vec<usize> = fwd.iter().rev().copied().collect();
+    let shuffled: Vec<usize> = (0..keys.len()).map(|i| (i * 17 + 5) % keys.len()).collect();
+    let want = canon(&obj(&fwd));
+    assert_eq!(canon(&obj(&rev)), want);
+    assert_eq!(canon(&obj(&shuffled)), want);
+    // Sorted by UTF-16 units: astral (surrogates, 0xD83D) before U+FF61.
+    let mut sorted = keys.clone();
+    sorted.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+    let pos = |k: &str| want.find(&format!("\"{k}\"")).unwrap();
+    for w in sorted.windows(2) {
+        assert!(pos(&w[0]) < pos(&w[1]), "{} before {}", w[0], w[1]);
+    }
 }
 
 #[test]
