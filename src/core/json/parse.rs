@@ -206,16 +206,27 @@ impl Parser<'_> {
         }
         loop {
             items.push(self.value(depth)?);
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.i += 1,
-                Some(b']') => {
-                    self.i += 1;
-                    return Ok(Json::Arr(items));
-                }
-                None => return Err("unexpected end of input"),
-                _ => return Err("expected `,` or `]`"),
+            if self.item_end(b']', "expected `,` or `]`")? {
+                return Ok(Json::Arr(items));
             }
+        }
+    }
+
+    /// After an array item or object member: `,` (more follow: `false`) or `close` (the
+    /// container ends: `true`); anything else is `expected`.
+    fn item_end(&mut self, close: u8, expected: &'static str) -> PResult<bool> {
+        self.ws();
+        match self.peek() {
+            Some(b',') => {
+                self.i += 1;
+                Ok(false)
+            }
+            Some(c) if c == close => {
+                self.i += 1;
+                Ok(true)
+            }
+            None => Err("unexpected end of input"),
+            _ => Err(expected),
         }
     }
 
@@ -253,15 +264,8 @@ impl Parser<'_> {
                 return Err("duplicate object key");
             }
             members.push((k, v));
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.i += 1,
-                Some(b'}') => {
-                    self.i += 1;
-                    return Ok(Json::Obj(members));
-                }
-                None => return Err("unexpected end of input"),
-                _ => return Err("expected `,` or `}`"),
+            if self.item_end(b'}', "expected `,` or `}`")? {
+                return Ok(Json::Obj(members));
             }
         }
     }

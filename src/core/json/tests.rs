@@ -156,7 +156,16 @@ fn structural_errors() {
     assert_eq!(err(""), "unexpected end of input");
     assert_eq!(err("[1"), "unexpected end of input");
     assert_eq!(err("{\"a\":1"), "unexpected end of input");
+    assert_eq!(err("[1,"), "unexpected end of input");
     assert_eq!(err("\"abc"), "unterminated string");
+    // After an item: `,` or this container's own closer, nothing else.
+    assert_eq!(err("[1 2]"), "expected `,` or `]`");
+    assert_eq!(err("[1}"), "expected `,` or `]`");
+    assert_eq!(err("{\"a\":1 \"b\":2}"), "expected `,` or `}`");
+    assert_eq!(err("{\"a\":1]"), "expected `,` or `}`");
+    assert_eq!(err("[[1},2]"), "expected `,` or `]`");
+    assert_eq!(err("{\"a\":{\"b\":1]}"), "expected `,` or `}`");
+    assert!(Json::parse("[ 1 , [ ] , { \"a\" : [ 2 ] } ]").is_ok());
 }
 
 #[test]
