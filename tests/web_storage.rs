@@ -121,7 +121,9 @@ fn sweep_rejects_a_bad_namespace_exactly_like_open() {
         assert_idem_error(&e, "invalid-options", "`namespace`");
         let o = opts(&uniq("ns"), "nobody", "{}");
         set(&o, "namespace", &ns.as_str().into());
-        let from_open = Checkout::open(o).err().expect("open accepted the namespace");
+        let from_open = Checkout::open(o)
+            .err()
+            .expect("open accepted the namespace");
         assert_eq!(
             support::get(&e, "message").as_string(),
             support::get(&from_open, "message").as_string(),
@@ -302,7 +304,10 @@ fn quarantined_copies_are_swept_after_seven_days_by_sweep_and_open() {
     assert_eq!(sweep(Some(ns.to_string())).unwrap(), 1);
     assert_eq!(s.get_item(&old).unwrap(), None, "older than 7 days: gone");
     assert!(s.get_item(&recent).unwrap().is_some(), "6 days: kept");
-    assert!(s.get_item(&other_ns).unwrap().is_some(), "other namespace untouched");
+    assert!(
+        s.get_item(&other_ns).unwrap().is_some(),
+        "other namespace untouched"
+    );
     // open() sweeps its namespace cheaply, quarantine included.
     let old = put("c", 30.0);
     let c = open(&opts(

@@ -224,8 +224,15 @@ async fn a_second_tab_that_waited_gets_the_first_tabs_decline_without_a_new_key(
     assert_eq!(num(&ra, "status"), 402.0);
     assert!(!flag(&ra, "fromCache"));
     assert_eq!(num(&rb, "status"), 402.0);
-    assert!(flag(&rb, "fromCache"), "the waiting tab resolves with A's decline");
-    assert_eq!(text(&rb, "key"), text(&ra, "key"), "no new key for the same click");
+    assert!(
+        flag(&rb, "fromCache"),
+        "the waiting tab resolves with A's decline"
+    );
+    assert_eq!(
+        text(&rb, "key"),
+        text(&ra, "key"),
+        "no new key for the same click"
+    );
     assert!(
         events_of(&ev_b, "attempt").is_empty(),
         "the waiting tab sent nothing"

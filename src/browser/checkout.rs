@@ -82,7 +82,14 @@ impl Inner {
             // Absent, expired, or set aside as corrupt (which already chose the next key).
             _ => {
                 let cur = inner.rec.borrow().clone();
-                (if cur.key.is_empty() { inner.fresh() } else { cur }, false)
+                (
+                    if cur.key.is_empty() {
+                        inner.fresh()
+                    } else {
+                        cur
+                    },
+                    false,
+                )
             }
         };
         inner.report(&rec.key, fallbacks);

@@ -286,7 +286,10 @@ fn quarantine_key_parsing() {
     );
     // Scopes may contain the separator; the time is after the last one.
     let k = quarantine_key("idemkey", "a:corrupt:b:7", 5.0);
-    assert_eq!(parse_quarantine_key("idemkey", &k), Some(("a:corrupt:b:7", 5)));
+    assert_eq!(
+        parse_quarantine_key("idemkey", &k),
+        Some(("a:corrupt:b:7", 5))
+    );
     for k in [
         "idemkey:corrupt:cart",
         "idemkey:corrupt:cart:",
