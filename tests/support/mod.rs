@@ -1,5 +1,6 @@
 //! Helpers shared by the browser test files: options, JS snippets that patch the page
-//! (throwing storage, hidden Web Locks, a fetch spy), the reference server's test API.
+//! (throwing storage, hidden Web Locks, a fetch spy), the reference server's test API
+//! (faults, including exact scheduled answers, and the ledger).
 #![allow(dead_code)]
 
 use idemkey::Checkout;
@@ -8,7 +9,11 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 #[wasm_bindgen(inline_js = r#"
-export function recorder() { const f = (e) => { f.events.push(e); }; f.events = []; return f; }
+export function recorder() {
+  const f = (e) => { f.events.push(e); f.times.push(Date.now()); };
+  f.events = []; f.times = [];
+  return f;
+}
 export function thrower() { return () => { throw new Error("onEvent boom"); }; }
 export function breakStorage(all) {
   const orig = Storage.prototype.setItem;
@@ -34,20 +39,6 @@ export function spyFetch() {
   restore.seen = seen;
   return restore;
 }
-export function stubFetch(answers) {
-  const orig = globalThis.fetch;
-  const seen = [];
-  globalThis.fetch = async function (req) {
-    seen.push({ url: req.url, key: req.headers.get("idempotency-key"), body: await req.clone().text() });
-    const next = answers.shift();
-    if (next === null) throw new TypeError("Failed to fetch (stub)");
-    const [status, body, headers] = next;
-    return new Response(status === 204 ? null : body, { status, headers });
-  };
-  const restore = () => { globalThis.fetch = orig; };
-  restore.seen = seen;
-  return restore;
-}
 export async function api(url, method, customer, body) {
   const r = await fetch(url, { method, headers: { "x-customer-id": customer, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body) });
@@ -60,7 +51,8 @@ export function fireStorage(key, newValue) {
 }
 "#)]
 extern "C" {
-    /// A function that records the events it is called with in `.events`.
+    /// A function that records the events it is called with in `.events`, and when
+    /// (`Date.now()`) in `.times`.
     pub fn recorder() -> Function;
     /// An `onEvent` that always throws.
     pub fn thrower() -> Function;
@@ -73,10 +65,6 @@ extern "C" {
     /// Wraps `fetch`, recording requests in `.seen`; returns the restore.
     #[wasm_bindgen(js_name = spyFetch)]
     pub fn spy_fetch() -> Function;
-    /// Replaces `fetch` with one answering `[status, body, headers]` triples in turn,
-    /// recording requests in `.seen`; returns the restore.
-    #[wasm_bindgen(js_name = stubFetch)]
-    pub fn stub_fetch(answers: JsValue) -> Function;
     #[wasm_bindgen(catch)]
     fn api(url: &str, method: &str, customer: &str, body: JsValue) -> Result<Promise, JsValue>;
     /// Dispatches a `storage` event for localStorage as another tab's write would.
@@ -192,6 +180,28 @@ pub async fn fault(customer: &str, mode: &str, count: u32, delay_ms: u32) {
         r#"{{"mode":"{mode}","count":{count},"delay_ms":{delay_ms}}}"#
     ));
     call("/api/faults", "POST", customer, body).await;
+}
+
+/// Schedules a fault for `customer` from its JSON text (any mode and field of
+/// `POST /api/faults`, e.g. `{"mode":"respond","status":429,"retry_after":"1"}`).
+pub async fn schedule(customer: &str, spec: &str) {
+    call("/api/faults", "POST", customer, js(spec)).await;
+}
+
+/// `GET /api/faults` for `customer`: `{ scheduled, taken }`.
+pub async fn faults(customer: &str) -> JsValue {
+    call("/api/faults", "GET", customer, JsValue::UNDEFINED).await
+}
+
+/// The events of one type a [`recorder`] got, each with the time it got it.
+pub fn timed_events_of(rec: &Function, ty: &str) -> Vec<(JsValue, f64)> {
+    let times = Array::from(&get(rec, "times"));
+    Array::from(&get(rec, "events"))
+        .iter()
+        .zip(times.iter())
+        .filter(|(e, _)| get(e, "type").as_string().as_deref() == Some(ty))
+        .map(|(e, t)| (e, t.as_f64().unwrap()))
+        .collect()
 }
 
 /// The keys of `customer`'s charges in the ledger.
