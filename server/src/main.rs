@@ -106,6 +106,6 @@ async fn run(cli: Cli) -> Result<(), String> {
             .and_then(|()| out.flush())
             .map_err(|e| e.to_string())?;
     }
-    serve::serve(listener, app, serve::shutdown_signal()).await;
+    serve::serve(listener, app, !cli.faults, serve::shutdown_signal()).await;
     Ok(())
 }

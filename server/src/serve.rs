@@ -33,7 +33,18 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Serves `app` on `listener` until `shutdown` resolves, then lets open
 /// connections finish (up to [`DRAIN_TIMEOUT`]).
-pub async fn serve(listener: TcpListener, app: Router, shutdown: impl Future<Output = ()>) {
+///
+/// `keep_alive` is off under `--faults`: Chromium silently re-sends a POST
+/// whose reused keep-alive connection closed without an answer, which would
+/// hide a dropped response from the page (and from the client's retry logic
+/// that the demo and tests exist to show). A fresh connection per request
+/// lets the drop reach `fetch` as the network error a real outage produces.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    keep_alive: bool,
+    shutdown: impl Future<Output = ()>,
+) {
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -65,6 +76,7 @@ pub async fn serve(listener: TcpListener, app: Router, shutdown: impl Future<Out
             }
         });
         let conn = hyper::server::conn::http1::Builder::new()
+            .keep_alive(keep_alive)
             .timer(TokioTimer::new())
             .header_read_timeout(HEADER_TIMEOUT)
             .serve_connection(TokioIo::new(stream), svc);
