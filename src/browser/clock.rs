@@ -12,6 +12,12 @@ extern "C" {
     /// The global `clearTimeout`.
     #[wasm_bindgen(js_name = clearTimeout)]
     pub(crate) fn clear_timeout(id: &JsValue);
+    /// The global `setInterval`.
+    #[wasm_bindgen(js_name = setInterval)]
+    pub(crate) fn set_interval(f: &Function, ms: f64) -> JsValue;
+    /// The global `clearInterval`.
+    #[wasm_bindgen(js_name = clearInterval)]
+    pub(crate) fn clear_interval(id: &JsValue);
 }
 
 /// Milliseconds since the epoch.

@@ -1,5 +1,7 @@
 //! The cross-tab lock around one scope's request sequence: the Web Locks API
 //! (`navigator.locks.request`) where present, a polled storage lease (core::lease) where not.
+//! The browser releases a Web Lock when its tab dies; a lease is renewed on a timer while
+//! held and lapses on its own once its tab is gone.
 
 use std::rc::Rc;
 
@@ -7,7 +9,7 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::clock::{now_ms, random01, sleep};
+use super::clock::{clear_interval, now_ms, random01, set_interval, sleep};
 use super::storage::Store;
 use crate::core::lease;
 
@@ -23,28 +25,46 @@ extern "C" {
     fn lock_acquire(name: &str) -> JsValue;
 }
 
+/// A storage lease this tab holds: where it lives and whose it is.
+pub(crate) struct Held {
+    store: Rc<Store>,
+    key: String,
+    owner: String,
+}
+
+impl Held {
+    /// The stored lease, if readable.
+    fn current(&self) -> Option<lease::Lease> {
+        self.store
+            .get(&self.key)
+            .and_then(|s| lease::Lease::decode(&s))
+    }
+
+    /// Writes a lease for `LEASE_MS` from now, unless another tab holds a live one
+    /// (overwriting it would let both tabs believe they hold the scope).
+    fn renew(&self) {
+        let now = now_ms();
+        if lease::can_acquire(self.current().as_ref(), &self.owner, now) {
+            let _ = self
+                .store
+                .set(&self.key, &lease::Lease::new(&self.owner, now).encode());
+        }
+    }
+}
+
 /// A held lock; dropping it releases it.
 pub(crate) enum Guard {
     /// A Web Lock: call to release.
     Web(Function),
-    /// A storage lease we own.
+    /// A storage lease we own, renewed by an interval timer until the guard drops.
     Lease {
-        /// Where the lease lives.
-        store: Rc<Store>,
-        /// The lease's storage key.
-        key: String,
-        /// Our owner id.
-        owner: String,
+        /// The lease.
+        held: Rc<Held>,
+        /// The `setInterval` id of the renewal.
+        timer: JsValue,
+        /// The renewal callback, alive as long as the timer.
+        _tick: Closure<dyn FnMut()>,
     },
-}
-
-impl Guard {
-    /// Extends a storage lease before a long step; a Web Lock needs nothing.
-    pub(crate) fn renew(&self) {
-        if let Guard::Lease { store, key, owner } = self {
-            let _ = store.set(key, &lease::Lease::new(owner, now_ms()).encode());
-        }
-    }
 }
 
 impl Drop for Guard {
@@ -53,10 +73,10 @@ impl Drop for Guard {
             Guard::Web(release) => {
                 let _ = release.call0(&JsValue::UNDEFINED);
             }
-            Guard::Lease { store, key, owner } => {
-                let mine = store.get(key).and_then(|s| lease::Lease::decode(&s));
-                if mine.is_some_and(|l| l.owner == *owner) {
-                    store.remove(key);
+            Guard::Lease { held, timer, .. } => {
+                clear_interval(timer);
+                if held.current().is_some_and(|l| l.owner == held.owner) {
+                    held.store.remove(&held.key);
                 }
             }
         }
@@ -77,7 +97,8 @@ pub(crate) async fn acquire(store: &Rc<Store>, lock_name: &str, lease_key: &str)
 }
 
 async fn lease_acquire(store: &Rc<Store>, key: &str) -> Guard {
-    let owner = uuid::Uuid::new_v4().to_string();
+    // A UUID without `core::fmt` (`to_string` would pull it in).
+    let owner = super::checkout::new_key();
     loop {
         let cur = store.get(key).and_then(|s| lease::Lease::decode(&s));
         if lease::can_acquire(cur.as_ref(), &owner, now_ms()) {
@@ -86,13 +107,26 @@ async fn lease_acquire(store: &Rc<Store>, key: &str) -> Guard {
             sleep(25.0).await;
             let won = store.get(key).and_then(|s| lease::Lease::decode(&s));
             if won.is_some_and(|l| l.owner == *owner) {
-                return Guard::Lease {
+                return hold(Held {
                     store: store.clone(),
                     key: key.into(),
                     owner,
-                };
+                });
             }
         }
         sleep(lease::LEASE_POLL_MS as f64 * (0.5 + random01())).await;
+    }
+}
+
+/// Starts renewing a won lease every `LEASE_RENEW_MS` until the guard drops.
+fn hold(held: Held) -> Guard {
+    let held = Rc::new(held);
+    let h = held.clone();
+    let tick = Closure::<dyn FnMut()>::new(move || h.renew());
+    let timer = set_interval(tick.as_ref().unchecked_ref(), lease::LEASE_RENEW_MS as f64);
+    Guard::Lease {
+        held,
+        timer,
+        _tick: tick,
     }
 }

@@ -73,7 +73,8 @@ pub(crate) async fn run(
     let mut lock_name = String::from("idemkey:");
     lock_name.push_str(&inner.rec_key);
     let asked = now_ms();
-    let guard = lock::acquire(&inner.store, &lock_name, &lease_key(&o.namespace, &o.scope)).await;
+    // Held until this function returns (dropping it releases the scope).
+    let _guard = lock::acquire(&inner.store, &lock_name, &lease_key(&o.namespace, &o.scope)).await;
     if now_ms() - asked > WAITED_MS {
         // Another tab held the scope. Chromium hands its storage writes to this tab apart
         // from the lock's release; give them a moment to land before reading its result.
@@ -117,7 +118,6 @@ pub(crate) async fn run(
         rec.attempts += 1;
         rec.updated_at = now_ms();
         inner.persist(&rec);
-        guard.renew();
         inner.events.emit(
             &rec.key,
             Event::Attempt {

@@ -9,6 +9,17 @@ pub const LEASE_MS: f64 = 10_000.0;
 /// How often a waiting tab re-reads the lease.
 pub const LEASE_POLL_MS: u32 = 100;
 
+/// How often the holder renews its lease while it holds the scope, on a timer.
+///
+/// One try may take up to `timeoutMs` (default 10 s, at most 10 min) and one wait
+/// `backoff.maxMs` or a server's `Retry-After`, all longer than [`LEASE_MS`]: a lease renewed
+/// only between tries would lapse mid-request and let a second tab send. A timer keeps it
+/// alive for exactly as long as the holder lives; a closed tab stops renewing, so its lease
+/// lapses after [`LEASE_MS`] and never blocks the scope for good. Once a second is also the
+/// coarsest timer a background tab gets (Chromium's throttling), so renewals still land
+/// several times per lease.
+pub const LEASE_RENEW_MS: u32 = 1_000;
+
 /// A tab's claim on a scope until `until_ms` (ms since epoch).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lease {

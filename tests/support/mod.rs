@@ -27,12 +27,13 @@ export function hideLocks() {
   Object.defineProperty(navigator, "locks", { value: undefined, configurable: true });
   return () => { delete navigator.locks; };
 }
-export function spyFetch() {
+export function spyFetch(watch) {
   const orig = globalThis.fetch;
   const seen = [];
   globalThis.fetch = function (req, init) {
     if (req instanceof Request) seen.push({ url: req.url, key: req.headers.get("idempotency-key"),
-      custom: req.headers.get("paypal-request-id"), method: req.method });
+      custom: req.headers.get("paypal-request-id"), method: req.method,
+      stored: watch ? localStorage.getItem(watch) : null });
     return orig.call(this, req, init);
   };
   const restore = () => { globalThis.fetch = orig; };
@@ -65,6 +66,10 @@ extern "C" {
     /// Wraps `fetch`, recording requests in `.seen`; returns the restore.
     #[wasm_bindgen(js_name = spyFetch)]
     pub fn spy_fetch() -> Function;
+    /// [`spy_fetch`] that also records, in each request's `stored`, the localStorage value
+    /// of `watch` at the moment `fetch` was called (before any byte can leave).
+    #[wasm_bindgen(js_name = spyFetch)]
+    pub fn spy_fetch_watching(watch: &str) -> Function;
     #[wasm_bindgen(catch)]
     fn api(url: &str, method: &str, customer: &str, body: JsValue) -> Result<Promise, JsValue>;
     /// Dispatches a `storage` event for localStorage as another tab's write would.
@@ -272,4 +277,28 @@ pub fn text(r: &JsValue, name: &str) -> String {
     field(r, name)
         .as_string()
         .unwrap_or_else(|| panic!("{name} of {r:?}"))
+}
+
+/// Polls `cond` every 10 ms until it holds (true) or `ms` pass (false): waits for an
+/// observable step instead of guessing how long it takes on a slow machine.
+pub async fn until(mut cond: impl FnMut() -> bool, ms: f64) -> bool {
+    let t0 = js_sys::Date::now();
+    loop {
+        if cond() {
+            return true;
+        }
+        if js_sys::Date::now() - t0 > ms {
+            return false;
+        }
+        sleep(10).await;
+    }
+}
+
+/// Waits until the [`recorder`] `ev` got `n` events of type `ty`; panics after 10 s.
+pub async fn wait_events(ev: &Function, ty: &str, n: usize) {
+    assert!(
+        until(|| events_of(ev, ty).len() >= n, 10_000.0).await,
+        "no {n} `{ty}` event(s) within 10 s: {:?}",
+        types(ev)
+    );
 }

@@ -1,0 +1,71 @@
+//! Browser tests of the scope's lock: with the storage-lease fallback (Web Locks hidden)
+//! the holder keeps its lease alive for as long as a try takes, and a lease whose tab died
+//! lapses instead of blocking the scope for good. Against the real reference server.
+#![cfg(target_arch = "wasm32")]
+
+mod support;
+
+use support::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// The `until` time (ms) of the lease stored at `key`, if any.
+fn lease_until(key: &str) -> Option<f64> {
+    let v = local().get_item(key).unwrap()?;
+    v.rsplit_once('|')?.1.parse().ok()
+}
+
+#[wasm_bindgen_test]
+async fn the_lease_is_renewed_while_a_long_try_is_in_flight() {
+    let (c, customer, ev) = checkout("{}");
+    let lk = format!("idemkey:lease:{}", c.scope());
+    fault(&customer, "delay-after-commit", 1, 3000).await;
+    let undo = hide_locks();
+    let p = c.submit(js(PAY));
+    wait_events(&ev, "attempt", 1).await;
+    restore(&undo);
+    let first = lease_until(&lk).expect("the holder stored a lease");
+    // A try may outlast the lease (timeoutMs defaults to the lease's 10 s): renewed only
+    // between tries, it would lapse mid-request and let another tab send with the key.
+    let renewed = until(|| lease_until(&lk).is_some_and(|u| u > first), 2500.0).await;
+    let r = JsFuture::from(p).await.unwrap();
+    assert!(renewed, "the lease was not renewed during a 3 s try");
+    assert_eq!(num(&r, "status"), 201.0);
+    assert_eq!(lease_until(&lk), None, "released after the submit");
+    // The renewal timer stopped with the guard: nothing writes the lease back.
+    sleep(1200).await;
+    assert_eq!(
+        lease_until(&lk),
+        None,
+        "the renewal timer outlived the lock"
+    );
+    assert_eq!(ledger(&customer).await.len(), 1);
+    c.finish();
+}
+
+#[wasm_bindgen_test]
+async fn a_lease_left_by_a_closed_tab_lapses_and_the_submit_goes_ahead() {
+    let (c, customer, ev) = checkout("{}");
+    let lk = format!("idemkey:lease:{}", c.scope());
+    // A tab that took the lease and was closed: nobody will renew or remove it.
+    let until_ms = js_sys::Date::now() + 600.0;
+    local()
+        .set_item(&lk, &format!("closed-tab|{}", until_ms as u64))
+        .unwrap();
+    let undo = hide_locks();
+    let r = submit(&c, &js(PAY)).await;
+    restore(&undo);
+    let r = r.unwrap();
+    assert_eq!(num(&r, "status"), 201.0);
+    let (_, sent_at) = timed_events_of(&ev, "attempt")[0];
+    assert!(
+        sent_at >= until_ms,
+        "sent at {sent_at}, while the dead tab's lease held until {until_ms}"
+    );
+    assert_eq!(lease_until(&lk), None);
+    assert_eq!(ledger(&customer).await, vec![c.key()]);
+    c.finish();
+}
+
