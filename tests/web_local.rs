@@ -56,6 +56,16 @@ fn invalid_options_name_the_option() {
     let o = base("{}");
     set(&o, "headers", &js(r#"{"X-A":1}"#));
     bad_options(o, "headers");
+    // Rules only the browser knows exactly: caught at open, not as "network errors" later.
+    bad_options(base(r#"{"headers":{"X-Note":"5 €"}}"#), "headers");
+    bad_options(
+        base(r#"{"endpoint":"http://[::1/pay"}"#),
+        "endpoint",
+    );
+    bad_options(
+        base(r#"{"endpoint":"https://user:pw@example.com/pay"}"#),
+        "endpoint",
+    );
     bad_options(JsValue::UNDEFINED, "options");
     bad_options(JsValue::from_str("scope"), "options");
 }
@@ -152,6 +162,14 @@ async fn a_payload_json_cannot_carry_is_rejected() {
     let e = submit(&c, &JsValue::UNDEFINED).await.unwrap_err();
     assert_idem_error(&e, "invalid-payload", "payload");
     let e = submit(&c, &js_sys::BigInt::from(5u32).into())
+        .await
+        .unwrap_err();
+    assert_idem_error(&e, "invalid-payload", "payload");
+    let cyclic = js_sys::Object::new();
+    set(&cyclic, "self", &cyclic);
+    let e = submit(&c, &cyclic).await.unwrap_err();
+    assert_idem_error(&e, "invalid-payload", "payload");
+    let e = submit(&c, &js_sys::Function::new_no_args("").into())
         .await
         .unwrap_err();
     assert_idem_error(&e, "invalid-payload", "payload");

@@ -1,10 +1,13 @@
 //! Reads the JS options object into core's `RawOptions` (type checks and unknown names
-//! here, every other rule in `core::options`), plus the `onEvent` callback.
+//! here, every other rule in `core::options`), plus the `onEvent` callback; last, asks the
+//! browser whether `fetch` accepts the endpoint and headers (rules only it knows exactly).
 
 use js_sys::{Array, Function, Object};
 use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{Headers, Request};
 
 use super::js::get;
+use super::storage::error_text;
 use crate::core::options::{Options, RawOptions};
 use crate::error::{Error, Result};
 
@@ -110,5 +113,26 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>)> {
                 .map_err(|_| bad("onEvent", "must be a function"))?,
         ),
     };
-    Ok((Options::validate(raw)?, on_event))
+    let opts = Options::validate(raw)?;
+    fetchable(&opts)?;
+    Ok((opts, on_event))
+}
+
+/// Asks the browser whether `fetch` will take the endpoint and the extra headers, by its
+/// own rules (URL parsing against the page, credentials in URLs, header values that are
+/// not byte strings such as "€"). Checked at open: refused later, every try would fail
+/// before leaving the page, be retried as a network error and end as `outcome-unknown`
+/// with a pending key although nothing was ever sent.
+fn fetchable(o: &Options) -> Result<()> {
+    let refused = |option: &str, e: JsValue| {
+        let mut reason = String::from("refused by fetch: ");
+        reason.push_str(&error_text(&e));
+        bad(option, &reason)
+    };
+    let h = Headers::new().map_err(|e| refused("headers", e))?;
+    for (name, value) in &o.headers {
+        h.set(name, value).map_err(|e| refused("headers", e))?;
+    }
+    Request::new_with_str(&o.endpoint).map_err(|e| refused("endpoint", e))?;
+    Ok(())
 }
