@@ -227,6 +227,29 @@ fn an_expired_record_gets_a_new_key() {
 }
 
 #[wasm_bindgen_test]
+fn a_lowered_ttl_seconds_retires_a_key_stored_under_a_longer_one() {
+    let scope = uniq("ttl-lowered");
+    // Made 5 s ago by a page with the default day-long TTL, still pending.
+    let old = stored(
+        &scope,
+        js_sys::Date::now() - 5_000.0,
+        86_400_000.0,
+        State::Pending,
+    );
+    let rk = record_key("idemkey", &scope);
+    local().set_item(&rk, &old.encode()).unwrap();
+    let c = open(&opts(&scope, "nobody", r#"{"ttlSeconds":2}"#));
+    assert_ne!(c.key(), old.key, "a 5 s old key reused under ttlSeconds 2");
+    assert_eq!(c.state(), "fresh");
+    // Under a TTL it has not outlived, the same record is resumed, expiring by this TTL.
+    local().set_item(&rk, &old.encode()).unwrap();
+    let d = open(&opts(&scope, "nobody", r#"{"ttlSeconds":60}"#));
+    assert_eq!(d.key(), old.key);
+    assert_eq!(d.expires_at(), old.created_at + 60_000.0);
+    d.finish();
+}
+
+#[wasm_bindgen_test]
 async fn a_key_older_than_ttl_seconds_is_not_reused() {
     let scope = uniq("ttl");
     let c = open(&opts(&scope, "nobody", r#"{"ttlSeconds":1}"#));

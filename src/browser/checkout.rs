@@ -117,7 +117,10 @@ impl Inner {
     pub(crate) fn read_stored(&self) -> Option<Record> {
         let text = self.store.get(&self.rec_key)?;
         match Record::decode(&text) {
-            Ok(r) if r.scope == self.opts.scope => Some(r),
+            Ok(mut r) if r.scope == self.opts.scope => {
+                r.limit_ttl(self.opts.ttl_ms());
+                Some(r)
+            }
             res => {
                 let reason = match res {
                     Err(e) => e.to_string(),
@@ -247,7 +250,10 @@ impl Inner {
         let prev = self.rec.borrow().state;
         let rec = match ev.new_value() {
             Some(text) => match Record::decode(&text) {
-                Ok(r) => r,
+                Ok(mut r) => {
+                    r.limit_ttl(self.opts.ttl_ms());
+                    r
+                }
                 Err(_) => return,
             },
             // Finished in another tab: the next attempt gets a new key.

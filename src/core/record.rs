@@ -70,6 +70,17 @@ impl Record {
         now_ms >= self.expires_at
     }
 
+    /// Applies the page's current TTL to a record read from storage: `expires_at` becomes at
+    /// most `created_at + ttl_ms`. The stored expiry was computed with the TTL of the page
+    /// that made the key; a page that has since lowered `ttlSeconds` must not reuse a key
+    /// older than its own limit ("a key older than this is never reused").
+    pub fn limit_ttl(&mut self, ttl_ms: f64) {
+        let cap = self.created_at + ttl_ms;
+        if self.expires_at > cap {
+            self.expires_at = cap;
+        }
+    }
+
     /// The stored JSON text (`"v":1`); timestamps as whole ms.
     pub fn encode(&self) -> String {
         let mut o = String::with_capacity(256 + self.response.as_ref().map_or(0, |r| r.body.len()));

@@ -340,3 +340,15 @@ fn sweep_due_expired_records_and_old_quarantine_only() {
         assert!(!sweep_due(ns, &k, &old.encode(), NOW + week * 100.0), "{k}");
     }
 }
+
+#[test]
+fn limit_ttl_shortens_a_longer_stored_ttl_and_never_extends_one() {
+    let mut r = Record::new(KEY, "cart", 1_000.0, 86_400_000.0);
+    r.limit_ttl(5_000.0);
+    assert_eq!(r.expires_at, 6_000.0);
+    assert!(!r.is_expired(5_999.0));
+    assert!(r.is_expired(6_000.0));
+    // A longer TTL today does not revive or extend a key made under a shorter one.
+    r.limit_ttl(86_400_000.0);
+    assert_eq!(r.expires_at, 6_000.0);
+}
