@@ -20,15 +20,20 @@ pub enum Error {
         /// The record state that forbids rotating the key.
         state: &'static str,
     },
-    /// Retries or the deadline ran out without a final answer from the server.
-    #[error(
-        "outcome unknown after {attempts} tries: {reason}; the key is kept, submit again to resume"
-    )]
+    /// Retries or the deadline ran out without a final answer from the server, or the
+    /// attempt was abandoned (`reset()`, `finish()`, another tab) between two tries.
+    #[error("outcome unknown after {attempts} tries: {reason}; {}", if *.abandoned {
+        "the attempt was abandoned, the next submit uses the new key"
+    } else {
+        "the key is kept, submit again to resume"
+    })]
     OutcomeUnknown {
         /// HTTP tries sent for this key so far.
         attempts: u32,
-        /// The last try's failure, e.g. `timeout` or `status-503`.
+        /// The last try's failure, e.g. `timeout` or `status-503`, or `abandoned`.
         reason: String,
+        /// The key was given up on purpose before the next try, so none was sent.
+        abandoned: bool,
     },
     /// The payload could not be turned into JSON.
     #[error("payload is not JSON-serialisable: {0}")]
@@ -76,7 +81,8 @@ mod tests {
         assert_eq!(
             Error::OutcomeUnknown {
                 attempts: 3,
-                reason: "timeout".into()
+                reason: "timeout".into(),
+                abandoned: false,
             }
             .code(),
             "outcome-unknown"
@@ -97,9 +103,20 @@ mod tests {
         let e = Error::OutcomeUnknown {
             attempts: 6,
             reason: "status-503".into(),
+            abandoned: false,
         };
-        assert!(e
-            .to_string()
-            .starts_with("outcome unknown after 6 tries: status-503"));
+        assert_eq!(
+            e.to_string(),
+            "outcome unknown after 6 tries: status-503; the key is kept, submit again to resume"
+        );
+        let e = Error::OutcomeUnknown {
+            attempts: 1,
+            reason: "abandoned".into(),
+            abandoned: true,
+        };
+        assert_eq!(
+            e.to_string(),
+            "outcome unknown after 1 tries: abandoned; the attempt was abandoned, the next submit uses the new key"
+        );
     }
 }

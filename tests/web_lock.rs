@@ -1,6 +1,7 @@
 //! Browser tests of the scope's lock: with the storage-lease fallback (Web Locks hidden)
 //! the holder keeps its lease alive for as long as a try takes, and a lease whose tab died
-//! lapses instead of blocking the scope for good. Against the real reference server.
+//! lapses instead of blocking the scope for good; an attempt abandoned between two tries
+//! stops and frees the scope. Against the real reference server.
 #![cfg(target_arch = "wasm32")]
 
 mod support;
@@ -69,3 +70,40 @@ async fn a_lease_left_by_a_closed_tab_lapses_and_the_submit_goes_ahead() {
     c.finish();
 }
 
+#[wasm_bindgen_test]
+async fn reset_between_tries_stops_the_old_attempt_and_frees_the_scope() {
+    let (c, customer, ev) = checkout("{}");
+    let old = c.key();
+    // Each 503 asks for a 1 s wait: time enough to reset between the first and second try.
+    schedule(
+        &customer,
+        r#"{"mode":"respond","count":3,"status":503,"retry_after":"1"}"#,
+    )
+    .await;
+    let p = c.submit(js(PAY));
+    wait_events(&ev, "retry", 1).await;
+    c.reset();
+    let e = JsFuture::from(p).await.unwrap_err();
+    assert_idem_error(&e, "outcome-unknown", "abandoned");
+    assert_eq!(
+        events_of(&ev, "attempt").len(),
+        1,
+        "the old key was re-sent"
+    );
+    let f = faults(&customer).await;
+    assert_eq!(
+        num(
+            &js_sys::Array::from(&get(&f, "scheduled")).get(0),
+            "remaining"
+        ),
+        2.0,
+        "one request reached the server"
+    );
+    // The new attempt goes ahead with its own key.
+    schedule(&customer, r#"{"mode":"none"}"#).await;
+    let r = submit(&c, &js(PAY)).await.unwrap();
+    assert_eq!(num(&r, "status"), 201.0);
+    assert_ne!(text(&r, "key"), old);
+    assert_eq!(ledger(&customer).await, vec![c.key()]);
+    c.finish();
+}

@@ -117,7 +117,17 @@ pub(crate) async fn run(
     loop {
         rec.attempts += 1;
         rec.updated_at = now_ms();
-        inner.persist(&rec);
+        // The count is stored before the try leaves. A write refused because the checkout
+        // moved to another key (reset(), finish(), another tab) while we slept means the
+        // attempt was abandoned: sending on would re-send a key the page gave up on, and
+        // hold the scope's lock so the new attempt's submit waits behind our retries.
+        if !inner.persist(&rec) {
+            return Err(Error::OutcomeUnknown {
+                attempts: rec.attempts - 1,
+                reason: "abandoned".into(),
+                abandoned: true,
+            });
+        }
         inner.events.emit(
             &rec.key,
             Event::Attempt {
@@ -197,6 +207,7 @@ pub(crate) async fn run(
                 return Err(Error::OutcomeUnknown {
                     attempts: rec.attempts,
                     reason,
+                    abandoned: false,
                 })
             }
         }
