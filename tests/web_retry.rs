@@ -18,8 +18,10 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 #[wasm_bindgen_test]
 async fn a_timeout_is_retried_with_the_same_key_and_replayed() {
-    let (c, customer, ev) = checkout(r#"{"timeoutMs":300,"backoff":{"baseMs":20,"maxMs":40}}"#);
-    fault(&customer, "delay-after-commit", 1, 1500).await;
+    // The first try must commit before it times out (else the retry meets a 409 "still
+    // running"): a second of timeout leaves a slow, busy CI machine ample room for that.
+    let (c, customer, ev) = checkout(r#"{"timeoutMs":1000,"backoff":{"baseMs":20,"maxMs":40}}"#);
+    fault(&customer, "delay-after-commit", 1, 3000).await;
     let r = submit(&c, &js(PAY)).await.unwrap();
     assert_eq!(num(&r, "status"), 201.0);
     assert!(

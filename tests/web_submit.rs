@@ -5,6 +5,9 @@
 
 mod support;
 
+use idemkey::core::fingerprint::fingerprint;
+use idemkey::core::record::Record;
+use idemkey::core::state::State;
 use js_sys::Array;
 use support::*;
 use wasm_bindgen_futures::JsFuture;
@@ -40,12 +43,12 @@ async fn one_submit_makes_one_charge() {
 
 #[wasm_bindgen_test]
 async fn the_record_is_stored_before_the_request_and_a_refresh_sees_it() {
-    let (c, customer, _) = checkout("{}");
+    let (c, customer, ev) = checkout("{}");
     fault(&customer, "delay-after-commit", 1, 600).await;
     let key = c.key();
     let scope = c.scope();
     let p = c.submit(js(PAY));
-    sleep(200).await;
+    wait_events(&ev, "attempt", 1).await;
     // Mid-request: the record is pending with its key, for this tab and a refreshed one.
     assert_eq!(c.state(), "pending");
     let refreshed = open(&opts(&scope, &customer, "{}"));
@@ -113,7 +116,8 @@ async fn two_tabs(hide: bool) {
     fault(&customer, "delay-after-commit", 1, 400).await;
     let undo = hide.then(hide_locks);
     let pa = a.submit(js(PAY));
-    sleep(50).await;
+    // Tab A holds the scope and its try is out: B's submit must wait for it.
+    wait_events(&ev_a, "attempt", 1).await;
     let pb = b.submit(js(PAY_REORDERED));
     let (ra, rb) = (JsFuture::from(pa).await, JsFuture::from(pb).await);
     if let Some(u) = &undo {
@@ -216,7 +220,7 @@ async fn a_second_tab_that_waited_gets_the_first_tabs_decline_without_a_new_key(
     let (a, b) = (open(&oa), open(&ob));
     fault(&customer, "delay-after-commit", 1, 400).await;
     let pa = a.submit(js(DECLINED));
-    sleep(50).await;
+    wait_events(&ev_a, "attempt", 1).await;
     // Called while tab A's try is in flight: A's decline, stored after this call, is B's answer.
     let pb = b.submit(js(DECLINED));
     let ra = JsFuture::from(pa).await.unwrap();
@@ -290,4 +294,58 @@ async fn a_throwing_on_event_never_breaks_submit() {
     assert_eq!(num(&r, "status"), 201.0);
     assert_eq!(ledger(&customer).await.len(), 1);
     c.finish();
+}
+
+#[wasm_bindgen_test]
+async fn every_key_is_stored_before_its_first_request_and_the_payload_never_is() {
+    let (c, customer, _) = checkout(r#"{"maxRetries":0}"#);
+    let scope = c.scope();
+    let rk = record_key("idemkey", &scope);
+    let spy = spy_fetch_watching(&rk);
+    // First submit: a decline, so the attempt fails.
+    let declined = submit(&c, &js(DECLINED)).await.unwrap();
+    let k1 = text(&declined, "key");
+    // After "failed": a new attempt with a new key; its only try gets a 503.
+    fault(&customer, "fail-before-commit", 1, 0).await;
+    let unknown = submit(&c, &js(PAY)).await.unwrap_err();
+    assert_idem_error(&unknown, "outcome-unknown", "status-503");
+    let k2 = c.key();
+    // A refresh resumes the pending key.
+    let refreshed = open(&opts(&scope, &customer, "{}"));
+    let resumed = submit(&refreshed, &js(PAY)).await.unwrap();
+    assert_eq!(num(&resumed, "status"), 201.0);
+    // An expired pending record (another day's visit): a new key once more.
+    let mut old = Record::new(idemkey::new_key(), scope.as_str(), 0.0, 1.0);
+    old.state = State::Pending;
+    old.fingerprint = Some(fingerprint(OTHER).unwrap());
+    old.attempts = 1;
+    local().set_item(&rk, &old.encode()).unwrap();
+    let fresh = submit(&refreshed, &js(OTHER)).await.unwrap();
+    let k3 = text(&fresh, "key");
+    let seen: Vec<_> = Array::from(&get(&spy, "seen")).iter().collect();
+    restore(&spy);
+    assert!(k1 != k2 && k2 != k3 && k3 != old.key, "{k1} {k2} {k3}");
+    let expected = [
+        (&k1, DECLINED, 1),
+        (&k2, PAY, 1),
+        (&k2, PAY, 2),
+        (&k3, OTHER, 1),
+    ];
+    assert_eq!(seen.len(), expected.len());
+    for (req, (key, payload, attempts)) in seen.iter().zip(expected) {
+        assert_eq!(text(req, "key"), *key);
+        let stored = text(req, "stored");
+        let rec = Record::decode(&stored).unwrap();
+        assert_eq!(rec.key, *key, "the key was in storage before its request");
+        assert_eq!(rec.state, State::Pending);
+        assert_eq!(rec.attempts, attempts, "this try was counted first");
+        assert_eq!(rec.fingerprint, Some(fingerprint(payload).unwrap()));
+        for fragment in ["amount", "currency", "sku", "card"] {
+            assert!(
+                !stored.contains(fragment),
+                "payload text {fragment:?} in the record: {stored}"
+            );
+        }
+    }
+    refreshed.finish();
 }
