@@ -21,6 +21,8 @@
 # `[Symbol.dispose](): void` on every class, which fails `tsc` (without skipLibCheck) in
 # projects whose `lib` predates ES2025/esnext.disposable; a
 # `/// <reference lib="esnext.disposable" />` line on top fixes that for every consumer.
+# CHANGELOG.md is copied in and listed in files: npm does not ship it on its own, and a
+# consumer upgrading reads it from node_modules/idemkey/ or the registry's file view.
 # The version is Cargo.toml's (wasm-pack copies it); this script checks they agree.
 # Last, it instantiates the wasm in Node (initSync, then newKey()): an optimizer that
 # corrupts the module (Debian's wasm-opt 108 points wasm-bindgen's `__wbindgen_externrefs`
@@ -42,7 +44,7 @@ if [[ -z "$cargo_version" ]]; then
   exit 1
 fi
 
-PKG_DIR="$pkg" CARGO_VERSION="$cargo_version" node --input-type=module - <<'JS'
+ROOT="$root" PKG_DIR="$pkg" CARGO_VERSION="$cargo_version" node --input-type=module - <<'JS'
 import { readFileSync, writeFileSync, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 
@@ -70,8 +72,21 @@ const libRef = '/// <reference lib="esnext.disposable" />\n';
 const dtsChanged = /Symbol\.dispose/.test(dtsText) && !dtsText.startsWith(libRef);
 if (dtsChanged) writeFileSync(dtsPath, libRef + dtsText);
 
+// CHANGELOG.md from the repository root, rewritten only when it differs.
+const changelog = join(process.env.ROOT, "CHANGELOG.md");
+let changelogChanged = false;
+if (existsSync(changelog)) {
+  const text = readFileSync(changelog, "utf8");
+  const dest = join(dir, "CHANGELOG.md");
+  if (!existsSync(dest) || readFileSync(dest, "utf8") !== text) {
+    writeFileSync(dest, text);
+    changelogChanged = true;
+  }
+}
+
 // files: wasm-pack's list plus the three artefacts, deduplicated, each one checked.
 const files = [...new Set([wasm, js, dts, ...(Array.isArray(pj.files) ? pj.files : [])])];
+if (existsSync(join(dir, "CHANGELOG.md")) && !files.includes("CHANGELOG.md")) files.push("CHANGELOG.md");
 if (existsSync(join(dir, "snippets")) && !files.includes("snippets")) files.push("snippets");
 for (const f of files) if (!existsSync(join(dir, f))) die(`files lists ${f}, which is not in ${dir}`);
 
@@ -101,7 +116,7 @@ for (const k of Object.keys(merged)) if (!(k in out)) out[k] = merged[k];
 const text = JSON.stringify(out, null, 2) + "\n";
 const before = readFileSync(file, "utf8");
 if (text !== before) writeFileSync(file, text);
-const done = text === before && !dtsChanged;
+const done = text === before && !dtsChanged && !changelogChanged;
 console.log(`post-pack: ${dir} ${done ? "already complete" : "completed"} (${out.name}@${out.version})`);
 JS
 

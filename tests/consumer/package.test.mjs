@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { cargoVersion, freshInstall, removeUnlessKept, run, tarball } from "./lib.mjs";
+import { ROOT, cargoVersion, freshInstall, removeUnlessKept, run, tarball } from "./lib.mjs";
 
 let app;
 let pj;
@@ -19,11 +19,21 @@ after(() => removeUnlessKept(app));
 test("the tarball is pkg/idemkey-<Cargo.toml version>.tgz and ships the module, its types and nothing stray", () => {
   assert.ok(tarball().endsWith(`/idemkey-${cargoVersion()}.tgz`), tarball());
   const entries = execFileSync("tar", ["-tzf", tarball()], { encoding: "utf8" }).trim().split("\n").sort();
-  for (const f of ["package.json", "idemkey.js", "idemkey.d.ts", "idemkey_bg.wasm", "README.md"]) {
+  // The licence is "MIT OR Apache-2.0": both texts ship; so does the changelog (post-pack.sh).
+  for (const f of ["package.json", "idemkey.js", "idemkey.d.ts", "idemkey_bg.wasm", "README.md",
+    "LICENSE-MIT", "LICENSE-APACHE", "CHANGELOG.md"]) {
     assert.ok(entries.includes(`package/${f}`), `package/${f} in ${entries}`);
   }
   const allowed = /^package\/(package\.json|README\.md|LICENSE[-\w.]*|CHANGELOG\.md|idemkey\.js|idemkey\.d\.ts|idemkey_bg\.wasm|idemkey_bg\.wasm\.d\.ts|snippets\/.+\.js)$/;
   assert.deepEqual(entries.filter((e) => !allowed.test(e)), [], "unexpected files in the tarball");
+});
+
+test("the shipped README.md and CHANGELOG.md are the repository's (a stale pkg/ is rebuilt first)", () => {
+  for (const f of ["README.md", "CHANGELOG.md"]) {
+    const shipped = readFileSync(join(app, "node_modules/idemkey", f), "utf8");
+    assert.ok(shipped === readFileSync(join(ROOT, f), "utf8"),
+      `node_modules/idemkey/${f} differs from ${f}: run \`make build\` (wasm-pack copies README.md, post-pack.sh CHANGELOG.md)`);
+  }
 });
 
 test("package.json carries Cargo.toml's metadata and the fields bundlers and tsc read", () => {
@@ -42,6 +52,7 @@ test("package.json carries Cargo.toml's metadata and the fields bundlers and tsc
   });
   assert.deepEqual(pj.sideEffects, ["./snippets/**"]);
   assert.ok(Array.isArray(pj.files) && pj.files.includes("idemkey_bg.wasm"));
+  assert.equal(pj.license, "MIT OR Apache-2.0");
   assert.equal(pj.dependencies, undefined, "no runtime dependencies");
   const installed = JSON.parse(readFileSync(join(app, "package.json"), "utf8"));
   assert.match(installed.dependencies.idemkey, /^file:.*idemkey-.*\.tgz$/);

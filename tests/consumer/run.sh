@@ -10,7 +10,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 
 fail() { echo "test-consumer: $*" >&2; exit 1; }
-for tool in node npm wasm-pack tar gzip; do
+for tool in node npm tar gzip; do
   command -v "$tool" >/dev/null || fail "$tool not found on PATH"
 done
 for bin in vite esbuild tsc; do
@@ -27,8 +27,10 @@ version="$(sed -n '/^\[package\]/,/^\[/{s/^version *= *"\([^"]*\)".*/\1/p}' Carg
 [[ -n $version ]] || fail "no [package] version in Cargo.toml"
 tgz="$pkg/idemkey-$version.tgz"
 rm -f "$pkg"/idemkey-*.tgz
-wasm-pack pack "$pkg"
-[[ -f $tgz ]] || fail "wasm-pack pack did not write $tgz"
+# What `wasm-pack pack` does (npm pack in the directory), for any directory: wasm-pack pack
+# only finds a directory named pkg/ under a crate.
+(cd "$pkg" && npm pack --loglevel=warn >/dev/null)
+[[ -f $tgz ]] || fail "npm pack did not write $tgz"
 echo "test-consumer: packed $tgz"
 
 export IDEMKEY_TGZ="$tgz" IDEMKEY_SERVER="$server" IDEMKEY_DTS="$pkg/idemkey.d.ts"
