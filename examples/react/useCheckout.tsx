@@ -3,7 +3,7 @@
 // Call `await init()` once before rendering (e.g. in main.tsx).
 // #region hook
 import { useEffect, useState } from "react";
-import { Checkout, type CheckoutOptions } from "idemkey";
+import { Checkout, type CheckoutOptions, type IdemError } from "idemkey";
 
 export function useCheckout(options: CheckoutOptions): Checkout | null {
   const [checkout, setCheckout] = useState<Checkout | null>(null);
@@ -22,7 +22,9 @@ export function PayButton({ cartId }: { cartId: string }) {
       const r = await checkout!.submit({ cart: cartId, amount: 4200, currency: "EUR" });
       setMessage(r.ok ? "Paid" : `Declined (${r.status})`);
       if (r.ok) checkout!.finish();
-    } catch {
+    } catch (err) {
+      // Only outcome-unknown means "maybe charged, the key is kept": pressing again is safe.
+      if ((err as IdemError).code !== "outcome-unknown") throw err;
       setMessage("No answer yet: press again, you will not be charged twice");
     }
   };

@@ -22,4 +22,8 @@ Checkout.open({
     if (e.type === "retry") void e.status; // MISUSE: retry events have no status
   },
 });
+const r = await c.submit({ amount: 4200 });
+void r.body.id; // MISUSE: body is unknown until the page checks it
+void new Checkout(); // MISUSE: the constructor is private, use Checkout.open
+void r.fromCache.length; // MISUSE: fromCache is a boolean
 export { s, n };
