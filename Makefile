@@ -10,7 +10,7 @@ CHROMEDRIVER         := /usr/bin/chromedriver
 DEMO_ADDR            ?= 127.0.0.1:8080
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-apt tool-npm \
+.PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-apt tool-node tool-npm \
         build build-dev server demo test test-host test-wasm test-e2e test-consumer pack bench clean
 
 help:
@@ -42,7 +42,12 @@ tool-wasm-bindgen:
 	  || cargo install --locked wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) \
 	  || cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
 
-tool-npm: node_modules/.package-lock.json
+# Node and npm come with the machine (vite 7 needs Node 20.19+); say so plainly if not.
+tool-node:
+	@node -e 'const [a,b]=process.versions.node.split(".").map(Number);process.exit(a>20||(a===20&&b>=19)?0:1)' \
+	  || { echo "make: Node.js >= 20.19 with npm is required (vite 7, playwright-core)" >&2; exit 1; }
+
+tool-npm: tool-node node_modules/.package-lock.json
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
