@@ -6,6 +6,9 @@ import { $, el, shortKey, clock, session } from './ui.js';
 const STATUS_TEXT = { 200: 'OK', 201: 'Created', 400: 'Bad Request', 402: 'Declined', 409: 'In progress', 413: 'Too Large',
   422: 'Payload differs', 429: 'Too Many', 500: 'Server Error', 502: 'Bad Gateway', 503: 'Unavailable', 504: 'Timeout' };
 
+const CACHE_TEXT = 'Already paid: answered with the stored receipt, nothing sent';
+const statusText = (status) => `${status} ${STATUS_TEXT[status] || ''}`.trim();
+
 /** Plain words for a retry reason of idemkey's `retry` event. */
 export function reasonText(reason, timeoutMs) {
   if (reason === 'network-error') return 'no answer: the connection dropped';
@@ -24,7 +27,29 @@ export function openTimeline({ timeoutMs }) {
 
   function statusBadge(status) {
     const cls = status >= 200 && status < 300 ? 'ok' : status === 402 || status === 422 || status === 400 ? 'bad' : 'warn';
-    return el('span', { class: `badge badge-${cls}` }, `${status} ${STATUS_TEXT[status] || ''}`.trim());
+    return el('span', { class: `badge badge-${cls}` }, statusText(status));
+  }
+
+  /** The line under a try: what its answer meant. */
+  function subText(t) {
+    if (t.retryReason) return `${reasonText(t.retryReason, timeoutMs)} → retry in ${Math.round(t.retryMs || 0)} ms, same key`;
+    if (t.reason) return t.reason;
+    if (t.replayed) return 'The server had this key: it replayed the first answer, no new charge';
+    if (t.status === 402) return 'Declined: a final answer, nothing charged; the next Pay gets a new key';
+    if (t.status >= 400) return 'A final answer: not retried';
+    return '';
+  }
+
+  /** One sentence for screen readers about the newest change (the list itself is re-rendered whole). */
+  function announce(t) {
+    let text = CACHE_TEXT;
+    if (t.kind !== 'cache') {
+      const answer = t.status != null ? statusText(t.status) + (t.replayed ? ', replayed' : '')
+        : t.retryReason || t.reason ? 'no answer' : 'sent, waiting for the answer';
+      const sub = subText(t);
+      text = `Try ${t.n}, key ${shortKey(t.key)}: ${answer}.${sub ? ` ${sub}.` : ''}`;
+    }
+    $('#timeline-live').textContent = text;
   }
 
   function row(t) {
@@ -33,7 +58,7 @@ export function openTimeline({ timeoutMs }) {
         el('span', { class: 'try-n', 'aria-hidden': 'true' }, '↺'),
         el('div', { class: 'try-main' },
           el('div', { class: 'try-line' }, el('code', { class: 'try-key' }, shortKey(t.key)), el('span', { class: 'badge badge-quiet' }, 'from storage')),
-          el('div', { class: 'try-sub' }, 'Already paid: answered with the stored receipt, nothing sent')),
+          el('div', { class: 'try-sub' }, CACHE_TEXT)),
         el('time', {}, clock(t.at)));
     }
     const attrs = { class: 'try', 'data-try': String(t.n), 'data-key': t.key };
@@ -45,12 +70,7 @@ export function openTimeline({ timeoutMs }) {
     else if (t.retryReason || t.reason) line.append(el('span', { class: 'badge badge-warn' }, 'no answer'));
     else line.append(el('span', { class: 'badge badge-quiet badge-live' }, 'waiting…'));
     if (t.replayed) line.append(el('span', { class: 'badge badge-replay' }, 'replayed'));
-    let sub = '';
-    if (t.retryReason) sub = `${reasonText(t.retryReason, timeoutMs)} → retry in ${Math.round(t.retryMs || 0)} ms, same key`;
-    else if (t.reason) sub = t.reason;
-    else if (t.replayed) sub = 'The server had this key: it replayed the first answer, no new charge';
-    else if (t.status === 402) sub = 'Declined: a final answer, nothing charged; the next Pay gets a new key';
-    else if (t.status >= 400) sub = 'A final answer: not retried';
+    const sub = subText(t);
     return el('li', attrs,
       el('span', { class: 'try-n' }, `#${t.n}`),
       el('div', { class: 'try-main' }, line, sub ? el('div', { class: 'try-sub' }, sub) : ''),
@@ -77,13 +97,15 @@ export function openTimeline({ timeoutMs }) {
     push(entry) {
       entries = [...entries, entry].slice(-40);
       save();
+      announce(entry);
     },
     /** Update the newest try (a response or retry event belongs to it). */
     patchLastTry(patch) {
-      for (let i = entries.length - 1; i >= 0; i--) {
-        if (entries[i].kind === 'try') { Object.assign(entries[i], patch); break; }
-      }
+      const last = entries.findLast((t) => t.kind === 'try');
+      if (!last) return;
+      Object.assign(last, patch);
       save();
+      announce(last);
     },
   };
 }
