@@ -2,21 +2,17 @@
 // (the wasm-bindgen "without a bundler" pattern): the reference server serves
 // this directory at / and the wasm-pack output at /pkg/.
 import init, { Checkout, newKey } from '/pkg/idemkey.js';
-import { $, el, money, shortKey, relTime, store, session, setOutcome } from './ui.js';
+import { $, shortKey, relTime, store, session, setOutcome } from './ui.js';
 import { openLedger } from './ledger.js';
 import { openNaive } from './naive.js';
-import { openTimeline, reasonText } from './timeline.js';
+import { openTimeline } from './timeline.js';
+import { explain } from './explain.js';
 import { openFaults } from './faults.js';
+import { openCart } from './cart.js';
 
 const NS = 'idemkey-demo';
 const TIMEOUT_MS = 3000;          // per try; the "slow answer" fault outlasts it
 const SLOW_MS = 6000;
-const CURRENCY = 'EUR';
-const CATALOG = [
-  { sku: 'yirgacheffe-250', name: 'Ethiopia Yirgacheffe', detail: 'Whole bean · 250 g', price: 1450, qty: 1, tone: '#8a5a2b' },
-  { sku: 'gooseneck-kettle', name: 'Gooseneck kettle', detail: '0.9 l · brushed steel', price: 3900, qty: 1, tone: '#5b6b7a' },
-  { sku: 'filters-100', name: 'Paper filters', detail: 'Pack of 100', price: 600, qty: 2, tone: '#c9b48a' },
-];
 // ---------------------------------------------------------------- boot
 try {
   await init();
@@ -55,74 +51,8 @@ const draftSlot = () => `${NS}:draft:${cart}`;
 const keysSlot = () => `${NS}:keys:${cart}`;
 const timelineSlot = () => `${NS}:timeline:${cart}`;
 
-function loadDraft() {
-  let d = null;
-  try { d = JSON.parse(store.get(draftSlot()) || 'null'); } catch { d = null; }
-  const qty = {};
-  for (const item of CATALOG) qty[item.sku] = Number.isInteger(d?.qty?.[item.sku]) ? d.qty[item.sku] : item.qty;
-  return { qty, card: typeof d?.card === 'string' ? d.card : '4242424242424242' };
-}
-let draft = loadDraft();
-const saveDraft = () => store.set(draftSlot(), JSON.stringify(draft));
-const totalOf = (d) => CATALOG.reduce((sum, item) => sum + item.price * d.qty[item.sku], 0);
-const cardDigits = (s) => s.replace(/\D/g, '');
-const groupCard = (digits) => digits.replace(/(.{4})(?=.)/g, '$1 ');
-
-function payload() {
-  return {
-    amount: totalOf(draft),
-    currency: CURRENCY,
-    items: CATALOG.filter((i) => draft.qty[i.sku] > 0).map((i) => ({ sku: i.sku, qty: draft.qty[i.sku], unit_amount: i.price })),
-    card: draft.card,
-  };
-}
-
-function renderCart() {
-  const list = $('#cart');
-  list.replaceChildren(...CATALOG.map((item) => {
-    const n = draft.qty[item.sku];
-    const minus = el('button', { type: 'button', class: 'step', 'aria-label': `One fewer ${item.name}`, disabled: n <= 1 }, '−');
-    const plus = el('button', { type: 'button', class: 'step', 'aria-label': `One more ${item.name}`, disabled: n >= 9 }, '+');
-    minus.addEventListener('click', () => changeQty(item.sku, -1));
-    plus.addEventListener('click', () => changeQty(item.sku, +1));
-    return el('li', { class: 'line' },
-      el('span', { class: 'thumb', style: `--tone:${item.tone}`, 'aria-hidden': 'true' }, item.name[0]),
-      el('span', { class: 'line-name' }, el('strong', {}, item.name), el('small', {}, `${item.detail} · ${money(item.price, CURRENCY)}`)),
-      el('span', { class: 'qty', role: 'group', 'aria-label': `Quantity of ${item.name}` }, minus, el('output', { 'aria-live': 'polite' }, String(n)), plus),
-      el('span', { class: 'line-total' }, money(item.price * n, CURRENCY)));
-  }));
-  const total = money(totalOf(draft), CURRENCY);
-  $('#total').textContent = total;
-  $('#pay-amount').textContent = total;
-  $('#naive-amount').textContent = total;
-  const card = $('#card');
-  if (cardDigits(card.value) !== draft.card) card.value = groupCard(draft.card);
-}
-
-function changeQty(sku, delta) {
-  draft.qty[sku] = Math.min(9, Math.max(1, draft.qty[sku] + delta));
-  saveDraft();
-  renderCart();
-}
-
-$('#card').addEventListener('input', (ev) => {
-  const input = ev.target;
-  const digits = cardDigits(input.value).slice(0, 19);
-  draft.card = digits;
-  saveDraft();
-  $('#card-error').hidden = true;
-  input.removeAttribute('aria-invalid');
-  const formatted = groupCard(digits);
-  if (formatted !== input.value) input.value = formatted;
-});
-for (const chip of document.querySelectorAll('[data-card]')) {
-  chip.addEventListener('click', () => {
-    draft.card = chip.dataset.card;
-    saveDraft();
-    renderCart();
-    $('#card').focus();
-  });
-}
+const cartView = openCart({ store, slot: draftSlot });
+const payload = () => cartView.payload();
 
 // ---------------------------------------------------------------- keys of this order
 function keysOfOrder() {
@@ -216,8 +146,7 @@ function showTabNote(text) {
 // ---------------------------------------------------------------- paying
 function pay(source) {
   if (!checkout) return;
-  const digits = draft.card;
-  if (digits.length < 12) {
+  if (cartView.card.length < 12) {
     const err = $('#card-error');
     err.textContent = 'Enter a card number, or pick one of the test cards.';
     err.hidden = false;
@@ -246,7 +175,7 @@ function settle(mine, result, error) {
   if (result && result.fromCache && mine.tries === 0) timeline.push({ kind: 'cache', key: result.key, at: Date.now() });
   if (!result && error && error.code === 'outcome-unknown' && mine.tries > 0) timeline.patchLastTry({ reason: 'gave up: outcome unknown, key kept' });
   renderAttempt();
-  explain(mine, result, error);
+  explain(mine, result, error, { key: checkout.key, state: checkout.state, timeoutMs: TIMEOUT_MS });
   ledger.refresh();
   faults.refresh();
 }
@@ -258,74 +187,13 @@ function setBusy(busy) {
   btn.setAttribute('aria-busy', String(busy));
 }
 
-function receiptId(body) {
-  let b = body;
-  if (typeof b === 'string') { try { b = JSON.parse(b); } catch { return null; } }
-  return b && typeof b === 'object' ? (b.id ?? b.charge?.id ?? null) : null;
-}
-
-function explain(m, r, err) {
-  const clicks = m.clicks > 1 ? `You pressed Pay ${m.clicks} times; all of them joined one request sequence with one key. ` : '';
-  const retried = m.retries.length;
-  const firstWhy = retried ? reasonText(m.retries[0].reason, TIMEOUT_MS).replace(/^status /, 'a ') : '';
-  if (err) {
-    const code = err.code || err.name || 'error';
-    if (code === 'outcome-unknown') {
-      return setOutcome('#outcome', 'unknown', 'We could not find out whether you were charged.',
-        `${clicks}idemkey tried ${m.tries} time(s) and never got a clear answer. The key ${shortKey(checkout.key)} is kept and the attempt stays pending, so press Pay again, now or after a reload: the same key goes out and the server charges at most once.`, { key: checkout.key });
-    }
-    if (code === 'payload-conflict') {
-      return setOutcome('#outcome', 'conflict', 'The order changed after its key was used.',
-        `This key belongs to a ${checkout.state === 'succeeded' ? 'paid' : 'possibly paid'} order with different contents. idemkey will not reuse it for a different order, nor quietly swap it for a new one. Undo the change, or start a new order.`, { key: checkout.key });
-    }
-    return setOutcome('#outcome', 'error', 'Something went wrong before the payment went out.', `${code}: ${err.message}`);
-  }
-  const id = receiptId(r.body);
-  const data = { key: r.key, status: r.status, replayed: r.replayed, fromCache: r.fromCache };
-  if (r.ok && r.fromCache && m.tries === 0) {
-    if (m.stateBefore !== 'succeeded') {
-      return setOutcome('#outcome', 'paid', 'Paid, by another tab.',
-        `${clicks}Another tab was paying this order at the same moment. This tab waited its turn, found that tab's receipt${id ? ` (${id})` : ''} in storage, and sent nothing. One charge.`, { ...data, waited: true });
-    }
-    return setOutcome('#outcome', 'paid', 'Already paid: nothing was sent.',
-      `${clicks}This order succeeded earlier, so idemkey answered from the receipt it kept${id ? ` (${id})` : ''} and sent no request. Still one charge. To buy again, start a new order.`, data);
-  }
-  if (r.ok && r.replayed) {
-    const what = retried
-      ? `The first try got ${firstWhy}, though the server had already saved the charge. idemkey retried with the same key, and`
-      : m.stateBefore === 'pending'
-        ? 'This key had reached the server before (the earlier try whose answer never came back), so'
-        : 'The request reached the server twice: the connection dropped after the charge was saved, and the browser quietly re-sent it by itself. Both copies carried the same key, so';
-    return setOutcome('#outcome', 'paid', 'Paid once, even though an answer got lost.',
-      `${clicks}${what} the server recognised it and replayed the saved receipt${id ? ` (${id})` : ''} instead of charging again. One charge in the ledger.`, data);
-  }
-  if (r.ok && retried) {
-    return setOutcome('#outcome', 'paid', 'Paid, on a retry.',
-      `${clicks}The first try got ${firstWhy}; nothing had been saved. idemkey waited ${Math.round(m.retries[0].delayMs)} ms and retried with the same key, and this time the payment went through${id ? ` (${id})` : ''}. One charge.`, data);
-  }
-  if (r.ok && m.stateBefore === 'pending') {
-    return setOutcome('#outcome', 'paid', 'Paid, by resuming the earlier attempt.',
-      `${clicks}This Pay reused the pending attempt's key ${shortKey(r.key)}. None of the earlier tries had gone through, so this one made the charge${id ? ` (${id})` : ''}; had one of them gone through, the server would have replayed it instead. One charge.`, data);
-  }
-  if (r.ok) {
-    return setOutcome('#outcome', 'paid', 'Paid. Thank you!',
-      `${clicks}One key, ${m.tries === 1 ? 'one request' : `${m.tries} requests`}, one charge${id ? ` (${id})` : ''}. Press Pay again and idemkey answers from the stored receipt without sending anything.`, data);
-  }
-  if (r.status === 402) {
-    return setOutcome('#outcome', 'declined', 'Your card was declined.',
-      `${clicks}The bank said no (402), so nothing was charged and this attempt is marked failed. Pick another card and pay again: idemkey starts a new attempt with a new key, which is safe because the server said nothing happened.`, data);
-  }
-  return setOutcome('#outcome', 'refused', `The server refused the payment (${r.status}).`,
-    `${clicks}That answer is final, so idemkey does not retry it; the attempt is marked failed and the next Pay uses a new key.`, data);
-}
-
 $('#pay-form').addEventListener('submit', (ev) => { ev.preventDefault(); pay('click'); });
 
 // ---------------------------------------------------------------- the user's moves
 $('#move-double').addEventListener('click', () => { pay('double'); pay('double'); });
 
 $('#move-reload').addEventListener('click', () => {
-  if (draft.card.length < 12) return pay('reload');
+  if (cartView.card.length < 12) return pay('reload');
   session.set(`${NS}:reloaded`, '1');
   reloadOnAttempt = true;
   pay('reload');
@@ -345,8 +213,7 @@ $('#move-new').addEventListener('click', () => {
   checkout.finish();
   cart = newCartId();
   store.set(cartSlot, cart);
-  draft = loadDraft();
-  renderCart();
+  cartView.reload();
   $('#tab-note').hidden = true;
   openCheckout();
   ledger.refresh();
@@ -363,27 +230,25 @@ $('#move-reset').addEventListener('click', () => {
   renderAttempt();
   setOutcome('#outcome', 'info', 'This order has a new key.',
     `reset() abandoned ${shortKey(old)} (${was}) on purpose; the next Pay uses ${shortKey(checkout.key)}.` +
-    (was === 'pending' ? ' Careful: that attempt\'s outcome was unknown, so paying again may charge twice. That is why idemkey never does this by itself.' : ''));
+    (was === 'pending' ? ' Careful: that attempt\'s outcome was unknown, so paying again may charge twice. That is why idemkey never does this by itself.' : '') +
+    (was === 'succeeded' ? ' This order is already paid, so paying again charges it a second time: the ledger will show it.' : ''));
 });
 
 // ---------------------------------------------------------------- other tabs
 window.addEventListener('storage', (ev) => {
   if (ev.key === cartSlot && ev.newValue && ev.newValue !== cart) {
     cart = ev.newValue;                         // another tab started a new order: follow it
-    draft = loadDraft();
-    renderCart();
+    cartView.reload();
     openCheckout();
     showTabNote('Another tab started a new order; this tab follows it.');
   } else if (ev.key === draftSlot()) {
-    draft = loadDraft();
-    renderCart();
+    cartView.reload();
   }
   // Let the module apply the change first, then read its state.
   setTimeout(() => { renderAttempt(); ledger.refresh(); }, 30);
 });
 
 // ---------------------------------------------------------------- start
-renderCart();
 openCheckout();
 openNaive({ api, payload, timeoutMs: TIMEOUT_MS, ledger, onDone: faults.refresh });
 ledger.refresh();

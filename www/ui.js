@@ -75,7 +75,7 @@ export function setOutcome(sel, kind, title, text, data = {}) {
   box.hidden = false;
   box.dataset.kind = kind;
   box.dataset.seq = String(Number(box.dataset.seq || 0) + 1);
-  for (const name of ['key', 'status', 'replayed', 'fromCache', 'waited', 'charges']) {
+  for (const name of ['key', 'status', 'replayed', 'fromCache', 'waited', 'charges', 'clicks']) {
     if (data[name] === undefined) delete box.dataset[name];
     else box.dataset[name] = String(data[name]);
   }
