@@ -61,8 +61,11 @@ export interface CheckoutOptions {
 }
 /** What `submit()` resolves with: the final HTTP answer (2xx or not) or the stored one. */
 export interface SubmitResult {
+  /** The idempotency key this answer belongs to. */
   key: string;
+  /** The HTTP status of the final (or stored) answer. */
   status: number;
+  /** `status` is 2xx. */
   ok: boolean;
   /** Parsed JSON, else the text; null when empty. */
   body: unknown;
@@ -73,10 +76,12 @@ export interface SubmitResult {
   /** HTTP tries sent for this key so far. */
   attempts: number;
 }
+/** Why a try is retried: no answer in `timeoutMs`, no answer at all, or a retryable status. */
+export type RetryReason = "timeout" | "network-error" | `status-${number}`;
 /** Events passed to `onEvent`, told apart by `type`. */
 export type IdemEvent =
   | { type: "attempt"; key: string; attempt: number }
-  | { type: "retry"; key: string; attempt: number; delayMs: number; reason: string }
+  | { type: "retry"; key: string; attempt: number; delayMs: number; reason: RetryReason }
   | { type: "response"; key: string; attempt: number; status: number; replayed: boolean }
   | { type: "state"; key: string; state: CheckoutState; previous: CheckoutState }
   | { type: "storage-fallback"; key: string; from: StorageKind; to: StorageKind; reason: string }

@@ -20,6 +20,8 @@ Checkout.open({
   endpoint: "/api/charges",
   onEvent: (e) => {
     if (e.type === "retry") void e.status; // MISUSE: retry events have no status
+    if (e.type === "retry" && e.reason === "timed-out") return; // MISUSE: no such retry reason
+    if (e.type === "retry" && e.reason === "status-503") return; // fine: a retryable status
   },
 });
 const r = await c.submit({ amount: 4200 });
