@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { scenario, pay, attempt, pickCard } from './harness.mjs';
 
 test('declined card: no charge and state failed; a good card then charges once with a new key', { timeout: 60000 }, () =>
-  scenario('declined', {}, async ({ openPage, ledger, posts }) => {
+  scenario('declined', { failedLoads: ['402'] }, async ({ openPage, ledger, posts }) => {
     const page = await openPage();
     await pickCard(page, '4000000000000002');
     const declined = await pay(page);

@@ -4,16 +4,17 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { scenario, pay, armFault, attempt, tries, assertOneSequence } from './harness.mjs';
 
+// failedLoads: what Chromium logs for the injected fault (a timed-out fetch is aborted silently).
 const MODES = [
-  { mode: 'drop-after-commit', reason: 'network-error', committed: true },
-  { mode: 'error-after-commit', reason: 'status-502', status: '502', committed: true },
-  { mode: 'fail-before-commit', reason: 'status-503', status: '503', committed: false },
-  { mode: 'delay-after-commit', reason: 'timeout', committed: true },
+  { mode: 'drop-after-commit', reason: 'network-error', committed: true, failedLoads: ['dropped'] },
+  { mode: 'error-after-commit', reason: 'status-502', status: '502', committed: true, failedLoads: ['502'] },
+  { mode: 'fail-before-commit', reason: 'status-503', status: '503', committed: false, failedLoads: ['503'] },
+  { mode: 'delay-after-commit', reason: 'timeout', committed: true, failedLoads: [] },
 ];
 
-for (const { mode, reason, status, committed } of MODES) {
+for (const { mode, reason, status, committed, failedLoads } of MODES) {
   test(`fault ${mode}: one charge, the retry${committed ? ' and the replay' : ''} in the timeline`, { timeout: 60000 }, () =>
-    scenario(`fault-${mode}`, {}, async ({ openPage, ledger, posts }) => {
+    scenario(`fault-${mode}`, { failedLoads }, async ({ openPage, ledger, posts }) => {
       const page = await openPage();
       const { key } = await attempt(page);
       await armFault(page, mode);

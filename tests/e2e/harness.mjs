@@ -19,9 +19,6 @@ const SERVER = process.env.IDEMKEY_SERVER || path.join(ROOT, 'target', 'release'
 // IDEMKEY_PKG may point at another wasm-pack output directory.
 const PKG = path.resolve(ROOT, process.env.IDEMKEY_PKG || 'pkg');
 
-/** The client's per-try timeout set by www/app.js; the slow fault must outlast it. */
-export const CLIENT_TIMEOUT_MS = 3000;
-
 function mustExist(file, hint, mode = constants.R_OK) {
   try {
     accessSync(file, mode);
@@ -74,16 +71,30 @@ export async function startServer({ providerLatencyMs = 20, extraArgs = [] } = {
 }
 
 // The browser logs failed loads of resources itself ("Failed to load
-// resource: ... 502"). For the API calls a scenario breaks on purpose these are
-// the injected faults showing, not page errors; everything else fails the test.
-const EXPECTED_NETWORK = /^Failed to load resource: (the server responded with a status of (402|409|502|503) |net::ERR_(EMPTY_RESPONSE|CONNECTION_RESET|CONNECTION_CLOSED|ABORTED|INCOMPLETE_CHUNKED_ENCODING))/;
+// resource: ... 502"). A scenario names the ones it causes on purpose in
+// `failedLoads`: HTTP statuses ('402', '502', ...) and/or 'dropped' (a connection
+// closed without an answer). Only those, and only for the charge endpoints, are
+// the scenario's faults showing; any other console error fails the test.
+const DROPPED = 'net::ERR_(EMPTY_RESPONSE|CONNECTION_RESET|CONNECTION_CLOSED|INCOMPLETE_CHUNKED_ENCODING)';
 const API_URL = /\/api\/(naive\/)?charges$/;
+
+export function failedLoadPattern(failedLoads = []) {
+  const statuses = failedLoads.filter((f) => /^\d{3}$/.test(f));
+  const unknown = failedLoads.filter((f) => f !== 'dropped' && !statuses.includes(f));
+  if (unknown.length) throw new Error(`failedLoads: unknown entries ${unknown.join(', ')}`);
+  const parts = [];
+  if (statuses.length) parts.push(`the server responded with a status of (${statuses.join('|')}) `);
+  if (failedLoads.includes('dropped')) parts.push(DROPPED);
+  return parts.length ? new RegExp(`^Failed to load resource: (${parts.join('|')})`) : null;
+}
 
 /**
  * Run one scenario: own server, own browser, a fresh customer; afterwards a
- * screenshot of every open page in target/e2e/<name>.png and no console errors.
+ * screenshot of every open page in target/e2e/<name>.png and no console errors
+ * (options.failedLoads: the failed charge requests the scenario causes on purpose).
  */
 export async function scenario(name, options, body) {
+  const expected = failedLoadPattern(options.failedLoads);
   const server = await startServer(options);
   let browser;
   const problems = [];
@@ -102,7 +113,7 @@ export async function scenario(name, options, body) {
       page.on('console', (msg) => {
         if (msg.type() !== 'error') return;
         const where = msg.location()?.url || '';
-        if (EXPECTED_NETWORK.test(msg.text()) && API_URL.test(new URL(where, server.url).pathname)) networkLogs.push(msg.text());
+        if (expected?.test(msg.text()) && API_URL.test(new URL(where, server.url).pathname)) networkLogs.push(msg.text());
         else problems.push(`console error on ${page.url()}: ${msg.text()} (${where})`);
       });
       page.on('pageerror', (err) => problems.push(`page error on ${page.url()}: ${err.stack || err.message}`));

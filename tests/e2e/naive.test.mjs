@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { scenario, seq, nextOutcome, armFault, tries } from './harness.mjs';
 
 test('the naive checkout under drop-after-commit charges twice', { timeout: 60000 }, () =>
-  scenario('naive-duplicate', {}, async ({ openPage, ledger, posts }) => {
+  scenario('naive-duplicate', { failedLoads: ['dropped'] }, async ({ openPage, ledger, posts }) => {
     const page = await openPage();
     await armFault(page, 'drop-after-commit');
     const since = await seq(page, '#naive-outcome');

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { scenario, pay, armFault, attempt, tries } from './harness.mjs';
 
 test('503 on every try: outcome unknown, key kept; the next Pay resumes it and charges once', { timeout: 90000 }, () =>
-  scenario('outcome-unknown', {}, async ({ openPage, ledger, posts }) => {
+  scenario('outcome-unknown', { failedLoads: ['503'] }, async ({ openPage, ledger, posts }) => {
     const page = await openPage();
     const { key } = await attempt(page);
     await armFault(page, 'fail-before-commit', 6);        // the first try and all five retries
