@@ -42,11 +42,15 @@ test('a Pay in one tab shows up in the other tab\'s attempt panel', { timeout: 6
     const one = await openPage();
     const two = await openPage();
     assert.equal((await attempt(two)).key, (await attempt(one)).key);
+    // Playwright's click waits for animation frames, which only the tab in front
+    // gets promptly: pay in tab one in front, watch tab two update in the background.
+    await one.bringToFront();
     const s1 = await seq(one);
     await one.click('#pay');
     assert.equal((await nextOutcome(one, s1)).kind, 'paid');
     await two.waitForFunction(() => document.querySelector('#state').dataset.state === 'succeeded', null, { timeout: 10000 });
     await two.waitForFunction(() => document.querySelector('#order-charges').textContent === '1', null, { timeout: 10000 });
+    await two.bringToFront();
     const s2 = await seq(two);
     await two.click('#pay');
     const o2 = await nextOutcome(two, s2);
