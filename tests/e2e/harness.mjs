@@ -175,11 +175,15 @@ export async function seq(page, box = '#outcome') {
 /** Wait for the outcome box to change after `since`; returns its data-* and texts. */
 export async function nextOutcome(page, since, box = '#outcome', timeout = 45000) {
   await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.seq) > n, [box, since], { timeout });
-  return page.$eval(box, (el) => ({
+  const out = await page.$eval(box, (el) => ({
     ...el.dataset,
     title: el.querySelector('.outcome-title').textContent,
     text: el.querySelector('.outcome-text').textContent,
+    visible: el.checkVisibility(),
   }));
+  // Every outcome is explained in plain words, on screen.
+  assert.ok(out.visible && out.title.trim() && out.text.trim().length >= 40, `an explanation is shown: ${JSON.stringify(out)}`);
+  return out;
 }
 
 /** Press Pay and wait for the explanation of what happened. */

@@ -75,6 +75,7 @@ test('at 1280 px: every control by Tab with a visible ring; steppers keep focus;
     const out = await nextOutcome(page, since);
     assert.equal(out.kind, 'paid', `outcome: ${out.title} ${out.text}`);
     assert.equal(out.replayed, 'true', 'the dropped answer was retried and replayed');
+    assert.match(await page.textContent('#timeline-live'), /^Try 2, key \w{8}: 201 Created, replayed\./, 'the timeline announces its news');
     const l = await ledger();
     assert.equal(l.count, 1, 'one charge');
     assert.equal(l.charges[0].amount, 1450 + 3900 + 3 * 600, 'for the quantities chosen with the keyboard');

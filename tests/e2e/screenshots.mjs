@@ -8,7 +8,7 @@ import { scenario, armFault, pay, seq, nextOutcome } from './harness.mjs';
 const widths = process.argv.slice(2).map(Number).filter(Boolean);
 for (const width of widths.length ? widths : [1280, 375]) {
   const height = width < 600 ? 812 : 900;
-  await scenario(`look-${width}`, { viewport: { width, height } }, async ({ openPage }) => {
+  await scenario(`look-${width}`, { viewport: { width, height }, failedLoads: ['dropped'] }, async ({ openPage }) => {
     const page = await openPage();
     await armFault(page, 'drop-after-commit');
     await pay(page);
