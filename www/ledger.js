@@ -26,6 +26,7 @@ export function openLedger({ api, orderKeys }) {
     $('#order-charges').classList.toggle('is-dup', mine.length > 1);
     $('#order-charges-label').textContent = mine.length === 1 ? 'charge for this order' : 'charges for this order';
     $('#naive-charges').textContent = String(naive.length);
+    $('#naive-charges').classList.toggle('is-dup', naive.length > 1);
     $('#all-charges').textContent = String(data.count);
     const sorted = data.charges.slice().sort((a, b) => (toDate(b.created_at)?.getTime() ?? 0) - (toDate(a.created_at)?.getTime() ?? 0)
       || String(b.id).localeCompare(String(a.id), 'en', { numeric: true }));
