@@ -45,7 +45,7 @@ if [[ -z "$cargo_version" ]]; then
 fi
 
 ROOT="$root" PKG_DIR="$pkg" CARGO_VERSION="$cargo_version" node --input-type=module - <<'JS'
-import { readFileSync, writeFileSync, existsSync, statSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 const dir = process.env.PKG_DIR;
@@ -88,6 +88,10 @@ if (existsSync(changelog)) {
 const files = [...new Set([wasm, js, dts, ...(Array.isArray(pj.files) ? pj.files : [])])];
 if (existsSync(join(dir, "CHANGELOG.md")) && !files.includes("CHANGELOG.md")) files.push("CHANGELOG.md");
 if (existsSync(join(dir, "snippets")) && !files.includes("snippets")) files.push("snippets");
+// wasm-pack lists the licence files it copies only when they were already in pkg/ before the
+// build (so a fresh clone's first build leaves them out), and npm ships LICENSE-MIT and
+// LICENSE-APACHE only when listed: list every LICENSE* file that is there.
+for (const f of readdirSync(dir).sort()) if (/^LICEN[CS]E/i.test(f) && !files.includes(f)) files.push(f);
 for (const f of files) if (!existsSync(join(dir, f))) die(`files lists ${f}, which is not in ${dir}`);
 
 const wanted = {
