@@ -11,7 +11,7 @@ DEMO_ADDR            ?= 127.0.0.1:8080
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-apt tool-node tool-npm \
-        build build-dev server demo test test-host test-wasm test-e2e test-consumer pack bench clean
+        build server demo test test-host test-wasm test-e2e test-consumer pack bench clean
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
