@@ -8,7 +8,7 @@
 //! Phase 3 writes the charge, the stored response and the `done` state in one
 //! transaction, and only if this request still owns the lock.
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
 
 use crate::faults::Fault;
 use crate::ids::new_id;
@@ -24,6 +24,22 @@ pub struct StoredResponse {
     pub content_type: String,
     /// Body bytes.
     pub body: Vec<u8>,
+}
+
+/// Reads `response_status, response_type, response_body` from `row`, starting
+/// at column `first`: `None` unless all three are set (only a `done` key has
+/// them).
+fn stored_response(row: &Row, first: usize) -> rusqlite::Result<Option<StoredResponse>> {
+    Ok(
+        match (row.get(first)?, row.get(first + 1)?, row.get(first + 2)?) {
+            (Some(status), Some(content_type), Some(body)) => Some(StoredResponse {
+                status,
+                content_type,
+                body,
+            }),
+            _ => None,
+        },
+    )
 }
 
 /// What phase 1 found.
@@ -84,9 +100,7 @@ pub fn reserve(
                     r.get::<_, String>(2)?,
                     r.get::<_, i64>(3)?,
                     r.get::<_, i64>(4)?,
-                    r.get::<_, Option<u16>>(5)?,
-                    r.get::<_, Option<String>>(6)?,
-                    r.get::<_, Option<Vec<u8>>>(7)?,
+                    stored_response(r, 5)?,
                 ))
             },
         )
@@ -95,23 +109,16 @@ pub fn reserve(
     let owner = new_id("lk");
     let mut reservation = new_id("op");
     let mut recovered = false;
-    if let Some((fp, res, state, locked_at, expires_at, status, ctype, body)) = row {
+    if let Some((fp, res, state, locked_at, expires_at, stored)) = row {
         let lock_live = state == "in_progress" && locked_at + a.lock_ms > a.now;
         if expires_at > a.now || lock_live {
             if fp != a.fingerprint {
                 return Err(ApiError::KeyReused);
             }
             if state == "done" {
-                let (Some(status), Some(content_type), Some(body)) = (status, ctype, body) else {
-                    return Err(ApiError::Internal(
-                        "done key without a stored response".into(),
-                    ));
-                };
-                return Ok(Reserved::Replay(StoredResponse {
-                    status,
-                    content_type,
-                    body,
-                }));
+                return stored.map(Reserved::Replay).ok_or_else(|| {
+                    ApiError::Internal("done key without a stored response".into())
+                });
             }
             if lock_live {
                 return Err(ApiError::InProgress);
@@ -190,21 +197,15 @@ pub fn complete(
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
-                    r.get::<_, Option<u16>>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, Option<Vec<u8>>>(4)?,
+                    stored_response(r, 2)?,
                 ))
             },
         )
         .optional()?;
     match row {
-        Some((state, owner, ..)) if state == "in_progress" && owner == lock.owner => {}
-        Some((state, _, Some(status), Some(content_type), Some(body))) if state == "done" => {
-            return Ok(Completed::AlreadyDone(StoredResponse {
-                status,
-                content_type,
-                body,
-            }));
+        Some((state, owner, _)) if state == "in_progress" && owner == lock.owner => {}
+        Some((state, _, Some(stored))) if state == "done" => {
+            return Ok(Completed::AlreadyDone(stored));
         }
         // Taken over by another request that is still running, or the key was
         // deleted (ledger reset): the client should retry.
