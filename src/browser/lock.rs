@@ -25,7 +25,7 @@ extern "C" {
     fn lock_acquire(name: &str) -> JsValue;
 }
 
-/// A storage lease this tab holds: where it lives and whose it is.
+/// A storage lease this tab holds (or is trying to take): where it lives and whose it is.
 pub(crate) struct Held {
     store: Rc<Store>,
     key: String,
@@ -40,15 +40,22 @@ impl Held {
             .and_then(|s| lease::Lease::decode(&s))
     }
 
+    /// Whether the stored lease is this tab's.
+    fn mine(&self) -> bool {
+        self.current().is_some_and(|l| l.owner == self.owner)
+    }
+
     /// Writes a lease for `LEASE_MS` from now, unless another tab holds a live one
-    /// (overwriting it would let both tabs believe they hold the scope).
-    fn renew(&self) {
+    /// (overwriting it would let both tabs believe they hold the scope); whether it wrote.
+    fn renew(&self) -> bool {
         let now = now_ms();
-        if lease::can_acquire(self.current().as_ref(), &self.owner, now) {
+        let free = lease::can_acquire(self.current().as_ref(), &self.owner, now);
+        if free {
             let _ = self
                 .store
                 .set(&self.key, &lease::Lease::new(&self.owner, now).encode());
         }
+        free
     }
 }
 
@@ -75,7 +82,7 @@ impl Drop for Guard {
             }
             Guard::Lease { held, timer, .. } => {
                 clear_interval(timer);
-                if held.current().is_some_and(|l| l.owner == held.owner) {
+                if held.mine() {
                     held.store.remove(&held.key);
                 }
             }
@@ -97,21 +104,18 @@ pub(crate) async fn acquire(store: &Rc<Store>, lock_name: &str, lease_key: &str)
 }
 
 async fn lease_acquire(store: &Rc<Store>, key: &str) -> Guard {
-    // A UUID without `core::fmt` (`to_string` would pull it in).
-    let owner = super::checkout::new_key();
+    let held = Held {
+        store: store.clone(),
+        key: key.into(),
+        // A UUID without `core::fmt` (`to_string` would pull it in).
+        owner: super::checkout::new_key(),
+    };
     loop {
-        let cur = store.get(key).and_then(|s| lease::Lease::decode(&s));
-        if lease::can_acquire(cur.as_ref(), &owner, now_ms()) {
-            let _ = store.set(key, &lease::Lease::new(&owner, now_ms()).encode());
+        if held.renew() {
             // Let a racing tab's write land, then see who won.
             sleep(25.0).await;
-            let won = store.get(key).and_then(|s| lease::Lease::decode(&s));
-            if won.is_some_and(|l| l.owner == *owner) {
-                return hold(Held {
-                    store: store.clone(),
-                    key: key.into(),
-                    owner,
-                });
+            if held.mine() {
+                return hold(held);
             }
         }
         sleep(lease::LEASE_POLL_MS as f64 * (0.5 + random01())).await;
@@ -122,7 +126,9 @@ async fn lease_acquire(store: &Rc<Store>, key: &str) -> Guard {
 fn hold(held: Held) -> Guard {
     let held = Rc::new(held);
     let h = held.clone();
-    let tick = Closure::<dyn FnMut()>::new(move || h.renew());
+    let tick = Closure::<dyn FnMut()>::new(move || {
+        h.renew();
+    });
     let timer = set_interval(tick.as_ref().unchecked_ref(), lease::LEASE_RENEW_MS as f64);
     Guard::Lease {
         held,
