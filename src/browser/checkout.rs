@@ -66,36 +66,27 @@ impl Inner {
         let store = Rc::new(Store::open(opts.storage, &probe, &mut fallbacks));
         sweep_kinds(&[store.kind()], &opts.namespace);
         let rec_key = record_key(&opts.namespace, &opts.scope);
-        let placeholder = Record::new(String::new(), opts.scope.as_str(), 0.0, 0.0);
+        // The record used when storage holds none that is readable and unexpired.
+        let first = Record::new(new_key(), opts.scope.as_str(), now_ms(), opts.ttl_ms());
         let inner = Rc::new(Inner {
             opts,
             store,
             events: Emitter(on_event),
-            rec: RefCell::new(placeholder),
+            rec: RefCell::new(first),
             rec_key,
             inflight: RefCell::new(None),
             flights: Cell::new(0),
             listener: RefCell::new(None),
         });
-        let (rec, stored) = match inner.read_stored() {
-            Some(r) if !r.is_expired(now_ms()) => (r, true),
-            // Absent, expired, or set aside as corrupt (which already chose the next key).
-            _ => {
-                let cur = inner.rec.borrow().clone();
-                (
-                    if cur.key.is_empty() {
-                        inner.fresh()
-                    } else {
-                        cur
-                    },
-                    false,
-                )
-            }
-        };
+        let stored = inner.read_stored().filter(|r| !r.is_expired(now_ms()));
+        let written = stored.is_none();
+        if let Some(r) = stored {
+            inner.rec.replace(r);
+        }
+        let rec = inner.rec.borrow().clone();
         inner.report(&rec.key, fallbacks);
-        inner.rec.replace(rec.clone());
         // A record read as is is not written back: that could undo another tab's newer write.
-        if !stored {
+        if written {
             inner.write(&rec);
         }
         inner.listen();
@@ -129,16 +120,8 @@ impl Inner {
                 let q = quarantine_key(&self.opts.namespace, &self.opts.scope, now_ms());
                 let fb = self.store.set(&q, &text);
                 self.store.remove(&self.rec_key);
-                // The key the checkout will use next: the in-memory one, or a new one.
+                // The key the checkout will use next: the in-memory one.
                 let key = self.rec.borrow().key.clone();
-                let key = if key.is_empty() {
-                    let f = self.fresh();
-                    let k = f.key.clone();
-                    self.rec.replace(f);
-                    k
-                } else {
-                    key
-                };
                 self.report(&key, fb);
                 self.events.emit(
                     &key,
