@@ -107,11 +107,8 @@ impl Inner {
     /// `storage-corrupt` event, and `None` is returned for it as for no record.
     pub(crate) fn read_stored(&self) -> Option<Record> {
         let text = self.store.get(&self.rec_key)?;
-        match Record::decode(&text) {
-            Ok(mut r) if r.scope == self.opts.scope => {
-                r.limit_ttl(self.opts.ttl_ms());
-                Some(r)
-            }
+        match self.decode(&text) {
+            Ok(r) if r.scope == self.opts.scope => Some(r),
             res => {
                 let reason = match res {
                     Err(e) => e.to_string(),
@@ -133,6 +130,14 @@ impl Inner {
                 None
             }
         }
+    }
+
+    /// A stored record's text as this page reads it: decoded, its expiry capped by this
+    /// page's `ttlSeconds`.
+    fn decode(&self, text: &str) -> crate::error::Result<Record> {
+        let mut r = Record::decode(text)?;
+        r.limit_ttl(self.opts.ttl_ms());
+        Ok(r)
     }
 
     /// Re-reads storage (another tab may have moved on) and adopts what it holds.
@@ -232,11 +237,8 @@ impl Inner {
         }
         let prev = self.rec.borrow().state;
         let rec = match ev.new_value() {
-            Some(text) => match Record::decode(&text) {
-                Ok(mut r) => {
-                    r.limit_ttl(self.opts.ttl_ms());
-                    r
-                }
+            Some(text) => match self.decode(&text) {
+                Ok(r) => r,
                 Err(_) => return,
             },
             // Finished in another tab: the next attempt gets a new key.
