@@ -197,20 +197,25 @@ impl Inner {
 
     /// Starts a new attempt on purpose: new key, state fresh, written.
     pub(crate) fn reset(&self) {
-        let prev = self.rec.borrow().state;
-        let rec = self.fresh();
-        self.inflight.take();
-        self.replace(&rec);
-        self.state_changed(&rec, prev);
+        self.start_over(true);
     }
 
     /// Forgets the record; the next key is kept in memory only until a submit writes it.
     pub(crate) fn finish(&self) {
+        self.start_over(false);
+    }
+
+    /// A new key, state fresh, no submit in flight; the record written (`keep`) or removed.
+    fn start_over(&self, keep: bool) {
         let prev = self.rec.borrow().state;
         let rec = self.fresh();
         self.inflight.take();
-        self.store.remove(&self.rec_key);
         self.rec.replace(rec.clone());
+        if keep {
+            self.write(&rec);
+        } else {
+            self.store.remove(&self.rec_key);
+        }
         self.state_changed(&rec, prev);
     }
 
