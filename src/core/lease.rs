@@ -43,14 +43,8 @@ impl Lease {
         let mut out = String::with_capacity(self.owner.len() + 16);
         out.push_str(&self.owner);
         out.push('|');
-        push_u64(
-            &mut out,
-            if self.until_ms > 0.0 {
-                self.until_ms as u64
-            } else {
-                0
-            },
-        );
+        // `as` saturates: a negative or NaN time is written as 0.
+        push_u64(&mut out, self.until_ms as u64);
         out
     }
 

@@ -199,12 +199,9 @@ impl Record {
 /// Largest integer a JS number holds exactly; timestamps beyond it are corrupt.
 const MAX_SAFE: u64 = (1 << 53) - 1;
 
+/// Whole ms of a timestamp; `as` saturates, so a negative or NaN time becomes 0.
 fn ms(t: f64) -> u64 {
-    if t > 0.0 {
-        t as u64
-    } else {
-        0
-    }
+    t as u64
 }
 
 fn corrupt(a: &str, b: &str) -> Error {
