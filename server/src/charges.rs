@@ -20,12 +20,13 @@ use crate::faults::{Fault, FaultMode};
 use crate::fingerprint::fingerprint;
 use crate::ids::{new_id, now_ms};
 use crate::key;
-use crate::keys::{self, Completed, Outcome, ReserveArgs, Reserved, StoredResponse};
+use crate::keys::{self, Completed, Lock, Outcome, ReserveArgs, Reserved, StoredResponse};
 use crate::ledger::{self, Charge};
 use crate::problem::{problem_body, ApiError, ApiResult, PROBLEM_JSON};
 use crate::provider::{Payment, PaymentRequest};
 use crate::request::{read_json, validate_charge, ChargeInput};
 use crate::serve::DropConnection;
+use crate::store::Store;
 
 /// Header marking a replayed answer.
 pub const REPLAYED: &str = "idempotent-replayed";
@@ -142,7 +143,7 @@ async fn phases(
         .await;
     let payment = match payment {
         Ok(p) => p,
-        Err(e) => return Err(release(&st, &customer, &idem_key, &lock.owner, e).await),
+        Err(e) => return Err(release(&st.store, &customer, &idem_key, &lock.owner, e).await),
     };
     if lock
         .fault
@@ -158,67 +159,91 @@ async fn phases(
     }
 
     // Phase 3: charge + stored response + done, in one transaction.
-    let outcome = outcome(
+    let completed = complete(
+        &st.store,
         &customer,
         &idem_key,
-        &lock.reservation,
+        &lock,
         input.amount,
         &input.currency,
         payment,
+    )
+    .await?;
+    let (response, replayed) = match completed {
+        Completed::Stored(response) => (response, false),
+        Completed::AlreadyDone(response) => (response, true),
+    };
+    Ok(Answer {
+        response,
+        replayed,
+        fault: lock.fault,
+    })
+}
+
+/// Phase 3, shared by a request and the server-side recovery, so a recovered
+/// operation stores what its request would have: the provider's answer
+/// becomes a charge (answered 201) or a stored 402, committed only if `lock`
+/// still owns the key. On any failure but a lost lock the key is handed back
+/// at once, not after `--lock-timeout`.
+pub async fn complete(
+    store: &Store,
+    customer: &str,
+    idem_key: &str,
+    lock: &Lock,
+    amount: u64,
+    currency: &str,
+    payment: Payment,
+) -> ApiResult<Completed> {
+    let outcome = outcome(
+        customer,
+        Some(idem_key),
+        Some(&lock.reservation),
+        amount,
+        currency,
+        payment,
     );
-    let (c2, k2, lock2) = (customer.clone(), idem_key.clone(), lock.clone());
-    match st
-        .store
-        .write(move |conn| keys::complete(conn, &c2, &k2, &lock2, outcome))
+    let (c, k, l) = (customer.to_string(), idem_key.to_string(), lock.clone());
+    match store
+        .write(move |conn| keys::complete(conn, &c, &k, &l, outcome))
         .await
     {
-        Ok(Completed::Stored(response)) => Ok(Answer {
-            response,
-            replayed: false,
-            fault: lock.fault,
-        }),
-        Ok(Completed::AlreadyDone(response)) => Ok(Answer {
-            response,
-            replayed: true,
-            fault: lock.fault,
-        }),
         Err(e @ ApiError::InProgress) => Err(e),
-        Err(e) => Err(release(&st, &customer, &idem_key, &lock.owner, e).await),
+        Err(e) => Err(release(store, customer, idem_key, &lock.owner, e).await),
+        completed => completed,
     }
 }
 
-/// What phase 3 stores for the provider's answer: an approved payment is a
-/// charge (answered 201), a declined one a stored 402. Shared with the
-/// server-side recovery, so a recovered operation stores what its request
-/// would have.
-pub fn outcome(
+/// What the provider's answer means: an approved payment is a charge, a
+/// declined one a stored 402. `idem_key` and `reservation` are `None` on the
+/// naive endpoint.
+fn outcome(
     customer: &str,
-    idem_key: &str,
-    reservation: &str,
+    idem_key: Option<&str>,
+    reservation: Option<&str>,
     amount: u64,
     currency: &str,
     payment: Payment,
 ) -> Outcome {
     if !payment.approved {
-        return Outcome::Answer(declined(Some(idem_key), &payment.reference));
+        return Outcome::Answer(declined(idem_key, &payment.reference));
     }
     Outcome::Charge(Charge {
         id: new_id("ch"),
         object: "charge",
-        key: Some(idem_key.to_string()),
+        key: idem_key.map(str::to_string),
         customer: customer.to_string(),
         amount,
         currency: currency.to_string(),
         status: "succeeded",
         provider_ref: payment.reference,
         created_at: now_ms(),
-        reservation: Some(reservation.to_string()),
+        reservation: reservation.map(str::to_string),
     })
 }
 
 /// Releases the lock after a failure (best effort) and passes the error on.
 async fn release(
-    st: &AppState,
+    store: &Store,
     customer: &str,
     idem_key: &str,
     owner: &str,
@@ -229,8 +254,7 @@ async fn release(
         idem_key.to_string(),
         owner.to_string(),
     );
-    if let Err(re) = st
-        .store
+    if let Err(re) = store
         .write(move |conn| keys::release(conn, &c, &k, &o))
         .await
     {
@@ -306,31 +330,23 @@ pub async fn create_naive(State(st): State<AppState>, headers: HeaderMap, body: 
                     card: input.card.clone(),
                 })
                 .await?;
-            if !payment.approved {
-                return Ok(declined(None, &payment.reference));
+            match outcome(
+                &customer,
+                None,
+                None,
+                input.amount,
+                &input.currency,
+                payment,
+            ) {
+                Outcome::Answer(declined) => Ok(declined),
+                Outcome::Charge(charge) => {
+                    let response = StoredResponse::created(&charge)?;
+                    st.store
+                        .write(move |conn| ledger::insert_alone(conn, &charge))
+                        .await?;
+                    Ok(response)
+                }
             }
-            let charge = Charge {
-                id: new_id("ch"),
-                object: "charge",
-                key: None,
-                customer,
-                amount: input.amount,
-                currency: input.currency,
-                status: "succeeded",
-                provider_ref: payment.reference,
-                created_at: now_ms(),
-                reservation: None,
-            };
-            let body =
-                serde_json::to_vec(&charge).map_err(|e| ApiError::Internal(e.to_string()))?;
-            st.store
-                .write(move |conn| ledger::insert_alone(conn, &charge))
-                .await?;
-            Ok(StoredResponse {
-                status: 201,
-                content_type: "application/json".into(),
-                body,
-            })
         });
         let response = task
             .await

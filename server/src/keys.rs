@@ -26,6 +26,18 @@ pub struct StoredResponse {
     pub body: Vec<u8>,
 }
 
+impl StoredResponse {
+    /// The `201` answer that creates `charge`: its JSON.
+    pub fn created(charge: &Charge) -> ApiResult<StoredResponse> {
+        let body = serde_json::to_vec(charge).map_err(|e| ApiError::Internal(e.to_string()))?;
+        Ok(StoredResponse {
+            status: 201,
+            content_type: "application/json".into(),
+            body,
+        })
+    }
+}
+
 /// Reads `response_status, response_type, response_body` from `row`, starting
 /// at column `first`: `None` unless all three are set (only a `done` key has
 /// them).
@@ -227,16 +239,7 @@ pub fn complete(
                 }
                 e => ApiError::Storage(e),
             })?;
-            let body =
-                serde_json::to_vec(&charge).map_err(|e| ApiError::Internal(e.to_string()))?;
-            (
-                StoredResponse {
-                    status: 201,
-                    content_type: "application/json".into(),
-                    body,
-                },
-                Some(charge.id),
-            )
+            (StoredResponse::created(&charge)?, Some(charge.id))
         }
         Outcome::Answer(resp) => (resp, None),
     };

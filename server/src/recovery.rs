@@ -73,30 +73,20 @@ async fn recover(
         // A retry took it over meanwhile, or it completed.
         return Ok(false);
     };
-    let outcome = charges::outcome(
+    let completed = charges::complete(
+        store,
         &k.customer,
         &k.key,
-        &k.reservation,
+        &lock,
         rec.amount,
         &rec.currency,
         rec.payment,
-    );
-    let owner = lock.owner.clone();
-    let (c, key) = (k.customer.clone(), k.key.clone());
-    let completed = store
-        .write(move |conn| keys::complete(conn, &c, &key, &lock, outcome))
-        .await;
+    )
+    .await;
     let resp = match completed {
         Ok(Completed::Stored(resp)) => resp,
         Ok(Completed::AlreadyDone(_)) | Err(ApiError::InProgress) => return Ok(false),
-        Err(e) => {
-            // Hand the key back at once rather than after our lock times out.
-            let (c, key) = (k.customer.clone(), k.key.clone());
-            store
-                .write(move |conn| keys::release(conn, &c, &key, &owner))
-                .await?;
-            return Err(e);
-        }
+        Err(e) => return Err(e),
     };
     tracing::warn!(
         customer = k.customer,
