@@ -112,9 +112,7 @@ fn new_key_is_a_fresh_uuid_v4() {
 #[wasm_bindgen_test]
 fn reset_and_finish() {
     let scope = uniq("reset");
-    let ev = recorder();
-    let o = opts(&scope, "nobody", "{}");
-    set(&o, "onEvent", &ev);
+    let (o, _ev) = recorded_opts(&scope, "nobody", "{}");
     let c = open(&o);
     let k1 = c.key();
     c.reset();

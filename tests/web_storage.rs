@@ -15,9 +15,7 @@ wasm_bindgen_test_configure!(run_in_browser);
 #[wasm_bindgen_test]
 fn local_storage_that_throws_falls_back_to_session() {
     let scope = uniq("fb-session");
-    let ev = recorder();
-    let o = opts(&scope, "nobody", "{}");
-    set(&o, "onEvent", &ev);
+    let (o, ev) = recorded_opts(&scope, "nobody", "{}");
     let undo = break_storage(false);
     let c = Checkout::open(o);
     restore(&undo);
@@ -49,9 +47,7 @@ fn local_storage_that_throws_falls_back_to_session() {
 #[wasm_bindgen_test]
 fn storage_that_always_throws_falls_back_to_memory() {
     let scope = uniq("fb-mem");
-    let ev = recorder();
-    let o = opts(&scope, "nobody", "{}");
-    set(&o, "onEvent", &ev);
+    let (o, ev) = recorded_opts(&scope, "nobody", "{}");
     let undo = break_storage(true);
     let c = Checkout::open(o.clone());
     let again = Checkout::open(o);
@@ -82,9 +78,7 @@ fn storage_that_always_throws_falls_back_to_memory() {
 #[wasm_bindgen_test]
 fn a_write_that_throws_later_falls_back_too() {
     let scope = uniq("fb-later");
-    let ev = recorder();
-    let o = opts(&scope, "nobody", "{}");
-    set(&o, "onEvent", &ev);
+    let (o, ev) = recorded_opts(&scope, "nobody", "{}");
     let c = open(&o);
     assert_eq!(c.storage(), "local");
     let undo = break_storage(false);
@@ -157,9 +151,7 @@ fn corrupt_records_are_set_aside_with_an_event() {
         let scope = format!("corrupt-{i}");
         let rk = record_key(ns, &scope);
         local().set_item(&rk, garbage).unwrap();
-        let ev = recorder();
-        let o = opts(&scope, "nobody", &format!(r#"{{"namespace":"{ns}"}}"#));
-        set(&o, "onEvent", &ev);
+        let (o, ev) = recorded_opts(&scope, "nobody", &format!(r#"{{"namespace":"{ns}"}}"#));
         let c = open(&o);
         assert_eq!(c.state(), "fresh");
         let bad = events_of(&ev, "storage-corrupt");
@@ -349,9 +341,7 @@ fn quarantined_copies_are_swept_after_seven_days_by_sweep_and_open() {
 #[wasm_bindgen_test]
 fn the_storage_event_keeps_state_current() {
     let scope = uniq("tabs");
-    let ev = recorder();
-    let o = opts(&scope, "nobody", "{}");
-    set(&o, "onEvent", &ev);
+    let (o, ev) = recorded_opts(&scope, "nobody", "{}");
     let c = open(&o);
     let rk = record_key("idemkey", &scope);
     // Another tab takes the attempt to succeeded under a key of its own.

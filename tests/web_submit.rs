@@ -106,10 +106,8 @@ async fn a_second_click_with_another_payload_while_in_flight_conflicts() {
 async fn two_tabs(hide: bool) {
     let customer = uniq("cust");
     let scope = uniq("cart");
-    let (ev_a, ev_b) = (recorder(), recorder());
-    let (oa, ob) = (opts(&scope, &customer, "{}"), opts(&scope, &customer, "{}"));
-    set(&oa, "onEvent", &ev_a);
-    set(&ob, "onEvent", &ev_b);
+    let (oa, ev_a) = recorded_opts(&scope, &customer, "{}");
+    let (ob, ev_b) = recorded_opts(&scope, &customer, "{}");
     // Two Checkout objects on one scope act as two tabs: no shared single flight, only the lock.
     let (a, b) = (open(&oa), open(&ob));
     assert_eq!(a.key(), b.key());
@@ -213,10 +211,8 @@ async fn a_decline_fails_the_attempt_and_the_next_submit_gets_a_new_key() {
 async fn a_second_tab_that_waited_gets_the_first_tabs_decline_without_a_new_key() {
     let customer = uniq("cust");
     let scope = uniq("cart");
-    let (ev_a, ev_b) = (recorder(), recorder());
-    let (oa, ob) = (opts(&scope, &customer, "{}"), opts(&scope, &customer, "{}"));
-    set(&oa, "onEvent", &ev_a);
-    set(&ob, "onEvent", &ev_b);
+    let (oa, ev_a) = recorded_opts(&scope, &customer, "{}");
+    let (ob, ev_b) = recorded_opts(&scope, &customer, "{}");
     let (a, b) = (open(&oa), open(&ob));
     fault(&customer, "delay-after-commit", 1, 400).await;
     let pa = a.submit(js(DECLINED));

@@ -248,12 +248,18 @@ pub const DECLINED: &str = r#"{"amount":500,"currency":"eur","card":"40000000000
 /// Quick retries so the suite stays fast.
 pub const FAST: &str = r#"{"backoff":{"baseMs":20,"maxMs":40}}"#;
 
+/// [`opts`] with a new [`recorder`] as `onEvent`: the options and the recorder.
+pub fn recorded_opts(scope: &str, customer: &str, extra: &str) -> (JsValue, Function) {
+    let ev = recorder();
+    let o = opts(scope, customer, extra);
+    set(&o, "onEvent", &ev);
+    (o, ev)
+}
+
 /// A checkout with a fresh scope and customer, and its event recorder.
 pub fn checkout(extra: &str) -> (Checkout, String, js_sys::Function) {
     let customer = uniq("cust");
-    let ev = recorder();
-    let o = opts(&uniq("cart"), &customer, extra);
-    set(&o, "onEvent", &ev);
+    let (o, ev) = recorded_opts(&uniq("cart"), &customer, extra);
     (open(&o), customer, ev)
 }
 
