@@ -283,11 +283,7 @@ fn declined(idem_key: Option<&str>, reference: &str) -> StoredResponse {
 /// Applies after-commit faults and renders the answer.
 async fn finish(answer: Answer) -> Response {
     match answer.fault.map(|f| (f.mode, f.delay_ms)) {
-        Some((FaultMode::DropAfterCommit, _)) => {
-            let mut r = Response::new(Body::empty());
-            r.extensions_mut().insert(DropConnection);
-            return r;
-        }
+        Some((FaultMode::DropAfterCommit, _)) => return DropConnection::response(),
         Some((FaultMode::ErrorAfterCommit, _)) => {
             return ApiError::FaultAfterCommit.into_response()
         }

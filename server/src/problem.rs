@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
@@ -189,11 +188,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         match &self {
             ApiError::FaultRespond(c) => return c.response(),
-            ApiError::FaultDropBeforeCommit => {
-                let mut r = Response::new(Body::empty());
-                r.extensions_mut().insert(DropConnection);
-                return r;
-            }
+            ApiError::FaultDropBeforeCommit => return DropConnection::response(),
             _ => {}
         }
         let (status, code, title) = self.status_code();

@@ -22,6 +22,15 @@ use tower::ServiceExt;
 #[derive(Debug, Clone, Copy)]
 pub struct DropConnection;
 
+impl DropConnection {
+    /// A response that closes its connection with nothing sent.
+    pub fn response() -> Response<Body> {
+        let mut r = Response::new(Body::empty());
+        r.extensions_mut().insert(DropConnection);
+        r
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("connection dropped on purpose (drop-after-commit fault)")]
 struct Dropped;
