@@ -1,34 +1,14 @@
 // Benchmarks for `make bench`. Every figure is paired with a baseline measured in the same run,
 // interleaved where it can be, so the ratios survive a noisy machine better than absolute times.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, openSync, rmSync, writeFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
+import { openSync, writeFileSync, statSync } from 'node:fs';
+import { launchChromium, startServer } from '../tests/support/reference.mjs';
 
 const out = process.argv[2] ?? 'target/bench/results.md';
-const SERVER = process.env.IDEMKEY_SERVER_BIN ?? 'target/release/idemkey-server';
 const CLIENT_ROUNDS = 150;
 const LOAD_REQUESTS = 500; // per round
 const LOAD_ROUNDS = 3; // the cases take turns, round after round; the median round is reported
 const LOAD_CONCURRENCY = 16;
-
-function startServer(dir) {
-  const log = openSync('target/bench/server.log', 'w');
-  const child = spawn(SERVER, [
-    '--addr', '127.0.0.1:0', '--db', join(dir, 'bench.db'),
-    '--static', 'bench/www', '--pkg', 'pkg', '--provider-latency-ms', '0',
-  ], { stdio: ['ignore', 'pipe', log] });
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    child.on('exit', (code) => reject(new Error(`server exited early with ${code}`)));
-    child.stdout.on('data', (d) => {
-      buf += d;
-      const m = buf.match(/listening on (http:\/\/\S+)/);
-      if (m) resolve({ child, url: m[1] });
-    });
-  });
-}
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 const p95 = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length * 0.95)]; };
@@ -44,11 +24,7 @@ function sizes() {
 }
 
 async function clientOverhead(url) {
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     const errors = [];
@@ -95,8 +71,9 @@ async function serverThroughput(url) {
   return { health: median(health), fresh: median(fresh), replay: median(replay) };
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'idemkey-bench-'));
-const { child, url } = await startServer(dir);
+const server = await startServer(['--static', 'bench/www', '--pkg', 'pkg', '--provider-latency-ms', '0'],
+  { stderr: openSync('target/bench/server.log', 'w') });
+const { url } = server;
 try {
   const s = sizes();
   const c = await clientOverhead(url);
@@ -134,6 +111,5 @@ try {
   ];
   writeFileSync(out, lines.join('\n'));
 } finally {
-  child.kill('SIGTERM');
-  rmSync(dir, { recursive: true, force: true });
+  await server.stop();
 }

@@ -5,9 +5,8 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import {
-  EXAMPLES, copyInto, freshInstall, launchChromium, removeUnlessKept, requireTools, run, startServer,
-} from "./lib.mjs";
+import { launchChromium, startServer } from "../support/reference.mjs";
+import { EXAMPLES, copyInto, freshInstall, removeUnlessKept, requireTools, run } from "./lib.mjs";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -1,18 +1,15 @@
-// Shared helpers of the consumer tests: the tarball, fresh installs, the reference server,
-// headless Chromium, and the list of example files the tests run (docs.test.mjs checks
-// that every README code block comes from one of them).
-import { execFileSync, spawn } from "node:child_process";
-import { once } from "node:events";
+// Shared helpers of the consumer tests: the tarball, fresh installs, and the list of
+// example files the tests run (docs.test.mjs checks that every README code block comes
+// from one of them). The reference server and Chromium: tests/support/reference.mjs.
+import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { CHROMIUM, SERVER } from "../support/reference.mjs";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const BIN = join(ROOT, "node_modules/.bin");
-export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
-export const SERVER = process.env.IDEMKEY_SERVER ?? join(ROOT, "target/release/idemkey-server");
 
 /** The version, from its one place: Cargo.toml's [package]. */
 export function cargoVersion() {
@@ -80,42 +77,4 @@ export function run(cmd, args, opts = {}) {
     e.message += `\n--- stdout ---\n${e.stdout ?? ""}\n--- stderr ---\n${e.stderr ?? ""}`;
     throw e;
   }
-}
-
-/** Starts the reference server on a free port with a fresh database. */
-export async function startServer(args) {
-  const dbDir = mkdtempSync(join(tmpdir(), "idemkey-consumer-db-"));
-  const child = spawn(SERVER, ["--addr", "127.0.0.1:0", "--db", join(dbDir, "idemkey.db"), ...args],
-    { stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr.on("data", (d) => { stderr += d; });
-  const url = await new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not print its address in 20 s\n${stderr}`)), 20000);
-    child.once("exit", (code) => { clearTimeout(timer); reject(new Error(`server exited (${code})\n${stderr}`)); });
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      const m = line.match(/^listening on (http:\/\/\S+)$/);
-      if (m) { clearTimeout(timer); resolveUrl(m[1].replace(/\/$/, "")); }
-    });
-  });
-  return {
-    url,
-    stderr: () => stderr,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGTERM");
-        await once(child, "exit");
-      }
-      rmSync(dbDir, { recursive: true, force: true });
-    },
-  };
-}
-
-export async function launchChromium() {
-  const { chromium } = await import("playwright-core");
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
 }

@@ -1,73 +1,20 @@
 // End-to-end harness: a real idemkey-server per scenario, Debian's Chromium
 // driven by playwright-core, the ledger read straight from the server.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { ROOT, launchChromium, mustExist, startServer as startReferenceServer } from '../support/reference.mjs';
 
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SHOTS = path.join(ROOT, 'target', 'e2e');
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-// IDEMKEY_SERVER may point at another build of the server (e.g. a debug one).
-const SERVER = process.env.IDEMKEY_SERVER || path.join(ROOT, 'target', 'release', 'idemkey-server');
 // IDEMKEY_PKG may point at another wasm-pack output directory.
 const PKG = path.resolve(ROOT, process.env.IDEMKEY_PKG || 'pkg');
 
-function mustExist(file, hint, mode = constants.R_OK) {
-  try {
-    accessSync(file, mode);
-  } catch {
-    throw new Error(`${file} is missing: ${hint}`);
-  }
-}
-
-/** Start idemkey-server on a free port with a fresh database; resolves once it prints its address. */
+/** The reference server with the demo and the fault API, on a free port with a fresh database. */
 export async function startServer({ providerLatencyMs = 20, extraArgs = [] } = {}) {
-  const [bin, ...binArgs] = SERVER.split(' ');
-  mustExist(bin, 'build it with `make server` (cargo build --release -p idemkey-server)', constants.X_OK);
   mustExist(path.join(PKG, 'idemkey.js'), 'build the module with `make build`');
   mustExist(path.join(ROOT, 'www', 'index.html'), 'the demo page is part of the repository');
-  const dir = await mkdtemp(path.join(tmpdir(), 'idemkey-e2e-'));
-  const args = [...binArgs, '--addr', '127.0.0.1:0', '--db', path.join(dir, 'e2e.db'), '--static', 'www', '--pkg', PKG,
-    '--faults', '--provider-latency-ms', String(providerLatencyMs), ...extraArgs];
-  const child = spawn(bin, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d) => { stderr = (stderr + d).slice(-4000); });
-  const url = await new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`idemkey-server printed no address within 15 s; stderr:\n${stderr}`)), 15000);
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve(m[1].replace(/\/$/, '')); }
-    });
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`idemkey-server exited (${code ?? signal}) before listening; stderr:\n${stderr}`));
-    });
-    child.on('error', (err) => { clearTimeout(timer); reject(err); });
-  });
-  child.stdout.resume();
-  return {
-    url,
-    stderr: () => stderr,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const gone = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-        await gone;
-        clearTimeout(timer);
-      }
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  return startReferenceServer(['--static', 'www', '--pkg', PKG, '--faults',
+    '--provider-latency-ms', String(providerLatencyMs), ...extraArgs], { timeoutMs: 15000 });
 }
 
 // The browser logs failed loads of resources itself ("Failed to load
@@ -101,8 +48,7 @@ export async function scenario(name, options, body) {
   const networkLogs = [];
   const posts = [];
   try {
-    mustExist(CHROMIUM, 'install Debian\'s chromium (make tools)', constants.X_OK);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     const viewport = options.viewport || { width: 1280, height: 900 };
     const context = await browser.newContext({ viewport });
     const customer = `e2e-${name}-${Math.random().toString(36).slice(2, 10)}`;
