@@ -9,7 +9,7 @@
 //! see how many requests reached the server and that they carried one key.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::body::Body;
 use axum::extract::State;
@@ -75,20 +75,19 @@ impl Fault {
     }
 }
 
+/// A queue entry: the unit each request takes, and how many are left.
 #[derive(Debug, Clone)]
 struct Scheduled {
-    mode: FaultMode,
+    fault: Fault,
     remaining: u32,
-    delay_ms: u64,
-    respond: Option<Arc<Canned>>,
 }
 
 impl Scheduled {
     /// `{ mode, remaining, delay_ms }`, plus the fields of a `respond` answer.
     fn to_json(&self) -> Value {
-        let mut v =
-            json!({ "mode": self.mode, "remaining": self.remaining, "delay_ms": self.delay_ms });
-        if let (Some(c), Value::Object(obj)) = (&self.respond, &mut v) {
+        let f = &self.fault;
+        let mut v = json!({ "mode": f.mode, "remaining": self.remaining, "delay_ms": f.delay_ms });
+        if let (Some(c), Value::Object(obj)) = (&f.respond, &mut v) {
             if let Ok(Value::Object(extra)) = serde_json::to_value(&**c) {
                 obj.extend(extra);
             }
@@ -143,14 +142,10 @@ impl Faults {
         if !self.enabled {
             return None;
         }
-        let mut slots = self.slots.lock().ok()?;
+        let mut slots = self.slots().ok()?;
         let slot = slots.get_mut(customer)?;
         let front = slot.queue.front_mut()?;
-        let fault = Fault {
-            mode: front.mode,
-            delay_ms: front.delay_ms,
-            respond: front.respond.clone(),
-        };
+        let fault = front.fault.clone();
         front.remaining -= 1;
         if front.remaining == 0 {
             slot.queue.pop_front();
@@ -169,10 +164,7 @@ impl Faults {
     /// Appends `req` to the customer's queue; `None` clears the queue and
     /// the log. Answers with the customer's state.
     fn schedule(&self, customer: &str, req: Option<FaultRequest>) -> ApiResult<Value> {
-        let mut slots = self
-            .slots
-            .lock()
-            .map_err(|_| ApiError::Internal("fault registry poisoned".into()))?;
+        let mut slots = self.slots()?;
         let Some(req) = req else {
             slots.remove(customer);
             return Ok(state(customer, None));
@@ -198,20 +190,24 @@ impl Faults {
             )));
         }
         slot.queue.push_back(Scheduled {
-            mode: req.mode,
+            fault: Fault {
+                mode: req.mode,
+                delay_ms: req.delay_ms,
+                respond: req.respond,
+            },
             remaining: req.count,
-            delay_ms: req.delay_ms,
-            respond: req.respond,
         });
         Ok(state(customer, Some(slot)))
     }
 
     fn list(&self, customer: &str) -> ApiResult<Value> {
-        let slots = self
-            .slots
+        Ok(state(customer, self.slots()?.get(customer)))
+    }
+
+    fn slots(&self) -> ApiResult<MutexGuard<'_, HashMap<String, Slot>>> {
+        self.slots
             .lock()
-            .map_err(|_| ApiError::Internal("fault registry poisoned".into()))?;
-        Ok(state(customer, slots.get(customer)))
+            .map_err(|_| ApiError::Internal("fault registry poisoned".into()))
     }
 }
 
