@@ -10,7 +10,7 @@ export const SHOTS = path.join(ROOT, 'target', 'e2e');
 const PKG = path.resolve(ROOT, process.env.IDEMKEY_PKG || 'pkg');
 
 /** The reference server with the demo and the fault API, on a free port with a fresh database. */
-export async function startServer({ providerLatencyMs = 20, extraArgs = [] } = {}) {
+async function startServer({ providerLatencyMs = 20, extraArgs = [] } = {}) {
   mustExist(path.join(PKG, 'idemkey.js'), 'build the module with `make build`');
   mustExist(path.join(ROOT, 'www', 'index.html'), 'the demo page is part of the repository');
   return startReferenceServer(['--static', 'www', '--pkg', PKG, '--faults',
@@ -25,7 +25,7 @@ export async function startServer({ providerLatencyMs = 20, extraArgs = [] } = {
 const DROPPED = 'net::ERR_(EMPTY_RESPONSE|CONNECTION_RESET|CONNECTION_CLOSED|INCOMPLETE_CHUNKED_ENCODING)';
 const API_URL = /\/api\/(naive\/)?charges$/;
 
-export function failedLoadPattern(failedLoads = []) {
+function failedLoadPattern(failedLoads = []) {
   const statuses = failedLoads.filter((f) => /^\d{3}$/.test(f));
   const unknown = failedLoads.filter((f) => f !== 'dropped' && !statuses.includes(f));
   if (unknown.length) throw new Error(`failedLoads: unknown entries ${unknown.join(', ')}`);
@@ -34,6 +34,9 @@ export function failedLoadPattern(failedLoads = []) {
   if (failedLoads.includes('dropped')) parts.push(DROPPED);
   return parts.length ? new RegExp(`^Failed to load resource: (${parts.join('|')})`) : null;
 }
+
+/** A request of the idemkey checkout: POST /api/charges. */
+export const isChargePost = (req) => req.method() === 'POST' && new URL(req.url()).pathname === '/api/charges';
 
 /**
  * Run one scenario: own server, own browser, a fresh customer; afterwards a
@@ -64,9 +67,7 @@ export async function scenario(name, options, body) {
       });
       page.on('pageerror', (err) => problems.push(`page error on ${page.url()}: ${err.stack || err.message}`));
       page.on('request', (req) => {
-        if (req.method() === 'POST' && new URL(req.url()).pathname === '/api/charges') {
-          posts.push({ key: req.headers()['idempotency-key'], page });
-        }
+        if (isChargePost(req)) posts.push({ key: req.headers()['idempotency-key'], page });
       });
     });
     const ctx = {

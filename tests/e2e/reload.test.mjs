@@ -1,7 +1,7 @@
 // A reload in the middle of a request keeps the key: paying again charges once.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { scenario, ready, pay, seq, nextOutcome, armFault, attempt, tries } from './harness.mjs';
+import { scenario, ready, pay, armFault, attempt, tries, isChargePost } from './harness.mjs';
 
 test('reload during a slow request, then Pay again: the same key, one charge', { timeout: 60000 }, () =>
   scenario('reload-slow', {}, async ({ openPage, ledger, posts }) => {
@@ -9,7 +9,7 @@ test('reload during a slow request, then Pay again: the same key, one charge', {
     const { key } = await attempt(page);
     await armFault(page, 'delay-after-commit');
     // The request is on the wire; the server commits, then holds the answer for seconds.
-    const sent = page.waitForRequest((req) => req.method() === 'POST' && new URL(req.url()).pathname === '/api/charges');
+    const sent = page.waitForRequest(isChargePost);
     await page.click('#pay');
     await sent;
     await page.waitForSelector('#timeline li.try[data-try="1"]');
@@ -51,9 +51,7 @@ test('the "Reload mid-payment" move: the same key after the reload, one charge',
     assert.equal(cut.status, undefined, 'the timeline shows the try cut off by the reload');
     assert.equal(await page.getAttribute('#outcome', 'data-kind'), 'info', 'the page explains the reload');
 
-    const since = await seq(page);
-    await page.click('#pay');
-    const out = await nextOutcome(page, since);
+    const out = await pay(page);
     assert.equal(out.kind, 'paid', `outcome: ${out.title} ${out.text}`);
     assert.equal(out.key, key);
     assert.ok(posts.every((p) => p.key === key));
