@@ -3,7 +3,8 @@
 // Pays once through a dropped answer, then runs the naive checkout through the
 // same fault, and saves the page in viewport-sized slices as
 // target/e2e/look-<width>-<n>.png.
-import { scenario, armFault, pay, seq, nextOutcome } from './harness.mjs';
+import path from 'node:path';
+import { SHOTS, scenario, armFault, pay, seq, nextOutcome } from './harness.mjs';
 
 const widths = process.argv.slice(2).map(Number).filter(Boolean);
 for (const width of widths.length ? widths : [1280, 375]) {
@@ -18,7 +19,7 @@ for (const width of widths.length ? widths : [1280, 375]) {
     await nextOutcome(page, since, '#naive-outcome');
     const total = await page.evaluate(() => document.documentElement.scrollHeight);
     for (let y = 0, i = 0; y < total; y += height, i++) {
-      await page.screenshot({ path: `target/e2e/look-${width}-${i}.png`, fullPage: true,
+      await page.screenshot({ path: path.join(SHOTS, `look-${width}-${i}.png`), fullPage: true,
         clip: { x: 0, y, width, height: Math.min(height, total - y) } });
     }
   });
