@@ -1,5 +1,6 @@
 //! Shared state and the router: which endpoints exist under which flags.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -76,6 +77,18 @@ async fn module_mime(req: Request, next: Next) -> Response {
     resp
 }
 
+/// Serves the files of `dir`, revalidated on every load, with the module
+/// content types.
+fn files(dir: &Path) -> Router {
+    Router::new()
+        .fallback_service(ServeDir::new(dir))
+        .layer(middleware::from_fn(module_mime))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-cache"),
+        ))
+}
+
 /// Builds the application for the given flags.
 pub fn router(state: AppState, cli: &Cli) -> Router {
     let mut app = Router::new().route("/healthz", get(healthz)).route(
@@ -100,24 +113,11 @@ pub fn router(state: AppState, cli: &Cli) -> Router {
         // After every route: it applies to the routes already added.
         .method_not_allowed_fallback(method_not_allowed);
 
-    let no_cache = SetResponseHeaderLayer::if_not_present(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("no-cache"),
-    );
     if let Some(pkg) = &cli.pkg {
-        let files = Router::new()
-            .fallback_service(ServeDir::new(pkg))
-            .layer(middleware::from_fn(module_mime))
-            .layer(no_cache.clone());
-        app = app.nest_service("/pkg", files);
+        app = app.nest_service("/pkg", files(pkg));
     }
     app = match &cli.static_dir {
-        Some(dir) => app.fallback_service(
-            Router::new()
-                .fallback_service(ServeDir::new(dir))
-                .layer(middleware::from_fn(module_mime))
-                .layer(no_cache),
-        ),
+        Some(dir) => app.fallback_service(files(dir)),
         None => app.fallback(api_not_found),
     };
     let mut app = app.with_state(state);
