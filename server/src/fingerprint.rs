@@ -8,6 +8,8 @@
 //! relying on serde_json's map ordering, which a workspace feature flag
 //! (`preserve_order`) could silently change.
 
+use std::fmt::Write;
+
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -53,7 +55,8 @@ pub fn fingerprint(v: &Value) -> String {
     let mut out = String::with_capacity(7 + 64);
     out.push_str("sha256:");
     for b in digest.iter() {
-        out.push_str(&format!("{b:02x}"));
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{b:02x}");
     }
     out
 }
