@@ -2,7 +2,7 @@
 // (the wasm-bindgen "without a bundler" pattern): the reference server serves
 // this directory at / and the wasm-pack output at /pkg/.
 import init, { Checkout, newKey } from '/pkg/idemkey.js';
-import { $, shortKey, relTime, store, session, setOutcome } from './ui.js';
+import { $, shortKey, relTime, store, session, setOutcome, setBusy } from './ui.js';
 import { openLedger } from './ledger.js';
 import { openNaive } from './naive.js';
 import { openTimeline } from './timeline.js';
@@ -157,7 +157,7 @@ function pay(source) {
   if (run) run.clicks += 1;
   else run = { clicks: 1, source, tries: 0, retries: [], responses: [], keyBefore: checkout.key, stateBefore: checkout.state };
   const mine = run;
-  setBusy(true);
+  setBusy($('#pay'), true);
   let p;
   try {
     p = checkout.submit(payload());
@@ -171,20 +171,13 @@ function settle(mine, result, error) {
   if (mine.done) return;
   mine.done = true;
   if (run === mine) run = null;
-  setBusy(false);
+  setBusy($('#pay'), false);
   if (result && result.fromCache && mine.tries === 0) timeline.push({ kind: 'cache', key: result.key, at: Date.now() });
   if (!result && error && error.code === 'outcome-unknown' && mine.tries > 0) timeline.patchLastTry({ reason: 'gave up: outcome unknown, key kept' });
   renderAttempt();
   explain(mine, result, error, { key: checkout.key, state: checkout.state, timeoutMs: TIMEOUT_MS });
   ledger.refresh();
   faults.refresh();
-}
-
-function setBusy(busy) {
-  document.body.dataset.busy = String(busy);
-  const btn = $('#pay');
-  btn.classList.toggle('is-busy', busy);
-  btn.setAttribute('aria-busy', String(busy));
 }
 
 $('#pay-form').addEventListener('submit', (ev) => { ev.preventDefault(); pay('click'); });

@@ -1,7 +1,7 @@
 // The naive checkout: a plain fetch with no idempotency key that retries on
 // errors and timeouts, the way many checkouts do. It shares the ledger, so the
 // duplicates it makes are there to see.
-import { $, el, sleep, clock, setOutcome } from './ui.js';
+import { $, el, sleep, clock, setOutcome, setBusy } from './ui.js';
 
 const TRIES = 3;
 
@@ -31,8 +31,7 @@ export function openNaive({ api, payload, timeoutMs, ledger, onDone }) {
   async function pay() {
     if (busy) return;
     busy = true;
-    button.classList.add('is-busy');
-    button.setAttribute('aria-busy', 'true');
+    setBusy(button, true);
     list.replaceChildren();
     const before = (await ledger.refresh()).charges.filter((c) => !c.key).length;
     const body = JSON.stringify(payload());
@@ -70,8 +69,7 @@ export function openNaive({ api, payload, timeoutMs, ledger, onDone }) {
         ? `${sent === 1 ? 'One request, one charge: nothing went wrong.' : `It sent ${requests} and only one got through.`} Arm "Drop the answer" and try again to see what retrying without a key does.`
         : `${final ? `The server answered ${final}.` : 'No request got through.'} Nothing was charged.`;
     setOutcome('#naive-outcome', kind, title, text, { charges: made });
-    button.classList.remove('is-busy');
-    button.setAttribute('aria-busy', 'false');
+    setBusy(button, false);
     busy = false;
     if (onDone) onDone();
   }

@@ -69,6 +69,12 @@ function safeStorage(kind) {
 export const store = safeStorage('localStorage');
 export const session = safeStorage('sessionStorage');
 
+/** A pay button's spinner and aria-busy while its payment runs. */
+export function setBusy(button, busy) {
+  button.classList.toggle('is-busy', busy);
+  button.setAttribute('aria-busy', String(busy));
+}
+
 /** Show a plain-words outcome; data-seq lets tests wait for the next one. */
 export function setOutcome(sel, kind, title, text, data = {}) {
   const box = document.querySelector(sel);
