@@ -5,7 +5,7 @@
 // announced.
 import { $, el, money } from './ui.js';
 
-export const CURRENCY = 'EUR';
+const CURRENCY = 'EUR';
 const CATALOG = [
   { sku: 'yirgacheffe-250', name: 'Ethiopia Yirgacheffe', detail: 'Whole bean · 250 g', price: 1450, qty: 1, tone: '#8a5a2b' },
   { sku: 'gooseneck-kettle', name: 'Gooseneck kettle', detail: '0.9 l · brushed steel', price: 3900, qty: 1, tone: '#5b6b7a' },

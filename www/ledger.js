@@ -74,5 +74,5 @@ export function openLedger({ api, orderKeys }) {
     refresh();
   });
 
-  return { refresh, get last() { return last; } };
+  return { refresh };
 }
