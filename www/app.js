@@ -127,7 +127,7 @@ function renderAttempt() {
   pill.textContent = state;
   pill.dataset.state = state;
   $('#attempts').textContent = String(checkout.attempts);
-  $('#storage').textContent = checkout.storage + (checkout.storage === 'local' ? 'Storage' : checkout.storage === 'session' ? 'Storage' : ' only');
+  $('#storage').textContent = checkout.storage + (['local', 'session'].includes(checkout.storage) ? 'Storage' : ' only');
   $('#expires').textContent = relTime(checkout.expiresAt);
   $('#expires').title = new Date(checkout.expiresAt).toLocaleString();
   if (state !== lastState && !run && lastState !== null) {
