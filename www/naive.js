@@ -4,6 +4,8 @@
 import { $, el, sleep, clock, setOutcome, setBusy } from './ui.js';
 
 const TRIES = 3;
+// The naive checkout's charges in a ledger answer: they carry no key.
+const unkeyed = (data) => data.charges.filter((c) => !c.key).length;
 
 export function openNaive({ api, payload, timeoutMs, ledger, onDone }) {
   const button = $('#naive-pay');
@@ -33,7 +35,7 @@ export function openNaive({ api, payload, timeoutMs, ledger, onDone }) {
     busy = true;
     setBusy(button, true);
     list.replaceChildren();
-    const before = (await ledger.refresh()).charges.filter((c) => !c.key).length;
+    const before = unkeyed(await ledger.refresh());
     const body = JSON.stringify(payload());
     let sent = 0;
     let final = null;
@@ -58,7 +60,7 @@ export function openNaive({ api, payload, timeoutMs, ledger, onDone }) {
       }
       if (n < TRIES) await sleep(300 * n);
     }
-    const after = (await ledger.refresh()).charges.filter((c) => !c.key).length;
+    const after = unkeyed(await ledger.refresh());
     const made = after - before;
     const kind = made > 1 ? 'duplicate' : made === 1 ? 'paid' : 'failed';
     const title = made > 1 ? `Charged ${made} times for one order.` : made === 1 ? 'Charged once, this time.' : 'Not charged.';
