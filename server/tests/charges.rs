@@ -12,12 +12,7 @@ fn first_request_is_201_and_every_repeat_is_the_same_bytes_with_the_replay_heade
     let s = Server::start(&["--faults", "--provider-latency-ms", "20"]);
     let (c, k) = (uid("cust"), uid("key"));
     let first = charge(s.addr, &c, &k, BODY);
-    assert_eq!(
-        first.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&first.body)
-    );
+    assert_eq!(first.status, 201, "{}", first.text());
     assert_eq!(first.header("content-type"), Some("application/json"));
     assert!(!first.replayed());
     let ch = first.json();
@@ -199,7 +194,7 @@ fn a_slow_request_whose_lock_is_taken_over_still_makes_one_payment_and_one_charg
             409 => {
                 r.assert_problem(409);
             }
-            other => panic!("unexpected {other}: {}", String::from_utf8_lossy(&r.body)),
+            other => panic!("unexpected {other}: {}", r.text()),
         }
     }
     assert_eq!(ledger(addr, &c)["count"], 1);
@@ -235,12 +230,7 @@ fn after_the_ttl_a_key_is_a_new_operation() {
     // Expired: a new operation, even with another payload (no 422).
     let other = r#"{"amount":99,"currency":"usd"}"#;
     let second = charge(s.addr, &c, &k, other);
-    assert_eq!(
-        second.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&second.body)
-    );
+    assert_eq!(second.status, 201, "{}", second.text());
     assert!(!second.replayed());
     assert_ne!(second.json()["id"], first.json()["id"]);
     let l = ledger(s.addr, &c);

@@ -155,7 +155,7 @@ fn static_dir_at_root_and_pkg_dir_at_pkg_with_module_content_types() {
         .header("content-type")
         .unwrap()
         .starts_with("text/html"));
-    assert!(String::from_utf8_lossy(&index.body).contains("<title>demo</title>"));
+    assert!(index.text().contains("<title>demo</title>"));
     let js = request(s.addr, "GET", "/app.js", &[], b"");
     assert_eq!(
         (js.status, js.header("content-type")),

@@ -42,10 +42,7 @@ fn hundred_concurrent_requests_with_one_key_make_one_charge_and_one_provider_cal
                 assert_eq!(a.header("retry-after"), Some("1"));
                 conflicts += 1;
             }
-            other => panic!(
-                "unexpected status {other}: {}",
-                String::from_utf8_lossy(&a.body)
-            ),
+            other => panic!("unexpected status {other}: {}", a.text()),
         }
     }
     assert_eq!(fresh, 1, "exactly one request did the work");
@@ -85,7 +82,7 @@ fn two_hundred_concurrent_requests_with_distinct_keys_make_two_hundred_charges()
     let mut ids = HashSet::new();
     for h in handles {
         let (k, r) = h.join().unwrap();
-        assert_eq!(r.status, 201, "{k}: {}", String::from_utf8_lossy(&r.body));
+        assert_eq!(r.status, 201, "{k}: {}", r.text());
         assert!(!r.replayed());
         assert_eq!(r.json()["key"].as_str(), Some(k.as_str()));
         ids.insert(r.json()["id"].as_str().unwrap().to_string());

@@ -76,11 +76,9 @@ fn kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none() {
                             acked.lock().unwrap().insert(k, r);
                             ok_count.fetch_add(1, Ordering::SeqCst);
                         }
-                        Ok(Some(r)) => panic!(
-                            "unexpected {} before the kill: {}",
-                            r.status,
-                            String::from_utf8_lossy(&r.body)
-                        ),
+                        Ok(Some(r)) => {
+                            panic!("unexpected {} before the kill: {}", r.status, r.text())
+                        }
                         // Killed mid-request: outcome unknown to the client.
                         _ => {
                             unknown.lock().unwrap().push(k);
@@ -158,7 +156,7 @@ fn kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none() {
             in_progress_after_restart += 1;
         }
         let r = settle(s2.addr, &c, k);
-        assert_eq!(r.status, 201, "{k}: {}", String::from_utf8_lossy(&r.body));
+        assert_eq!(r.status, 201, "{k}: {}", r.text());
     }
     eprintln!("{in_progress_after_restart} keys were left in progress by the kill and recovered");
     let l = ledger(s2.addr, &c);
@@ -207,7 +205,7 @@ fn a_request_killed_between_phases_completes_once_after_the_lock_timeout() {
         Duration::from_secs(3).saturating_sub(crashed_at.elapsed()) + Duration::from_millis(200),
     );
     let done = charge(s2.addr, &c, &k, BODY);
-    assert_eq!(done.status, 201, "{}", String::from_utf8_lossy(&done.body));
+    assert_eq!(done.status, 201, "{}", done.text());
     assert!(
         !done.replayed(),
         "the first answer ever produced for this key"
@@ -267,7 +265,7 @@ fn a_request_killed_between_phases_is_completed_by_the_server_without_a_retry() 
         "recovery looks the payment up, it never pays again"
     );
     let late = charge(s2.addr, &c, &k, BODY);
-    assert_eq!(late.status, 201, "{}", String::from_utf8_lossy(&late.body));
+    assert_eq!(late.status, 201, "{}", late.text());
     assert!(
         late.replayed(),
         "the server's completion is the stored answer"
@@ -315,7 +313,7 @@ fn a_request_that_died_before_the_provider_leaves_its_key_free_for_the_retry() {
     assert_eq!(ledger(s.addr, &c)["count"], 1, "only the probe");
     assert_eq!(get_json(s.addr, "/api/provider", &c)["calls"], 1);
     let r = charge(s.addr, &c, &k, BODY);
-    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.status, 201, "{}", r.text());
     assert!(!r.replayed());
     assert_eq!(ledger(s.addr, &c)["count"], 2);
     assert_eq!(get_json(s.addr, "/api/provider", &c)["payments"], 2);
@@ -337,7 +335,7 @@ fn recovery_leaves_a_slow_but_live_request_alone() {
     ]);
     let (c, k) = (uid("cust"), uid("key"));
     let r = charge(s.addr, &c, &k, BODY);
-    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.status, 201, "{}", r.text());
     assert!(!r.replayed());
     assert_eq!(ledger(s.addr, &c)["count"], 1);
     assert_eq!(get_json(s.addr, "/api/provider", &c)["calls"], 1);

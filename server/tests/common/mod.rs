@@ -141,14 +141,14 @@ impl Resp {
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
     }
+    /// Body as text (lossy), for assertion messages.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(&self.body)
+    }
     /// Body as JSON.
     pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
-            panic!(
-                "body is not JSON ({e}): {:?}",
-                String::from_utf8_lossy(&self.body)
-            )
-        })
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {:?}", self.text()))
     }
     /// True with `Idempotent-Replayed: true`.
     pub fn replayed(&self) -> bool {
@@ -156,12 +156,7 @@ impl Resp {
     }
     /// Asserts an RFC 9457 problem with this status.
     pub fn assert_problem(&self, status: u16) -> Value {
-        assert_eq!(
-            self.status,
-            status,
-            "body: {}",
-            String::from_utf8_lossy(&self.body)
-        );
+        assert_eq!(self.status, status, "body: {}", self.text());
         assert_eq!(
             self.header("content-type"),
             Some("application/problem+json")
@@ -325,12 +320,7 @@ pub fn try_charge(
 /// `GET path` as `customer`, JSON body.
 pub fn get_json(addr: SocketAddr, path: &str, customer: &str) -> Value {
     let r = request(addr, "GET", path, &[("X-Customer-Id", customer)], b"");
-    assert_eq!(
-        r.status,
-        200,
-        "GET {path}: {}",
-        String::from_utf8_lossy(&r.body)
-    );
+    assert_eq!(r.status, 200, "GET {path}: {}", r.text());
     r.json()
 }
 
@@ -351,12 +341,7 @@ pub fn fault(addr: SocketAddr, customer: &str, body: &str) -> Value {
         ],
         body.as_bytes(),
     );
-    assert_eq!(
-        r.status,
-        200,
-        "POST /api/faults: {}",
-        String::from_utf8_lossy(&r.body)
-    );
+    assert_eq!(r.status, 200, "POST /api/faults: {}", r.text());
     r.json()
 }
 
