@@ -329,6 +329,25 @@ pub fn ledger(addr: SocketAddr, customer: &str) -> Value {
     get_json(addr, "/api/charges", customer)
 }
 
+/// The provider stand-in's `(calls, payments)` for `customer`.
+pub fn provider_counts(addr: SocketAddr, customer: &str) -> (i64, i64) {
+    let p = get_json(addr, "/api/provider", customer);
+    (
+        p["calls"].as_i64().expect("calls"),
+        p["payments"].as_i64().expect("payments"),
+    )
+}
+
+/// The `key` of every charge in a ledger, in ledger order (oldest first).
+pub fn charge_keys(ledger: &Value) -> Vec<&str> {
+    ledger["charges"]
+        .as_array()
+        .expect("charges")
+        .iter()
+        .map(|ch| ch["key"].as_str().expect("key"))
+        .collect()
+}
+
 /// Schedules a fault for `customer`.
 pub fn fault(addr: SocketAddr, customer: &str, body: &str) -> Value {
     let r = request(
