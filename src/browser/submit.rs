@@ -106,8 +106,9 @@ pub(crate) async fn run(
     rec.fingerprint = Some(fp);
     rec.state = State::Pending;
     rec.updated_at = now;
-    // Written before the first byte goes out.
-    inner.persist(&rec);
+    // Stored with the first try's count just below, before the first byte goes out: a
+    // write here would be replaced by that one before this submit yields.
+    inner.rec.replace(rec.clone());
     inner.state_changed(&rec, prev);
 
     let policy = o.retry_policy();
