@@ -10,7 +10,7 @@ use wasm_bindgen_futures::future_to_promise;
 use crate::browser::checkout::{new_key, sweep_kinds, Inner};
 use crate::browser::clock::now_ms;
 use crate::browser::{options, submit};
-use crate::core::options::{validate_namespace, StorageKind};
+use crate::core::options::{validate_namespace, StorageKind, DEFAULT_NAMESPACE};
 use crate::error::Error;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -215,7 +215,7 @@ pub fn new_key_js() -> String {
 /// many. Throws `invalid-options` for a bad namespace.
 #[wasm_bindgen]
 pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
-    let ns = namespace.unwrap_or_else(|| "idemkey".into());
+    let ns = namespace.unwrap_or_else(|| DEFAULT_NAMESPACE.into());
     validate_namespace(&ns).map_err(|e| to_js(&e))?;
     Ok(sweep_kinds(
         &[

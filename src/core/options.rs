@@ -138,6 +138,8 @@ pub struct Options {
 pub const MAX_SCOPE_LEN: usize = 200;
 /// Longest `namespace`, in UTF-16 code units.
 pub const MAX_NAMESPACE_LEN: usize = 64;
+/// The `namespace` of `Checkout.open` and `sweep()` when none is given.
+pub const DEFAULT_NAMESPACE: &str = "idemkey";
 
 impl Options {
     /// Checks every option and fills the defaults of DESIGN.md.
@@ -247,7 +249,7 @@ impl Options {
             Some(s) => StorageKind::parse(&s)
                 .ok_or_else(|| bad("storage", "must be \"local\", \"session\" or \"memory\""))?,
         };
-        let namespace = raw.namespace.unwrap_or_else(|| "idemkey".into());
+        let namespace = raw.namespace.unwrap_or_else(|| DEFAULT_NAMESPACE.into());
         validate_namespace(&namespace)?;
         let credentials = raw.credentials.unwrap_or_else(|| "same-origin".into());
         if !matches!(credentials.as_str(), "omit" | "same-origin" | "include") {
