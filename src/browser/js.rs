@@ -1,4 +1,5 @@
-//! Tiny helpers for building plain JS objects field by field (smaller than serde here).
+//! Tiny helpers for JS values: building plain objects field by field (smaller than serde
+//! here), reading a property, the text of a thrown value.
 
 use js_sys::{Object, Reflect};
 use wasm_bindgen::JsValue;
@@ -25,4 +26,19 @@ impl Obj {
 /// `obj[name]`, or `undefined` when `obj` is not an object or the getter throws.
 pub(crate) fn get(obj: &JsValue, name: &str) -> JsValue {
     Reflect::get(obj, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// `name: message` of a thrown JS value (DOMException, Error), or a fixed text.
+pub(crate) fn error_text(e: &JsValue) -> String {
+    let mut s = get(e, "name").as_string().unwrap_or_default();
+    if let Some(m) = get(e, "message").as_string() {
+        if !s.is_empty() {
+            s.push_str(": ");
+        }
+        s.push_str(&m);
+    }
+    if s.is_empty() {
+        s.push_str("unknown error");
+    }
+    s
 }

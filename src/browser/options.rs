@@ -6,8 +6,7 @@ use js_sys::{Array, Function, Object};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Headers, Request};
 
-use super::js::get;
-use super::storage::error_text;
+use super::js::{error_text, get};
 use crate::core::options::{Options, RawOptions};
 use crate::error::{Error, Result};
 

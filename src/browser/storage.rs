@@ -4,11 +4,9 @@
 
 use std::cell::{Cell, RefCell};
 
-use wasm_bindgen::JsValue;
-
 use crate::core::options::StorageKind;
 
-use super::js::get;
+use super::js::error_text;
 
 thread_local! {
     /// The memory backend: one list of `(key, value)` per page, shared by every checkout
@@ -41,21 +39,6 @@ fn web_storage(kind: StorageKind) -> Result<Option<web_sys::Storage>, String> {
         Ok(None) => Err("storage unavailable".into()),
         Err(e) => Err(error_text(&e)),
     }
-}
-
-/// `name: message` of a thrown JS value (DOMException, Error), or a fixed text.
-pub(crate) fn error_text(e: &JsValue) -> String {
-    let mut s = get(e, "name").as_string().unwrap_or_default();
-    if let Some(m) = get(e, "message").as_string() {
-        if !s.is_empty() {
-            s.push_str(": ");
-        }
-        s.push_str(&m);
-    }
-    if s.is_empty() {
-        s.push_str("unknown error");
-    }
-    s
 }
 
 fn next(kind: StorageKind) -> StorageKind {

@@ -10,7 +10,7 @@ use super::checkout::Inner;
 use super::clock::{now_ms, random01, sleep};
 use super::events::Event;
 use super::http::{self, Answer, NoAnswer};
-use super::js::Obj;
+use super::js::{error_text, Obj};
 use super::lock;
 use crate::core::fingerprint::fingerprint;
 use crate::core::header::{format_key, is_replayed};
@@ -29,7 +29,7 @@ const SETTLE_MS: f64 = 50.0;
 pub(crate) fn prepare(payload: &JsValue) -> Result<(String, String)> {
     let body = match JSON::stringify(payload) {
         Ok(s) => s.as_string(),
-        Err(e) => return Err(Error::InvalidPayload(super::storage::error_text(&e))),
+        Err(e) => return Err(Error::InvalidPayload(error_text(&e))),
     };
     let body = body.ok_or_else(|| Error::InvalidPayload("undefined or a function".into()))?;
     let fp = fingerprint(&body)?;
