@@ -164,49 +164,14 @@ impl Store {
             Some(s) => {
                 let _ = s.remove_item(key);
             }
-            None => {
-                mem_remove(key);
-            }
+            None => mem_remove(key),
         }
     }
 }
 
-/// Removes `key` from the memory backend; whether it was there.
-fn mem_remove(key: &str) -> bool {
-    MEMORY.with(|m| {
-        let mut m = m.borrow_mut();
-        let n = m.len();
-        m.retain(|(k, _)| k != key);
-        m.len() != n
-    })
-}
-
-/// Every `(storage key, value)` of one backend whose key starts with `prefix`.
-fn entries(kind: StorageKind, prefix: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    match web_storage(kind) {
-        Ok(Some(s)) => {
-            let n = s.length().unwrap_or(0);
-            for i in 0..n {
-                if let Ok(Some(k)) = s.key(i) {
-                    if k.starts_with(prefix) {
-                        if let Ok(Some(v)) = s.get_item(&k) {
-                            out.push((k, v));
-                        }
-                    }
-                }
-            }
-        }
-        Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {
-            for (k, v) in m.borrow().iter() {
-                if k.starts_with(prefix) {
-                    out.push((k.clone(), v.clone()));
-                }
-            }
-        }),
-        _ => {}
-    }
-    out
+/// Removes `key` from the memory backend.
+fn mem_remove(key: &str) {
+    MEMORY.with(|m| m.borrow_mut().retain(|(k, _)| k != key));
 }
 
 /// Removes, from the given backends, the entries under `prefix` for which `drop(key, value)`
@@ -218,18 +183,27 @@ pub(crate) fn remove_where(
 ) -> u32 {
     let mut n = 0;
     for &kind in kinds {
-        let doomed: Vec<String> = entries(kind, prefix)
-            .into_iter()
-            .filter(|(k, v)| drop(k, v))
-            .map(|(k, _)| k)
-            .collect();
-        for k in doomed {
-            let gone = if kind == StorageKind::Memory {
-                mem_remove(&k)
-            } else {
-                matches!(web_storage(kind), Ok(Some(s)) if s.remove_item(&k).is_ok())
-            };
-            n += gone as u32;
+        match web_storage(kind) {
+            Ok(Some(s)) => {
+                // Keys first: removing while walking by index would skip entries.
+                let doomed: Vec<String> = (0..s.length().unwrap_or(0))
+                    .filter_map(|i| s.key(i).ok().flatten())
+                    .filter(|k| {
+                        k.starts_with(prefix)
+                            && s.get_item(k).ok().flatten().is_some_and(|v| drop(k, &v))
+                    })
+                    .collect();
+                for k in doomed {
+                    n += s.remove_item(&k).is_ok() as u32;
+                }
+            }
+            Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {
+                let mut m = m.borrow_mut();
+                let before = m.len();
+                m.retain(|(k, v)| !(k.starts_with(prefix) && drop(k, v)));
+                n += (before - m.len()) as u32;
+            }),
+            _ => {}
         }
     }
     n
