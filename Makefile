@@ -5,12 +5,16 @@ SHELL := /bin/bash
 
 WASM_PACK_VERSION    := 0.15.1
 WASM_BINDGEN_VERSION := 0.2.130
+GECKODRIVER_VERSION  := 0.37.1
+# Debian packages the suites use: browsers and drivers, npm-free tools, PostgreSQL 15,
+# nginx (the cluster's round robin) and wrk (the server benchmarks).
+APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql nginx wrk
 CHROMIUM             := /usr/bin/chromium
 CHROMEDRIVER         := /usr/bin/chromedriver
 DEMO_ADDR            ?= 127.0.0.1:8080
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-apt tool-node tool-npm \
+.PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-apt tool-node tool-npm \
         build server demo test test-host test-wasm test-e2e test-consumer pack bench clean
 
 help:
@@ -20,15 +24,22 @@ help:
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
 
 ## ---- tools (idempotent: each step skips what is already there) ----
-tools: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-npm
+tools: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver tool-npm
 
 tool-rust:
 	@rustup target list --installed | grep -qx wasm32-unknown-unknown \
 	  || rustup target add wasm32-unknown-unknown
 
+# dpkg-query prints "install ok installed" once for each package that is there; fewer
+# such lines than packages means one is missing, and one apt-get run installs them all.
 tool-apt:
-	@if [ -x $(CHROMIUM) ] && [ -x $(CHROMEDRIVER) ] && command -v wasm-opt >/dev/null; then :; else \
-	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver binaryen; fi
+	@n=$$(dpkg-query -W -f='$${Status}\n' $(APT_PACKAGES) 2>/dev/null | grep -c '^install ok installed$$' || true); \
+	if [ "$$n" -ne $(words $(APT_PACKAGES)) ]; then \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(APT_PACKAGES); fi
+
+tool-geckodriver:
+	@command -v geckodriver >/dev/null && geckodriver --version | grep -q '$(GECKODRIVER_VERSION)' \
+	  || cargo install --locked geckodriver --version $(GECKODRIVER_VERSION)
 
 tool-wasm-pack:
 	@command -v wasm-pack >/dev/null && wasm-pack --version | grep -q '$(WASM_PACK_VERSION)' \
@@ -78,7 +89,7 @@ test: tools test-host test-wasm test-e2e test-consumer
 test-host:
 	cargo test --workspace
 
-test-wasm: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack
+test-wasm: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver
 	bash scripts/wasm-test.sh
 
 test-e2e: build server tool-npm
