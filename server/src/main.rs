@@ -9,14 +9,6 @@
 //! is older than `--lock-timeout`. See `server/README.md`.
 #![deny(missing_docs)]
 
-mod cli;
-mod faults;
-mod http;
-mod idem;
-mod ids;
-mod provider;
-mod store;
-
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -24,11 +16,12 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::cli::Cli;
-use crate::faults::Faults;
-use crate::http::routes::{self as app, AppState, Config};
-use crate::provider::Provider;
-use crate::store::sqlite::connection::Store;
+use idemkey_server::cli::Cli;
+use idemkey_server::faults::Faults;
+use idemkey_server::http::routes::{self as app, AppState, Config};
+use idemkey_server::provider::{self, Provider};
+use idemkey_server::store::sqlite::connection::Store;
+use idemkey_server::{http, idem};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
