@@ -18,9 +18,11 @@ use clap::Parser;
 
 use idemkey_server::cli::Cli;
 use idemkey_server::faults::Faults;
-use idemkey_server::http::routes::{self as app, AppState, Config};
-use idemkey_server::provider::{self, Provider};
-use idemkey_server::store::sqlite::connection::Store;
+use idemkey_server::http::routes::{self as app, AppState};
+use idemkey_server::provider::local::Local;
+use idemkey_server::provider::Provider;
+use idemkey_server::store::sqlite::SqliteStore;
+use idemkey_server::store::{SharedStore, Timing};
 use idemkey_server::{http, idem};
 
 fn main() -> ExitCode {
@@ -52,19 +54,19 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
-    let store = Store::open(&cli.db, &[provider::SCHEMA])?;
-    let provider = Provider::new(
-        store.clone(),
+    let timing = Timing {
+        key_ttl: cli.key_ttl,
+        lock_timeout: cli.lock_timeout,
+    };
+    let store: SharedStore = Arc::new(SqliteStore::open(&cli.db, timing)?);
+    let provider = Provider::Local(Local::open(
+        &cli.db,
         Duration::from_millis(cli.provider_latency_ms),
-    );
+    )?);
     let state = AppState {
         store: store.clone(),
         provider,
         faults: Arc::new(Faults::new(cli.faults)),
-        cfg: Arc::new(Config {
-            key_ttl: cli.key_ttl,
-            lock_timeout: cli.lock_timeout,
-        }),
     };
     let app = app::router(state.clone(), &cli);
     let listener = tokio::net::TcpListener::bind(&cli.addr)
@@ -76,7 +78,6 @@ async fn run(cli: Cli) -> Result<(), String> {
         store,
         state.provider.clone(),
         cli.reaper_period(),
-        cli.lock_timeout,
     ));
     tracing::info!(%addr, db = %cli.db.display(), faults = cli.faults, cors = cli.cors,
         key_ttl = ?cli.key_ttl, lock_timeout = ?cli.lock_timeout, "idemkey-server started");
