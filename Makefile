@@ -15,13 +15,14 @@ DEMO_ADDR            ?= 127.0.0.1:8080
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-apt tool-node tool-npm \
-        build server demo test test-host test-wasm test-e2e test-consumer pack bench clean
+        build server demo test test-host test-wasm test-e2e test-consumer test-chaos chaos pack bench clean
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
 	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, npm consumer"
 	@echo "make pack   the npm tarball in pkg/ and its gzipped size"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
+	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=...)"
 
 ## ---- tools (idempotent: each step skips what is already there) ----
 tools: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver tool-npm
@@ -97,6 +98,15 @@ test-e2e: build server tool-npm
 
 test-consumer: build server tool-npm
 	bash tests/consumer/run.sh
+
+# The chaos suite (tests/chaos/run.mjs): SEED repeats a run's plan (each run prints its
+# seed); CHECKOUTS, CONCURRENCY, CONTEXTS, RESTARTS override the defaults.
+CHAOS_CHECKOUTS ?= 200
+test-chaos: build server tool-npm
+	CHECKOUTS=$${CHECKOUTS:-$(CHAOS_CHECKOUTS)} node tests/chaos/run.mjs
+
+chaos: build server tool-npm
+	CHECKOUTS=$${CHECKOUTS:-1000} node tests/chaos/run.mjs
 
 ## ---- package and bench ----
 pack: build
