@@ -19,6 +19,7 @@ mod ids;
 mod key;
 mod keys;
 mod ledger;
+mod outbox;
 mod problem;
 mod provider;
 mod reaper;
