@@ -20,6 +20,7 @@ mod key;
 mod keys;
 mod ledger;
 mod outbox;
+mod outbox_sqlite;
 mod problem;
 mod provider;
 mod reaper;

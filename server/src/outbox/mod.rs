@@ -17,6 +17,8 @@ pub mod relay;
 pub mod storage;
 
 #[cfg(test)]
+pub mod contract;
+#[cfg(test)]
 mod model;
 #[cfg(test)]
 mod model_tests;

@@ -7,11 +7,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::outbox::config::OutboxConfig;
+use crate::outbox::contract::{self, Harness};
 use crate::outbox::event::{EventState, NewEvent};
 use crate::outbox::faults::{DeliveryFault, DeliveryFaults};
 use crate::outbox::model::Model;
 use crate::outbox::relay::{Crashed, Tick, Worker};
-use crate::outbox::storage::OutboxStorage;
+use crate::outbox::storage::{BoxFuture, OutboxStorage};
 
 fn cfg(claim_ms: u64, retention_ms: u64, batch: usize) -> OutboxConfig {
     OutboxConfig {
@@ -287,4 +288,28 @@ async fn a_reaper_with_a_shorter_retention_than_the_window_lets_duplicates_throu
     // The control: reaping ids younger than the window breaks the promise.
     let m = crash_forever(3_000).await;
     assert!(m.receipts_per_charge().values().any(|n| *n > 1));
+}
+
+struct ModelHarness(Arc<Model>);
+
+impl Harness for ModelHarness {
+    fn storage(&self) -> Arc<dyn OutboxStorage> {
+        self.0.clone()
+    }
+    fn insert(&self, e: NewEvent) -> BoxFuture<'_, ()> {
+        self.0.insert(e);
+        Box::pin(std::future::ready(()))
+    }
+    fn pass(&self, ms: i64) -> BoxFuture<'_, ()> {
+        self.0.advance(ms);
+        Box::pin(std::future::ready(()))
+    }
+    fn unit(&self) -> i64 {
+        1_000
+    }
+}
+
+#[tokio::test]
+async fn the_model_keeps_the_storage_contract() {
+    contract::check(&ModelHarness(Model::new(true))).await;
 }
