@@ -13,7 +13,7 @@ use crate::outbox::event::{
     Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView, CHARGE_SUCCEEDED,
 };
 use crate::outbox::storage::{BoxFuture, OutboxStorage};
-use crate::problem::ApiResult;
+use crate::http::problem::ApiResult;
 
 struct Row {
     ev: Event,

@@ -17,7 +17,7 @@ use crate::outbox::config::OutboxConfig;
 use crate::outbox::event::{Consumed, Event};
 use crate::outbox::faults::{DeliveryFault, DeliveryFaults};
 use crate::outbox::storage::OutboxStorage;
-use crate::problem::ApiResult;
+use crate::http::problem::ApiResult;
 
 /// What one tick did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

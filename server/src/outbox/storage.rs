@@ -9,7 +9,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::outbox::event::{Consumed, Event, ReceiptsView};
-use crate::problem::ApiResult;
+use crate::http::problem::ApiResult;
 
 /// A boxed, sendable future: keeps the trait usable as `dyn OutboxStorage`.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

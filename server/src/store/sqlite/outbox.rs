@@ -15,8 +15,8 @@ use crate::outbox::event::{
     Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView, CHARGE_SUCCEEDED,
 };
 use crate::outbox::storage::{BoxFuture, OutboxStorage};
-use crate::problem::ApiResult;
-use crate::store::Store;
+use crate::http::problem::ApiResult;
+use crate::store::sqlite::connection::Store;
 
 /// The outbox, the consumer's processed ids and the mailer stand-in.
 pub const SCHEMA: &str = "
