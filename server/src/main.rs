@@ -25,9 +25,10 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, Command};
 use crate::faults::Faults;
 use crate::http::routes::{self as app, AppState, Config};
+use crate::outbox::faults::DeliveryFaults;
 use crate::provider::Provider;
 use crate::store::sqlite::connection::Store;
 
@@ -36,7 +37,7 @@ fn main() -> ExitCode {
     // Logs go to stderr: stdout carries exactly one line, the address.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_max_level(cli.log_level)
+        .with_max_level(cli.level())
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
@@ -50,7 +51,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match rt.block_on(run(cli)) {
+    let role = async move {
+        match cli.command.clone() {
+            Some(Command::Worker(args)) => outbox::process::run(args).await,
+            None => run(cli).await,
+        }
+    };
+    match rt.block_on(role) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("idemkey-server: {e}");
@@ -60,7 +67,8 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
-    let store = Store::open(&cli.db, &[provider::SCHEMA])?;
+    let outbox_cfg = cli.outbox.config()?;
+    let store = Store::open(&cli.db, &[provider::SCHEMA, store::sqlite::outbox::SCHEMA])?;
     let provider = Provider::new(
         store.clone(),
         Duration::from_millis(cli.provider_latency_ms),
@@ -73,6 +81,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             key_ttl: cli.key_ttl,
             lock_timeout: cli.lock_timeout,
         }),
+        outbox: Arc::new(store.clone()),
     };
     let app = app::router(state.clone(), &cli);
     let listener = tokio::net::TcpListener::bind(&cli.addr)
@@ -80,6 +89,14 @@ async fn run(cli: Cli) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}: {e}", cli.addr))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
 
+    if !cli.no_receipt_worker {
+        let faults: Arc<dyn DeliveryFaults> = state.faults.clone();
+        tokio::spawn(outbox::relay::supervise(
+            state.outbox.clone(),
+            faults,
+            outbox_cfg,
+        ));
+    }
     tokio::spawn(idem::reaper::run(
         store,
         state.provider.clone(),

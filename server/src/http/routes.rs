@@ -17,8 +17,9 @@ use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::cli::Cli;
 use crate::faults::{self, Faults};
-use crate::http::charges;
 use crate::http::problem::ApiError;
+use crate::http::{charges, receipts};
+use crate::outbox::storage::OutboxStorage;
 use crate::provider::Provider;
 use crate::store::sqlite::connection::Store;
 
@@ -42,6 +43,8 @@ pub struct AppState {
     pub faults: Arc<Faults>,
     /// Settings.
     pub cfg: Arc<Config>,
+    /// The outbox and the receipts (the same database as `store`).
+    pub outbox: Arc<dyn OutboxStorage>,
 }
 
 async fn healthz() -> Json<Value> {
@@ -101,6 +104,7 @@ pub fn router(state: AppState, cli: &Cli) -> Router {
             post(charges::create).get(charges::list)
         },
     );
+    app = app.route("/api/receipts", get(receipts::list));
     if cli.faults {
         app = app
             .route("/api/faults", post(faults::schedule).get(faults::list))

@@ -6,6 +6,9 @@
 
 use serde::Serialize;
 
+use crate::ids::new_id;
+use crate::store::sqlite::ledger::Charge;
+
 /// The only event type so far: a charge committed.
 pub const CHARGE_SUCCEEDED: &str = "charge.succeeded";
 
@@ -23,6 +26,19 @@ pub struct NewEvent {
     pub amount: u64,
     /// Currency charged.
     pub currency: String,
+}
+
+impl NewEvent {
+    /// The event announcing `charge`, with a fresh id.
+    pub fn for_charge(charge: &Charge) -> NewEvent {
+        NewEvent {
+            id: new_id("evt"),
+            customer: charge.customer.clone(),
+            charge_id: charge.id.clone(),
+            amount: charge.amount,
+            currency: charge.currency.clone(),
+        }
+    }
 }
 
 /// An event as a worker claimed it.

@@ -13,6 +13,7 @@
 pub mod config;
 pub mod event;
 pub mod faults;
+pub mod process;
 pub mod relay;
 pub mod storage;
 

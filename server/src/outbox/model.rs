@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::http::problem::ApiResult;
 use crate::ids::new_id;
 use crate::outbox::event::{
     Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView, CHARGE_SUCCEEDED,
 };
 use crate::outbox::storage::{BoxFuture, OutboxStorage};
-use crate::http::problem::ApiResult;
 
 struct Row {
     ev: Event,

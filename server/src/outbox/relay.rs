@@ -12,12 +12,12 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::http::problem::ApiResult;
 use crate::ids::new_id;
 use crate::outbox::config::OutboxConfig;
 use crate::outbox::event::{Consumed, Event};
 use crate::outbox::faults::{DeliveryFault, DeliveryFaults};
 use crate::outbox::storage::OutboxStorage;
-use crate::http::problem::ApiResult;
 
 /// What one tick did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

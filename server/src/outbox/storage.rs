@@ -8,8 +8,8 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::outbox::event::{Consumed, Event, ReceiptsView};
 use crate::http::problem::ApiResult;
+use crate::outbox::event::{Consumed, Event, ReceiptsView};
 
 /// A boxed, sendable future: keeps the trait usable as `dyn OutboxStorage`.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -4,6 +4,8 @@ use rusqlite::{params, Connection, TransactionBehavior};
 use serde::Serialize;
 
 use crate::http::problem::ApiResult;
+use crate::outbox::event::NewEvent;
+use crate::store::sqlite::outbox;
 
 /// One charge. Its JSON is both the `201` body and a ledger entry.
 #[derive(Debug, Clone, Serialize)]
@@ -31,14 +33,15 @@ pub struct Charge {
     pub reservation: Option<String>,
 }
 
-/// Inserts a charge inside the caller's transaction.
+/// Inserts a charge inside the caller's transaction, with its
+/// `charge.succeeded` event for the outbox: both commit or neither does.
 pub fn insert(conn: &Connection, c: &Charge) -> rusqlite::Result<()> {
     conn.execute(
         "INSERT INTO charges (id, customer, idem_key, reservation, amount, currency, status, provider_ref, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         params![c.id, c.customer, c.key, c.reservation, c.amount as i64, c.currency, c.status, c.provider_ref, c.created_at],
     )?;
-    Ok(())
+    outbox::insert_event(conn, &NewEvent::for_charge(c))
 }
 
 /// Inserts a charge in its own transaction (the naive endpoint).
@@ -72,7 +75,8 @@ pub fn list(conn: &Connection, customer: &str) -> ApiResult<Vec<Charge>> {
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
 
-/// Empties a customer's ledger, keys and provider records. Returns the
+/// Empties a customer's ledger, keys, provider records, outbox events and
+/// receipts. Returns the
 /// number of charges and keys deleted.
 pub fn delete_customer(conn: &mut Connection, customer: &str) -> ApiResult<(usize, usize)> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -85,6 +89,7 @@ pub fn delete_customer(conn: &mut Connection, customer: &str) -> ApiResult<(usiz
         "DELETE FROM provider_payments WHERE customer = ?1",
         params![customer],
     )?;
+    outbox::delete_customer(&tx, customer)?;
     tx.commit()?;
     Ok((charges, keys))
 }

@@ -10,12 +10,12 @@
 
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 
+use crate::http::problem::ApiResult;
 use crate::ids::new_id;
 use crate::outbox::event::{
     Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView, CHARGE_SUCCEEDED,
 };
 use crate::outbox::storage::{BoxFuture, OutboxStorage};
-use crate::http::problem::ApiResult;
 use crate::store::sqlite::connection::Store;
 
 /// The outbox, the consumer's processed ids and the mailer stand-in.
@@ -77,9 +77,10 @@ fn claimable(timeout: &str) -> String {
     )
 }
 
-/// Phase 3's insert, inside the charge's transaction.
-pub fn insert_event(tx: &Transaction, e: &NewEvent) -> rusqlite::Result<()> {
-    tx.prepare_cached(&format!(
+/// The `charge.succeeded` event of a charge, inside the charge's own
+/// transaction (phase 3, and the naive endpoint's insert).
+pub fn insert_event(conn: &Connection, e: &NewEvent) -> rusqlite::Result<()> {
+    conn.prepare_cached(&format!(
         "INSERT INTO outbox_events (id, kind, customer, charge_id, amount, currency, created_at, available_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, {NOW}, {NOW})"
     ))?
@@ -372,15 +373,18 @@ mod tests {
     use super::*;
     use crate::outbox::contract::{self, Harness};
 
-    struct Sqlite(Store, tempfile::TempDir);
+    struct Sqlite {
+        store: Store,
+        _dir: tempfile::TempDir,
+    }
 
     impl Harness for Sqlite {
         fn storage(&self) -> Arc<dyn OutboxStorage> {
-            Arc::new(self.0.clone())
+            Arc::new(self.store.clone())
         }
         fn insert(&self, e: NewEvent) -> BoxFuture<'_, ()> {
             Box::pin(async move {
-                self.0
+                self.store
                     .write(move |c| {
                         let tx = c.transaction()?;
                         insert_event(&tx, &e)?;
@@ -402,7 +406,7 @@ mod tests {
     async fn sqlite_keeps_the_storage_contract() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("t.db"), &[SCHEMA]).unwrap();
-        contract::check(&Sqlite(store, dir)).await;
+        contract::check(&Sqlite { store, _dir: dir }).await;
     }
 
     #[tokio::test]
