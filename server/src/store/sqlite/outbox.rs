@@ -257,6 +257,15 @@ fn reap(conn: &mut Connection, retention_ms: i64) -> ApiResult<usize> {
 }
 
 fn receipts(conn: &Connection, customer: &str) -> ApiResult<ReceiptsView> {
+    // One read transaction: both lists from one snapshot, so an event never
+    // shows as delivered beside a receipt list read before its delivery.
+    let tx = conn.unchecked_transaction()?;
+    let view = receipts_in(&tx, customer)?;
+    tx.commit()?;
+    Ok(view)
+}
+
+fn receipts_in(conn: &Connection, customer: &str) -> ApiResult<ReceiptsView> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, event_id, charge_id, amount, currency, created_at FROM receipts
          WHERE customer = ?1 ORDER BY seq",
