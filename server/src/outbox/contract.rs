@@ -8,16 +8,19 @@
 use std::sync::Arc;
 
 use crate::outbox::event::{Consumed, Event, EventState, NewEvent};
-use crate::outbox::storage::{BoxFuture, OutboxStorage};
+use async_trait::async_trait;
+
+use crate::outbox::storage::OutboxStorage;
 
 /// A store under test.
-pub trait Harness {
+#[async_trait]
+pub trait Harness: Sync {
     /// The store.
     fn storage(&self) -> Arc<dyn OutboxStorage>;
     /// Inserts an event as phase 3 would (in a transaction of its own here).
-    fn insert(&self, e: NewEvent) -> BoxFuture<'_, ()>;
+    async fn insert(&self, e: NewEvent);
     /// Lets `ms` pass on the store's clock.
-    fn pass(&self, ms: i64) -> BoxFuture<'_, ()>;
+    async fn pass(&self, ms: i64);
     /// The time unit, in ms.
     fn unit(&self) -> i64;
 }

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use crate::ids::new_id;
-use crate::store::sqlite::ledger::Charge;
+use crate::store::model::Charge;
 
 /// The only event type so far: a charge committed.
 pub const CHARGE_SUCCEEDED: &str = "charge.succeeded";

@@ -8,12 +8,14 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::http::problem::ApiResult;
 use crate::ids::new_id;
 use crate::outbox::event::{
     Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView, CHARGE_SUCCEEDED,
 };
-use crate::outbox::storage::{BoxFuture, OutboxStorage};
+use crate::store::StoreResult;
+use async_trait::async_trait;
+
+use crate::outbox::storage::OutboxStorage;
 
 struct Row {
     ev: Event,
@@ -109,17 +111,14 @@ impl Model {
     }
 }
 
-fn ready<'a, T: Send + 'a>(v: T) -> BoxFuture<'a, ApiResult<T>> {
-    Box::pin(std::future::ready(Ok(v)))
-}
-
+#[async_trait]
 impl OutboxStorage for Model {
-    fn claim<'a>(
-        &'a self,
-        worker: &'a str,
+    async fn claim(
+        &self,
+        worker: &str,
         limit: usize,
         claim_timeout_ms: i64,
-    ) -> BoxFuture<'a, ApiResult<Vec<Event>>> {
+    ) -> StoreResult<Vec<Event>> {
         let now = self.now();
         let mut st = self.state.lock().unwrap();
         let mut out = Vec::new();
@@ -135,14 +134,10 @@ impl OutboxStorage for Model {
                 out.push(r.ev.clone());
             }
         }
-        ready(out)
+        Ok(out)
     }
 
-    fn consume<'a>(
-        &'a self,
-        events: &'a [Event],
-        max_age_ms: i64,
-    ) -> BoxFuture<'a, ApiResult<Vec<Consumed>>> {
+    async fn consume(&self, events: &[Event], max_age_ms: i64) -> StoreResult<Vec<Consumed>> {
         let now = self.now();
         let mut st = self.state.lock().unwrap();
         let mut out = Vec::new();
@@ -168,25 +163,25 @@ impl OutboxStorage for Model {
                 out.push(Consumed::Written(r));
             }
         }
-        ready(out)
+        Ok(out)
     }
 
-    fn ack<'a>(&'a self, event_ids: &'a [String]) -> BoxFuture<'a, ApiResult<()>> {
+    async fn ack(&self, event_ids: &[String]) -> StoreResult<()> {
         let now = self.now();
         let mut st = self.state.lock().unwrap();
         for r in st.rows.iter_mut().filter(|r| event_ids.contains(&r.ev.id)) {
             r.delivered_at.get_or_insert(now);
         }
-        ready(())
+        Ok(())
     }
 
-    fn release<'a>(
-        &'a self,
-        event_id: &'a str,
-        worker: &'a str,
-        _error: &'a str,
+    async fn release(
+        &self,
+        event_id: &str,
+        worker: &str,
+        _error: &str,
         retry_in_ms: i64,
-    ) -> BoxFuture<'a, ApiResult<()>> {
+    ) -> StoreResult<()> {
         let now = self.now();
         let mut st = self.state.lock().unwrap();
         for r in st
@@ -199,10 +194,10 @@ impl OutboxStorage for Model {
             r.failures += 1;
             r.available_at = now + retry_in_ms;
         }
-        ready(())
+        Ok(())
     }
 
-    fn park<'a>(&'a self, event_id: &'a str, _reason: &'a str) -> BoxFuture<'a, ApiResult<()>> {
+    async fn park(&self, event_id: &str, _reason: &str) -> StoreResult<()> {
         let mut st = self.state.lock().unwrap();
         for r in st
             .rows
@@ -211,20 +206,20 @@ impl OutboxStorage for Model {
         {
             r.dead = true;
         }
-        ready(())
+        Ok(())
     }
 
-    fn reap(&self, retention_ms: i64) -> BoxFuture<'_, ApiResult<usize>> {
+    async fn reap(&self, retention_ms: i64) -> StoreResult<usize> {
         let now = self.now();
         let mut st = self.state.lock().unwrap();
         let before = st.processed.len();
         st.processed.retain(|_, (at, _)| *at + retention_ms > now);
         st.rows
             .retain(|r| r.delivered_at.is_none_or(|at| at + retention_ms > now));
-        ready(before - st.processed.len())
+        Ok(before - st.processed.len())
     }
 
-    fn receipts<'a>(&'a self, customer: &'a str) -> BoxFuture<'a, ApiResult<ReceiptsView>> {
+    async fn receipts(&self, customer: &str) -> StoreResult<ReceiptsView> {
         let st = self.state.lock().unwrap();
         let events = st
             .rows
@@ -252,6 +247,6 @@ impl OutboxStorage for Model {
             .filter(|r| r.customer == customer)
             .cloned()
             .collect();
-        ready(ReceiptsView { receipts, events })
+        Ok(ReceiptsView { receipts, events })
     }
 }

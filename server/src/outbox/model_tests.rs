@@ -12,7 +12,9 @@ use crate::outbox::event::{EventState, NewEvent};
 use crate::outbox::faults::{DeliveryFault, DeliveryFaults};
 use crate::outbox::model::Model;
 use crate::outbox::relay::{Crashed, Tick, Worker};
-use crate::outbox::storage::{BoxFuture, OutboxStorage};
+use async_trait::async_trait;
+
+use crate::outbox::storage::OutboxStorage;
 
 fn cfg(claim_ms: u64, retention_ms: u64, batch: usize) -> OutboxConfig {
     OutboxConfig {
@@ -292,17 +294,16 @@ async fn a_reaper_with_a_shorter_retention_than_the_window_lets_duplicates_throu
 
 struct ModelHarness(Arc<Model>);
 
+#[async_trait]
 impl Harness for ModelHarness {
     fn storage(&self) -> Arc<dyn OutboxStorage> {
         self.0.clone()
     }
-    fn insert(&self, e: NewEvent) -> BoxFuture<'_, ()> {
+    async fn insert(&self, e: NewEvent) {
         self.0.insert(e);
-        Box::pin(std::future::ready(()))
     }
-    fn pass(&self, ms: i64) -> BoxFuture<'_, ()> {
+    async fn pass(&self, ms: i64) {
         self.0.advance(ms);
-        Box::pin(std::future::ready(()))
     }
     fn unit(&self) -> i64 {
         1_000

@@ -18,9 +18,8 @@ use crate::outbox::config::OutboxArgs;
 use crate::outbox::faults::{Countdown, DeliveryFaults, NoFaults, WorkerFaultArgs};
 use crate::outbox::relay::Worker;
 use crate::outbox::storage::OutboxStorage;
-use crate::provider;
-use crate::store::sqlite::connection::Store;
-use crate::store::sqlite::outbox as sqlite_outbox;
+use crate::store::sqlite::SqliteStore;
+use crate::store::Timing;
 
 /// Flags of `idemkey-server worker`.
 #[derive(Debug, Clone, Args)]
@@ -67,8 +66,12 @@ impl WorkerArgs {
 pub async fn run(args: WorkerArgs) -> Result<(), String> {
     let cfg = args.outbox.config()?;
     let path = args.sqlite_path()?;
-    let store = Store::open(&path, &[provider::SCHEMA, sqlite_outbox::SCHEMA])?;
-    let storage: Arc<dyn OutboxStorage> = Arc::new(store);
+    // The key settings are the server's business; a worker never reads keys.
+    let timing = Timing {
+        key_ttl: std::time::Duration::from_secs(86_400),
+        lock_timeout: std::time::Duration::from_secs(30),
+    };
+    let storage: Arc<dyn OutboxStorage> = Arc::new(SqliteStore::open(&path, timing)?);
     let faults: Arc<dyn DeliveryFaults> = match Countdown::from_args(&args.faults) {
         Some(c) => {
             tracing::warn!(fault = ?args.faults.fault, "worker faults on: for tests only");

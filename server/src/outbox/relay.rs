@@ -12,12 +12,12 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::http::problem::ApiResult;
 use crate::ids::new_id;
 use crate::outbox::config::OutboxConfig;
 use crate::outbox::event::{Consumed, Event};
 use crate::outbox::faults::{DeliveryFault, DeliveryFaults};
 use crate::outbox::storage::OutboxStorage;
+use crate::store::StoreResult;
 
 /// What one tick did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -73,7 +73,7 @@ impl Worker {
     }
 
     /// Claims one batch and delivers it.
-    pub async fn tick(&self) -> ApiResult<Result<Tick, Crashed>> {
+    pub async fn tick(&self) -> StoreResult<Result<Tick, Crashed>> {
         let claim_ms = OutboxConfig::ms(self.cfg.claim_timeout);
         let events = self
             .storage

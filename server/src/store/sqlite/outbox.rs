@@ -8,15 +8,16 @@
 //! looks on a read connection first, so an idle relay never queues behind
 //! (or in front of) the charges for the write lock.
 
+use async_trait::async_trait;
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 
-use crate::http::problem::ApiResult;
 use crate::ids::new_id;
 use crate::outbox::event::{
     Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView, CHARGE_SUCCEEDED,
 };
-use crate::outbox::storage::{BoxFuture, OutboxStorage};
-use crate::store::sqlite::connection::Store;
+use crate::outbox::storage::OutboxStorage;
+use crate::store::sqlite::SqliteStore;
+use crate::store::StoreResult;
 
 /// The outbox, the consumer's processed ids and the mailer stand-in.
 pub const SCHEMA: &str = "
@@ -118,7 +119,7 @@ fn claim(
     worker: &str,
     limit: usize,
     claim_timeout_ms: i64,
-) -> ApiResult<Vec<Event>> {
+) -> rusqlite::Result<Vec<Event>> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut rows = {
         let mut stmt = tx.prepare_cached(&format!(
@@ -149,7 +150,11 @@ fn claim(
     Ok(rows.into_iter().map(|(_, e)| e).collect())
 }
 
-fn consume(conn: &mut Connection, events: &[Event], max_age_ms: i64) -> ApiResult<Vec<Consumed>> {
+fn consume(
+    conn: &mut Connection,
+    events: &[Event],
+    max_age_ms: i64,
+) -> rusqlite::Result<Vec<Consumed>> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now: i64 = tx.query_row(&format!("SELECT {NOW}"), [], |r| r.get(0))?;
     let mut out = Vec::with_capacity(events.len());
@@ -199,7 +204,7 @@ fn consume(conn: &mut Connection, events: &[Event], max_age_ms: i64) -> ApiResul
     Ok(out)
 }
 
-fn ack(conn: &mut Connection, ids: &[String]) -> ApiResult<()> {
+fn ack(conn: &mut Connection, ids: &[String]) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     {
         let mut stmt = tx.prepare_cached(&format!(
@@ -219,7 +224,7 @@ fn release(
     worker: &str,
     error: &str,
     retry_in_ms: i64,
-) -> ApiResult<()> {
+) -> rusqlite::Result<()> {
     conn.execute(
         &format!(
             "UPDATE outbox_events SET claimed_by = NULL, claimed_at = NULL, failures = failures + 1,
@@ -231,7 +236,7 @@ fn release(
     Ok(())
 }
 
-fn park(conn: &mut Connection, id: &str, reason: &str) -> ApiResult<()> {
+fn park(conn: &mut Connection, id: &str, reason: &str) -> rusqlite::Result<()> {
     conn.execute(
         &format!(
             "UPDATE outbox_events SET dead_at = {NOW}, last_error = ?2
@@ -242,7 +247,7 @@ fn park(conn: &mut Connection, id: &str, reason: &str) -> ApiResult<()> {
     Ok(())
 }
 
-fn reap(conn: &mut Connection, retention_ms: i64) -> ApiResult<usize> {
+fn reap(conn: &mut Connection, retention_ms: i64) -> rusqlite::Result<usize> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let ids = tx.execute(
         &format!("DELETE FROM processed_events WHERE processed_at <= {NOW} - ?1"),
@@ -256,7 +261,7 @@ fn reap(conn: &mut Connection, retention_ms: i64) -> ApiResult<usize> {
     Ok(ids)
 }
 
-fn receipts(conn: &Connection, customer: &str) -> ApiResult<ReceiptsView> {
+fn receipts(conn: &Connection, customer: &str) -> rusqlite::Result<ReceiptsView> {
     // One read transaction: both lists from one snapshot, so an event never
     // shows as delivered beside a receipt list read before its delivery.
     let tx = conn.unchecked_transaction()?;
@@ -265,7 +270,7 @@ fn receipts(conn: &Connection, customer: &str) -> ApiResult<ReceiptsView> {
     Ok(view)
 }
 
-fn receipts_in(conn: &Connection, customer: &str) -> ApiResult<ReceiptsView> {
+fn receipts_in(conn: &Connection, customer: &str) -> rusqlite::Result<ReceiptsView> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, event_id, charge_id, amount, currency, created_at FROM receipts
          WHERE customer = ?1 ORDER BY seq",
@@ -314,63 +319,64 @@ fn receipts_in(conn: &Connection, customer: &str) -> ApiResult<ReceiptsView> {
     Ok(ReceiptsView { receipts, events })
 }
 
-impl OutboxStorage for Store {
-    fn claim<'a>(
-        &'a self,
-        worker: &'a str,
+#[async_trait]
+impl OutboxStorage for SqliteStore {
+    async fn claim(
+        &self,
+        worker: &str,
         limit: usize,
         claim_timeout_ms: i64,
-    ) -> BoxFuture<'a, ApiResult<Vec<Event>>> {
+    ) -> StoreResult<Vec<Event>> {
+        if !self
+            .db
+            .read(move |c| any_claimable(c, claim_timeout_ms))
+            .await?
+        {
+            return Ok(Vec::new());
+        }
         let worker = worker.to_string();
-        Box::pin(async move {
-            if !self
-                .read(move |c| Ok(any_claimable(c, claim_timeout_ms)?))
-                .await?
-            {
-                return Ok(Vec::new());
-            }
-            self.write(move |c| claim(c, &worker, limit, claim_timeout_ms))
-                .await
-        })
+        self.db
+            .write(move |c| claim(c, &worker, limit, claim_timeout_ms))
+            .await
     }
 
-    fn consume<'a>(
-        &'a self,
-        events: &'a [Event],
-        max_age_ms: i64,
-    ) -> BoxFuture<'a, ApiResult<Vec<Consumed>>> {
+    async fn consume(&self, events: &[Event], max_age_ms: i64) -> StoreResult<Vec<Consumed>> {
         let events = events.to_vec();
-        Box::pin(self.write(move |c| consume(c, &events, max_age_ms)))
+        self.db
+            .write(move |c| consume(c, &events, max_age_ms))
+            .await
     }
 
-    fn ack<'a>(&'a self, event_ids: &'a [String]) -> BoxFuture<'a, ApiResult<()>> {
+    async fn ack(&self, event_ids: &[String]) -> StoreResult<()> {
         let ids = event_ids.to_vec();
-        Box::pin(self.write(move |c| ack(c, &ids)))
+        self.db.write(move |c| ack(c, &ids)).await
     }
 
-    fn release<'a>(
-        &'a self,
-        event_id: &'a str,
-        worker: &'a str,
-        error: &'a str,
+    async fn release(
+        &self,
+        event_id: &str,
+        worker: &str,
+        error: &str,
         retry_in_ms: i64,
-    ) -> BoxFuture<'a, ApiResult<()>> {
+    ) -> StoreResult<()> {
         let (id, w, e) = (event_id.to_string(), worker.to_string(), error.to_string());
-        Box::pin(self.write(move |c| release(c, &id, &w, &e, retry_in_ms)))
+        self.db
+            .write(move |c| release(c, &id, &w, &e, retry_in_ms))
+            .await
     }
 
-    fn park<'a>(&'a self, event_id: &'a str, reason: &'a str) -> BoxFuture<'a, ApiResult<()>> {
+    async fn park(&self, event_id: &str, reason: &str) -> StoreResult<()> {
         let (id, why) = (event_id.to_string(), reason.to_string());
-        Box::pin(self.write(move |c| park(c, &id, &why)))
+        self.db.write(move |c| park(c, &id, &why)).await
     }
 
-    fn reap(&self, retention_ms: i64) -> BoxFuture<'_, ApiResult<usize>> {
-        Box::pin(self.write(move |c| reap(c, retention_ms)))
+    async fn reap(&self, retention_ms: i64) -> StoreResult<usize> {
+        self.db.write(move |c| reap(c, retention_ms)).await
     }
 
-    fn receipts<'a>(&'a self, customer: &'a str) -> BoxFuture<'a, ApiResult<ReceiptsView>> {
+    async fn receipts(&self, customer: &str) -> StoreResult<ReceiptsView> {
         let customer = customer.to_string();
-        Box::pin(self.read(move |c| receipts(c, &customer)))
+        self.db.read(move |c| receipts(c, &customer)).await
     }
 }
 
@@ -381,30 +387,41 @@ mod tests {
 
     use super::*;
     use crate::outbox::contract::{self, Harness};
+    use crate::store::Timing;
 
     struct Sqlite {
-        store: Store,
+        store: Arc<SqliteStore>,
         _dir: tempfile::TempDir,
     }
 
+    fn open() -> Sqlite {
+        let dir = tempfile::tempdir().unwrap();
+        let timing = Timing {
+            key_ttl: Duration::from_secs(60),
+            lock_timeout: Duration::from_secs(5),
+        };
+        let store = Arc::new(SqliteStore::open(&dir.path().join("t.db"), timing).unwrap());
+        Sqlite { store, _dir: dir }
+    }
+
+    #[async_trait]
     impl Harness for Sqlite {
         fn storage(&self) -> Arc<dyn OutboxStorage> {
-            Arc::new(self.store.clone())
+            self.store.clone()
         }
-        fn insert(&self, e: NewEvent) -> BoxFuture<'_, ()> {
-            Box::pin(async move {
-                self.store
-                    .write(move |c| {
-                        let tx = c.transaction()?;
-                        insert_event(&tx, &e)?;
-                        Ok(tx.commit()?)
-                    })
-                    .await
-                    .unwrap()
-            })
+        async fn insert(&self, e: NewEvent) {
+            self.store
+                .db
+                .write(move |c| {
+                    let tx = c.transaction()?;
+                    insert_event(&tx, &e)?;
+                    tx.commit()
+                })
+                .await
+                .unwrap()
         }
-        fn pass(&self, ms: i64) -> BoxFuture<'_, ()> {
-            Box::pin(tokio::time::sleep(Duration::from_millis(ms as u64)))
+        async fn pass(&self, ms: i64) {
+            tokio::time::sleep(Duration::from_millis(ms as u64)).await
         }
         fn unit(&self) -> i64 {
             100
@@ -413,15 +430,12 @@ mod tests {
 
     #[tokio::test]
     async fn sqlite_keeps_the_storage_contract() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db"), &[SCHEMA]).unwrap();
-        contract::check(&Sqlite { store, _dir: dir }).await;
+        contract::check(&open()).await;
     }
 
     #[tokio::test]
     async fn a_second_event_for_one_charge_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db"), &[SCHEMA]).unwrap();
+        let h = open();
         let e = NewEvent {
             id: "evt_1".into(),
             customer: "c".into(),
@@ -433,12 +447,14 @@ mod tests {
             id: "evt_2".into(),
             ..e.clone()
         };
-        let r = store
+        let r = h
+            .store
+            .db
             .write(move |c| {
                 let tx = c.transaction()?;
                 insert_event(&tx, &e)?;
                 insert_event(&tx, &again)?;
-                Ok(tx.commit()?)
+                tx.commit()
             })
             .await;
         assert!(r.is_err(), "UNIQUE(charge_id)");
