@@ -26,7 +26,7 @@ export function explain(m, r, err, now) {
     const code = err.code || err.name || 'error';
     if (code === 'outcome-unknown') {
       return say('unknown', 'We could not find out whether you were charged.',
-        `${clicks}idemkey tried ${m.tries === 1 ? 'once' : `${m.tries} times`} and never got a clear answer. The key ${shortKey(now.key)} is kept and the attempt stays pending, so press Pay again, now or after a reload: the same key goes out and the server charges at most once.`, { key: now.key, reason: err.reason });
+        `${clicks}idemkey tried ${m.tries === 1 ? 'once' : `${m.tries} times`} and never got a clear answer. The key ${shortKey(now.key)} is kept and the attempt stays pending, so press Pay again, now or after a reload: the same key goes out and the server charges at most once.`, { key: now.key, reason: err.reason ?? err.message });
     }
     if (code === 'payload-conflict') {
       return say('conflict', 'The order changed after its key was used.',

@@ -17,7 +17,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function newRecord(plan) {
   return {
     plan, orders: [], outcomes: [], posts: [], errors: [], notes: [],
-    unresolved: [], finalTabs: [], onPost: null,
+    unresolved: [], finalTabs: [], onPost: null, ms: 0,
   };
 }
 
@@ -118,6 +118,7 @@ const moves = {
 /** Run the planned move, then Pay until paid; resolves with the checkout's record. */
 export async function runCheckout(plan, env) {
   const rec = newRecord(plan);
+  const t0 = Date.now();
   const tabs = [];
   let timer;
   const timedOut = new Promise((resolve) => { timer = setTimeout(() => resolve('timeout'), CHECKOUT_MS); });
@@ -132,6 +133,7 @@ export async function runCheckout(plan, env) {
   } finally {
     clearTimeout(timer);
     await Promise.all(tabs.map((t) => t.close()));
+    rec.ms = Date.now() - t0;
   }
   return rec;
 }
@@ -144,6 +146,7 @@ async function play(plan, env, rec, tabs) {
     return t;
   };
   for (const f of plan.faults) await api.post('/api/faults', plan.customer, faultBody(f));
+  if (env.receipts) for (const f of plan.workerFaults) await api.post('/api/faults', plan.customer, f);
   rec.onPost = () => { if (rec.posts.length === 1) env.onFirstPay(plan.index); };
 
   const tab1 = await open('tab1');
@@ -181,7 +184,9 @@ async function play(plan, env, rec, tabs) {
 
   order.paid = await payUntilPaid(rec, main, order);
   if (!order.paid) rec.unresolved.push(`order ${order.cart} not paid after ${MAX_PRESSES} more Pays`);
-  if (order.paid && plan.payAgainAfterPaid) await press(main);
+  // Only while the tab shows the order paid: after another tab's reset() it shows a
+  // fresh attempt, and a Pay there is a new purchase.
+  if (order.paid && plan.payAgainAfterPaid && (await main.status()).state === 'succeeded') await press(main);
   await finalStates(rec, tabs);
 }
 
@@ -217,7 +222,7 @@ async function twoTabs({ rec, tabs, tab1, open, pageUrl, gate, env }, p) {
   } else {
     await tab1.load(pageUrl, gate);
     await gate.shared(async () => {
-      const [popup] = await Promise.all([env.browser.profile(env.profile).waitForEvent('page', { timeout: POST_MS }), tab1.click('#move-tab')]);
+      const [popup] = await Promise.all([tab1.page.waitForEvent('popup', { timeout: POST_MS }), tab1.click('#move-tab')]);
       tab2 = env.browser.adopt(popup, rec, 'tab2');
       tabs.push(tab2);
       await popup.waitForLoadState('domcontentloaded', { timeout: POST_MS });

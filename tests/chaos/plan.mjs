@@ -51,6 +51,15 @@ function faultsFor(r) {
   return out;
 }
 
+// Faults of the receipt worker (taken by its deliveries, skipped by requests): now and
+// then a delivery fails before the receipt, or the worker dies after the receipt and
+// before its ack, so the event comes again and the consumer must not send it twice.
+const WORKER_FAULTS = ['worker-fail-before-receipt', 'worker-crash-before-ack'];
+
+function workerFaultsFor(r) {
+  return r.chance(0.15) ? [{ mode: r.pick(WORKER_FAULTS), count: 1 }] : [];
+}
+
 function quantities(r) {
   for (;;) {
     const qty = Object.fromEntries(PRODUCTS.map((p) => [p.sku, r.int(1, p.max)]));
@@ -81,6 +90,7 @@ export function planCheckout(seed, index, runId) {
     move,
     params: moveParams(move, r),
     faults: faultsFor(r),
+    workerFaults: workerFaultsFor(r),
     qty: quantities(r),
     // Once paid, the user presses Pay once more: nothing may be sent or charged.
     payAgainAfterPaid: r.chance(0.2),

@@ -99,7 +99,8 @@ async function main() {
     + `${cfg.concurrency} at a time over ${cfg.contexts} browser contexts; kill -9 after checkouts `
     + `${restartPlan.map((r) => r.at).join(' and ') || '(none)'}`);
   console.log(`chaos: moves: ${tally(plans, (p) => p.move)}`);
-  console.log(`chaos: faults: ${tally(plans.flatMap((p) => p.faults), (f) => (f.mode === 'respond' ? `respond-${f.status}` : f.mode))}`);
+  console.log(`chaos: faults: ${tally(plans.flatMap((p) => p.faults), (f) => (f.mode === 'respond' ? `respond-${f.status}` : f.mode))}; `
+    + `receipt worker: ${tally(plans.flatMap((p) => p.workerFaults), (f) => f.mode)}`);
   mkdirSync(OUT, { recursive: true });
 
   let fatal = null;
@@ -140,7 +141,7 @@ async function main() {
         const i = next;
         next += 1;
         records[i] = await runCheckout(plans[i], {
-          browser, profile: w % cfg.contexts, gate, api, url: target.url, onFirstPay: restartAfter,
+          browser, profile: w % cfg.contexts, gate, api, url: target.url, receipts: receiptsOn, onFirstPay: restartAfter,
         });
         restartAfter(i);     // a checkout that never sent still triggers its restart
         done += 1;
@@ -213,7 +214,9 @@ function report(cfg, records, verdicts, restarts, planned, ms) {
     console.error(`  outcomes: ${r.outcomes.map((o) => `${o.tab}:${o.kind}${o.status ? `/${o.status}` : ''}${o.reason ? `/${o.reason}` : ''}${o.key ? `:${o.key.slice(0, 8)}` : ''}`).join(' ')}`);
   }
   if (failing.length > 8) console.error(`chaos: ${failing.length - 8} more failing checkouts in target/chaos/report.json`);
-  console.log(`chaos: ${Math.round(ms / 1000)} s (seed ${cfg.seed})`);
+  const times = records.map((r) => r.ms).sort((a, b) => a - b);
+  const at = (q) => (times[Math.min(times.length - 1, Math.floor(q * times.length))] / 1000).toFixed(1);
+  console.log(`chaos: ${Math.round(ms / 1000)} s (seed ${cfg.seed}); one checkout took ${at(0.5)} s (median), ${at(0.95)} s (95th percentile), ${at(1)} s at most`);
   console.log(`chaos: ${records.length} checkouts, ${D} duplicate, ${L} lost, ${U} unresolved, ${E} page errors, ${restarts} restarts`);
   if (restarts !== planned) console.error(`chaos: ${planned} restarts were planned, ${restarts} happened`);
   if (D || L || U || E || restarts !== planned) process.exitCode = 1;

@@ -14,6 +14,8 @@ import { ROOT, SERVER, mustExist } from '../support/reference.mjs';
 // the next retry or Pay within seconds.
 const LOCK_TIMEOUT_MS = 2000;
 const REAPER_MS = 500;
+// A receipt event claimed by a worker that died is claimed again after this.
+const CLAIM_TIMEOUT_MS = 3000;
 const LISTEN_TIMEOUT_MS = 20000;
 // A restart that finds the port still taken (the old socket not yet released) tries
 // again this many times, 100 ms apart.
@@ -68,7 +70,8 @@ export async function singleServer({ pkg, logFile, providerLatencyMs }) {
   const logFd = openSync(logFile, 'w');
   const flags = ['--db', db, '--static', 'www', '--pkg', pkg, '--faults',
     '--provider-latency-ms', String(providerLatencyMs),
-    '--lock-timeout', `${LOCK_TIMEOUT_MS}ms`, '--reaper-interval', `${REAPER_MS}ms`, '--log-level', 'warn'];
+    '--lock-timeout', `${LOCK_TIMEOUT_MS}ms`, '--reaper-interval', `${REAPER_MS}ms`,
+    '--outbox-claim-timeout', `${CLAIM_TIMEOUT_MS}ms`, '--log-level', 'warn'];
 
   let { child, url } = await launch(bin, [...binArgs, '--addr', '127.0.0.1:0', ...flags], logFd);
   const addr = new URL(url).host;
@@ -101,7 +104,7 @@ export async function singleServer({ pkg, logFile, providerLatencyMs }) {
     /** Resolves when no restart is under way. */
     whenUp: () => up,
     /** Long enough after the last request for the reaper to have finished every stale key. */
-    settleMs: LOCK_TIMEOUT_MS + 3 * REAPER_MS,
+    settleMs: Math.max(LOCK_TIMEOUT_MS + 3 * REAPER_MS, CLAIM_TIMEOUT_MS + 1000),
     describe: () => `one idemkey-server at ${url} on SQLite ${db}`,
     async stop() {
       await killed(child);

@@ -134,7 +134,6 @@ export async function openBrowser(contexts) {
       watch(page, tab);
       return tab;
     },
-    profile: (i) => profiles[i],
     close: () => browser.close().catch(() => {}),
   };
 }
