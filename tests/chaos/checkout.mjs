@@ -124,10 +124,10 @@ export async function runCheckout(plan, env) {
   const timedOut = new Promise((resolve) => { timer = setTimeout(() => resolve('timeout'), CHECKOUT_MS); });
   try {
     const done = play(plan, env, rec, tabs);
-    if (await Promise.race([done.then(() => 'done'), timedOut]) === 'timeout') {
-      rec.unresolved.push(`the checkout did not finish within ${CHECKOUT_MS / 1000} s`);
-      done.catch(() => {});
-    }
+    done.catch(() => {});
+    const end = await Promise.race([done.then(() => 'done'), timedOut, env.stopped.then(() => 'stopped')]);
+    if (end === 'timeout') rec.unresolved.push(`the checkout did not finish within ${CHECKOUT_MS / 1000} s`);
+    if (end === 'stopped') rec.unresolved.push('the run was stopped');
   } catch (err) {
     rec.unresolved.push(`the user could not finish: ${err.message.split('\n')[0]}`);
   } finally {
@@ -166,6 +166,7 @@ async function play(plan, env, rec, tabs) {
     const sent = rec.posts.length;
     await tab1.click('#pay');
     await nextPost(rec, sent);
+    if (plan.move === 'reset-race') order.abandonedKey = rec.posts[sent].key;
     await sleep(plan.params.lagMs);
     await tab2.click(plan.move === 'reset-race' ? '#move-reset' : '#move-new');
     await tab1.settled(seq, PRESS_MS);
@@ -197,18 +198,24 @@ async function play(plan, env, rec, tabs) {
  * the second tab's document has loaded, while its module starts.
  */
 async function twoTabs({ rec, tabs, tab1, open, pageUrl, gate, env }, p) {
-  let pressed1 = null;
   let tab2;
   let seq1;
   let seq2;
+  let pressed;                     // when tab 1 pressed Pay; rejected if it never could
+  const pressed1 = new Promise((resolve, reject) => { pressed = { resolve, reject }; });
+  pressed1.catch(() => {});
   const pay1 = async () => {
-    seq1 = (await tab1.status()).seq;
-    await tab1.click('#pay');
-    pressed1 = Date.now();
+    try {
+      seq1 = (await tab1.status()).seq;
+      await tab1.click('#pay');
+      pressed.resolve(Date.now());
+    } catch (err) {
+      pressed.reject(err);
+      throw err;
+    }
   };
   const pay2 = async () => {
-    while (pressed1 === null) await sleep(2);
-    const wait = pressed1 + p.lagMs - Date.now();
+    const wait = (await pressed1) + p.lagMs - Date.now();
     if (wait > 0) await sleep(wait);
     seq2 = (await tab2.status()).seq;
     await tab2.click('#pay');
@@ -216,7 +223,7 @@ async function twoTabs({ rec, tabs, tab1, open, pageUrl, gate, env }, p) {
   if (p.together) {
     tab2 = await open('tab2');
     await Promise.all([
-      tab1.load(pageUrl, gate).then(pay1),
+      tab1.load(pageUrl, gate).then(pay1, (err) => { pressed.reject(err); throw err; }),
       sleep(p.staggerMs).then(() => tab2.load(pageUrl, gate)).then(pay2),
     ]);
   } else {

@@ -8,7 +8,7 @@ export const MOVE_WEIGHTS = {
   single: 2,          // one click on Pay
   double: 2,          // two clicks 0-150 ms apart, or the demo's "Double-click Pay"
   reload: 2,          // Pay, then reload while the request is out, then Pay again
-  tab: 3,             // a second tab on the same order pays 0-100 ms after the first
+  tab: 4,             // a second tab on the same order pays 0-100 ms after the first
   'reset-race': 1,    // another tab abandons the key (reset()) while the first pays
   'finish-race': 1,   // another tab starts a new order (finish()) while the first pays
 };
@@ -73,7 +73,7 @@ function moveParams(move, r) {
     case 'reload': return { afterMs: r.int(0, 400), demoButton: r.chance(0.3) };
     // together: both tabs load at once (the second starts staggerMs later) and each
     // pays as soon as it can; window-open: the demo's "Open a second tab" button.
-    case 'tab': return { together: r.chance(0.7), staggerMs: r.int(0, 250), lagMs: r.int(0, 100) };
+    case 'tab': return { together: r.chance(0.8), staggerMs: r.int(0, 40), lagMs: r.int(0, 100) };
     case 'reset-race':
     case 'finish-race': return { lagMs: r.int(0, 100) };
     default: return {};

@@ -106,7 +106,9 @@ async function main() {
   let fatal = null;
   let target;
   let browser;
-  const fail = (err) => { if (!fatal) fatal = err; browser?.close(); };
+  let stop;
+  const stopped = new Promise((resolve) => { stop = resolve; });
+  const fail = (err) => { if (!fatal) fatal = err; stop(); browser?.close(); };
   const budget = setTimeout(() => fail(new Error(`the run took longer than ${cfg.budgetMs / 1000} s`)), cfg.budgetMs);
   for (const sig of ['SIGINT', 'SIGTERM']) process.once(sig, () => fail(new Error(`stopped by ${sig}`)));
 
@@ -141,7 +143,7 @@ async function main() {
         const i = next;
         next += 1;
         records[i] = await runCheckout(plans[i], {
-          browser, profile: w % cfg.contexts, gate, api, url: target.url, receipts: receiptsOn, onFirstPay: restartAfter,
+          browser, profile: w % cfg.contexts, gate, api, url: target.url, receipts: receiptsOn, onFirstPay: restartAfter, stopped,
         });
         restartAfter(i);     // a checkout that never sent still triggers its restart
         done += 1;
