@@ -45,7 +45,7 @@ function config() {
     providerLatencyMs: intEnv('PROVIDER_LATENCY_MS', 200, 0),
     cluster: ['1', 'true', 'yes'].includes(String(process.env.CLUSTER || '').toLowerCase()),
     // A bound on the whole run, far above its normal length; past it the run fails.
-    budgetMs: 300000 + checkouts * 3000,
+    budgetMs: 300000 + checkouts * 8000,
   };
 }
 
