@@ -194,7 +194,8 @@ pub fn raw(addr: SocketAddr, bytes: &[u8]) -> std::io::Result<Option<Resp>> {
     Ok(Some(parse_response(&buf)))
 }
 
-fn parse_response(buf: &[u8]) -> Resp {
+/// Parses one response from the bytes of a connection (head, then the body by its framing).
+pub fn parse_response(buf: &[u8]) -> Resp {
     let end = buf
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
