@@ -9,22 +9,12 @@
 //! is older than `--lock-timeout`. See `server/README.md`.
 #![deny(missing_docs)]
 
-mod app;
-mod charges;
 mod cli;
-mod fault_request;
 mod faults;
-mod fingerprint;
+mod http;
+mod idem;
 mod ids;
-mod key;
-mod keys;
-mod ledger;
-mod problem;
 mod provider;
-mod reaper;
-mod recovery;
-mod request;
-mod serve;
 mod store;
 
 use std::io::{IsTerminal, Write};
@@ -34,11 +24,11 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::app::{AppState, Config};
 use crate::cli::Cli;
 use crate::faults::Faults;
+use crate::http::routes::{self as app, AppState, Config};
 use crate::provider::Provider;
-use crate::store::Store;
+use crate::store::sqlite::connection::Store;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -89,7 +79,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}: {e}", cli.addr))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
 
-    tokio::spawn(reaper::run(
+    tokio::spawn(idem::reaper::run(
         store,
         state.provider.clone(),
         cli.reaper_period(),
@@ -106,6 +96,6 @@ async fn run(cli: Cli) -> Result<(), String> {
             .and_then(|()| out.flush())
             .map_err(|e| e.to_string())?;
     }
-    serve::serve(listener, app, !cli.faults, serve::shutdown_signal()).await;
+    http::accept::serve(listener, app, !cli.faults, http::accept::shutdown_signal()).await;
     Ok(())
 }

@@ -15,9 +15,9 @@ use std::time::Duration;
 use rusqlite::{params, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 
+use crate::http::problem::ApiResult;
 use crate::ids::{new_id, now_ms};
-use crate::problem::ApiResult;
-use crate::store::Store;
+use crate::store::sqlite::connection::Store;
 
 /// The test card the provider always declines (Stripe's "generic decline").
 pub const DECLINED_CARD: &str = "4000000000000002";

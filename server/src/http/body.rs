@@ -9,7 +9,7 @@ use axum::http::{header, HeaderMap};
 use http_body_util::BodyExt;
 use serde_json::Value;
 
-use crate::problem::ApiError;
+use crate::http::problem::ApiError;
 
 /// Largest accepted body.
 pub const BODY_LIMIT: usize = 64 * 1024;

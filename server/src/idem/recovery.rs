@@ -14,12 +14,12 @@
 
 use std::time::Duration;
 
-use crate::charges;
+use crate::http::problem::ApiError;
+use crate::idem::phases as charges;
 use crate::ids::now_ms;
-use crate::keys::{self, Completed, StaleKey};
-use crate::problem::ApiError;
 use crate::provider::Provider;
-use crate::store::Store;
+use crate::store::sqlite::connection::Store;
+use crate::store::sqlite::idempotency_keys::{self as keys, Completed, StaleKey};
 
 /// Stale keys looked at per tick; the rest wait for the next one.
 const BATCH: usize = 500;

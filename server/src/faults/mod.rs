@@ -8,6 +8,8 @@
 //! Every unit taken is logged (mode, key, payload fingerprint), so a test can
 //! see how many requests reached the server and that they carried one key.
 
+pub mod request;
+
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -18,11 +20,11 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::app::AppState;
-use crate::fault_request::{self, Canned, FaultRequest};
-use crate::key;
-use crate::problem::{ApiError, ApiResult};
-use crate::request::read_json;
+use self::request::{self as fault_request, Canned, FaultRequest};
+use crate::http::body::read_json;
+use crate::http::headers as key;
+use crate::http::problem::{ApiError, ApiResult};
+use crate::http::routes::AppState;
 
 /// What a fault does to the request that takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,9 +11,9 @@
 use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
 
 use crate::faults::Fault;
+use crate::http::problem::{ApiError, ApiResult};
 use crate::ids::new_id;
-use crate::ledger::{self, Charge};
-use crate::problem::{ApiError, ApiResult};
+use crate::store::sqlite::ledger::{self, Charge};
 
 /// A final answer as stored for replay: sent again byte for byte.
 #[derive(Debug, Clone)]

@@ -3,7 +3,7 @@
 use rusqlite::{params, Connection, TransactionBehavior};
 use serde::Serialize;
 
-use crate::problem::ApiResult;
+use crate::http::problem::ApiResult;
 
 /// One charge. Its JSON is both the `201` body and a ledger entry.
 #[derive(Debug, Clone, Serialize)]

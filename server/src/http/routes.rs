@@ -15,12 +15,12 @@ use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer};
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
-use crate::charges;
 use crate::cli::Cli;
 use crate::faults::{self, Faults};
-use crate::problem::ApiError;
+use crate::http::charges;
+use crate::http::problem::ApiError;
 use crate::provider::Provider;
-use crate::store::Store;
+use crate::store::sqlite::connection::Store;
 
 /// Settings the handlers need.
 #[derive(Debug, Clone)]

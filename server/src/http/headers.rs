@@ -8,7 +8,7 @@
 
 use axum::http::HeaderMap;
 
-use crate::problem::ApiError;
+use crate::http::problem::ApiError;
 
 /// Longest accepted key, in characters.
 pub const MAX_KEY_LEN: usize = 255;

@@ -8,11 +8,11 @@
 
 use std::time::Duration;
 
+use crate::idem::recovery;
 use crate::ids::now_ms;
-use crate::keys;
 use crate::provider::Provider;
-use crate::recovery;
-use crate::store::Store;
+use crate::store::sqlite::connection::Store;
+use crate::store::sqlite::idempotency_keys as keys;
 
 /// Runs forever, every `period`; the first tick is at once, so operations
 /// left dead by a crash are completed right after a restart.

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::faults::FaultMode;
-use crate::problem::{ApiError, ApiResult};
+use crate::http::problem::{ApiError, ApiResult};
 
 /// Default delay of `delay-after-commit`.
 pub const DEFAULT_DELAY_MS: u64 = 1_000;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::problem::{ApiError, ApiResult};
+use crate::http::problem::{ApiError, ApiResult};
 
 /// How long a statement waits for another process's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);

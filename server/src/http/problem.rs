@@ -10,8 +10,8 @@ use std::sync::Arc;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use crate::fault_request::Canned;
-use crate::serve::DropConnection;
+use crate::faults::request::Canned;
+use crate::http::accept::DropConnection;
 
 /// Media type of every error body.
 pub const PROBLEM_JSON: &str = "application/problem+json";

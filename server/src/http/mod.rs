@@ -1,0 +1,9 @@
+//! The HTTP layer: routes, request extractors (headers, bodies), problem+json
+//! errors and the accept loop. It knows HTTP; it knows nothing of SQL.
+
+pub mod accept;
+pub mod body;
+pub mod charges;
+pub mod headers;
+pub mod problem;
+pub mod routes;

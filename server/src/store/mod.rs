@@ -1,0 +1,3 @@
+//! Storage of keys, charges and stored responses.
+
+pub mod sqlite;
