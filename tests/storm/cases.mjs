@@ -113,7 +113,7 @@ export const KINDS = {
       v('u64-max', (c) => ({ parts: [chargeHead(c, c.newKey(), ['Content-Length: 18446744073709551615'])] }), [413]),
       v('beyond-u64', (c) => ({ parts: [chargeHead(c, c.newKey(), ['Content-Length: 99999999999999999999999'])] }), [413]),
       v('longer-than-sent', (c) => ({ parts: [chargeHead(c, c.newKey(), ['Content-Length: 1000']), B(chargeBody(1))], halfClose: true }), [400]),
-      v('shorter-than-sent', () => ({ parts: [head('GET /healthz HTTP/1.1', ['Host: storm', 'Content-Length: 5']), B('hello'), B('GARBAGE\r\n\r\n')] }), [200, 400], { answers: 2 }),
+      v('shorter-than-sent', () => ({ parts: [head('GET /healthz HTTP/1.1', ['Host: storm', 'Content-Length: 5']), B('hello'), B('GARBAGE\r\n\r\n')] }), [200, 400]),
       v('with-chunked', (c) => ({ parts: [chargeHead(c, c.newKey(), ['Content-Length: 5', 'Transfer-Encoding: chunked']), B('0\r\n\r\n')] }), [400]),
     ],
   },

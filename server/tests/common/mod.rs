@@ -49,7 +49,8 @@ impl Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_idemkey-server"))
             .args(["--addr", "127.0.0.1:0", "--db"])
             .arg(db)
-            .args(["--log-level", "warn"])
+            // Quiet unless the test asks for a level itself.
+            .args(if args.contains(&"--log-level") { &[][..] } else { &["--log-level", "warn"][..] })
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
