@@ -6,6 +6,9 @@ SHELL := /bin/bash
 WASM_PACK_VERSION    := 0.15.1
 WASM_BINDGEN_VERSION := 0.2.130
 GECKODRIVER_VERSION  := 0.37.1
+CARGO_FUZZ_VERSION   := 0.13.2
+# Seconds each fuzz target runs under `make fuzz`.
+FUZZ_SECONDS         ?= 60
 # Debian packages the suites use: browsers and drivers, npm-free tools, PostgreSQL 15,
 # nginx (the cluster's round robin) and wrk (the server benchmarks).
 APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql nginx wrk
@@ -15,7 +18,8 @@ DEMO_ADDR            ?= 127.0.0.1:8080
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-apt tool-node tool-npm \
-        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm pack bench clean
+        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm pack bench clean \
+        fuzz tool-cargo-fuzz
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
@@ -23,6 +27,7 @@ help:
 	@echo "make pack   the npm tarball in pkg/ and its gzipped size"
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
+	@echo "make fuzz   every cargo-fuzz target for FUZZ_SECONDS (default 60) each"
 
 ## ---- tools (idempotent: each step skips what is already there) ----
 tools: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver tool-npm
@@ -108,6 +113,16 @@ test-storm: server tool-node
 
 storm: server tool-node
 	node tests/storm/run.mjs --requests 20000 --holders 256 --concurrency 16 --seed $(STORM_SEED)
+
+## ---- fuzzing (not part of `make test`: its crash inputs are, as plain unit tests) ----
+# cargo-fuzz drives libFuzzer through unstable rustc flags (-Zsanitizer, sancov passes).
+# RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them, so no nightly is needed.
+tool-cargo-fuzz:
+	@command -v cargo-fuzz >/dev/null && cargo fuzz --version | grep -q '$(CARGO_FUZZ_VERSION)' \
+	  || cargo install --locked cargo-fuzz --version $(CARGO_FUZZ_VERSION)
+
+fuzz: tool-cargo-fuzz
+	RUSTC_BOOTSTRAP=1 bash fuzz/run.sh $(FUZZ_SECONDS)
 
 ## ---- package and bench ----
 pack: build

@@ -26,9 +26,11 @@ use clap::Parser;
 
 use crate::cli::Cli;
 use crate::faults::Faults;
-use crate::http::routes::{self as app, AppState, Config};
+use crate::http::routes::{self as app, AppState};
+use crate::provider::local::Local;
 use crate::provider::Provider;
-use crate::store::sqlite::connection::Store;
+use crate::store::sqlite::SqliteStore;
+use crate::store::{SharedStore, Timing};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -59,19 +61,19 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
-    let store = Store::open(&cli.db, &[provider::SCHEMA])?;
-    let provider = Provider::new(
-        store.clone(),
+    let timing = Timing {
+        key_ttl: cli.key_ttl,
+        lock_timeout: cli.lock_timeout,
+    };
+    let store: SharedStore = Arc::new(SqliteStore::open(&cli.db, timing)?);
+    let provider = Provider::Local(Local::open(
+        &cli.db,
         Duration::from_millis(cli.provider_latency_ms),
-    );
+    )?);
     let state = AppState {
         store: store.clone(),
         provider,
         faults: Arc::new(Faults::new(cli.faults)),
-        cfg: Arc::new(Config {
-            key_ttl: cli.key_ttl,
-            lock_timeout: cli.lock_timeout,
-        }),
     };
     let app = app::router(state.clone(), &cli);
     let listener = tokio::net::TcpListener::bind(&cli.addr)
@@ -83,7 +85,6 @@ async fn run(cli: Cli) -> Result<(), String> {
         store,
         state.provider.clone(),
         cli.reaper_period(),
-        cli.lock_timeout,
     ));
     tracing::info!(%addr, db = %cli.db.display(), faults = cli.faults, cors = cli.cors,
         key_ttl = ?cli.key_ttl, lock_timeout = ?cli.lock_timeout, "idemkey-server started");

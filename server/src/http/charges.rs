@@ -24,11 +24,10 @@ use crate::idem::fingerprint::fingerprint;
 use crate::idem::phases::{outcome, phases, Answer};
 use crate::ids::new_id;
 use crate::provider::PaymentRequest;
-use crate::store::sqlite::idempotency_keys::{Outcome, StoredResponse};
-use crate::store::sqlite::ledger;
+use crate::store::model::{Outcome, StoredResponse};
 
-/// Header marking a replayed answer.
-pub const REPLAYED: &str = "idempotent-replayed";
+/// Header marking a replayed answer (the client's own name for it).
+pub const REPLAYED: &str = idemkey::core::header::REPLAYED_HEADER;
 
 /// `POST /api/charges`.
 pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) -> Response {
@@ -55,7 +54,11 @@ pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) 
             return e.into_response();
         }
     };
-    let task = tokio::spawn(phases(st, customer.clone(), idem_key.clone(), input));
+    let (c, k) = (customer.clone(), idem_key.clone());
+    let task =
+        tokio::spawn(
+            async move { phases(&*st.store, &st.provider, &st.faults, c, k, input).await },
+        );
     let result = task
         .await
         .unwrap_or_else(|e| Err(ApiError::Internal(format!("charge task: {e}"))));
@@ -134,10 +137,8 @@ pub async fn create_naive(State(st): State<AppState>, headers: HeaderMap, body: 
             ) {
                 Outcome::Answer(declined) => Ok(declined),
                 Outcome::Charge(charge) => {
-                    let response = StoredResponse::created(&charge)?;
-                    st.store
-                        .write(move |conn| ledger::insert_alone(conn, &charge))
-                        .await?;
+                    let response = StoredResponse::created(&charge);
+                    st.store.insert_charge(&charge).await?;
                     Ok(response)
                 }
             }
@@ -161,8 +162,7 @@ pub async fn create_naive(State(st): State<AppState>, headers: HeaderMap, body: 
 /// `GET /api/charges`: `{ customer, count, charges }`, oldest first.
 pub async fn list(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<Json<Value>> {
     let customer = key::customer(&headers)?;
-    let c = customer.clone();
-    let charges = st.store.read(move |conn| ledger::list(conn, &c)).await?;
+    let charges = st.store.charges(&customer).await?;
     Ok(Json(
         json!({ "customer": customer, "count": charges.len(), "charges": charges }),
     ))
@@ -172,11 +172,8 @@ pub async fn list(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<J
 /// keys and provider records.
 pub async fn reset(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<Json<Value>> {
     let customer = key::customer(&headers)?;
-    let c = customer.clone();
-    let (charges, keys) = st
-        .store
-        .write(move |conn| ledger::delete_customer(conn, &c))
-        .await?;
+    let (charges, keys) = st.store.delete_customer(&customer).await?;
+    st.provider.delete_customer(customer.clone()).await?;
     tracing::info!(customer, charges, keys, "ledger emptied");
     Ok(Json(
         json!({ "customer": customer, "deleted_charges": charges, "deleted_keys": keys }),

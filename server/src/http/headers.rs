@@ -1,12 +1,14 @@
 //! Parsing of the `Idempotency-Key` and `X-Customer-Id` request headers.
 //!
 //! The key may be sent bare (`Idempotency-Key: 8e03…`, Stripe style) or as an
-//! RFC 8941 sf-string (`Idempotency-Key: "8e03…"`, the IETF draft's form). Both
+//! RFC 8941 sf-string (`Idempotency-Key: "8e03…"`, the IETF draft's form),
+//! parsed by the client crate's own `parse_sf_string`. Both
 //! spellings of one key are the same key. Either way the key itself must be
 //! 1–255 visible ASCII characters (0x21–0x7E): anything else is ambiguous to
 //! log, to store and to compare, so it is refused with a 400.
 
 use axum::http::HeaderMap;
+use idemkey::core::header::parse_sf_string;
 
 use crate::http::problem::ApiError;
 
@@ -45,34 +47,6 @@ pub fn parse_key(raw: &[u8]) -> Result<String, &'static str> {
     }
     // All bytes are ASCII, so this cannot fail.
     String::from_utf8(key).map_err(|_| "the key is not ASCII")
-}
-
-/// RFC 8941 sf-string: `"` chars `"`, with `\"` and `\\` as the only escapes.
-fn parse_sf_string(raw: &[u8]) -> Result<Vec<u8>, &'static str> {
-    let mut out = Vec::with_capacity(raw.len());
-    let mut i = 1;
-    loop {
-        match raw.get(i) {
-            None => return Err("unterminated quoted string"),
-            Some(b'"') => break,
-            Some(b'\\') => match raw.get(i + 1) {
-                Some(&c @ (b'"' | b'\\')) => {
-                    out.push(c);
-                    i += 2;
-                }
-                _ => return Err("invalid escape in quoted string"),
-            },
-            Some(&c) if (0x20..=0x7e).contains(&c) => {
-                out.push(c);
-                i += 1;
-            }
-            Some(_) => return Err("the key must be visible ASCII characters only (0x21-0x7E)"),
-        }
-    }
-    if i + 1 != raw.len() {
-        return Err("unexpected characters after the quoted string");
-    }
-    Ok(out)
 }
 
 fn trim_ows(mut s: &[u8]) -> &[u8] {

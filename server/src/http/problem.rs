@@ -12,6 +12,8 @@ use axum::response::{IntoResponse, Response};
 
 use crate::faults::request::Canned;
 use crate::http::accept::DropConnection;
+use crate::provider::ProviderError;
+use crate::store::StoreError;
 
 /// Media type of every error body.
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -82,16 +84,29 @@ pub enum ApiError {
     /// the ones it takes; the method as sent, cut to [`ECHO_LIMIT`]).
     #[error("method {0} is not allowed on this endpoint")]
     MethodNotAllowed(String),
-    /// SQLite failed; the detail stays in the log.
-    #[error("storage error")]
-    Storage(#[from] rusqlite::Error),
+    /// The store failed (or is unreachable: 503 with `Retry-After`); the
+    /// detail stays in the log.
+    #[error("{}", storage_message(.0))]
+    Storage(#[from] StoreError),
+    /// The payment provider could not be reached; the key was released, so
+    /// a retry with it is safe (the provider deduplicates).
+    #[error("the payment provider is unavailable; retry with the same key")]
+    Provider(#[from] ProviderError),
     /// A bug or a crashed task; the detail stays in the log.
     #[error("internal error")]
     Internal(String),
 }
 
-/// Seconds a client should wait before retrying a `409`: the first request with
-/// the key normally finishes within one provider round trip.
+fn storage_message(e: &StoreError) -> &'static str {
+    match e {
+        StoreError::Unavailable(_) => "the database is unavailable; retry with the same key",
+        StoreError::Failed(_) => "storage error",
+    }
+}
+
+/// Seconds a client should wait before retrying a `409` (the first request with
+/// the key normally finishes within one provider round trip) or a `503` of an
+/// unreachable database or provider.
 pub const RETRY_AFTER_SECS: u64 = 1;
 
 impl ApiError {
@@ -178,6 +193,16 @@ impl ApiError {
                 "method_not_allowed",
                 "Method not allowed",
             ),
+            Storage(StoreError::Unavailable(_)) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "storage_unavailable",
+                "Service unavailable",
+            ),
+            Provider(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "provider_unavailable",
+                "Service unavailable",
+            ),
             Storage(_) | Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",
@@ -241,6 +266,7 @@ impl IntoResponse for ApiError {
         if status.is_server_error() {
             match &self {
                 ApiError::Storage(e) => tracing::error!(error = %e, "storage error"),
+                ApiError::Provider(e) => tracing::error!(error = %e, "provider error"),
                 ApiError::Internal(e) => tracing::error!(error = %e, "internal error"),
                 _ => {}
             }
@@ -251,7 +277,12 @@ impl IntoResponse for ApiError {
             resp.headers_mut()
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
-        if matches!(self, ApiError::InProgress) {
+        if matches!(
+            self,
+            ApiError::InProgress
+                | ApiError::Storage(StoreError::Unavailable(_))
+                | ApiError::Provider(_)
+        ) {
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
         }
@@ -259,5 +290,5 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// Result alias used by handlers and storage code.
+/// Result alias of the handlers and the phases.
 pub type ApiResult<T> = Result<T, ApiError>;

@@ -20,28 +20,17 @@ use crate::faults::{self, Faults};
 use crate::http::charges;
 use crate::http::problem::{echo, ApiError};
 use crate::provider::Provider;
-use crate::store::sqlite::connection::Store;
-
-/// Settings the handlers need.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// `--key-ttl`.
-    pub key_ttl: Duration,
-    /// `--lock-timeout`.
-    pub lock_timeout: Duration,
-}
+use crate::store::SharedStore;
 
 /// Everything a handler can reach; cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
-    /// The database.
-    pub store: Store,
+    /// The idempotency store (SQLite or PostgreSQL).
+    pub store: SharedStore,
     /// The payment provider stand-in.
     pub provider: Provider,
     /// Scheduled faults (empty and inert without `--faults`).
     pub faults: Arc<Faults>,
-    /// Settings.
-    pub cfg: Arc<Config>,
 }
 
 async fn healthz() -> Json<Value> {

@@ -1,25 +1,26 @@
 //! The three phases of a keyed charge, shared by requests and recovery.
 //!
-//! Phase 1 reserves the key (or answers replay / 409 / 422). Phase 2 calls the
+//! A read-only look-up comes first: replays, 409s and 422s are answered
+//! from it and never wait for a writer. Only a request that will do work takes
+//! a scheduled fault, so faults act around the phases, never inside a store
+//! transaction. Phase 1 reserves the key atomically (the look-up may have
+//! raced another request; the reservation has the last word). Phase 2 calls the
 //! provider outside any transaction, with the same key. Phase 3 commits the
 //! charge and the response together.
 
+use axum::http::StatusCode;
 use serde_json::json;
 
-use axum::http::StatusCode;
-
-use crate::faults::{Fault, FaultMode};
+use crate::faults::{Fault, FaultMode, Faults};
 use crate::http::body::ChargeInput;
 use crate::http::problem::{problem_body, ApiError, ApiResult, PROBLEM_JSON};
-use crate::http::routes::AppState;
 use crate::idem::fingerprint::fingerprint;
 use crate::ids::{new_id, now_ms};
-use crate::provider::{Payment, PaymentRequest};
-use crate::store::sqlite::connection::Store;
-use crate::store::sqlite::idempotency_keys::{
-    self as keys, Completed, Lock, Outcome, ReserveArgs, Reserved, StoredResponse,
+use crate::provider::{Payment, PaymentRequest, Provider};
+use crate::store::model::{
+    Charge, Completed, KeyRequest, Lock, Lookup, Outcome, Reserved, StoredResponse,
 };
-use crate::store::sqlite::ledger::Charge;
+use crate::store::Store;
 
 /// The final answer of one request, before after-commit faults apply.
 pub struct Answer {
@@ -31,41 +32,49 @@ pub struct Answer {
     pub fault: Option<Fault>,
 }
 
-/// Runs phases 1 to 3 for one keyed request.
+impl Answer {
+    fn replay(response: StoredResponse) -> Answer {
+        Answer {
+            response,
+            replayed: true,
+            fault: None,
+        }
+    }
+}
+
+/// Runs the look-up and phases 1 to 3 for one keyed request.
 pub async fn phases(
-    st: AppState,
+    store: &dyn Store,
+    provider: &Provider,
+    faults: &Faults,
     customer: String,
     idem_key: String,
     input: ChargeInput,
 ) -> ApiResult<Answer> {
-    // Phase 1: reserve.
-    let args = ReserveArgs {
+    let req = KeyRequest {
         customer: customer.clone(),
         key: idem_key.clone(),
         fingerprint: fingerprint(&input.raw),
-        now: now_ms(),
-        ttl_ms: st.cfg.key_ttl.as_millis() as i64,
-        lock_ms: st.cfg.lock_timeout.as_millis() as i64,
     };
-    let faults = st.faults.clone();
-    let fault_customer = customer.clone();
-    let reserved = st
-        .store
-        .write(move |conn| {
-            keys::reserve(conn, &args, || {
-                faults.take(&fault_customer, Some(&args.key), &args.fingerprint)
-            })
-        })
-        .await?;
-    let lock = match reserved {
-        Reserved::Replay(response) => {
-            return Ok(Answer {
-                response,
-                replayed: true,
-                fault: None,
-            })
-        }
+    match store.lookup(&req).await? {
+        Lookup::Replay(r) => return Ok(Answer::replay(r)),
+        Lookup::KeyReused => return Err(ApiError::KeyReused),
+        Lookup::InProgress => return Err(ApiError::InProgress),
+        Lookup::Free => {}
+    }
+    // This request is about to do work: it takes a fault now, and one that
+    // acts before commit answers with nothing stored.
+    let fault = faults.take(&customer, Some(&idem_key), &req.fingerprint);
+    if let Some(e) = fault.as_ref().and_then(Fault::before_commit) {
+        return Err(e);
+    }
+
+    // Phase 1: reserve.
+    let lock = match store.reserve(&req).await? {
         Reserved::Proceed(lock) => lock,
+        Reserved::Replay(r) => return Ok(Answer::replay(r)),
+        Reserved::KeyReused => return Err(ApiError::KeyReused),
+        Reserved::InProgress => return Err(ApiError::InProgress),
     };
     if lock.recovered {
         tracing::warn!(
@@ -76,8 +85,7 @@ pub async fn phases(
     }
 
     // Phase 2: the provider, outside any transaction, deduplicating on the key.
-    let payment = st
-        .provider
+    let payment = provider
         .pay(PaymentRequest {
             customer: customer.clone(),
             key: idem_key.clone(),
@@ -89,10 +97,9 @@ pub async fn phases(
         .await;
     let payment = match payment {
         Ok(p) => p,
-        Err(e) => return Err(release(&st.store, &customer, &idem_key, &lock.owner, e).await),
+        Err(e) => return Err(release(store, &customer, &idem_key, &lock, e.into()).await),
     };
-    if lock
-        .fault
+    if fault
         .as_ref()
         .is_some_and(|f| f.mode == FaultMode::CrashAfterProvider)
     {
@@ -106,7 +113,7 @@ pub async fn phases(
 
     // Phase 3: charge + stored response + done, in one transaction.
     let completed = complete(
-        &st.store,
+        store,
         &customer,
         &idem_key,
         &lock,
@@ -118,21 +125,22 @@ pub async fn phases(
     let (response, replayed) = match completed {
         Completed::Stored(response) => (response, false),
         Completed::AlreadyDone(response) => (response, true),
+        Completed::LockLost => return Err(ApiError::InProgress),
     };
     Ok(Answer {
         response,
         replayed,
-        fault: lock.fault,
+        fault,
     })
 }
 
 /// Phase 3, shared by a request and the server-side recovery, so a recovered
 /// operation stores what its request would have: the provider's answer
 /// becomes a charge (answered 201) or a stored 402, committed only if `lock`
-/// still owns the key. On any failure but a lost lock the key is handed back
-/// at once, not after `--lock-timeout`.
+/// still owns the key. On a store failure the key is handed back at once,
+/// not after `--lock-timeout`.
 pub async fn complete(
-    store: &Store,
+    store: &dyn Store,
     customer: &str,
     idem_key: &str,
     lock: &Lock,
@@ -148,14 +156,9 @@ pub async fn complete(
         currency,
         payment,
     );
-    let (c, k, l) = (customer.to_string(), idem_key.to_string(), lock.clone());
-    match store
-        .write(move |conn| keys::complete(conn, &c, &k, &l, outcome))
-        .await
-    {
-        Err(e @ ApiError::InProgress) => Err(e),
-        Err(e) => Err(release(store, customer, idem_key, &lock.owner, e).await),
-        completed => completed,
+    match store.complete(customer, idem_key, lock, outcome).await {
+        Ok(c) => Ok(c),
+        Err(e) => Err(release(store, customer, idem_key, lock, e.into()).await),
     }
 }
 
@@ -189,21 +192,13 @@ pub fn outcome(
 
 /// Releases the lock after a failure (best effort) and passes the error on.
 async fn release(
-    store: &Store,
+    store: &dyn Store,
     customer: &str,
     idem_key: &str,
-    owner: &str,
+    lock: &Lock,
     e: ApiError,
 ) -> ApiError {
-    let (c, k, o) = (
-        customer.to_string(),
-        idem_key.to_string(),
-        owner.to_string(),
-    );
-    if let Err(re) = store
-        .write(move |conn| keys::release(conn, &c, &k, &o))
-        .await
-    {
+    if let Err(re) = store.release(customer, idem_key, lock).await {
         tracing::error!(error = %re, "could not release a key lock; it frees itself after --lock-timeout");
     }
     e

@@ -12,25 +12,18 @@
 //! retry gets it as a replay. If the provider has nothing, nothing was paid:
 //! the key is left alone for its retry or its expiry.
 
-use std::time::Duration;
-
 use crate::http::problem::ApiError;
-use crate::idem::phases as charges;
-use crate::ids::now_ms;
+use crate::idem::phases;
 use crate::provider::Provider;
-use crate::store::sqlite::connection::Store;
-use crate::store::sqlite::idempotency_keys::{self as keys, Completed, StaleKey};
+use crate::store::model::{Completed, StaleKey};
+use crate::store::Store;
 
 /// Stale keys looked at per tick; the rest wait for the next one.
 const BATCH: usize = 500;
 
 /// Completes what can be completed; returns how many operations were.
-pub async fn run_once(store: &Store, provider: &Provider, lock_timeout: Duration) -> usize {
-    let lock_ms = lock_timeout.as_millis() as i64;
-    let stale = match store
-        .read(move |conn| keys::stale(conn, now_ms(), lock_ms, BATCH))
-        .await
-    {
+pub async fn run_once(store: &dyn Store, provider: &Provider) -> usize {
+    let stale = match store.stale_keys(BATCH).await {
         Ok(s) => s,
         Err(e) => {
             tracing::warn!(error = %e, "recovery: cannot list stale keys");
@@ -39,7 +32,7 @@ pub async fn run_once(store: &Store, provider: &Provider, lock_timeout: Duration
     };
     let mut done = 0;
     for k in stale {
-        match recover(store, provider, k.clone(), lock_ms).await {
+        match recover(store, provider, &k).await {
             Ok(true) => done += 1,
             Ok(false) => {}
             Err(e) => tracing::warn!(customer = k.customer, key = k.key, error = %e,
@@ -52,12 +45,7 @@ pub async fn run_once(store: &Store, provider: &Provider, lock_timeout: Duration
 /// One key: `Ok(true)` when this call committed its outcome. The provider is
 /// asked first, and the lock is taken only when there is something to commit:
 /// a request that is merely slow keeps its lock while nothing is paid.
-async fn recover(
-    store: &Store,
-    provider: &Provider,
-    k: StaleKey,
-    lock_ms: i64,
-) -> Result<bool, ApiError> {
+async fn recover(store: &dyn Store, provider: &Provider, k: &StaleKey) -> Result<bool, ApiError> {
     let found = provider
         .find(k.customer.clone(), k.key.clone(), k.reservation.clone())
         .await?;
@@ -65,15 +53,11 @@ async fn recover(
     let Some(rec) = found else {
         return Ok(false);
     };
-    let k2 = k.clone();
-    let Some(lock) = store
-        .write(move |conn| keys::take_over(conn, &k2, now_ms(), lock_ms))
-        .await?
-    else {
-        // A retry took it over meanwhile, or it completed.
+    // A retry (or another instance) took it over meanwhile, or it completed.
+    let Some(lock) = store.take_over(k).await? else {
         return Ok(false);
     };
-    let completed = charges::complete(
+    let completed = phases::complete(
         store,
         &k.customer,
         &k.key,
@@ -82,11 +66,9 @@ async fn recover(
         &rec.currency,
         rec.payment,
     )
-    .await;
-    let resp = match completed {
-        Ok(Completed::Stored(resp)) => resp,
-        Ok(Completed::AlreadyDone(_)) | Err(ApiError::InProgress) => return Ok(false),
-        Err(e) => return Err(e),
+    .await?;
+    let Completed::Stored(resp) = completed else {
+        return Ok(false);
     };
     tracing::warn!(
         customer = k.customer,

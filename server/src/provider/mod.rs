@@ -1,42 +1,29 @@
-//! Stand-in for the downstream payment provider.
+//! The downstream payment provider stand-in, and how the server reaches it.
 //!
 //! It behaves like an external API that accepts an idempotency key (Stripe's
-//! does): it takes `--provider-latency-ms` to answer, records each payment in
-//! its own table, and a second call with the same key gets the first answer
-//! instead of a second payment. The server calls it outside its own
-//! transaction, with the client's key qualified by customer and operation
-//! (`reservation`): retries of one operation share it, while a key reused
-//! after its TTL is a new operation and a new payment, as the TTL contract says.
-//! It shares the SQLite file only for convenience; it never joins the server's
-//! transactions.
+//! does): it takes `--provider-latency-ms` to answer, records each payment,
+//! and a second call with the same key gets the first answer instead of a
+//! second payment. The server calls it outside its own transaction, with the
+//! client's key qualified by customer and operation (`reservation`): retries
+//! of one operation share it, while a key reused after its TTL is a new
+//! operation and a new payment, as the TTL contract says.
+//!
+//! In process by default ([`Provider::local`], its table in a SQLite file);
+//! with `--provider-url` over HTTP to `idemkey-server provider`.
 
-use std::time::Duration;
+pub mod local;
 
-use rusqlite::{params, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 
-use crate::http::problem::ApiResult;
-use crate::ids::{new_id, now_ms};
-use crate::store::sqlite::connection::Store;
+use self::local::Local;
 
 /// The test card the provider always declines (Stripe's "generic decline").
 pub const DECLINED_CARD: &str = "4000000000000002";
 
-/// The provider's own table.
-pub const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS provider_payments (
-    customer    TEXT    NOT NULL,
-    idem_key    TEXT    NOT NULL,
-    reservation TEXT    NOT NULL,
-    amount      INTEGER NOT NULL,
-    currency    TEXT    NOT NULL,
-    outcome     TEXT    NOT NULL CHECK (outcome IN ('approved', 'declined')),
-    ref         TEXT    NOT NULL,
-    calls       INTEGER NOT NULL,  -- requests received, deduplicated ones included
-    created_at  INTEGER NOT NULL,
-    PRIMARY KEY (customer, idem_key, reservation)
-) WITHOUT ROWID;
-";
+/// The provider could not be reached or failed; nothing is known of the call.
+#[derive(Debug, thiserror::Error)]
+#[error("payment provider unavailable: {0}")]
+pub struct ProviderError(pub String);
 
 /// A payment request.
 #[derive(Debug, Clone)]
@@ -86,110 +73,44 @@ pub struct Stats {
 
 /// The provider client; cheap to clone.
 #[derive(Clone)]
-pub struct Provider {
-    store: Store,
-    latency: Duration,
+pub enum Provider {
+    /// The stand-in, in this process.
+    Local(Local),
 }
 
 impl Provider {
-    /// A provider that answers after `latency`.
-    pub fn new(store: Store, latency: Duration) -> Provider {
-        Provider { store, latency }
-    }
-
     /// Charges (or declines) once per (customer, key, reservation).
-    pub async fn pay(&self, req: PaymentRequest) -> ApiResult<Payment> {
-        tokio::time::sleep(self.latency).await;
-        self.store
-            .write(move |conn| {
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let found = tx
-                    .query_row(
-                        "SELECT outcome, ref FROM provider_payments
-                         WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3",
-                        params![req.customer, req.key, req.reservation],
-                        |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
-                    )
-                    .optional()?;
-                let payment = match found {
-                    Some((outcome, reference)) => {
-                        tx.execute(
-                            "UPDATE provider_payments SET calls = calls + 1
-                             WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3",
-                            params![req.customer, req.key, req.reservation],
-                        )?;
-                        Payment { approved: outcome == "approved", reference }
-                    }
-                    None => {
-                        let approved = req.card.as_deref() != Some(DECLINED_CARD);
-                        let reference = new_id("pay");
-                        tx.execute(
-                            "INSERT INTO provider_payments
-                                 (customer, idem_key, reservation, amount, currency, outcome, ref, calls, created_at)
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8)",
-                            params![
-                                req.customer,
-                                req.key,
-                                req.reservation,
-                                req.amount as i64,
-                                req.currency,
-                                if approved { "approved" } else { "declined" },
-                                reference,
-                                now_ms()
-                            ],
-                        )?;
-                        Payment { approved, reference }
-                    }
-                };
-                tx.commit()?;
-                Ok(payment)
-            })
-            .await
+    pub async fn pay(&self, req: PaymentRequest) -> Result<Payment, ProviderError> {
+        match self {
+            Provider::Local(p) => p.pay(req).await,
+        }
     }
 
-    /// What the provider did under (customer, key, reservation), if anything,
-    /// with the amount and currency it was asked for. A lookup (as a real
-    /// provider's "retrieve by idempotency key"), never a new payment, and not
-    /// counted in `calls`.
+    /// What the provider did under (customer, key, reservation), if anything.
+    /// A lookup (as a real provider's "retrieve by idempotency key"), never a
+    /// new payment, and not counted in `calls`.
     pub async fn find(
         &self,
         customer: String,
         key: String,
         reservation: String,
-    ) -> ApiResult<Option<Recorded>> {
-        self.store
-            .read(move |conn| {
-                Ok(conn
-                    .query_row(
-                        "SELECT outcome, ref, amount, currency FROM provider_payments
-                         WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3",
-                        params![customer, key, reservation],
-                        |r| {
-                            Ok(Recorded {
-                                payment: Payment {
-                                    approved: r.get::<_, String>(0)? == "approved",
-                                    reference: r.get(1)?,
-                                },
-                                amount: r.get::<_, i64>(2)? as u64,
-                                currency: r.get(3)?,
-                            })
-                        },
-                    )
-                    .optional()?)
-            })
-            .await
+    ) -> Result<Option<Recorded>, ProviderError> {
+        match self {
+            Provider::Local(p) => p.find(customer, key, reservation).await,
+        }
     }
 
     /// Counters for one customer.
-    pub async fn stats(&self, customer: String) -> ApiResult<Stats> {
-        self.store
-            .read(move |conn| {
-                Ok(conn.query_row(
-                    "SELECT COALESCE(SUM(calls), 0), COUNT(*) FROM provider_payments WHERE customer = ?1",
-                    params![customer],
-                    |r| Ok(Stats { calls: r.get(0)?, payments: r.get(1)? }),
-                )?)
-            })
-            .await
+    pub async fn stats(&self, customer: String) -> Result<Stats, ProviderError> {
+        match self {
+            Provider::Local(p) => p.stats(customer).await,
+        }
+    }
+
+    /// Forgets one customer's payments (ledger reset, `--faults` only).
+    pub async fn delete_customer(&self, customer: String) -> Result<(), ProviderError> {
+        match self {
+            Provider::Local(p) => p.delete_customer(customer).await,
+        }
     }
 }

@@ -14,16 +14,16 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::http::problem::{ApiError, ApiResult};
+use crate::store::{StoreError, StoreResult};
 
 /// How long a statement waits for another process's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Idle read connections kept around.
 const MAX_IDLE_READERS: usize = 8;
 
-/// Schema of the server's own tables. The provider stand-in adds its own
-/// (see `provider::SCHEMA`).
-const SCHEMA: &str = "
+/// Schema of the server's own tables. The provider stand-in keeps its own
+/// (see `provider_payments::SCHEMA`).
+pub const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS idempotency_keys (
     customer        TEXT    NOT NULL,
     idem_key        TEXT    NOT NULL,
@@ -59,9 +59,9 @@ CREATE TABLE IF NOT EXISTS charges (
 CREATE INDEX IF NOT EXISTS charges_customer ON charges (customer, seq);
 ";
 
-/// Handle to the database; cheap to clone.
+/// Handle to one SQLite file; cheap to clone.
 #[derive(Clone)]
-pub struct Store {
+pub struct Sqlite {
     path: Arc<PathBuf>,
     writer: Arc<tokio::sync::Mutex<Connection>>,
     readers: Arc<Mutex<Vec<Connection>>>,
@@ -84,20 +84,18 @@ fn open_conn(path: &Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
-impl Store {
+impl Sqlite {
     /// Opens (creating if needed) the database file and its parent directory.
-    pub fn open(path: &Path, extra_schema: &[&str]) -> Result<Store, String> {
+    pub fn open(path: &Path, schema: &[&str]) -> Result<Sqlite, String> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)
                 .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         }
         let conn = open_conn(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        conn.execute_batch(SCHEMA)
-            .map_err(|e| format!("schema: {e}"))?;
-        for s in extra_schema {
+        for s in schema {
             conn.execute_batch(s).map_err(|e| format!("schema: {e}"))?;
         }
-        Ok(Store {
+        Ok(Sqlite {
             path: Arc::new(path.to_path_buf()),
             writer: Arc::new(tokio::sync::Mutex::new(conn)),
             readers: Arc::new(Mutex::new(Vec::new())),
@@ -106,35 +104,36 @@ impl Store {
 
     /// Runs `f` with the writer connection on the blocking pool. `f` opens its
     /// own `BEGIN IMMEDIATE` transaction.
-    pub async fn write<T, F>(&self, f: F) -> ApiResult<T>
+    pub async fn write<T, F>(&self, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
     {
         let mut guard = self.writer.clone().lock_owned().await;
         tokio::task::spawn_blocking(move || f(&mut guard))
             .await
-            .map_err(|e| ApiError::Internal(format!("write task: {e}")))?
+            .map_err(|e| StoreError::Failed(format!("write task: {e}")))?
+            .map_err(StoreError::from)
     }
 
     /// Runs `f` with a read connection on the blocking pool.
-    pub async fn read<T, F>(&self, f: F) -> ApiResult<T>
+    pub async fn read<T, F>(&self, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     {
         let path = self.path.clone();
         let readers = self.readers.clone();
         tokio::task::spawn_blocking(move || {
             let pooled = readers
                 .lock()
-                .map_err(|_| ApiError::Internal("reader pool poisoned".into()))?
+                .map_err(|_| StoreError::Failed("reader pool poisoned".into()))?
                 .pop();
             let conn = match pooled {
                 Some(c) => c,
                 None => open_conn(&path)?,
             };
-            let out = f(&conn);
+            let out = f(&conn).map_err(StoreError::from);
             if let Ok(mut idle) = readers.lock() {
                 if idle.len() < MAX_IDLE_READERS {
                     idle.push(conn);
@@ -143,7 +142,7 @@ impl Store {
             out
         })
         .await
-        .map_err(|e| ApiError::Internal(format!("read task: {e}")))?
+        .map_err(|e| StoreError::Failed(format!("read task: {e}")))?
     }
 }
 
@@ -156,8 +155,8 @@ mod tests {
     #[tokio::test]
     async fn connections_are_wal_synchronous_full_with_a_busy_timeout() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("sub").join("t.db"), &[]).unwrap();
-        let pragmas = |conn: &Connection| -> ApiResult<(String, i64, i64)> {
+        let store = Sqlite::open(&dir.path().join("sub").join("t.db"), &[SCHEMA]).unwrap();
+        let pragmas = |conn: &Connection| -> rusqlite::Result<(String, i64, i64)> {
             let q = |p: &str| {
                 conn.query_row(&format!("PRAGMA {p}"), [], |r| {
                     r.get::<_, rusqlite::types::Value>(0)
@@ -169,7 +168,7 @@ mod tests {
                 rusqlite::types::Value::Integer(busy),
             ) = (q("journal_mode")?, q("synchronous")?, q("busy_timeout")?)
             else {
-                return Err(ApiError::Internal("unexpected pragma types".into()));
+                return Err(rusqlite::Error::InvalidQuery);
             };
             Ok((mode, sync, busy))
         };

@@ -1,56 +1,29 @@
-//! The charges table: the business record the demo shows.
+//! The charges table on SQLite: the business record the demo shows.
 
 use rusqlite::{params, Connection, TransactionBehavior};
-use serde::Serialize;
 
-use crate::http::problem::ApiResult;
+use crate::store::model::Charge;
 
-/// One charge. Its JSON is both the `201` body and a ledger entry.
-#[derive(Debug, Clone, Serialize)]
-pub struct Charge {
-    /// `ch_…`
-    pub id: String,
-    /// Always `"charge"`, so a body is recognisable on its own.
-    pub object: &'static str,
-    /// The idempotency key that created it (`null` for the naive endpoint).
-    pub key: Option<String>,
-    /// Customer scope.
-    pub customer: String,
-    /// Minor units (cents), a positive integer.
-    pub amount: u64,
-    /// Lowercase ISO 4217 code.
-    pub currency: String,
-    /// Always `"succeeded"`: declines are not charges.
-    pub status: &'static str,
-    /// The provider's payment reference.
-    pub provider_ref: String,
-    /// Milliseconds since the Unix epoch.
-    pub created_at: i64,
-    /// Operation id; internal.
-    #[serde(skip)]
-    pub reservation: Option<String>,
-}
-
-/// Inserts a charge inside the caller's transaction.
-pub fn insert(conn: &Connection, c: &Charge) -> rusqlite::Result<()> {
-    conn.execute(
+/// Inserts a charge inside the caller's transaction; `false` when its
+/// operation already has one (`UNIQUE(reservation)`), and nothing is written.
+pub fn insert(conn: &Connection, c: &Charge) -> rusqlite::Result<bool> {
+    let n = conn.execute(
         "INSERT INTO charges (id, customer, idem_key, reservation, amount, currency, status, provider_ref, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (reservation) DO NOTHING",
         params![c.id, c.customer, c.key, c.reservation, c.amount as i64, c.currency, c.status, c.provider_ref, c.created_at],
     )?;
-    Ok(())
+    Ok(n == 1)
 }
 
 /// Inserts a charge in its own transaction (the naive endpoint).
-pub fn insert_alone(conn: &mut Connection, c: &Charge) -> ApiResult<()> {
+pub fn insert_alone(conn: &mut Connection, c: &Charge) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     insert(&tx, c)?;
-    tx.commit()?;
-    Ok(())
+    tx.commit()
 }
 
 /// A customer's charges, oldest first.
-pub fn list(conn: &Connection, customer: &str) -> ApiResult<Vec<Charge>> {
+pub fn list(conn: &Connection, customer: &str) -> rusqlite::Result<Vec<Charge>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, idem_key, amount, currency, provider_ref, created_at FROM charges
          WHERE customer = ?1 ORDER BY seq",
@@ -69,22 +42,17 @@ pub fn list(conn: &Connection, customer: &str) -> ApiResult<Vec<Charge>> {
             reservation: None,
         })
     })?;
-    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    rows.collect()
 }
 
-/// Empties a customer's ledger, keys and provider records. Returns the
-/// number of charges and keys deleted.
-pub fn delete_customer(conn: &mut Connection, customer: &str) -> ApiResult<(usize, usize)> {
+/// Empties a customer's ledger and keys; returns how many of each.
+pub fn delete_customer(conn: &mut Connection, customer: &str) -> rusqlite::Result<(u64, u64)> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let charges = tx.execute("DELETE FROM charges WHERE customer = ?1", params![customer])?;
     let keys = tx.execute(
         "DELETE FROM idempotency_keys WHERE customer = ?1",
         params![customer],
     )?;
-    tx.execute(
-        "DELETE FROM provider_payments WHERE customer = ?1",
-        params![customer],
-    )?;
     tx.commit()?;
-    Ok((charges, keys))
+    Ok((charges as u64, keys as u64))
 }
