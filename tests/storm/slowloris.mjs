@@ -55,8 +55,6 @@ export function holdSlowloris(addr, count, customer) {
   };
   for (let i = 0; i < count; i++) open(kinds[i % kinds.length]);
   return {
-    /** The age in ms of the oldest connection still open. */
-    oldestMs: () => Math.max(0, ...[...live].map((c) => performance.now() - c.t0)),
     stop() {
       stopping = true;
       const now = performance.now();

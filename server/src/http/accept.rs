@@ -70,11 +70,16 @@ pub async fn serve(
     let slots = Arc::new(Semaphore::new(limit));
     tracing::info!(max_connections = limit, "serving");
     let mut backoff = ACCEPT_BACKOFF.0;
+    let mut warned_full: Option<tokio::time::Instant> = None;
     loop {
         let slot = match slots.clone().try_acquire_owned() {
             Ok(slot) => slot,
             Err(_) => {
-                tracing::warn!(max_connections = limit, "connection limit reached: new connections wait");
+                // Once a minute at most: a crowd at the limit must not flood the log.
+                if warned_full.is_none_or(|t| t.elapsed() > Duration::from_secs(60)) {
+                    warned_full = Some(tokio::time::Instant::now());
+                    tracing::warn!(max_connections = limit, "connection limit reached: new connections wait");
+                }
                 tokio::select! {
                     slot = slots.clone().acquire_owned() => match slot {
                         Ok(slot) => slot,
