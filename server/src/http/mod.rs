@@ -11,4 +11,5 @@ pub mod headers;
 pub mod json;
 pub mod limits;
 pub mod problem;
+pub mod receipts;
 pub mod routes;
