@@ -73,8 +73,17 @@ fn missing_or_malformed_keys_are_400() {
             r.text()
         );
         // A control character is refused by the HTTP layer before any handler.
-        let want = if case.contains(&1) { "bad_request" } else { "invalid_idempotency_key" };
-        assert_eq!(r.assert_problem(400)["code"], want, "{:?}", String::from_utf8_lossy(case));
+        let want = if case.contains(&1) {
+            "bad_request"
+        } else {
+            "invalid_idempotency_key"
+        };
+        assert_eq!(
+            r.assert_problem(400)["code"],
+            want,
+            "{:?}",
+            String::from_utf8_lossy(case)
+        );
     }
     // The boundary itself is accepted.
     let max = "k".repeat(255);

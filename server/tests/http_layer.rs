@@ -42,7 +42,10 @@ fn a_half_closed_request_gets_its_answer() {
             unanswered += 1;
         }
     }
-    assert_eq!(unanswered, 0, "{unanswered} of 80 half-closed requests got no answer");
+    assert_eq!(
+        unanswered, 0,
+        "{unanswered} of 80 half-closed requests got no answer"
+    );
     assert_eq!(ledger(s.addr, &c)["count"], 40);
 }
 
@@ -50,7 +53,8 @@ fn a_half_closed_request_gets_its_answer() {
 fn a_stalled_body_times_out_with_408() {
     let s = Server::start(&["--provider-latency-ms", "5"]);
     let mut sock = TcpStream::connect(s.addr).unwrap();
-    sock.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
     let t0 = Instant::now();
     sock.write_all(b"POST /api/charges HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nIdempotency-Key: stall\r\nContent-Length: 1000\r\n\r\n{\"amount\":")
         .unwrap();
@@ -104,7 +108,13 @@ fn refusals_by_the_http_layer_are_problems() {
             }
         }
     }
-    assert!(wrong.is_empty(), "{} of {} refusals wrong:\n{}", wrong.len(), cases.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} of {} refusals wrong:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -121,10 +131,18 @@ fn ambiguous_requests_are_refused_with_a_reason() {
     };
     let dup = br#"{"amount":0,"amount":100,"currency":"usd"}"#;
     let cases = [
-        ("dup-member", format!("Content-Length: {}\r\n\r\n", dup.len()), dup.to_vec(), "duplicate"),
+        (
+            "dup-member",
+            format!("Content-Length: {}\r\n\r\n", dup.len()),
+            dup.to_vec(),
+            "duplicate",
+        ),
         (
             "two-content-types",
-            format!("Content-Type: text/plain\r\nContent-Length: {}\r\n\r\n", BODY.len()),
+            format!(
+                "Content-Type: text/plain\r\nContent-Length: {}\r\n\r\n",
+                BODY.len()
+            ),
             BODY.as_bytes().to_vec(),
             "Content-Type",
         ),
@@ -146,6 +164,14 @@ fn ambiguous_requests_are_refused_with_a_reason() {
             wrong.push(format!("{key}: {} {:?}", r.status, r.text()));
         }
     }
-    assert!(wrong.is_empty(), "accepted or unexplained:\n{}", wrong.join("\n"));
-    assert_eq!(ledger(s.addr, &c)["count"], 0, "an ambiguous request charged");
+    assert!(
+        wrong.is_empty(),
+        "accepted or unexplained:\n{}",
+        wrong.join("\n")
+    );
+    assert_eq!(
+        ledger(s.addr, &c)["count"],
+        0,
+        "an ambiguous request charged"
+    );
 }

@@ -43,7 +43,13 @@ fn faults_and_cors_are_off_unless_asked_and_faults_warns() {
         ("POST", "/api/naive/charges"),
         ("GET", "/api/provider"),
     ] {
-        let r = request(s.addr, method, path, &[("Content-Type", "application/json")], b"{}");
+        let r = request(
+            s.addr,
+            method,
+            path,
+            &[("Content-Type", "application/json")],
+            b"{}",
+        );
         r.assert_problem(404);
     }
     let r = request(s.addr, "DELETE", "/api/charges", &[], b"");
@@ -65,7 +71,9 @@ fn faults_and_cors_are_off_unless_asked_and_faults_warns() {
     let f = Server::start(&["--faults", "--provider-latency-ms", "5"]);
     let log = f.log_text();
     assert!(
-        log.contains("WARN") && log.contains("--faults is on") && log.contains("never use it in production"),
+        log.contains("WARN")
+            && log.contains("--faults is on")
+            && log.contains("never use it in production"),
         "--faults must warn at start; log:\n{log}"
     );
 }
@@ -87,27 +95,43 @@ fn problem_bodies_echo_no_unbounded_input() {
             s.addr,
             "POST",
             "/api/charges",
-            &[("Content-Type", "application/json"), ("Idempotency-Key", &key_hdr)],
+            &[
+                ("Content-Type", "application/json"),
+                ("Idempotency-Key", &key_hdr),
+            ],
             BODY.as_bytes(),
         ),
         request(
             s.addr,
             "POST",
             "/api/charges",
-            &[("Content-Type", "application/json"), ("X-Customer-Id", &long), ("Idempotency-Key", "k")],
+            &[
+                ("Content-Type", "application/json"),
+                ("X-Customer-Id", &long),
+                ("Idempotency-Key", "k"),
+            ],
             BODY.as_bytes(),
         ),
         request(
             s.addr,
             "POST",
             "/api/charges",
-            &[("Content-Type", &format!("text/{long}")), ("Idempotency-Key", "k")],
+            &[
+                ("Content-Type", &format!("text/{long}")),
+                ("Idempotency-Key", "k"),
+            ],
             BODY.as_bytes(),
         ),
         charge(s.addr, &c, "dup", &member),
         charge(s.addr, &c, "cur", &currency),
         charge(s.addr, &c, "json", &format!("{{\"{long}")),
-        request(s.addr, "POST", "/api/faults", &[("Content-Type", "application/json")], fault.as_bytes()),
+        request(
+            s.addr,
+            "POST",
+            "/api/faults",
+            &[("Content-Type", "application/json")],
+            fault.as_bytes(),
+        ),
     ];
     // A detail may quote up to 64 characters of what was sent, never more.
     for r in answers {
@@ -125,9 +149,20 @@ fn problem_bodies_echo_no_unbounded_input() {
 
 #[test]
 fn card_numbers_never_reach_the_log_even_at_trace() {
-    let s = Server::start(&["--faults", "--provider-latency-ms", "5", "--log-level", "trace"]);
+    let s = Server::start(&[
+        "--faults",
+        "--provider-latency-ms",
+        "5",
+        "--log-level",
+        "trace",
+    ]);
     let c = uid("pan");
-    let cards = ["4242424242424242", "4000000000000002", "5555 5555 5555 4444", "3782-822463-10005"];
+    let cards = [
+        "4242424242424242",
+        "4000000000000002",
+        "5555 5555 5555 4444",
+        "3782-822463-10005",
+    ];
     for (i, card) in cards.iter().enumerate() {
         let ok = format!(r#"{{"amount":100,"currency":"usd","card":"{card}"}}"#);
         charge(s.addr, &c, &format!("pan-{i}"), &ok);
@@ -138,7 +173,10 @@ fn card_numbers_never_reach_the_log_even_at_trace() {
             format!(r#"{{"amount":1,"currency":"usd","card":"{card}","card":"{card}"}}"#),
             format!(r#"{{"amount":1,"currency":"usd","card":"{card}""#),
             format!(r#"{{"amount":1,"currency":"usd","card":"{card}x"}}"#),
-            format!(r#"{{"amount":1,"currency":"usd","card":"{card}","pad":"{}"}}"#, "p".repeat(70 * 1024)),
+            format!(
+                r#"{{"amount":1,"currency":"usd","card":"{card}","pad":"{}"}}"#,
+                "p".repeat(70 * 1024)
+            ),
         ];
         for (j, body) in refused.iter().enumerate() {
             let r = charge(s.addr, &c, &format!("bad-{i}-{j}"), body);
@@ -154,10 +192,17 @@ fn card_numbers_never_reach_the_log_even_at_trace() {
         );
     }
     let log = s.log_text();
-    assert!(log.contains("TRACE") || log.contains("DEBUG"), "the log is not verbose:\n{log}");
+    assert!(
+        log.contains("TRACE") || log.contains("DEBUG"),
+        "the log is not verbose:\n{log}"
+    );
     for card in cards {
         let digits: String = card.chars().filter(char::is_ascii_digit).collect();
-        for needle in [card.to_string(), digits.clone(), digits[digits.len() - 12..].to_string()] {
+        for needle in [
+            card.to_string(),
+            digits.clone(),
+            digits[digits.len() - 12..].to_string(),
+        ] {
             if let Some(line) = log.lines().find(|l| l.contains(&needle)) {
                 panic!("the log carries a card number ({needle}): {line}");
             }

@@ -37,7 +37,7 @@ export function printTables({ counts, failures, requests, seed, stormMs, latenci
     for (const c of cols) total[c] += row[c];
   }
   out.push(`${pad('total', 12)}${cols.map((c) => lpad(total[c], 7)).join('')}`);
-  out.push(`valid requests: p50 ${pct(latencies, 50).toFixed(0)} ms, p99 ${pct(latencies, 99).toFixed(0)} ms, max ${Math.max(0, ...latencies).toFixed(0)} ms (${latencies.length})`);
+  out.push(`valid requests (charges, replays, health checks, probes): p50 ${pct(latencies, 50).toFixed(0)} ms, p99 ${pct(latencies, 99).toFixed(0)} ms, max ${Math.max(0, ...latencies).toFixed(0)} ms (${latencies.length})`);
   out.push(`charges: ${charges.charged} charged, ${charges.replays} replays, ${charges.refusedOrUnanswered} refused or unanswered`);
   out.push(`peak RSS (VmHWM): ${(peakRssKiB / 1024).toFixed(1)} MiB`);
   const ends = {};

@@ -4,7 +4,7 @@
 //   node tests/storm/run.mjs [--requests 2000] [--seed 1] [--concurrency 8] [--holders 64]
 //
 // Fails (exit 1) on any 5xx, a panic in the server's log, a dead server, a lost or
-// doubled valid charge, a valid request slower than 1 s, a peak RSS over 200 MiB, a
+// doubled valid charge, a valid request slower than 1 s (a charge: 5 s), a peak RSS over 200 MiB, a
 // refusal without a problem+json body, an answer missing or outside what the variant
 // allows, or a starving connection the server never ends. Prints a table by status class.
 import { parseArgs } from 'node:util';
@@ -27,7 +27,11 @@ const { values: opt } = parseArgs({
 });
 const REQUESTS = Number(opt.requests);
 const SEED = Number(opt.seed);
+// A valid request must not wait behind the slowloris connections: 1 s at most. A charge
+// also waits for its durable commit (fsync) behind the storm's other charges, which on a
+// loaded machine can take longer without any slowloris in sight: 5 s at most for those.
 const VALID_MAX_MS = 1000;
+const CHARGE_MAX_MS = 5000;
 const RSS_MAX_KIB = 200 * 1024;
 // Server head and body timeouts are 10 s: a starving connection older than this was never ended.
 const HOLD_MAX_MS = 12500;
@@ -95,7 +99,8 @@ async function runOne({ kind, variant, seed }) {
   if (got.length < variant.answers) failures.add('no answer', name, `${got.length} of ${variant.answers} answers, connection ${x.closedBy}${x.error ? ` (${x.error})` : ''}`);
   if (variant.valid) {
     latencies.push(x.ms);
-    if (x.ms > VALID_MAX_MS) failures.add('valid request slower than 1 s', name, `${Math.round(x.ms)} ms`);
+    if (!built.charge && x.ms > VALID_MAX_MS) failures.add('valid request slower than 1 s', name, `${Math.round(x.ms)} ms`);
+    if (built.charge && x.ms > CHARGE_MAX_MS) failures.add('valid charge slower than 5 s', name, `${Math.round(x.ms)} ms`);
   }
   if (built.charge) {
     const problem = charges.settle(built.charge, got[0], { replay: variant.replay });

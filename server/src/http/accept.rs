@@ -78,7 +78,10 @@ pub async fn serve(
                 // Once a minute at most: a crowd at the limit must not flood the log.
                 if warned_full.is_none_or(|t| t.elapsed() > Duration::from_secs(60)) {
                     warned_full = Some(tokio::time::Instant::now());
-                    tracing::warn!(max_connections = limit, "connection limit reached: new connections wait");
+                    tracing::warn!(
+                        max_connections = limit,
+                        "connection limit reached: new connections wait"
+                    );
                 }
                 tokio::select! {
                     slot = slots.clone().acquire_owned() => match slot {

@@ -224,10 +224,14 @@ mod tests {
 
     #[test]
     fn debug_output_masks_the_card() {
-        let c = validate_charge(json!({"amount": 1, "currency": "usd", "card": "4242 4242 4242 4242"}))
-            .unwrap();
+        let c =
+            validate_charge(json!({"amount": 1, "currency": "usd", "card": "4242 4242 4242 4242"}))
+                .unwrap();
         let shown = format!("{c:?}");
-        assert!(shown.contains("****4242") && !shown.contains("424242"), "{shown}");
+        assert!(
+            shown.contains("****4242") && !shown.contains("424242"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -144,7 +144,11 @@ mod tests {
         let body = b"a\r\n0123456789\r\n0\r\n\r\n";
         let mut s = ChunkedScanner::default();
         for (i, b) in body.iter().enumerate() {
-            let want = if i == body.len() - 1 { Step::End } else { Step::More };
+            let want = if i == body.len() - 1 {
+                Step::End
+            } else {
+                Step::More
+            };
             assert_eq!(s.feed(std::slice::from_ref(b)), (1, want), "byte {i}");
         }
     }

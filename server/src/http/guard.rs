@@ -117,7 +117,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Guarded<S> {
 
     fn refuse(&mut self, e: ApiError) {
         let (status, code, _) = e.status_code();
-        tracing::debug!(status = status.as_u16(), code, "request refused by the HTTP layer");
+        tracing::debug!(
+            status = status.as_u16(),
+            code,
+            "request refused by the HTTP layer"
+        );
         self.refusal = Refusal::Pending(refusal_bytes(&e), 0);
         self.phase = Phase::Closed;
         self.linger = true;
@@ -148,7 +152,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Guarded<S> {
                     }
                 }
                 Phase::Length(left) => {
-                    let n = input.len().min(usize::try_from(*left).unwrap_or(usize::MAX));
+                    let n = input
+                        .len()
+                        .min(usize::try_from(*left).unwrap_or(usize::MAX));
                     self.ready.extend_from_slice(&input[..n]);
                     input = &input[n..];
                     *left -= n as u64;
@@ -184,7 +190,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Guarded<S> {
             Phase::Head(..) | Phase::Closed => HEAD_TIMEOUT,
             Phase::Length(_) | Phase::Chunked(_) => BODY_TIMEOUT + BODY_GRACE,
         };
-        *self.read_deadline.get_or_insert_with(|| Instant::now() + limit)
+        *self
+            .read_deadline
+            .get_or_insert_with(|| Instant::now() + limit)
     }
 
     /// The read deadline passed: close an idle connection silently, answer
@@ -195,7 +203,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Guarded<S> {
                 "the request head did not arrive within 10 s",
             )),
             Phase::Head(..) | Phase::Closed => self.phase = Phase::Closed,
-            Phase::Length(_) | Phase::Chunked(_) => return Err(timed_out("request body timed out")),
+            Phase::Length(_) | Phase::Chunked(_) => {
+                return Err(timed_out("request body timed out"))
+            }
         }
         Ok(())
     }
@@ -320,7 +330,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Guarded<S> {
     /// after a refusal linger before the socket is dropped.
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        while let Refusal::Pending(bytes, at) = std::mem::replace(&mut this.refusal, Refusal::None) {
+        while let Refusal::Pending(bytes, at) = std::mem::replace(&mut this.refusal, Refusal::None)
+        {
             if at == bytes.len() {
                 this.refusal = Refusal::Sent;
                 break;

@@ -115,7 +115,9 @@ impl HeadParser {
             b'\n' => return Some(bad("lines of the request head must end with CRLF")),
             _ if !self.request_line => {
                 if !(b == b' ' || b.is_ascii_graphic()) {
-                    return Some(bad("the request line may hold only visible ASCII and spaces"));
+                    return Some(bad(
+                        "the request line may hold only visible ASCII and spaces",
+                    ));
                 }
                 self.line.push(b);
                 if self.line.len() > MAX_METHOD_LEN + MAX_URI_LEN + 16 {
@@ -192,7 +194,9 @@ impl HeadParser {
             _ => lower.starts_with(b"http://") || lower.starts_with(b"https://"),
         };
         if !form_ok || Uri::try_from(target).is_err() {
-            return Err(bad("the request target is not a path or an absolute http URI"));
+            return Err(bad(
+                "the request target is not a path or an absolute http URI",
+            ));
         }
         Ok(())
     }
@@ -202,8 +206,7 @@ impl HeadParser {
             return Some(bad("folded header lines (obs-fold) are not accepted"));
         }
         let colon = line.iter().position(|&b| b == b':');
-        let Some(colon) = colon.filter(|&c| c > 0 && line[..c].iter().all(|&b| is_tchar(b)))
-        else {
+        let Some(colon) = colon.filter(|&c| c > 0 && line[..c].iter().all(|&b| is_tchar(b))) else {
             return Some(bad("a header line must be a token name, ':' and a value"));
         };
         self.headers += 1;
@@ -305,8 +308,14 @@ mod tests {
         assert!(matches!(s, Scan::Done(Framing::Length(2))));
         let (_, s) = scan(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n");
         assert!(matches!(s, Scan::Done(Framing::Chunked)));
-        assert!(matches!(scan(b"GET / HTTP/1.0\r\n\r\n").1, Scan::Done(Framing::None)));
-        assert!(matches!(scan(b"GET / HTTP/1.1\r\nHost: x\r\n").1, Scan::More));
+        assert!(matches!(
+            scan(b"GET / HTTP/1.0\r\n\r\n").1,
+            Scan::Done(Framing::None)
+        ));
+        assert!(matches!(
+            scan(b"GET / HTTP/1.1\r\nHost: x\r\n").1,
+            Scan::More
+        ));
     }
 
     #[test]
@@ -316,7 +325,11 @@ mod tests {
         for (i, b) in req.iter().enumerate() {
             let (n, s) = p.feed(std::slice::from_ref(b));
             assert_eq!(n, 1);
-            assert_eq!(matches!(s, Scan::Done(Framing::None)), i == req.len() - 1, "byte {i}");
+            assert_eq!(
+                matches!(s, Scan::Done(Framing::None)),
+                i == req.len() - 1,
+                "byte {i}"
+            );
         }
         assert_eq!(p.leading(), 2);
     }

@@ -125,7 +125,11 @@ mod tests {
         let e = parse_strict(format!(r#"{{"{long}":1,"{long}":2}}"#).as_bytes())
             .unwrap_err()
             .to_string();
-        assert!(e.len() < 200, "the error echoes the whole name: {} bytes", e.len());
+        assert!(
+            e.len() < 200,
+            "the error echoes the whole name: {} bytes",
+            e.len()
+        );
     }
 
     #[test]

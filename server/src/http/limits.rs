@@ -63,7 +63,8 @@ pub const MIN_CONNECTIONS: usize = 16;
 pub const MAX_CONNECTIONS: usize = 10_000;
 /// First and longest pause after a failed `accept` (EMFILE, ENFILE, ENOBUFS);
 /// the pause doubles while accept keeps failing.
-pub const ACCEPT_BACKOFF: (Duration, Duration) = (Duration::from_millis(10), Duration::from_secs(1));
+pub const ACCEPT_BACKOFF: (Duration, Duration) =
+    (Duration::from_millis(10), Duration::from_secs(1));
 
 /// How many connections are served at once: the soft open-file limit less
 /// [`FD_RESERVE`], within [`MIN_CONNECTIONS`]..=[`MAX_CONNECTIONS`]. Beyond
@@ -101,7 +102,10 @@ mod tests {
         let sample = "Limit                     Soft Limit           Hard Limit           Units     \n\
                       Max open files            256                  4096                 files     \n";
         assert_eq!(parse_open_files(sample), Some(256));
-        assert_eq!(parse_open_files("Max open files  unlimited  unlimited  files"), None);
+        assert_eq!(
+            parse_open_files("Max open files  unlimited  unlimited  files"),
+            None
+        );
         assert_eq!(parse_open_files(""), None);
         let n = max_connections();
         assert!((MIN_CONNECTIONS..=MAX_CONNECTIONS).contains(&n), "{n}");

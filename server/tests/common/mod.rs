@@ -50,7 +50,11 @@ impl Server {
             .args(["--addr", "127.0.0.1:0", "--db"])
             .arg(db)
             // Quiet unless the test asks for a level itself.
-            .args(if args.contains(&"--log-level") { &[][..] } else { &["--log-level", "warn"][..] })
+            .args(if args.contains(&"--log-level") {
+                &[][..]
+            } else {
+                &["--log-level", "warn"][..]
+            })
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
