@@ -105,7 +105,7 @@ test-consumer: build server tool-npm
 	bash tests/consumer/run.sh
 
 # The bad-input storm against the release server (raw sockets, seeded): 2,000 requests
-# here (about 40 s, most of it waiting out the server's 10 s timeouts); `make storm`
+# here (about 15 s, most of it waiting out the server's 10 s timeouts); `make storm`
 # sends 20,000 with more slowloris connections held. STORM_SEED replays a run.
 STORM_SEED ?= 1
 test-storm: server tool-node

@@ -50,10 +50,10 @@ export function printTables({ counts, failures, requests, seed, stormMs, latenci
   for (const [k, ms] of Object.entries(ends).sort()) {
     out.push(`  ${pad(k, 28)} ${lpad(ms.length, 5)}  after ${(Math.min(...ms) / 1000).toFixed(1)}-${(Math.max(...ms) / 1000).toFixed(1)} s`);
   }
-  if (fd) {
-    out.push(`fd limit ${fd.nofile}: ${fd.stalled} stalled bodies; valid charge -> ${fd.validStatus ?? 'no answer'} after ${fd.validMs} ms; `
-      + `${fd.closedByServer} stalled closed by the server (${fd.answered408} with 408); CPU ${fd.cpuSeconds.toFixed(2)} s in ${fd.wallSeconds.toFixed(1)} s; `
-      + `peak RSS ${(fd.peakRssKiB / 1024).toFixed(1)} MiB`);
+  for (const f of fd ?? []) {
+    out.push(`${f.label}: ${f.nofile} files, ${f.stalled} stalled bodies; valid charge -> ${f.validStatus ?? 'no answer'} after ${f.validMs} ms; `
+      + `${f.closedByServer} stalled closed by the server (${f.answered408} with 408); ${f.acceptFailures} accept-failure warnings; `
+      + `CPU ${f.cpuSeconds.toFixed(2)} s in ${f.wallSeconds.toFixed(1)} s; peak RSS ${(f.peakRssKiB / 1024).toFixed(1)} MiB`);
   }
   if (failures.size()) {
     out.push('', `FAILED: ${failures.size()} kinds of failure`);
