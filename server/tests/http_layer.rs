@@ -175,3 +175,66 @@ fn ambiguous_requests_are_refused_with_a_reason() {
         "an ambiguous request charged"
     );
 }
+
+#[test]
+fn pipelined_bodies_are_delimited_and_every_request_answered_in_order() {
+    let s = Server::start(&["--provider-latency-ms", "5"]);
+    let c = uid("pipe");
+    let head = |key: &str, framing: &str| {
+        format!(
+            "POST /api/charges HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Customer-Id: {c}\r\nIdempotency-Key: {key}\r\n{framing}\r\n"
+        )
+    };
+    let mut all = head("p1", &format!("Content-Length: {}\r\n", BODY.len()));
+    all.push_str(BODY);
+    all.push_str(&head("p2", "Transfer-Encoding: chunked\r\n"));
+    all.push_str(&format!(
+        "5;ext=1\r\n{}\r\n{:x}\r\n{}\r\n0\r\nX-Trailer: t\r\n\r\n",
+        &BODY[..5],
+        BODY.len() - 5,
+        &BODY[5..]
+    ));
+    all.push_str("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let mut sock = TcpStream::connect(s.addr).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    sock.write_all(all.as_bytes()).unwrap();
+    let mut buf = Vec::new();
+    let _ = sock.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    let statuses: Vec<&str> = text
+        .match_indices("HTTP/1.1 ")
+        .map(|(i, _)| &text[i + 9..i + 12])
+        .collect();
+    assert_eq!(statuses, ["201", "201", "200"], "{text}");
+    assert_eq!(ledger(s.addr, &c)["count"], 2);
+}
+
+#[test]
+fn a_client_that_never_reads_is_cut_after_the_write_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = 32 * 1024 * 1024;
+    std::fs::write(dir.path().join("big.bin"), vec![b'x'; big]).unwrap();
+    let s = Server::start(&["--static", dir.path().to_str().unwrap()]);
+    let mut sock = TcpStream::connect(s.addr).unwrap();
+    sock.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    // Read nothing while the server's write stalls longer than its write timeout.
+    std::thread::sleep(Duration::from_secs(13));
+    sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut got = 0usize;
+    let mut chunk = vec![0u8; 1 << 16];
+    let ended = loop {
+        match sock.read(&mut chunk) {
+            Ok(0) => break true,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break true,
+            Err(_) => break false,
+        }
+    };
+    assert!(
+        ended && got < big,
+        "a stalled reader still got {got} of {big} bytes (ended: {ended})"
+    );
+    assert_eq!(request(s.addr, "GET", "/healthz", &[], b"").status, 200);
+}
