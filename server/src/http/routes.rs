@@ -17,7 +17,7 @@ use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::cli::Cli;
 use crate::faults::{self, Faults};
-use crate::http::problem::ApiError;
+use crate::http::problem::{echo, ApiError};
 use crate::http::{charges, receipts};
 use crate::outbox::storage::OutboxStorage;
 use crate::provider::Provider;
@@ -41,13 +41,13 @@ async fn healthz() -> Json<Value> {
 }
 
 async fn api_not_found(req: Request) -> ApiError {
-    ApiError::NotFound(req.uri().path().to_string())
+    ApiError::NotFound(echo(req.uri().path()))
 }
 
 /// axum's own 405 has an empty body; clients get problem+json like every other
 /// error. axum still adds the `Allow` header to what this returns.
 async fn method_not_allowed(req: Request) -> ApiError {
-    ApiError::MethodNotAllowed(req.method().to_string())
+    ApiError::MethodNotAllowed(echo(req.method().as_str()))
 }
 
 /// Content types browsers insist on for modules and wasm streaming
