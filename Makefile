@@ -18,14 +18,16 @@ DEMO_ADDR            ?= 127.0.0.1:8080
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-apt tool-node tool-npm \
-        build server demo test test-host test-wasm test-e2e test-consumer pack bench clean \
+        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm test-chaos chaos pack bench clean \
         fuzz tool-cargo-fuzz
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
 	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, npm consumer"
 	@echo "make pack   the npm tarball in pkg/ and its gzipped size"
+	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
+	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=...)"
 	@echo "make fuzz   every cargo-fuzz target for FUZZ_SECONDS (default 60) each"
 
 ## ---- tools (idempotent: each step skips what is already there) ----
@@ -85,10 +87,10 @@ demo: build server
 	@echo "  idemkey demo:  http://$(DEMO_ADDR)/"
 	@echo "  (Ctrl-C stops the server; the ledger lives in data/idemkey.db)"
 	@echo
-	./target/release/idemkey-server --addr $(DEMO_ADDR) --db data/idemkey.db --static www --pkg pkg --faults
+	./target/release/idemkey-server --addr $(DEMO_ADDR) --db data/idemkey.db --static www --pkg pkg --faults --outbox-claim-timeout 5s
 
 ## ---- tests ----
-test: tools test-host test-wasm test-e2e test-consumer
+test: tools test-host test-wasm test-e2e test-consumer test-storm
 	@echo "make test: all suites passed"
 
 test-host:
@@ -102,6 +104,25 @@ test-e2e: build server tool-npm
 
 test-consumer: build server tool-npm
 	bash tests/consumer/run.sh
+
+# The chaos suite (tests/chaos/run.mjs): SEED repeats a run's plan (each run prints its
+# seed); CHECKOUTS, CONCURRENCY, CONTEXTS, RESTARTS override the defaults.
+CHAOS_CHECKOUTS ?= 200
+test-chaos: build server tool-npm
+	CHECKOUTS=$${CHECKOUTS:-$(CHAOS_CHECKOUTS)} node tests/chaos/run.mjs
+
+chaos: build server tool-npm
+	CHECKOUTS=$${CHECKOUTS:-1000} node tests/chaos/run.mjs
+
+# The bad-input storm against the release server (raw sockets, seeded): 2,000 requests
+# here (about 15 s, most of it waiting out the server's 10 s timeouts); `make storm`
+# sends 20,000 with more slowloris connections held. STORM_SEED replays a run.
+STORM_SEED ?= 1
+test-storm: server tool-node
+	node tests/storm/run.mjs --requests 2000 --seed $(STORM_SEED)
+
+storm: server tool-node
+	node tests/storm/run.mjs --requests 20000 --holders 256 --concurrency 16 --seed $(STORM_SEED)
 
 ## ---- fuzzing (not part of `make test`: its crash inputs are, as plain unit tests) ----
 # cargo-fuzz drives libFuzzer through unstable rustc flags (-Zsanitizer, sancov passes).

@@ -16,21 +16,23 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use idemkey_server::cli::Cli;
+use idemkey_server::cli::{Cli, Command};
 use idemkey_server::faults::Faults;
 use idemkey_server::http::routes::{self as app, AppState};
+use idemkey_server::outbox::faults::DeliveryFaults;
+use idemkey_server::outbox::storage::OutboxStorage;
 use idemkey_server::provider::local::Local;
 use idemkey_server::provider::Provider;
 use idemkey_server::store::sqlite::SqliteStore;
 use idemkey_server::store::{SharedStore, Timing};
-use idemkey_server::{http, idem};
+use idemkey_server::{http, idem, outbox};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Logs go to stderr: stdout carries exactly one line, the address.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_max_level(cli.log_level)
+        .with_max_level(cli.level())
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
@@ -44,7 +46,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match rt.block_on(run(cli)) {
+    let role = async move {
+        match cli.command.clone() {
+            Some(Command::Worker(args)) => outbox::process::run(args).await,
+            None => run(cli).await,
+        }
+    };
+    match rt.block_on(role) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("idemkey-server: {e}");
@@ -58,7 +66,10 @@ async fn run(cli: Cli) -> Result<(), String> {
         key_ttl: cli.key_ttl,
         lock_timeout: cli.lock_timeout,
     };
-    let store: SharedStore = Arc::new(SqliteStore::open(&cli.db, timing)?);
+    let outbox_cfg = cli.outbox.config()?;
+    let sqlite = Arc::new(SqliteStore::open(&cli.db, timing)?);
+    let store: SharedStore = sqlite.clone();
+    let outbox: Arc<dyn OutboxStorage> = sqlite;
     let provider = Provider::Local(Local::open(
         &cli.db,
         Duration::from_millis(cli.provider_latency_ms),
@@ -67,6 +78,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         store: store.clone(),
         provider,
         faults: Arc::new(Faults::new(cli.faults)),
+        outbox,
     };
     let app = app::router(state.clone(), &cli);
     let listener = tokio::net::TcpListener::bind(&cli.addr)
@@ -74,6 +86,14 @@ async fn run(cli: Cli) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}: {e}", cli.addr))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
 
+    if !cli.no_receipt_worker {
+        let faults: Arc<dyn DeliveryFaults> = state.faults.clone();
+        tokio::spawn(outbox::relay::supervise(
+            state.outbox.clone(),
+            faults,
+            outbox_cfg,
+        ));
+    }
     tokio::spawn(idem::reaper::run(
         store,
         state.provider.clone(),

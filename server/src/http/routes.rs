@@ -17,8 +17,9 @@ use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::cli::Cli;
 use crate::faults::{self, Faults};
-use crate::http::charges;
-use crate::http::problem::ApiError;
+use crate::http::problem::{echo, ApiError};
+use crate::http::{charges, receipts};
+use crate::outbox::storage::OutboxStorage;
 use crate::provider::Provider;
 use crate::store::SharedStore;
 
@@ -31,6 +32,8 @@ pub struct AppState {
     pub provider: Provider,
     /// Scheduled faults (empty and inert without `--faults`).
     pub faults: Arc<Faults>,
+    /// The outbox and the receipts (the same database as `store`).
+    pub outbox: Arc<dyn OutboxStorage>,
 }
 
 async fn healthz() -> Json<Value> {
@@ -38,13 +41,13 @@ async fn healthz() -> Json<Value> {
 }
 
 async fn api_not_found(req: Request) -> ApiError {
-    ApiError::NotFound(req.uri().path().to_string())
+    ApiError::NotFound(echo(req.uri().path()))
 }
 
 /// axum's own 405 has an empty body; clients get problem+json like every other
 /// error. axum still adds the `Allow` header to what this returns.
 async fn method_not_allowed(req: Request) -> ApiError {
-    ApiError::MethodNotAllowed(req.method().to_string())
+    ApiError::MethodNotAllowed(echo(req.method().as_str()))
 }
 
 /// Content types browsers insist on for modules and wasm streaming
@@ -90,6 +93,7 @@ pub fn router(state: AppState, cli: &Cli) -> Router {
             post(charges::create).get(charges::list)
         },
     );
+    app = app.route("/api/receipts", get(receipts::list));
     if cli.faults {
         app = app
             .route("/api/faults", post(faults::schedule).get(faults::list))
