@@ -506,7 +506,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
     fn phases_over_a_model_store_keep_the_server_contract(ops in prop::collection::vec(op(), 1..40)) {
