@@ -14,8 +14,24 @@ pub struct Cli {
     pub addr: String,
 
     /// SQLite database file; created (with its directory) on first start.
+    /// Shorthand for `--database-url sqlite:FILE`.
     #[arg(long, default_value = "./data/idemkey.db")]
     pub db: PathBuf,
+
+    /// The store: `postgres://USER@HOST:PORT/DB` (shared by many instances)
+    /// or `sqlite:PATH`. Without it, SQLite in `--db`.
+    #[arg(long, value_name = "URL", conflicts_with = "db", value_parser = parse_database_url)]
+    pub database_url: Option<DatabaseUrl>,
+
+    /// SQLite file of the in-process provider stand-in's payments (default:
+    /// the SQLite store's file; with PostgreSQL, `provider.db` beside `--db`).
+    #[arg(long, value_name = "FILE")]
+    pub provider_db: Option<PathBuf>,
+
+    /// Name of this instance, sent in the `Idemkey-Instance` header of every
+    /// answer (default: the address it listens on).
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
 
     /// Serve this directory at `/` (the demo page; `index.html` for directories).
     #[arg(long = "static", value_name = "DIR")]
@@ -57,7 +73,49 @@ pub struct Cli {
     pub log_level: tracing::Level,
 }
 
+/// Where the store lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DatabaseUrl {
+    /// An SQLite file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL connection URL, as given.
+    Postgres(String),
+}
+
+/// Parses `postgres://…` / `postgresql://…` or `sqlite:PATH`.
+pub fn parse_database_url(s: &str) -> Result<DatabaseUrl, String> {
+    if let Some(path) = s.strip_prefix("sqlite:") {
+        let path = path.strip_prefix("//").unwrap_or(path);
+        if path.is_empty() {
+            return Err("sqlite: needs a file path (sqlite:data/idemkey.db)".into());
+        }
+        return Ok(DatabaseUrl::Sqlite(PathBuf::from(path)));
+    }
+    if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+        return Ok(DatabaseUrl::Postgres(s.to_string()));
+    }
+    Err(format!(
+        "`{s}` is neither postgres://USER@HOST:PORT/DB nor sqlite:PATH"
+    ))
+}
+
 impl Cli {
+    /// The store to open: `--database-url`, else `--db`.
+    pub fn database(&self) -> DatabaseUrl {
+        self.database_url
+            .clone()
+            .unwrap_or_else(|| DatabaseUrl::Sqlite(self.db.clone()))
+    }
+
+    /// The in-process provider's SQLite file.
+    pub fn provider_file(&self) -> PathBuf {
+        match (&self.provider_db, self.database()) {
+            (Some(p), _) => p.clone(),
+            (None, DatabaseUrl::Sqlite(p)) => p,
+            (None, DatabaseUrl::Postgres(_)) => self.db.with_file_name("provider.db"),
+        }
+    }
+
     /// The reaper period actually used.
     pub fn reaper_period(&self) -> Duration {
         self.reaper_interval.unwrap_or_else(|| {
@@ -160,5 +218,33 @@ mod tests {
         assert_eq!(d.provider_latency_ms, 300);
         assert_eq!(d.reaper_period(), Duration::from_secs(60));
         assert!(Cli::try_parse_from(["idemkey-server", "--key-ttl", "0"]).is_err());
+        assert_eq!(
+            d.database(),
+            DatabaseUrl::Sqlite("./data/idemkey.db".into())
+        );
+        assert_eq!(d.provider_file(), PathBuf::from("./data/idemkey.db"));
+    }
+
+    #[test]
+    fn database_urls() {
+        assert_eq!(
+            parse_database_url("sqlite:x/y.db"),
+            Ok(DatabaseUrl::Sqlite("x/y.db".into()))
+        );
+        assert_eq!(
+            parse_database_url("sqlite:///tmp/y.db"),
+            Ok(DatabaseUrl::Sqlite("/tmp/y.db".into()))
+        );
+        let pg = "postgres://postgres@127.0.0.1:5432/idemkey";
+        assert_eq!(parse_database_url(pg), Ok(DatabaseUrl::Postgres(pg.into())));
+        for bad in ["", "sqlite:", "mysql://u@h/db", "/tmp/x.db", "postgres:/x"] {
+            assert!(parse_database_url(bad).is_err(), "{bad:?}");
+        }
+        let cli = Cli::try_parse_from(["idemkey-server", "--database-url", pg]).unwrap();
+        assert_eq!(cli.provider_file(), PathBuf::from("./data/provider.db"));
+        assert!(
+            Cli::try_parse_from(["idemkey-server", "--database-url", pg, "--db", "x.db"]).is_err(),
+            "--db and --database-url name the store twice"
+        );
     }
 }

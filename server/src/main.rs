@@ -24,11 +24,12 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, DatabaseUrl};
 use crate::faults::Faults;
 use crate::http::routes::{self as app, AppState};
 use crate::provider::local::Local;
 use crate::provider::Provider;
+use crate::store::postgres::PgStore;
 use crate::store::sqlite::SqliteStore;
 use crate::store::{SharedStore, Timing};
 
@@ -65,9 +66,12 @@ async fn run(cli: Cli) -> Result<(), String> {
         key_ttl: cli.key_ttl,
         lock_timeout: cli.lock_timeout,
     };
-    let store: SharedStore = Arc::new(SqliteStore::open(&cli.db, timing)?);
+    let store: SharedStore = match cli.database() {
+        DatabaseUrl::Sqlite(path) => Arc::new(SqliteStore::open(&path, timing)?),
+        DatabaseUrl::Postgres(url) => Arc::new(PgStore::connect(&url, timing).await?),
+    };
     let provider = Provider::Local(Local::open(
-        &cli.db,
+        &cli.provider_file(),
         Duration::from_millis(cli.provider_latency_ms),
     )?);
     let state = AppState {
@@ -75,18 +79,23 @@ async fn run(cli: Cli) -> Result<(), String> {
         provider,
         faults: Arc::new(Faults::new(cli.faults)),
     };
-    let app = app::router(state.clone(), &cli);
     let listener = tokio::net::TcpListener::bind(&cli.addr)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cli.addr))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let instance = cli.instance.clone().unwrap_or_else(|| addr.to_string());
+    let app = app::router(state.clone(), &cli, &instance)?;
 
     tokio::spawn(idem::reaper::run(
         store,
         state.provider.clone(),
         cli.reaper_period(),
     ));
-    tracing::info!(%addr, db = %cli.db.display(), faults = cli.faults, cors = cli.cors,
+    let store_kind = match cli.database() {
+        DatabaseUrl::Sqlite(_) => "sqlite",
+        DatabaseUrl::Postgres(_) => "postgres",
+    };
+    tracing::info!(%addr, instance, store = store_kind, faults = cli.faults, cors = cli.cors,
         key_ttl = ?cli.key_ttl, lock_timeout = ?cli.lock_timeout, "idemkey-server started");
     if cli.faults {
         tracing::warn!("--faults is on: the fault API can break requests on purpose; never use it in production");
