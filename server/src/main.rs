@@ -9,14 +9,6 @@
 //! is older than `--lock-timeout`. See `server/README.md`.
 #![deny(missing_docs)]
 
-mod cli;
-mod faults;
-mod http;
-mod idem;
-mod ids;
-mod provider;
-mod store;
-
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -24,14 +16,15 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::cli::{Cli, DatabaseUrl};
-use crate::faults::Faults;
-use crate::http::routes::{self as app, AppState};
-use crate::provider::local::Local;
-use crate::provider::Provider;
-use crate::store::postgres::PgStore;
-use crate::store::sqlite::SqliteStore;
-use crate::store::{SharedStore, Timing};
+use idemkey_server::cli::{Cli, DatabaseUrl};
+use idemkey_server::faults::Faults;
+use idemkey_server::http::routes::{self as app, AppState};
+use idemkey_server::provider::local::Local;
+use idemkey_server::provider::Provider;
+use idemkey_server::store::postgres::PgStore;
+use idemkey_server::store::sqlite::SqliteStore;
+use idemkey_server::store::{SharedStore, Timing};
+use idemkey_server::{http, idem};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
