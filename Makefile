@@ -85,7 +85,7 @@ demo: build server
 	@echo "  idemkey demo:  http://$(DEMO_ADDR)/"
 	@echo "  (Ctrl-C stops the server; the ledger lives in data/idemkey.db)"
 	@echo
-	./target/release/idemkey-server --addr $(DEMO_ADDR) --db data/idemkey.db --static www --pkg pkg --faults
+	./target/release/idemkey-server --addr $(DEMO_ADDR) --db data/idemkey.db --static www --pkg pkg --faults --outbox-claim-timeout 5s
 
 ## ---- tests ----
 test: tools test-host test-wasm test-e2e test-consumer

@@ -3,12 +3,24 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
+
+use crate::outbox::config::OutboxArgs;
+use crate::outbox::process::WorkerArgs;
 
 /// idemkey reference server: idempotent charges on SQLite, with fault injection.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "idemkey-server", version, about)]
+#[command(
+    name = "idemkey-server",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
+    /// Another role than the server (no subcommand: the server).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// Address to listen on; port 0 picks a free port (the real one is printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: String,
@@ -22,6 +34,11 @@ pub struct Cli {
     /// or `sqlite:PATH`. Without it, SQLite in `--db`.
     #[arg(long, value_name = "URL", conflicts_with = "db", value_parser = parse_database_url)]
     pub database_url: Option<DatabaseUrl>,
+
+    /// Base URL of `idemkey-server provider` (`http://HOST:PORT`); without
+    /// it the provider stand-in runs in this process.
+    #[arg(long, value_name = "URL")]
+    pub provider_url: Option<String>,
 
     /// SQLite file of the in-process provider stand-in's payments (default:
     /// the SQLite store's file; with PostgreSQL, `provider.db` beside `--db`).
@@ -71,6 +88,46 @@ pub struct Cli {
     /// Log level for the stderr log: error, warn, info, debug or trace.
     #[arg(long, default_value = "info")]
     pub log_level: tracing::Level,
+
+    /// Run no receipt worker in this process (run `idemkey-server worker`
+    /// beside it instead). Events still go into the outbox.
+    #[arg(long)]
+    pub no_receipt_worker: bool,
+
+    /// The receipt worker's settings (the in-process one).
+    #[command(flatten)]
+    pub outbox: OutboxArgs,
+}
+
+/// The roles besides the server.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// The receipt worker as its own process: delivers the outbox's events
+    /// to the mailer stand-in until SIGINT or SIGTERM.
+    Worker(WorkerArgs),
+    /// The payment provider stand-in as its own HTTP service, shared by
+    /// instances that point `--provider-url` at it.
+    Provider(ProviderArgs),
+}
+
+/// Flags of `idemkey-server provider`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProviderArgs {
+    /// Address to listen on; port 0 picks a free port (the real one is printed).
+    #[arg(long, default_value = "127.0.0.1:8090")]
+    pub addr: String,
+
+    /// SQLite file of its payments; created (with its directory) on first start.
+    #[arg(long, default_value = "./data/provider.db")]
+    pub db: PathBuf,
+
+    /// Time it takes to answer a payment, in milliseconds.
+    #[arg(long, default_value_t = 300)]
+    pub latency_ms: u64,
+
+    /// Log level for the stderr log.
+    #[arg(long, default_value = "info")]
+    pub log_level: tracing::Level,
 }
 
 /// Where the store lives.
@@ -100,6 +157,15 @@ pub fn parse_database_url(s: &str) -> Result<DatabaseUrl, String> {
 }
 
 impl Cli {
+    /// The log level of whichever role runs.
+    pub fn level(&self) -> tracing::Level {
+        match &self.command {
+            Some(Command::Worker(w)) => w.log_level,
+            Some(Command::Provider(p)) => p.log_level,
+            None => self.log_level,
+        }
+    }
+
     /// The store to open: `--database-url`, else `--db`.
     pub fn database(&self) -> DatabaseUrl {
         self.database_url

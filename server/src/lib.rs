@@ -7,5 +7,6 @@ pub mod faults;
 pub mod http;
 pub mod idem;
 pub mod ids;
+pub mod outbox;
 pub mod provider;
 pub mod store;

@@ -16,22 +16,25 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use idemkey_server::cli::{Cli, DatabaseUrl};
+use idemkey_server::cli::{Cli, Command, DatabaseUrl, ProviderArgs};
 use idemkey_server::faults::Faults;
 use idemkey_server::http::routes::{self as app, AppState};
+use idemkey_server::outbox::faults::DeliveryFaults;
+use idemkey_server::outbox::storage::OutboxStorage;
 use idemkey_server::provider::local::Local;
-use idemkey_server::provider::Provider;
+use idemkey_server::provider::remote::Remote;
+use idemkey_server::provider::{service, Provider};
 use idemkey_server::store::postgres::PgStore;
 use idemkey_server::store::sqlite::SqliteStore;
 use idemkey_server::store::{SharedStore, Timing};
-use idemkey_server::{http, idem};
+use idemkey_server::{http, idem, outbox};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Logs go to stderr: stdout carries exactly one line, the address.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_max_level(cli.log_level)
+        .with_max_level(cli.level())
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
@@ -45,7 +48,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match rt.block_on(run(cli)) {
+    let role = async move {
+        match cli.command.clone() {
+            Some(Command::Worker(args)) => outbox::process::run(args).await,
+            Some(Command::Provider(args)) => run_provider(args).await,
+            None => run(cli).await,
+        }
+    };
+    match rt.block_on(role) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("idemkey-server: {e}");
@@ -59,18 +69,30 @@ async fn run(cli: Cli) -> Result<(), String> {
         key_ttl: cli.key_ttl,
         lock_timeout: cli.lock_timeout,
     };
-    let store: SharedStore = match cli.database() {
-        DatabaseUrl::Sqlite(path) => Arc::new(SqliteStore::open(&path, timing)?),
-        DatabaseUrl::Postgres(url) => Arc::new(PgStore::connect(&url, timing).await?),
+    let outbox_cfg = cli.outbox.config()?;
+    // One database holds the keys, the charges and the outbox.
+    let (store, outbox): (SharedStore, Arc<dyn OutboxStorage>) = match cli.database() {
+        DatabaseUrl::Sqlite(path) => {
+            let s = Arc::new(SqliteStore::open(&path, timing)?);
+            (s.clone(), s)
+        }
+        DatabaseUrl::Postgres(url) => {
+            let s = Arc::new(PgStore::connect(&url, timing).await?);
+            (s.clone(), s)
+        }
     };
-    let provider = Provider::Local(Local::open(
-        &cli.provider_file(),
-        Duration::from_millis(cli.provider_latency_ms),
-    )?);
+    let provider = match &cli.provider_url {
+        Some(url) => Provider::Remote(Remote::new(url)?),
+        None => Provider::Local(Local::open(
+            &cli.provider_file(),
+            Duration::from_millis(cli.provider_latency_ms),
+        )?),
+    };
     let state = AppState {
         store: store.clone(),
         provider,
         faults: Arc::new(Faults::new(cli.faults)),
+        outbox,
     };
     let listener = tokio::net::TcpListener::bind(&cli.addr)
         .await
@@ -79,6 +101,14 @@ async fn run(cli: Cli) -> Result<(), String> {
     let instance = cli.instance.clone().unwrap_or_else(|| addr.to_string());
     let app = app::router(state.clone(), &cli, &instance)?;
 
+    if !cli.no_receipt_worker {
+        let faults: Arc<dyn DeliveryFaults> = state.faults.clone();
+        tokio::spawn(outbox::relay::supervise(
+            state.outbox.clone(),
+            faults,
+            outbox_cfg,
+        ));
+    }
     tokio::spawn(idem::reaper::run(
         store,
         state.provider.clone(),
@@ -93,12 +123,34 @@ async fn run(cli: Cli) -> Result<(), String> {
     if cli.faults {
         tracing::warn!("--faults is on: the fault API can break requests on purpose; never use it in production");
     }
-    {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "listening on http://{addr}")
-            .and_then(|()| out.flush())
-            .map_err(|e| e.to_string())?;
-    }
+    print_listening(addr)?;
     http::accept::serve(listener, app, !cli.faults, http::accept::shutdown_signal()).await;
     Ok(())
+}
+
+/// `idemkey-server provider`: the stand-in as its own service.
+async fn run_provider(args: ProviderArgs) -> Result<(), String> {
+    let local = Local::open(&args.db, Duration::from_millis(args.latency_ms))?;
+    let listener = tokio::net::TcpListener::bind(&args.addr)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    tracing::info!(%addr, db = %args.db.display(), latency_ms = args.latency_ms, "provider started");
+    print_listening(addr)?;
+    http::accept::serve(
+        listener,
+        service::router(local),
+        true,
+        http::accept::shutdown_signal(),
+    )
+    .await;
+    Ok(())
+}
+
+/// The one line on stdout, once the socket is bound.
+fn print_listening(addr: std::net::SocketAddr) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "listening on http://{addr}")
+        .and_then(|()| out.flush())
+        .map_err(|e| e.to_string())
 }

@@ -25,6 +25,7 @@ use crate::http::body::read_json;
 use crate::http::headers as key;
 use crate::http::problem::{ApiError, ApiResult};
 use crate::http::routes::AppState;
+use crate::outbox::faults::{DeliveryFault, DeliveryFaults};
 
 /// What a fault does to the request that takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +51,23 @@ pub enum FaultMode {
     /// Answer with exactly the scheduled status, `Retry-After`, body and
     /// `Content-Type` before anything is stored.
     Respond,
+    /// Taken by the receipt worker, not a request: the next delivery of an
+    /// event of this customer fails before the receipt and is retried.
+    WorkerFailBeforeReceipt,
+    /// Taken by the receipt worker, not a request: after the receipt of the
+    /// next event of this customer commits, the worker dies before its ack.
+    WorkerCrashBeforeAck,
+}
+
+impl FaultMode {
+    /// The receipt worker's fault this mode is, if it is one.
+    pub fn delivery(self) -> Option<DeliveryFault> {
+        match self {
+            FaultMode::WorkerFailBeforeReceipt => Some(DeliveryFault::FailBeforeReceipt),
+            FaultMode::WorkerCrashBeforeAck => Some(DeliveryFault::CrashBeforeAck),
+            _ => None,
+        }
+    }
 }
 
 /// One unit of a scheduled fault.
@@ -106,6 +124,9 @@ struct Taken {
     key: Option<String>,
     /// The request's payload fingerprint (SHA-256 of its canonical JSON).
     fingerprint: String,
+    /// The outbox event a receipt-worker fault struck (absent for requests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    event: Option<String>,
 }
 
 /// A customer's queue and the log of units its requests took.
@@ -139,26 +160,47 @@ impl Faults {
     }
 
     /// Takes the next fault unit for `customer`, if any, logging it with the
-    /// request's key and payload fingerprint.
+    /// request's key and payload fingerprint. Units for the receipt worker
+    /// are left for it.
     pub fn take(&self, customer: &str, key: Option<&str>, fingerprint: &str) -> Option<Fault> {
+        self.take_first(
+            customer,
+            |m| m.delivery().is_none(),
+            || Taken {
+                mode: FaultMode::None,
+                key: key.map(str::to_string),
+                fingerprint: fingerprint.to_string(),
+                event: None,
+            },
+        )
+    }
+
+    /// Takes the first queued unit whose mode passes `wanted`, logging it as
+    /// `log` describes it.
+    fn take_first(
+        &self,
+        customer: &str,
+        wanted: impl Fn(FaultMode) -> bool,
+        log: impl FnOnce() -> Taken,
+    ) -> Option<Fault> {
         if !self.enabled {
             return None;
         }
         let mut slots = self.slots().ok()?;
         let slot = slots.get_mut(customer)?;
-        let front = slot.queue.front_mut()?;
-        let fault = front.fault.clone();
-        front.remaining -= 1;
-        if front.remaining == 0 {
-            slot.queue.pop_front();
+        let at = slot.queue.iter().position(|s| wanted(s.fault.mode))?;
+        let entry = &mut slot.queue[at];
+        let fault = entry.fault.clone();
+        entry.remaining -= 1;
+        if entry.remaining == 0 {
+            slot.queue.remove(at);
         }
         if slot.taken.len() >= MAX_TAKEN {
             slot.taken.pop_front();
         }
         slot.taken.push_back(Taken {
             mode: fault.mode,
-            key: key.map(str::to_string),
-            fingerprint: fingerprint.to_string(),
+            ..log()
         });
         Some(fault)
     }
@@ -210,6 +252,24 @@ impl Faults {
         self.slots
             .lock()
             .map_err(|_| ApiError::Internal("fault registry poisoned".into()))
+    }
+}
+
+impl DeliveryFaults for Faults {
+    /// The receipt worker takes the customer's next worker-mode unit, one
+    /// per delivery of one of the customer's events.
+    fn take(&self, customer: &str, event_id: &str) -> Option<DeliveryFault> {
+        self.take_first(
+            customer,
+            |m| m.delivery().is_some(),
+            || Taken {
+                mode: FaultMode::None,
+                key: None,
+                fingerprint: String::new(),
+                event: Some(event_id.to_string()),
+            },
+        )
+        .and_then(|f| f.mode.delivery())
     }
 }
 
@@ -331,6 +391,51 @@ mod tests {
             Some(ApiError::FaultDropBeforeCommit)
         ));
         assert!(f.take("a", None, "fp").unwrap().before_commit().is_none());
+    }
+
+    #[test]
+    fn worker_units_are_left_to_the_worker_and_request_units_to_requests() {
+        let f = Faults::new(true);
+        sched(&f, "a", json!({"mode": "worker-crash-before-ack"}));
+        sched(&f, "a", json!({"mode": "error-after-commit"}));
+        sched(
+            &f,
+            "a",
+            json!({"mode": "worker-fail-before-receipt", "count": 2}),
+        );
+        assert_eq!(
+            mode(f.take("a", Some("k"), "fp")),
+            Some(FaultMode::ErrorAfterCommit),
+            "a request skips the worker's units"
+        );
+        assert_eq!(f.take("a", Some("k"), "fp"), None);
+        let worker: &dyn DeliveryFaults = &f;
+        assert_eq!(worker.take("b", "evt_0"), None, "per customer");
+        assert_eq!(
+            worker.take("a", "evt_1"),
+            Some(DeliveryFault::CrashBeforeAck)
+        );
+        assert_eq!(
+            worker.take("a", "evt_1"),
+            Some(DeliveryFault::FailBeforeReceipt)
+        );
+        assert_eq!(
+            worker.take("a", "evt_2"),
+            Some(DeliveryFault::FailBeforeReceipt)
+        );
+        assert_eq!(worker.take("a", "evt_2"), None);
+        assert_eq!(
+            f.list("a").unwrap()["taken"],
+            json!([
+                {"mode": "error-after-commit", "key": "k", "fingerprint": "fp"},
+                {"mode": "worker-crash-before-ack", "key": null, "fingerprint": "", "event": "evt_1"},
+                {"mode": "worker-fail-before-receipt", "key": null, "fingerprint": "", "event": "evt_1"},
+                {"mode": "worker-fail-before-receipt", "key": null, "fingerprint": "", "event": "evt_2"},
+            ])
+        );
+        let off = Faults::new(false);
+        sched(&off, "a", json!({"mode": "worker-crash-before-ack"}));
+        assert_eq!(DeliveryFaults::take(&off, "a", "evt_1"), None);
     }
 
     #[test]

@@ -88,7 +88,7 @@ pub fn parse(v: Value) -> ApiResult<Option<FaultRequest>> {
         .and_then(|m| serde_json::from_value(m).ok())
         .ok_or_else(|| {
             bad("`mode` must be one of none, drop-after-commit, error-after-commit, fail-before-commit, \
-                 delay-after-commit, crash-after-provider, drop-before-commit, respond")
+                 delay-after-commit, crash-after-provider, drop-before-commit, respond, worker-fail-before-receipt, worker-crash-before-ack")
         })?;
     let count = match obj.get("count") {
         None => 1,

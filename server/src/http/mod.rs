@@ -6,4 +6,5 @@ pub mod body;
 pub mod charges;
 pub mod headers;
 pub mod problem;
+pub mod receipts;
 pub mod routes;

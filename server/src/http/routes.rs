@@ -17,8 +17,9 @@ use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::cli::Cli;
 use crate::faults::{self, Faults};
-use crate::http::charges;
 use crate::http::problem::ApiError;
+use crate::http::{charges, receipts};
+use crate::outbox::storage::OutboxStorage;
 use crate::provider::Provider;
 use crate::store::SharedStore;
 
@@ -31,6 +32,8 @@ pub struct AppState {
     pub provider: Provider,
     /// Scheduled faults (empty and inert without `--faults`).
     pub faults: Arc<Faults>,
+    /// The outbox and the receipts (the same database as `store`).
+    pub outbox: Arc<dyn OutboxStorage>,
 }
 
 async fn healthz() -> Json<Value> {
@@ -95,6 +98,7 @@ pub fn router(state: AppState, cli: &Cli, instance: &str) -> Result<Router, Stri
             post(charges::create).get(charges::list)
         },
     );
+    app = app.route("/api/receipts", get(receipts::list));
     if cli.faults {
         app = app
             .route("/api/faults", post(faults::schedule).get(faults::list))

@@ -11,8 +11,7 @@ use super::postgres::PgStore;
 use super::sqlite::SqliteStore;
 use super::{SharedStore, Timing};
 
-#[path = "../../tests/common/pg.rs"]
-mod pg;
+use super::test_pg as pg;
 
 const LOCK: Duration = Duration::from_millis(300);
 
@@ -148,7 +147,12 @@ async fn a_key_goes_free_then_in_progress_then_done_and_replays() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_concurrent_reservations_of_one_key_make_one_owner() {
-    let (stores, _dir) = stores(Duration::from_secs(60)).await;
+    // A lock that cannot go stale while fifty callers queue for connections.
+    let (stores, _dir) = stores_with(Timing {
+        key_ttl: Duration::from_secs(60),
+        lock_timeout: Duration::from_secs(60),
+    })
+    .await;
     for (name, s) in stores {
         let tasks: Vec<_> = (0..50)
             .map(|_| {
@@ -159,7 +163,10 @@ async fn fifty_concurrent_reservations_of_one_key_make_one_owner() {
         let mut owners = 0;
         for t in tasks {
             match t.await.unwrap() {
-                Reserved::Proceed(_) => owners += 1,
+                Reserved::Proceed(lock) => {
+                    assert!(!lock.recovered, "{name}: no takeover of a live lock");
+                    owners += 1
+                }
                 Reserved::InProgress => {}
                 other => panic!("{name}: {other:?}"),
             }

@@ -100,3 +100,7 @@ pub type SharedStore = Arc<dyn Store>;
 
 #[cfg(test)]
 mod contract_tests;
+/// The tests' own PostgreSQL (shared with the integration tests).
+#[cfg(test)]
+#[path = "../../tests/common/pg.rs"]
+pub mod test_pg;

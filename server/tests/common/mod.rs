@@ -51,6 +51,8 @@ pub struct Db {
     pub file: PathBuf,
     /// The PostgreSQL URL.
     pub url: Option<String>,
+    /// The PostgreSQL server's port.
+    pg_port: u16,
     dir: tempfile::TempDir,
 }
 
@@ -61,18 +63,29 @@ fn sql_quote(s: &str) -> String {
 impl Db {
     /// A new, empty store.
     pub fn new(backend: Backend) -> Db {
+        match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("tempdir");
+                Db {
+                    backend,
+                    file: dir.path().join("idemkey.db"),
+                    url: None,
+                    pg_port: 0,
+                    dir,
+                }
+            }
+            Backend::Postgres => Db::on(pg::Pg::shared()),
+        }
+    }
+
+    /// A fresh database on the PostgreSQL server `pg`.
+    pub fn on(pg: &pg::Pg) -> Db {
         let dir = tempfile::tempdir().expect("tempdir");
-        let (file, url) = match backend {
-            Backend::Sqlite => (dir.path().join("idemkey.db"), None),
-            Backend::Postgres => (
-                dir.path().join("provider.db"),
-                Some(pg::Pg::shared().fresh_database()),
-            ),
-        };
         Db {
-            backend,
-            file,
-            url,
+            backend: Backend::Postgres,
+            file: dir.path().join("provider.db"),
+            url: Some(pg.fresh_database()),
+            pg_port: pg.port,
             dir,
         }
     }
@@ -115,7 +128,7 @@ impl Db {
             }
             Some(url) => {
                 let db = url.rsplit('/').next().unwrap();
-                let out = pg::Pg::shared().psql(db, sql);
+                let out = pg::psql(self.pg_port, db, sql);
                 out.lines().next().map(str::to_string)
             }
         }
@@ -134,7 +147,9 @@ pub struct Server {
     pub addr: SocketAddr,
     /// Its stderr log.
     pub log: PathBuf,
-    db: Option<Db>,
+    /// Its SQLite file (with PostgreSQL: the provider stand-in's file).
+    pub db: PathBuf,
+    store: Option<Db>,
 }
 
 impl Server {
@@ -142,7 +157,7 @@ impl Server {
     pub fn start(backend: Backend, args: &[&str]) -> Server {
         let db = Db::new(backend);
         let mut s = Server::start_on(&db, args);
-        s.db = Some(db);
+        s.store = Some(db);
         s
     }
 
@@ -170,13 +185,38 @@ impl Server {
             child,
             addr,
             log,
-            db: None,
+            db: db.file.clone(),
+            store: None,
+        }
+    }
+
+    /// Starts a server on the SQLite file `file` (kept by the caller).
+    pub fn start_on_file(file: &Path, args: &[&str]) -> Server {
+        let mut full = vec!["--db", file.to_str().expect("a UTF-8 path")];
+        full.extend_from_slice(args);
+        let db = Db::new(Backend::Sqlite);
+        let log = db.dir().join("server.log");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_idemkey-server"))
+            .args(["--addr", "127.0.0.1:0", "--log-level", "warn"])
+            .args(&full)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).expect("log file"))
+            .spawn()
+            .expect("spawn idemkey-server");
+        let addr = read_listening_line(&mut child, &log);
+        Server {
+            child,
+            addr,
+            log,
+            db: file.to_path_buf(),
+            store: Some(db),
         }
     }
 
     /// The store this server started with [`Server::start`] owns.
     pub fn db(&self) -> &Db {
-        self.db.as_ref().expect("a server from Server::start")
+        self.store.as_ref().expect("a server from Server::start")
     }
 
     /// Its process id.
@@ -521,5 +561,53 @@ pub fn wait_reserved(db: &Db, customer: &str, key: &str) {
             "key {key} was never reserved"
         );
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A running `idemkey-server provider` process.
+pub struct ProviderProc {
+    child: Child,
+    /// Its base URL, `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl ProviderProc {
+    /// Starts the provider service with its own SQLite file.
+    pub fn start(latency_ms: u64) -> ProviderProc {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("provider.log");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_idemkey-server"))
+            .args([
+                "provider",
+                "--addr",
+                "127.0.0.1:0",
+                "--log-level",
+                "warn",
+                "--db",
+            ])
+            .arg(dir.path().join("provider.db"))
+            .args(["--latency-ms", &latency_ms.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).expect("log file"))
+            .spawn()
+            .expect("spawn idemkey-server provider");
+        let addr = read_listening_line(&mut child, &log);
+        ProviderProc {
+            child,
+            url: format!("http://{addr}"),
+            addr,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for ProviderProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

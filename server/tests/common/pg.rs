@@ -27,6 +27,23 @@ pub struct Pg {
     pub dir: PathBuf,
     /// Its TCP port on 127.0.0.1.
     pub port: u16,
+    /// Stopped and removed on drop (the shared one lives as long as the binary).
+    private: bool,
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        if self.private {
+            let _ = as_postgres("pg_ctl")
+                .arg("-D")
+                .arg(self.dir.join("data"))
+                .args(["stop", "-m", "immediate"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
 }
 
 fn as_postgres(tool: &str) -> Command {
@@ -75,10 +92,15 @@ impl Pg {
     /// The test binary's server, started on first use.
     pub fn shared() -> &'static Pg {
         static PG: OnceLock<Pg> = OnceLock::new();
-        PG.get_or_init(Pg::start)
+        PG.get_or_init(|| Pg::start(false))
     }
 
-    fn start() -> Pg {
+    /// A server of the caller's own (for a test that stops it), stopped on drop.
+    pub fn start_private() -> Pg {
+        Pg::start(true)
+    }
+
+    fn start(private: bool) -> Pg {
         clean_stale_dirs();
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -111,6 +133,8 @@ impl Pg {
              rm -rf '{d}'",
             d = dir.display()
         );
+        // Detached on purpose: it must outlive this process to clean up after it.
+        #[allow(clippy::zombie_processes)]
         Command::new("sh")
             .args(["-c", &script])
             .stdin(Stdio::null())
@@ -118,7 +142,11 @@ impl Pg {
             .stderr(Stdio::null())
             .spawn()
             .expect("pg watchdog");
-        let mut pg = Pg { dir, port: 0 };
+        let mut pg = Pg {
+            dir,
+            port: 0,
+            private,
+        };
         let mut last = String::new();
         for _ in 0..5 {
             pg.port = free_port();
@@ -183,38 +211,44 @@ impl Pg {
 
     /// Runs `sql` in database `db` with psql; returns its unaligned output.
     pub fn psql(&self, db: &str, sql: &str) -> String {
-        let t0 = Instant::now();
-        loop {
-            let out = Command::new(format!("{PG_BIN}/psql"))
-                .args([
-                    "-X",
-                    "-q",
-                    "-A",
-                    "-t",
-                    "-v",
-                    "ON_ERROR_STOP=1",
-                    "-h",
-                    "127.0.0.1",
-                    "-U",
-                    "postgres",
-                ])
-                .args(["-p", &self.port.to_string(), "-d", db, "-c", sql])
-                .output()
-                .expect("psql");
-            if out.status.success() {
-                return String::from_utf8_lossy(&out.stdout).trim().to_string();
-            }
-            let err = String::from_utf8_lossy(&out.stderr).into_owned();
-            // The server may be restarting under a test; anything else fails now.
-            assert!(
-                err.contains("could not connect") || err.contains("Connection refused"),
-                "psql {sql:?}: {err}"
-            );
-            assert!(
-                t0.elapsed() < Duration::from_secs(30),
-                "psql {sql:?}: {err}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
+        psql(self.port, db, sql)
+    }
+}
+
+/// Runs `sql` in database `db` of the server on `port`; returns its
+/// unaligned output. Retries for a while if the server is restarting.
+pub fn psql(port: u16, db: &str, sql: &str) -> String {
+    let t0 = Instant::now();
+    loop {
+        let out = Command::new(format!("{PG_BIN}/psql"))
+            .args([
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-h",
+                "127.0.0.1",
+                "-U",
+                "postgres",
+            ])
+            .args(["-p", &port.to_string(), "-d", db, "-c", sql])
+            .output()
+            .expect("psql");
+        if out.status.success() {
+            return String::from_utf8_lossy(&out.stdout).trim().to_string();
         }
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        // The server may be restarting under a test; anything else fails now.
+        assert!(
+            err.contains("could not connect") || err.contains("Connection refused"),
+            "psql {sql:?}: {err}"
+        );
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "psql {sql:?}: {err}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
     }
 }

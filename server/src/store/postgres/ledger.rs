@@ -2,11 +2,14 @@
 
 use deadpool_postgres::GenericClient;
 
+use super::outbox;
+use crate::outbox::event::NewEvent;
 use crate::store::model::Charge;
 use crate::store::StoreResult;
 
-/// Inserts a charge; `false` when its operation already has one
-/// (`UNIQUE(reservation)`), and nothing is written.
+/// Inserts a charge with its `charge.succeeded` event for the outbox (in the
+/// caller's transaction, so both commit or neither does); `false` when its
+/// operation already has one (`UNIQUE(reservation)`), and nothing is written.
 pub async fn insert(c: &impl GenericClient, ch: &Charge) -> StoreResult<bool> {
     let stmt = c
         .prepare_cached(
@@ -31,6 +34,9 @@ pub async fn insert(c: &impl GenericClient, ch: &Charge) -> StoreResult<bool> {
             ],
         )
         .await?;
+    if n == 1 {
+        outbox::insert_event(c, &NewEvent::for_charge(ch)).await?;
+    }
     Ok(n == 1)
 }
 
@@ -61,8 +67,10 @@ pub async fn list(c: &impl GenericClient, customer: &str) -> StoreResult<Vec<Cha
         .collect()
 }
 
-/// Deletes a customer's charges and keys; returns how many of each.
+/// Deletes a customer's charges, keys, outbox events and receipts; returns
+/// how many charges and keys.
 pub async fn delete_customer(c: &impl GenericClient, customer: &str) -> StoreResult<(u64, u64)> {
+    outbox::delete_customer(c, customer).await?;
     let charges = c
         .execute("DELETE FROM charges WHERE customer = $1", &[&customer])
         .await?;

@@ -15,6 +15,7 @@
 
 pub mod idempotency_keys;
 pub mod ledger;
+pub mod outbox;
 pub mod schema;
 
 use std::future::Future;
@@ -23,7 +24,6 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
-use tokio_postgres::error::SqlState;
 use tokio_postgres::NoTls;
 
 use self::idempotency_keys as keys;
@@ -49,10 +49,10 @@ impl From<tokio_postgres::Error> for StoreError {
                 None => true,
                 Some(code) => {
                     let class = &code.code()[..2];
-                    // 08 connection exception, 53 insufficient resources,
-                    // 57 operator intervention (shutdown, crash recovery).
-                    matches!(class, "08" | "53" | "57")
-                        || *code == SqlState::T_R_SERIALIZATION_FAILURE
+                    // 08 connection exception, 40 transaction rollback
+                    // (deadlock, serialization: retryable), 53 insufficient
+                    // resources, 57 operator intervention (shutdown, crash recovery).
+                    matches!(class, "08" | "40" | "53" | "57")
                 }
             };
         let msg = match e.as_db_error() {
@@ -111,7 +111,19 @@ impl PgStore {
             .bounded(async {
                 let mut c = store.pool.get().await?;
                 let tx = c.transaction().await?;
-                tx.batch_execute(schema::SCHEMA).await?;
+                tx.batch_execute(schema::SCHEMA_LOCK).await?;
+                let present: i64 = tx
+                    .query_one(
+                        "SELECT count(*) FROM pg_tables
+                         WHERE schemaname = current_schema() AND tablename = ANY($1)",
+                        &[&schema::TABLES],
+                    )
+                    .await?
+                    .try_get(0)?;
+                if present != schema::TABLES.len() as i64 {
+                    tx.batch_execute(schema::SCHEMA).await?;
+                    tx.batch_execute(outbox::SCHEMA).await?;
+                }
                 tx.commit().await?;
                 Ok(())
             })
@@ -218,8 +230,11 @@ impl Store for PgStore {
 
     async fn insert_charge(&self, charge: &Charge) -> StoreResult<()> {
         self.bounded(async {
-            let c = self.pool.get().await?;
-            ledger::insert(&c, charge).await.map(drop)
+            let mut c = self.pool.get().await?;
+            let tx = c.transaction().await?;
+            ledger::insert(&tx, charge).await?;
+            tx.commit().await?;
+            Ok(())
         })
         .await
     }

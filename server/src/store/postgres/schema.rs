@@ -1,14 +1,29 @@
 //! The PostgreSQL schema, created once under an advisory lock (instances may
 //! start together), and the database's clock as SQL.
+//!
+//! DDL runs only when a table is missing: even `CREATE INDEX IF NOT EXISTS`
+//! locks its table, and an instance starting beside running ones would then
+//! wait on (and deadlock with) their transactions.
 
 /// Milliseconds since the epoch on the database's clock: lock ages and expiry
 /// are judged by one clock however many hosts the instances run on.
 /// `clock_timestamp()` (not `now()`) so a long transaction does not freeze it.
 pub const NOW_MS: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
-/// Tables and indexes; `IF NOT EXISTS` everywhere, so a restart is a no-op.
+/// Serialises schema creation between instances.
+pub const SCHEMA_LOCK: &str = "SELECT pg_advisory_xact_lock(7210452118)";
+
+/// The tables the schemas create; all present means nothing to do.
+pub const TABLES: &[&str] = &[
+    "idempotency_keys",
+    "charges",
+    "outbox_events",
+    "processed_events",
+    "receipts",
+];
+
+/// Tables and indexes; `IF NOT EXISTS` everywhere.
 pub const SCHEMA: &str = "
-SELECT pg_advisory_xact_lock(7210452118);
 CREATE TABLE IF NOT EXISTS idempotency_keys (
     customer        TEXT    NOT NULL,
     idem_key        TEXT    NOT NULL,

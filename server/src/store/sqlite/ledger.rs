@@ -2,16 +2,23 @@
 
 use rusqlite::{params, Connection, TransactionBehavior};
 
+use crate::outbox::event::NewEvent;
 use crate::store::model::Charge;
+use crate::store::sqlite::outbox;
 
-/// Inserts a charge inside the caller's transaction; `false` when its
-/// operation already has one (`UNIQUE(reservation)`), and nothing is written.
+/// Inserts a charge inside the caller's transaction, with its
+/// `charge.succeeded` event for the outbox, so both commit or neither does;
+/// `false` when its operation already has one (`UNIQUE(reservation)`), and
+/// nothing is written.
 pub fn insert(conn: &Connection, c: &Charge) -> rusqlite::Result<bool> {
     let n = conn.execute(
         "INSERT INTO charges (id, customer, idem_key, reservation, amount, currency, status, provider_ref, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (reservation) DO NOTHING",
         params![c.id, c.customer, c.key, c.reservation, c.amount as i64, c.currency, c.status, c.provider_ref, c.created_at],
     )?;
+    if n == 1 {
+        outbox::insert_event(conn, &NewEvent::for_charge(c))?;
+    }
     Ok(n == 1)
 }
 
@@ -45,7 +52,8 @@ pub fn list(conn: &Connection, customer: &str) -> rusqlite::Result<Vec<Charge>> 
     rows.collect()
 }
 
-/// Empties a customer's ledger and keys; returns how many of each.
+/// Empties a customer's ledger, keys, outbox events and receipts; returns
+/// how many charges and keys.
 pub fn delete_customer(conn: &mut Connection, customer: &str) -> rusqlite::Result<(u64, u64)> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let charges = tx.execute("DELETE FROM charges WHERE customer = ?1", params![customer])?;
@@ -53,6 +61,7 @@ pub fn delete_customer(conn: &mut Connection, customer: &str) -> rusqlite::Resul
         "DELETE FROM idempotency_keys WHERE customer = ?1",
         params![customer],
     )?;
+    outbox::delete_customer(&tx, customer)?;
     tx.commit()?;
     Ok((charges as u64, keys as u64))
 }

@@ -7,6 +7,7 @@
 pub mod connection;
 pub mod idempotency_keys;
 pub mod ledger;
+pub mod outbox;
 pub mod provider_payments;
 
 use std::path::Path;
@@ -43,7 +44,7 @@ impl SqliteStore {
     /// Opens (creating if needed) the file and its directory.
     pub fn open(path: &Path, timing: Timing) -> Result<SqliteStore, String> {
         Ok(SqliteStore {
-            db: Sqlite::open(path, &[SCHEMA])?,
+            db: Sqlite::open(path, &[SCHEMA, outbox::SCHEMA])?,
             timing,
         })
     }
