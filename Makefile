@@ -17,14 +17,18 @@ CHROMEDRIVER         := /usr/bin/chromedriver
 DEMO_ADDR            ?= 127.0.0.1:8080
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
+
+.PHONY: cluster
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-apt tool-node tool-npm \
-        build server demo test test-host test-wasm test-e2e test-consumer pack bench clean \
+        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm pack bench clean \
         fuzz tool-cargo-fuzz
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
+	@echo "make cluster the demo on 3 instances, PostgreSQL, the provider service and nginx round-robin"
 	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, npm consumer"
 	@echo "make pack   the npm tarball in pkg/ and its gzipped size"
+	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
 	@echo "make fuzz   every cargo-fuzz target for FUZZ_SECONDS (default 60) each"
 
@@ -87,8 +91,13 @@ demo: build server
 	@echo
 	./target/release/idemkey-server --addr $(DEMO_ADDR) --db data/idemkey.db --static www --pkg pkg --faults --outbox-claim-timeout 5s
 
+# Three instances on one PostgreSQL, the provider service and nginx round-robin
+# on DEMO_ADDR (all from Debian packages); Ctrl-C stops everything.
+cluster: build server
+	bash scripts/cluster.sh $(DEMO_ADDR)
+
 ## ---- tests ----
-test: tools test-host test-wasm test-e2e test-consumer
+test: tools test-host test-wasm test-e2e test-consumer test-storm
 	@echo "make test: all suites passed"
 
 test-host:
@@ -102,6 +111,16 @@ test-e2e: build server tool-npm
 
 test-consumer: build server tool-npm
 	bash tests/consumer/run.sh
+
+# The bad-input storm against the release server (raw sockets, seeded): 2,000 requests
+# here (about 15 s, most of it waiting out the server's 10 s timeouts); `make storm`
+# sends 20,000 with more slowloris connections held. STORM_SEED replays a run.
+STORM_SEED ?= 1
+test-storm: server tool-node
+	node tests/storm/run.mjs --requests 2000 --seed $(STORM_SEED)
+
+storm: server tool-node
+	node tests/storm/run.mjs --requests 20000 --holders 256 --concurrency 16 --seed $(STORM_SEED)
 
 ## ---- fuzzing (not part of `make test`: its crash inputs are, as plain unit tests) ----
 # cargo-fuzz drives libFuzzer through unstable rustc flags (-Zsanitizer, sancov passes).

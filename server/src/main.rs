@@ -19,6 +19,7 @@ use clap::Parser;
 use idemkey_server::cli::{Cli, Command, DatabaseUrl, ProviderArgs};
 use idemkey_server::faults::Faults;
 use idemkey_server::http::routes::{self as app, AppState};
+use idemkey_server::idem::in_flight::InFlight;
 use idemkey_server::outbox::faults::DeliveryFaults;
 use idemkey_server::outbox::storage::OutboxStorage;
 use idemkey_server::provider::local::Local;
@@ -93,6 +94,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         provider,
         faults: Arc::new(Faults::new(cli.faults)),
         outbox,
+        in_flight: InFlight::default(),
     };
     let listener = tokio::net::TcpListener::bind(&cli.addr)
         .await
@@ -112,6 +114,7 @@ async fn run(cli: Cli) -> Result<(), String> {
     tokio::spawn(idem::reaper::run(
         store,
         state.provider.clone(),
+        state.in_flight.clone(),
         cli.reaper_period(),
     ));
     let store_kind = match cli.database() {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use common::*;
 
 fn first_request_is_201_and_every_repeat_is_the_same_bytes_with_the_replay_header(b: Backend) {
-    let s = Server::start(b, &["--faults", "--provider-latency-ms", "20"]);
+    let s = Server::start_with(b, &["--faults", "--provider-latency-ms", "20"]);
     let (c, k) = (uid("cust"), uid("key"));
     let first = charge(s.addr, &c, &k, BODY);
     assert_eq!(first.status, 201, "{}", first.text());
@@ -58,7 +58,7 @@ fn first_request_is_201_and_every_repeat_is_the_same_bytes_with_the_replay_heade
 }
 
 fn same_key_with_another_payload_is_422_and_changes_nothing(b: Backend) {
-    let s = Server::start(b, &["--provider-latency-ms", "10"]);
+    let s = Server::start_with(b, &["--provider-latency-ms", "10"]);
     let (c, k) = (uid("cust"), uid("key"));
     let first = charge(s.addr, &c, &k, BODY);
     assert_eq!(first.status, 201);
@@ -76,7 +76,7 @@ fn same_key_with_another_payload_is_422_and_changes_nothing(b: Backend) {
 }
 
 fn keys_are_scoped_by_customer(b: Backend) {
-    let s = Server::start(b, &["--provider-latency-ms", "10"]);
+    let s = Server::start_with(b, &["--provider-latency-ms", "10"]);
     let (a, b, k) = (uid("a"), uid("b"), uid("key"));
     let ra = charge(s.addr, &a, &k, BODY);
     let rb = charge(s.addr, &b, &k, BODY);
@@ -105,7 +105,7 @@ fn keys_are_scoped_by_customer(b: Backend) {
 }
 
 fn declined_card_is_a_stored_and_replayed_402(b: Backend) {
-    let s = Server::start(b, &["--provider-latency-ms", "10"]);
+    let s = Server::start_with(b, &["--provider-latency-ms", "10"]);
     let (c, k) = (uid("cust"), uid("key"));
     let body = r#"{"amount":500,"currency":"eur","card":"4000 0000 0000 0002"}"#;
     let first = charge(s.addr, &c, &k, body);
@@ -125,7 +125,7 @@ fn declined_card_is_a_stored_and_replayed_402(b: Backend) {
 }
 
 fn second_request_during_the_provider_call_is_409_with_retry_after(b: Backend) {
-    let s = Server::start(b, &["--faults", "--provider-latency-ms", "2000"]);
+    let s = Server::start_with(b, &["--faults", "--provider-latency-ms", "2000"]);
     let (c, k) = (uid("cust"), uid("key"));
     let addr = s.addr;
     let (c1, k1) = (c.clone(), k.clone());
@@ -156,7 +156,7 @@ fn a_slow_request_whose_lock_is_taken_over_still_makes_one_payment_and_one_charg
     // takes the key over while the first request still runs. The takeover
     // keeps the operation id, so the provider pays once; only the lock holder
     // may commit, so the ledger gets one charge.
-    let s = Server::start(
+    let s = Server::start_with(
         b,
         &[
             "--faults",
@@ -204,7 +204,7 @@ fn a_slow_request_whose_lock_is_taken_over_still_makes_one_payment_and_one_charg
 
 fn after_the_ttl_a_key_is_a_new_operation(b: Backend) {
     // Reaper effectively off: phase 1 itself must treat an expired key as new.
-    let s = Server::start(
+    let s = Server::start_with(
         b,
         &[
             "--key-ttl",
@@ -244,7 +244,7 @@ fn after_the_ttl_a_key_is_a_new_operation(b: Backend) {
 fn the_reaper_deletes_expired_keys_but_not_charges(b: Backend) {
     // The TTL leaves a slow machine ample time to make the three charges
     // before the first one expires.
-    let s = Server::start(
+    let s = Server::start_with(
         b,
         &[
             "--key-ttl",
@@ -282,7 +282,7 @@ fn the_reaper_deletes_expired_keys_but_not_charges(b: Backend) {
 }
 
 fn healthz_and_ledger_shape(b: Backend) {
-    let s = Server::start(b, &["--provider-latency-ms", "5"]);
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let h = request(s.addr, "GET", "/healthz", &[], b"");
     assert_eq!(h.status, 200);
     assert_eq!(h.json()["status"], "ok");

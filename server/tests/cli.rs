@@ -138,7 +138,7 @@ fn static_dir_at_root_and_pkg_dir_at_pkg_with_module_content_types(b: Backend) {
     std::fs::write(www.join("app.js"), "export const x = 1;").unwrap();
     std::fs::write(pkg.join("idemkey_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
     std::fs::write(pkg.join("idemkey.js"), "export default 1;").unwrap();
-    let s = Server::start(
+    let s = Server::start_with(
         b,
         &[
             "--static",
@@ -186,7 +186,7 @@ fn static_dir_at_root_and_pkg_dir_at_pkg_with_module_content_types(b: Backend) {
 }
 
 fn cors_flag_answers_preflights_and_exposes_the_idempotency_headers(b: Backend) {
-    let s = Server::start(b, &["--cors", "--provider-latency-ms", "5"]);
+    let s = Server::start_with(b, &["--cors", "--provider-latency-ms", "5"]);
     let origin = "http://127.0.0.1:9999";
     let pre = request(
         s.addr,
@@ -236,7 +236,7 @@ fn cors_flag_answers_preflights_and_exposes_the_idempotency_headers(b: Backend) 
         "{exposed}"
     );
 
-    let plain = Server::start(b, &["--provider-latency-ms", "5"]);
+    let plain = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let r = request(
         plain.addr,
         "GET",

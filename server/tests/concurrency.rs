@@ -10,7 +10,7 @@ use std::thread;
 use common::*;
 
 fn hundred_concurrent_requests_with_one_key_make_one_charge_and_one_provider_call(b: Backend) {
-    let s = Server::start(b, &["--faults", "--provider-latency-ms", "300"]);
+    let s = Server::start_with(b, &["--faults", "--provider-latency-ms", "300"]);
     let (c, k) = (uid("cust"), uid("key"));
     let n = 100;
     let barrier = Arc::new(Barrier::new(n));
@@ -59,7 +59,7 @@ fn hundred_concurrent_requests_with_one_key_make_one_charge_and_one_provider_cal
 }
 
 fn two_hundred_concurrent_requests_with_distinct_keys_make_two_hundred_charges(b: Backend) {
-    let s = Server::start(b, &["--faults", "--provider-latency-ms", "50"]);
+    let s = Server::start_with(b, &["--faults", "--provider-latency-ms", "50"]);
     let c = uid("cust");
     let n = 200;
     let barrier = Arc::new(Barrier::new(n));

@@ -302,7 +302,7 @@ fn recovery_leaves_a_slow_but_live_request_alone(b: Backend) {
     // The provider call outlasts --lock-timeout and the reaper ticks all
     // through it: with nothing paid yet there is nothing to complete, so the
     // request keeps its lock and gets its own 201 (not a 409).
-    let s = Server::start(
+    let s = Server::start_with(
         b,
         &[
             "--faults",

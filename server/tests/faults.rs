@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use common::*;
 
 fn start(b: Backend) -> Server {
-    Server::start(b, &["--faults", "--provider-latency-ms", "10"])
+    Server::start_with(b, &["--faults", "--provider-latency-ms", "10"])
 }
 
 fn drop_after_commit_closes_the_connection_and_the_retry_replays(b: Backend) {
@@ -227,7 +227,7 @@ fn delete_empties_one_customers_ledger_and_keys(b: Backend) {
 }
 
 fn without_faults_flag_there_is_no_fault_api_no_naive_endpoint_no_reset(b: Backend) {
-    let s = Server::start(b, &["--provider-latency-ms", "5"]);
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let c = uid("cust");
     request(
         s.addr,

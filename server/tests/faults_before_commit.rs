@@ -11,7 +11,7 @@ use common::*;
 use serde_json::{json, Value};
 
 fn start(b: Backend) -> Server {
-    Server::start(b, &["--faults", "--provider-latency-ms", "10"])
+    Server::start_with(b, &["--faults", "--provider-latency-ms", "10"])
 }
 
 /// Nothing of this request exists: no charge, no key row, no provider call.

@@ -26,14 +26,14 @@ fn head_of_keep_alive_request(server: &Server) -> String {
 }
 
 fn connections_are_kept_alive_without_faults(b: Backend) {
-    let server = Server::start(b, &[]);
+    let server = Server::start_with(b, &[]);
     let head = head_of_keep_alive_request(&server);
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert!(!head.contains("connection: close"), "{head}");
 }
 
 fn every_answer_closes_its_connection_under_faults(b: Backend) {
-    let server = Server::start(b, &["--faults"]);
+    let server = Server::start_with(b, &["--faults"]);
     let head = head_of_keep_alive_request(&server);
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert!(head.contains("connection: close"), "{head}");

@@ -98,7 +98,7 @@ fn the_service_pays_once_per_key_and_operation_and_refuses_bad_calls() {
 
 fn an_instance_pays_through_the_service_with_the_clients_key(b: Backend) {
     let p = ProviderProc::start(5);
-    let s = Server::start(b, &["--faults", "--provider-url", &p.url]);
+    let s = Server::start_with(b, &["--faults", "--provider-url", &p.url]);
     let (c, k) = (uid("cust"), uid("key"));
     let first = charge(s.addr, &c, &k, BODY);
     assert_eq!(first.status, 201, "{}", first.text());
@@ -129,7 +129,7 @@ fn a_provider_that_is_down_is_a_503_and_the_retry_pays_once(b: Backend) {
     let p = ProviderProc::start(5);
     let url = p.url.clone();
     drop(p);
-    let s = Server::start(b, &["--faults", "--provider-url", &url]);
+    let s = Server::start_with(b, &["--faults", "--provider-url", &url]);
     let (c, k) = (uid("cust"), uid("key"));
     let r = charge(s.addr, &c, &k, BODY);
     let prob = r.assert_problem(503);

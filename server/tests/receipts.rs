@@ -24,7 +24,7 @@ fn server(extra: &[&str]) -> Server {
     let mut args: Vec<&str> = vec!["--faults"];
     args.extend_from_slice(&QUICK);
     args.extend_from_slice(extra);
-    Server::start(Backend::Sqlite, &args)
+    Server::start(&args)
 }
 
 #[test]
@@ -205,20 +205,17 @@ fn the_processed_ids_reaper_never_lets_a_redelivery_inside_its_window_through() 
     // Every delivery crashes before its ack: each event is redelivered for
     // as long as its window (retention 2 s minus claim timeout 500 ms) lasts,
     // while the reaper deletes processed ids older than 2 s every 200 ms.
-    let s = Server::start(
-        Backend::Sqlite,
-        &[
-            "--faults",
-            "--outbox-claim-timeout",
-            "500ms",
-            "--processed-retention",
-            "2s",
-            "--outbox-poll-interval",
-            "50ms",
-            "--provider-latency-ms",
-            "5",
-        ],
-    );
+    let s = Server::start(&[
+        "--faults",
+        "--outbox-claim-timeout",
+        "500ms",
+        "--processed-retention",
+        "2s",
+        "--outbox-poll-interval",
+        "50ms",
+        "--provider-latency-ms",
+        "5",
+    ]);
     let c = uid("cust");
     fault(
         s.addr,

@@ -14,15 +14,12 @@ use outbox_support::*;
 
 /// A server that leaves delivery to worker processes.
 fn server() -> Server {
-    Server::start(
-        Backend::Sqlite,
-        &[
-            "--faults",
-            "--no-receipt-worker",
-            "--provider-latency-ms",
-            "0",
-        ],
-    )
+    Server::start(&[
+        "--faults",
+        "--no-receipt-worker",
+        "--provider-latency-ms",
+        "0",
+    ])
 }
 
 /// `n` charges of `customer` with distinct keys, over `threads` connections.

@@ -1,12 +1,20 @@
 //! The accept loop: hyper HTTP/1.1 connections around the axum router, with
 //! graceful shutdown.
 //!
+//! Every connection's bytes pass through the [`Guarded`] reader first (heads
+//! checked and timed, refusals as problem+json). At most
+//! [`max_connections`] are open at once, below the open-file limit, so a
+//! crowd of stalled clients makes new ones wait in the backlog instead of
+//! making `accept` fail; when it fails anyway (EMFILE, ENFILE), the loop
+//! backs off, doubling the pause, instead of spinning.
+//!
 //! `axum::serve` would do, except for one fault: `drop-after-commit` must close
 //! the connection with no response at all, which an axum handler cannot
 //! express. Here a response carrying the [`DropConnection`] marker becomes a
 //! service error, and hyper closes the connection without writing anything.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -16,7 +24,11 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tower::ServiceExt;
+
+use crate::http::guard::Guarded;
+use crate::http::limits::{max_connections, ACCEPT_BACKOFF, HYPER_HEADER_TIMEOUT, MAX_HEADERS};
 
 /// Response extension: close the connection instead of answering.
 #[derive(Debug, Clone, Copy)]
@@ -37,8 +49,6 @@ struct Dropped;
 
 /// How long in-flight requests get to finish after a shutdown signal.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-/// Slow-loris guard: time allowed to send a request head.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Serves `app` on `listener` until `shutdown` resolves, then lets open
 /// connections finish (up to [`DRAIN_TIMEOUT`]).
@@ -56,14 +66,46 @@ pub async fn serve(
 ) {
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
+    let limit = max_connections();
+    let slots = Arc::new(Semaphore::new(limit));
+    tracing::info!(max_connections = limit, "serving");
+    let mut backoff = ACCEPT_BACKOFF.0;
+    let mut warned_full: Option<tokio::time::Instant> = None;
     loop {
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                // Once a minute at most: a crowd at the limit must not flood the log.
+                if warned_full.is_none_or(|t| t.elapsed() > Duration::from_secs(60)) {
+                    warned_full = Some(tokio::time::Instant::now());
+                    tracing::warn!(
+                        max_connections = limit,
+                        "connection limit reached: new connections wait"
+                    );
+                }
+                tokio::select! {
+                    slot = slots.clone().acquire_owned() => match slot {
+                        Ok(slot) => slot,
+                        Err(_) => break,
+                    },
+                    () = &mut shutdown => break,
+                }
+            }
+        };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok((stream, _)) => {
+                    backoff = ACCEPT_BACKOFF.0;
+                    stream
+                }
                 Err(e) => {
-                    // Typically EMFILE: back off instead of spinning.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    // EMFILE and friends: wait for descriptors to free up,
+                    // longer each time it fails again.
+                    if backoff == ACCEPT_BACKOFF.0 {
+                        tracing::warn!(error = %e, "accept failed; backing off");
+                    }
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(ACCEPT_BACKOFF.1);
                     continue;
                 }
             },
@@ -84,16 +126,22 @@ pub async fn serve(
                 Ok::<_, Dropped>(resp)
             }
         });
+        // A client may shut its write side once its request is sent and still
+        // wait for the answer (half_close). The guard's limits are the real
+        // ones; hyper's are set no lower, so it never refuses on its own.
         let conn = hyper::server::conn::http1::Builder::new()
             .keep_alive(keep_alive)
+            .half_close(true)
+            .max_headers(MAX_HEADERS)
             .timer(TokioTimer::new())
-            .header_read_timeout(HEADER_TIMEOUT)
-            .serve_connection(TokioIo::new(stream), svc);
+            .header_read_timeout(HYPER_HEADER_TIMEOUT)
+            .serve_connection(TokioIo::new(Guarded::new(stream)), svc);
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(e) = conn.await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
+            drop(slot);
         });
     }
     drop(listener);

@@ -4,7 +4,12 @@
 pub mod accept;
 pub mod body;
 pub mod charges;
+pub mod chunked;
+pub mod guard;
+pub mod head;
 pub mod headers;
+pub mod json;
+pub mod limits;
 pub mod problem;
 pub mod receipts;
 pub mod routes;

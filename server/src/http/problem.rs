@@ -65,11 +65,23 @@ pub enum ApiError {
     /// was stored.
     #[error("injected fault respond: answered {} as scheduled, nothing was stored", .0.status)]
     FaultRespond(Arc<Canned>),
-    /// No such route.
+    /// The HTTP layer refused the request as malformed or ambiguous.
+    #[error("{0}")]
+    BadRequest(&'static str),
+    /// The request target is longer than the HTTP layer accepts.
+    #[error("the request target is longer than 8 KiB")]
+    UriTooLong,
+    /// The request head has too many or too large header fields.
+    #[error("{0}")]
+    HeadersTooLarge(&'static str),
+    /// The client took too long to send its request.
+    #[error("{0}")]
+    RequestTimeout(&'static str),
+    /// No such route (the path as sent, cut to [`ECHO_LIMIT`]).
     #[error("no such endpoint: {0}")]
     NotFound(String),
     /// The route exists but not for this method (the `Allow` header lists
-    /// the ones it takes).
+    /// the ones it takes; the method as sent, cut to [`ECHO_LIMIT`]).
     #[error("method {0} is not allowed on this endpoint")]
     MethodNotAllowed(String),
     /// The store failed (or is unreachable: 503 with `Retry-After`); the
@@ -163,6 +175,18 @@ impl ApiError {
                 "fault_respond",
                 "Scheduled answer (injected fault)",
             ),
+            BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request", "Bad request"),
+            UriTooLong => (StatusCode::URI_TOO_LONG, "uri_too_long", "URI too long"),
+            HeadersTooLarge(_) => (
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "headers_too_large",
+                "Request header fields too large",
+            ),
+            RequestTimeout(_) => (
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                "Request timeout",
+            ),
             NotFound(_) => (StatusCode::NOT_FOUND, "not_found", "Not found"),
             MethodNotAllowed(_) => (
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -188,6 +212,20 @@ impl ApiError {
     }
 }
 
+/// Most characters of client input a problem's `detail` repeats: enough to
+/// recognise a path or a member name, never a way to make the server send
+/// back (or log) whatever a client sent.
+pub const ECHO_LIMIT: usize = 64;
+
+/// `input` cut to [`ECHO_LIMIT`] characters (with an ellipsis when cut), for
+/// a problem's `detail`.
+pub fn echo(input: &str) -> String {
+    match input.char_indices().nth(ECHO_LIMIT) {
+        None => input.to_string(),
+        Some((at, _)) => format!("{}…", &input[..at]),
+    }
+}
+
 /// Serialises a problem document. `extra` members are appended (e.g. `key`).
 pub fn problem_body(
     status: StatusCode,
@@ -209,6 +247,14 @@ pub fn problem_body(
     serde_json::to_vec(&serde_json::Value::Object(obj)).unwrap_or_default()
 }
 
+impl ApiError {
+    /// This error's problem+json body.
+    pub fn to_problem_json(&self) -> Vec<u8> {
+        let (status, code, title) = self.status_code();
+        problem_body(status, code, title, &self.to_string(), &[])
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         match &self {
@@ -216,7 +262,7 @@ impl IntoResponse for ApiError {
             ApiError::FaultDropBeforeCommit => return DropConnection::response(),
             _ => {}
         }
-        let (status, code, title) = self.status_code();
+        let (status, ..) = self.status_code();
         if status.is_server_error() {
             match &self {
                 ApiError::Storage(e) => tracing::error!(error = %e, "storage error"),
@@ -225,8 +271,12 @@ impl IntoResponse for ApiError {
                 _ => {}
             }
         }
-        let body = problem_body(status, code, title, &self.to_string(), &[]);
+        let body = self.to_problem_json();
         let mut resp = (status, [(header::CONTENT_TYPE, PROBLEM_JSON)], body).into_response();
+        if matches!(self, ApiError::RequestTimeout(_)) {
+            resp.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         if matches!(
             self,
             ApiError::InProgress

@@ -17,8 +17,9 @@ use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::cli::Cli;
 use crate::faults::{self, Faults};
-use crate::http::problem::ApiError;
+use crate::http::problem::{echo, ApiError};
 use crate::http::{charges, receipts};
+use crate::idem::in_flight::InFlight;
 use crate::outbox::storage::OutboxStorage;
 use crate::provider::Provider;
 use crate::store::SharedStore;
@@ -34,6 +35,8 @@ pub struct AppState {
     pub faults: Arc<Faults>,
     /// The outbox and the receipts (the same database as `store`).
     pub outbox: Arc<dyn OutboxStorage>,
+    /// Keys this instance's requests are working on.
+    pub in_flight: InFlight,
 }
 
 async fn healthz() -> Json<Value> {
@@ -41,13 +44,13 @@ async fn healthz() -> Json<Value> {
 }
 
 async fn api_not_found(req: Request) -> ApiError {
-    ApiError::NotFound(req.uri().path().to_string())
+    ApiError::NotFound(echo(req.uri().path()))
 }
 
 /// axum's own 405 has an empty body; clients get problem+json like every other
 /// error. axum still adds the `Allow` header to what this returns.
 async fn method_not_allowed(req: Request) -> ApiError {
-    ApiError::MethodNotAllowed(req.method().to_string())
+    ApiError::MethodNotAllowed(echo(req.method().as_str()))
 }
 
 /// Content types browsers insist on for modules and wasm streaming

@@ -153,8 +153,13 @@ pub struct Server {
 }
 
 impl Server {
+    /// Starts a server on a fresh SQLite file with `args`.
+    pub fn start(args: &[&str]) -> Server {
+        Server::start_with(Backend::Sqlite, args)
+    }
+
     /// Starts a server on a fresh store of `backend` with `args`.
-    pub fn start(backend: Backend, args: &[&str]) -> Server {
+    pub fn start_with(backend: Backend, args: &[&str]) -> Server {
         let db = Db::new(backend);
         let mut s = Server::start_on(&db, args);
         s.store = Some(db);
@@ -173,7 +178,12 @@ impl Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_idemkey-server"))
             .args(["--addr", "127.0.0.1:0"])
             .args(db.args())
-            .args(["--log-level", "warn"])
+            // Quiet unless the test asks for a level itself.
+            .args(if args.contains(&"--log-level") {
+                &[][..]
+            } else {
+                &["--log-level", "warn"][..]
+            })
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -352,7 +362,8 @@ pub fn raw(addr: SocketAddr, bytes: &[u8]) -> std::io::Result<Option<Resp>> {
     Ok(Some(parse_response(&buf)))
 }
 
-fn parse_response(buf: &[u8]) -> Resp {
+/// Parses one response from the bytes of a connection (head, then the body by its framing).
+pub fn parse_response(buf: &[u8]) -> Resp {
     let end = buf
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
