@@ -91,7 +91,7 @@ export type IdemEvent =
 /// The one conversion of an idemkey error into what JS sees: an `Error` with
 /// `name === "IdemError"`, a stable `code` and the message.
 fn to_js(e: &Error) -> JsValue {
-    let err = js_sys::Error::new(&e.to_string());
+    let err = js_sys::Error::new(&e.message());
     err.set_name("IdemError");
     let _ = Reflect::set(&err, &"code".into(), &e.code().into());
     err.into()
