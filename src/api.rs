@@ -1,6 +1,7 @@
 //! The JavaScript surface: class `Checkout`, `newKey`, `sweep`, the TypeScript types, and
 //! the one conversion of [`Error`] into a JS `Error` (`name` "IdemError", `code`).
 
+use crate::prelude::*;
 use std::rc::Rc;
 
 use js_sys::{Promise, Reflect};

@@ -5,6 +5,7 @@
 //! them.
 
 use crate::core::json::push_u64;
+use crate::prelude::*;
 
 /// Result of every fallible idemkey operation.
 pub type Result<T> = core::result::Result<T, Error>;

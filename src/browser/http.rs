@@ -6,6 +6,7 @@
 //! usable to tell our timeout from a network error, but the flow needs one `fetch`, and
 //! calling it directly costs less.
 
+use crate::prelude::*;
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;

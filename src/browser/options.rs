@@ -6,6 +6,7 @@
 //! spread see them) and each is looked up in a table of what it must be: one loop instead
 //! of a read per option keeps `Checkout.open` small and sends no option name to JS.
 
+use crate::prelude::*;
 use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Headers, Request};

@@ -1,6 +1,7 @@
 //! The idempotency header's value on the way out and the replay header on the way back.
 
 use crate::core::options::HeaderFormat;
+use crate::prelude::*;
 
 /// The header value for `key`: bare (Stripe style) or an RFC 8941 sf-string (IETF draft).
 pub fn format_key(key: &str, fmt: HeaderFormat) -> String {

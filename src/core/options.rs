@@ -4,6 +4,7 @@
 use crate::core::json::push_u64;
 use crate::core::retry::RetryPolicy;
 use crate::error::{Error, Result};
+use crate::prelude::*;
 
 /// Where records live (the glue falls back local -> session -> memory on failure).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

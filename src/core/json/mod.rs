@@ -1,6 +1,7 @@
 //! A small strict JSON (RFC 8259) parser and writer, so the wasm needs no serde_json:
 //! records are read and written with it, payloads are canonicalised with it.
 
+use crate::prelude::*;
 use core::cmp::Ordering;
 
 mod parse;
