@@ -2,7 +2,7 @@
 //! the one conversion of [`Error`] into a JS `Error` (`name` "IdemError", `code`).
 
 use crate::prelude::*;
-use std::rc::Rc;
+use alloc::rc::Rc;
 
 use js_sys::{Promise, Reflect};
 use wasm_bindgen::prelude::*;
