@@ -9,6 +9,8 @@ GECKODRIVER_VERSION  := 0.37.1
 CARGO_FUZZ_VERSION   := 0.13.2
 # Seconds each fuzz target runs under `make fuzz`.
 FUZZ_SECONDS         ?= 60
+# make bench only (never make test): twiggy lists where the wasm's bytes are.
+TWIGGY_VERSION       := 0.8.0
 # Debian packages the suites use: browsers and drivers, npm-free tools, PostgreSQL 15,
 # nginx (the cluster's round robin) and wrk (the server benchmarks).
 APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql nginx wrk
@@ -17,7 +19,7 @@ CHROMEDRIVER         := /usr/bin/chromedriver
 DEMO_ADDR            ?= 127.0.0.1:8080
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-apt tool-node tool-npm \
+.PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
         build server demo test test-host test-wasm test-e2e test-consumer test-storm storm pack bench clean \
         fuzz tool-cargo-fuzz
 
@@ -50,6 +52,10 @@ tool-geckodriver:
 tool-wasm-pack:
 	@command -v wasm-pack >/dev/null && wasm-pack --version | grep -q '$(WASM_PACK_VERSION)' \
 	  || cargo install --locked wasm-pack --version $(WASM_PACK_VERSION)
+
+tool-twiggy:
+	@command -v twiggy >/dev/null && twiggy --version | grep -q '$(TWIGGY_VERSION)' \
+	  || cargo install --locked twiggy --version $(TWIGGY_VERSION)
 
 # wasm-pack would build this itself; installing the pinned CLI up front keeps it on PATH
 # for wasm-pack, wasm-bindgen-test-runner and the benchmarks alike. Its lock file names a
@@ -129,7 +135,7 @@ pack: build
 	wasm-pack pack pkg
 	bash scripts/size.sh
 
-bench: build server tool-npm
+bench: build server tool-npm tool-twiggy
 	bash bench/run.sh
 
 clean:
