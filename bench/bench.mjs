@@ -6,6 +6,8 @@ import { launchChromium, startServer } from '../tests/support/reference.mjs';
 
 const out = process.argv[2] ?? 'target/bench/results.md';
 const CLIENT_ROUNDS = 300;
+const INIT_ROUNDS = 100; // a fresh page each
+
 const LOAD_REQUESTS = 500; // per round
 const LOAD_ROUNDS = 3; // the cases take turns, round after round; the median round is reported
 const LOAD_CONCURRENCY = 16;
@@ -44,12 +46,26 @@ function twiggyTop() {
 async function clientOverhead(url) {
   const browser = await launchChromium();
   try {
-    const page = await browser.newPage();
     const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${url}/index.html`);
-    await page.waitForFunction(() => window.benchReady === true);
+    const open = async (path) => {
+      const page = await browser.newPage();
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(`${url}/${path}`);
+      await page.waitForFunction(() => window.benchReady === true);
+      return page;
+    };
+    const page = await open('index.html');
     const r = await page.evaluate((n) => window.runBench(n), CLIENT_ROUNDS);
+    await page.close();
+    r.init = [];
+    r.bytes = [];
+    for (let round = 0; round < INIT_ROUNDS; round++) {
+      const p = await open('init.html');
+      const t = await p.evaluate((i) => window.runInit(i), round);
+      await p.close();
+      r.init.push(t.init);
+      r.bytes.push(t.bytes);
+    }
     if (errors.length) throw new Error(`bench page errors: ${errors.join('; ')}`);
     return r;
   } finally {
@@ -130,7 +146,7 @@ try {
     row('baseline: navigator.locks.request + localStorage.getItem + JSON.parse', c.readBase, null, 3),
     row('idemkey: submit on a succeeded checkout (fromCache, no request)', c.cached, c.readBase, 3),
     row('baseline: fetch the wasm as an ArrayBuffer', c.bytes),
-    row('idemkey: init() (fetch, streaming compile, instantiate; fresh glue and URL each round)', c.init, c.bytes),
+    row(`idemkey: init() (fetch, streaming compile, instantiate; ${INIT_ROUNDS} fresh pages, a URL of its own each)`, c.init, c.bytes),
     ``,
     `## Server throughput (${LOAD_ROUNDS} rounds of ${LOAD_REQUESTS} requests per case, ${LOAD_CONCURRENCY} concurrent, loopback, synchronous=FULL; median round)`,
     ``,
