@@ -21,7 +21,8 @@
 # `[Symbol.dispose](): void` on every class, which fails `tsc` (without skipLibCheck) in
 # projects whose `lib` predates ES2025/esnext.disposable; a
 # `/// <reference lib="esnext.disposable" />` line on top fixes that for every consumer.
-# The JS glue is minified with esbuild (whitespace and syntax only: names stay, so
+# The wasm's imports get short names (wasm-bindgen's carry a hash each, twice over), and
+# the JS glue is minified with esbuild (whitespace and syntax only: names stay, so
 # `Checkout.name` and stack traces still read "Checkout"; the doc comments live on in the
 # .d.ts): a quarter of what a page downloads, and bundlers' minifiers give the same result.
 # Minifying the minified glue changes nothing, so this stays idempotent.
@@ -138,6 +139,9 @@ banner="$(head -n1 "$glue" | grep '^/\* @ts-self-types=' || true)"
   --log-level=warning ${banner:+"--banner:js=$banner"} --outfile="$glue.min"
 if cmp -s "$glue.min" "$glue"; then rm "$glue.min"; else mv "$glue.min" "$glue"; fi
 echo "post-pack: $glue minified ($(wc -c <"$glue" | tr -d ' ') bytes)"
+
+# Short import names, in the wasm and the glue together (scripts/short-imports.mjs says why).
+node "$root/scripts/short-imports.mjs" "$pkg"
 
 # Smoke test: the glue and the wasm load together and answer.
 PKG_DIR="$pkg" node --input-type=module - <<'JS'
