@@ -20,7 +20,7 @@ DEMO_ADDR            ?= 127.0.0.1:8080
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
-        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm pack bench clean \
+        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm test-chaos chaos pack bench clean \
         fuzz tool-cargo-fuzz
 
 help:
@@ -29,6 +29,7 @@ help:
 	@echo "make pack   the npm tarball in pkg/ and its gzipped size"
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
+	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=...)"
 	@echo "make fuzz   every cargo-fuzz target for FUZZ_SECONDS (default 60) each"
 
 ## ---- tools (idempotent: each step skips what is already there) ----
@@ -109,6 +110,15 @@ test-e2e: build server tool-npm
 
 test-consumer: build server tool-npm
 	bash tests/consumer/run.sh
+
+# The chaos suite (tests/chaos/run.mjs): SEED repeats a run's plan (each run prints its
+# seed); CHECKOUTS, CONCURRENCY, CONTEXTS, RESTARTS override the defaults.
+CHAOS_CHECKOUTS ?= 200
+test-chaos: build server tool-npm
+	CHECKOUTS=$${CHECKOUTS:-$(CHAOS_CHECKOUTS)} node tests/chaos/run.mjs
+
+chaos: build server tool-npm
+	CHECKOUTS=$${CHECKOUTS:-1000} node tests/chaos/run.mjs
 
 # The bad-input storm against the release server (raw sockets, seeded): 2,000 requests
 # here (about 15 s, most of it waiting out the server's 10 s timeouts); `make storm`

@@ -59,8 +59,10 @@ pub const FD_RESERVE: usize = 64;
 /// Connections served at once when the file limit is unknown or tiny, and at
 /// most ever.
 pub const MIN_CONNECTIONS: usize = 16;
-/// Most connections served at once, whatever the file limit.
-pub const MAX_CONNECTIONS: usize = 10_000;
+/// Most connections served at once, whatever the file limit: each may hold
+/// a partial head of up to [`MAX_HEAD_LEN`], so this bounds that memory too
+/// (about 4096 × 64 KiB of buffers at worst).
+pub const MAX_CONNECTIONS: usize = 4096;
 /// First and longest pause after a failed `accept` (EMFILE, ENFILE, ENOBUFS);
 /// the pause doubles while accept keeps failing.
 pub const ACCEPT_BACKOFF: (Duration, Duration) =
