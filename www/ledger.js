@@ -54,8 +54,11 @@ export function openLedger({ api, orderKeys }) {
     $('#order-receipts').textContent = `${mineReceipts} receipt${mineReceipts === 1 ? '' : 's'}`;
     $('#order-receipts').dataset.count = String(mineReceipts);
     $('#order-receipts').classList.toggle('is-dup', mineReceipts > mine.length);
-    $('#naive-receipts').textContent = String(count(naive));
+    const naiveReceipts = count(naive);
+    $('#naive-receipts').textContent = String(naiveReceipts);
+    $('#naive-receipts-label').textContent = naiveReceipts === 1 ? 'receipt' : 'receipts';
     $('#all-receipts').textContent = String(data.receipts.length);
+    $('#all-receipts-label').textContent = data.receipts.length === 1 ? 'receipt' : 'receipts';
     $('#order-charges').textContent = String(mine.length);
     $('#order-charges').dataset.count = String(mine.length);
     $('#order-charges').classList.toggle('is-dup', mine.length > 1);

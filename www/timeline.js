@@ -52,9 +52,7 @@ export function openTimeline({ timeoutMs }) {
   /** One sentence for screen readers about the newest change (the list itself is re-rendered whole). */
   function announce(t) {
     let text = CACHE_TEXT;
-    if (t.kind === 'mail') {
-      text = (MAIL[t.outcome] || MAIL.failed)[2](t.delivery);
-    } else if (t.kind !== 'cache') {
+    if (t.kind !== 'cache') {
       const answer = t.status != null ? statusText(t.status) + (t.replayed ? ', replayed' : '')
         : t.retryReason || t.reason ? 'no answer' : 'sent, waiting for the answer';
       const sub = subText(t);
@@ -132,7 +130,8 @@ export function openTimeline({ timeoutMs }) {
       if (found) Object.assign(found, mail);
       else entries = [...entries, { kind: 'mail', at: Date.now(), ...mail }].slice(-40);
       save();
-      announce(found || mail);
+      // Its own live region: the mailer's news never talks over a try's.
+      $('#mailer-live').textContent = (MAIL[mail.outcome] || MAIL.failed)[2](mail.delivery);
     },
     /** Update the newest try (a response or retry event belongs to it). */
     patchLastTry(patch) {

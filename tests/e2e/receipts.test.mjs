@@ -49,6 +49,7 @@ test('crash the mailer before its ack: the redelivery in the timeline, still one
     const rows = await mailRows(page);
     assert.deepEqual(rows.map((m) => [m.mail, m.delivery]), [['no-ack', '1'], ['duplicate', '2']]);
     assert.match(rows[1].text, /Still one receipt/);
+    assert.match(await page.textContent('#mailer-live'), /^Mailer, delivery #2: a redelivery\./, 'announced to screen readers too');
     await page.waitForFunction(() => document.querySelector('#order-receipts').textContent === '1 receipt');
 
     const l = await ledger();

@@ -26,7 +26,7 @@ const pct = (xs, p) => {
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : 0;
 };
 
-export function printTables({ counts, failures, requests, seed, stormMs, latencies, peakRssKiB, held, fd, charges }) {
+export function printTables({ counts, failures, requests, seed, stormMs, latencies, peakRssKiB, held, fd, charges, clientLagMs, probeMaxMs, probes }) {
   const cols = ['2xx', '3xx', '4xx', '5xx', 'none'];
   const out = [];
   out.push(`storm: ${requests} requests, seed ${seed}, ${(stormMs / 1000).toFixed(1)} s`);
@@ -38,6 +38,8 @@ export function printTables({ counts, failures, requests, seed, stormMs, latenci
   }
   out.push(`${pad('total', 12)}${cols.map((c) => lpad(total[c], 7)).join('')}`);
   out.push(`valid requests (charges, replays, health checks, probes): p50 ${pct(latencies, 50).toFixed(0)} ms, p99 ${pct(latencies, 99).toFixed(0)} ms, max ${Math.max(0, ...latencies).toFixed(0)} ms (${latencies.length})`);
+  out.push(`health probes behind the slowloris connections: ${probes}, slowest ${probeMaxMs.toFixed(0)} ms; `
+    + `the storm's own event loop ran up to ${clientLagMs.toFixed(0)} ms late`);
   out.push(`charges: ${charges.charged} charged, ${charges.replays} replays, ${charges.refusedOrUnanswered} refused or unanswered`);
   out.push(`peak RSS (VmHWM): ${(peakRssKiB / 1024).toFixed(1)} MiB`);
   const ends = {};

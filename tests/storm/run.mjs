@@ -4,15 +4,17 @@
 //   node tests/storm/run.mjs [--requests 2000] [--seed 1] [--concurrency 8] [--holders 64]
 //
 // Fails (exit 1) on any 5xx, a panic in the server's log, a dead server, a lost or
-// doubled valid charge, a valid request slower than 1 s (a charge: 5 s), a peak RSS over 200 MiB, a
+// doubled valid charge, a health probe slower than 1 s (any other valid request: 5 s), a peak RSS over 200 MiB, a
 // refusal without a problem+json body, an answer missing or outside what the variant
 // allows, or a starving connection the server never ends. Prints a table by status class.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { KINDS, pick } from './cases.mjs';
 import { Charges } from './charges.mjs';
 import { fdLimitPhase } from './fdlimit.mjs';
 import { Failures, printTables } from './report.mjs';
 import { panics, startStormServer } from './server.mjs';
+import { startProbe } from './probe.mjs';
 import { holdSlowloris } from './slowloris.mjs';
 import { exchange, finals, isProblem } from './wire.mjs';
 
@@ -27,11 +29,12 @@ const { values: opt } = parseArgs({
 });
 const REQUESTS = Number(opt.requests);
 const SEED = Number(opt.seed);
-// A valid request must not wait behind the slowloris connections: 1 s at most. A charge
-// also waits for its durable commit (fsync) behind the storm's other charges, which on a
-// loaded machine can take longer without any slowloris in sight: 5 s at most for those.
+// A valid request must not wait behind the slowloris connections: the probe, in its own
+// thread, gets 1 s at most. The storm's own valid requests share an event loop with
+// megabytes of hostile input (it runs hundreds of ms late on a loaded machine), and a
+// charge also waits for its durable commit behind the other charges: 5 s at most for them.
 const VALID_MAX_MS = 1000;
-const CHARGE_MAX_MS = 5000;
+const STORM_VALID_MAX_MS = 5000;
 const RSS_MAX_KIB = 200 * 1024;
 // Server head and body timeouts are 10 s: a starving connection older than this was never ended.
 const HOLD_MAX_MS = 12500;
@@ -50,6 +53,9 @@ function prng(seed) {
 }
 
 const failures = new Failures();
+// How late the storm's own event loop ran: a slow answer that is only the client being busy shows here.
+const lag = monitorEventLoopDelay({ resolution: 20 });
+lag.enable();
 const t0 = performance.now();
 const server = await startStormServer({ args: SERVER_ARGS });
 const charges = new Charges(`storm-${SEED}-${process.pid}`, prng(SEED ^ 0x5eed));
@@ -61,17 +67,7 @@ const slow = holdSlowloris(server.addr, Number(opt.holders), `${charges.prefix}-
 const fdPhase = opt['skip-fd-limit'] ? null : fdLimitPhase(SERVER_ARGS);
 
 // A probe that keeps asking while the slowloris connections are held.
-let probing = true;
-const probes = (async () => {
-  while (probing) {
-    const x = await exchange(server.addr, [Buffer.from('GET /healthz HTTP/1.1\r\nHost: storm\r\nConnection: close\r\n\r\n')], { timeoutMs: 5000 });
-    const r = finals(x)[0];
-    latencies.push(x.ms);
-    if (r?.status !== 200) failures.add('probe not answered 200', 'GET /healthz', `${r?.status ?? x.closedBy}`);
-    else if (x.ms > VALID_MAX_MS) failures.add('valid request slower than 1 s', 'probe GET /healthz', `${Math.round(x.ms)} ms`);
-    await new Promise((res) => setTimeout(res, 100));
-  }
-})();
+const probe = startProbe(server.addr);
 
 const plan = (() => {
   const rng = prng(SEED);
@@ -99,8 +95,7 @@ async function runOne({ kind, variant, seed }) {
   if (got.length < variant.answers) failures.add('no answer', name, `${got.length} of ${variant.answers} answers, connection ${x.closedBy}${x.error ? ` (${x.error})` : ''}`);
   if (variant.valid) {
     latencies.push(x.ms);
-    if (!built.charge && x.ms > VALID_MAX_MS) failures.add('valid request slower than 1 s', name, `${Math.round(x.ms)} ms`);
-    if (built.charge && x.ms > CHARGE_MAX_MS) failures.add('valid charge slower than 5 s', name, `${Math.round(x.ms)} ms`);
+    if (x.ms > STORM_VALID_MAX_MS) failures.add('valid request slower than 5 s', name, `${Math.round(x.ms)} ms`);
   }
   if (built.charge) {
     const problem = charges.settle(built.charge, got[0], { replay: variant.replay });
@@ -116,8 +111,12 @@ const stormMs = performance.now() - t0;
 
 // Hold on until the first starving connections have outlived every server timeout.
 while (performance.now() - slowSince < HOLD_MAX_MS + 200) await new Promise((r) => setTimeout(r, 100));
-probing = false;
-await probes;
+const probes = await probe.stop();
+for (const p of probes) {
+  latencies.push(p.ms);
+  if (p.status !== 200) failures.add('probe not answered 200', 'GET /healthz', String(p.status));
+  else if (p.ms > VALID_MAX_MS) failures.add('valid request slower than 1 s', 'probe GET /healthz', `${Math.round(p.ms)} ms`);
+}
 const held = slow.stop();
 for (const c of held.open) {
   if (c.ms >= HOLD_MAX_MS) failures.add('starving connection never ended by the server', `slowloris/${c.kind}`, `open for ${Math.round(c.ms)} ms`);
@@ -140,7 +139,9 @@ await server.stop();
 const fd = await fdPhase;
 for (const f of fd?.failures ?? []) failures.add(f.what, 'fd-limit', f.detail);
 
-printTables({ counts, failures, requests: REQUESTS, seed: SEED, stormMs, latencies, peakRssKiB: peak, held, fd: fd?.figures, charges: charges.summary() });
+lag.disable();
+printTables({ counts, failures, requests: REQUESTS, seed: SEED, stormMs, latencies, peakRssKiB: peak, held, fd: fd?.figures,
+  charges: charges.summary(), clientLagMs: lag.max / 1e6, probeMaxMs: Math.max(0, ...probes.map((p) => p.ms)), probes: probes.length });
 console.log(`storm: ${((performance.now() - t0) / 1000).toFixed(1)} s in all`);
 process.exit(failures.size() ? 1 : 0);
 

@@ -81,6 +81,22 @@ pub struct Receipt {
     pub created_at: i64,
 }
 
+impl Receipt {
+    /// The receipt the consumer writes for `ev`, with a fresh id.
+    pub fn for_event(ev: &Event, created_at: i64) -> Receipt {
+        Receipt {
+            id: new_id("rcpt"),
+            object: "receipt",
+            event_id: ev.id.clone(),
+            charge_id: ev.charge_id.clone(),
+            customer: ev.customer.clone(),
+            amount: ev.amount,
+            currency: ev.currency.clone(),
+            created_at,
+        }
+    }
+}
+
 /// Where an event stands, as `GET /api/receipts` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -91,6 +107,17 @@ pub enum EventState {
     Delivered,
     /// Parked: older than the redelivery window, never delivered again.
     Dead,
+}
+
+impl EventState {
+    /// The state of an event acked at `delivered_at` and parked at `dead_at`.
+    pub fn of(delivered_at: Option<i64>, dead_at: Option<i64>) -> EventState {
+        match (delivered_at, dead_at) {
+            (Some(_), _) => EventState::Delivered,
+            (None, Some(_)) => EventState::Dead,
+            (None, None) => EventState::Pending,
+        }
+    }
 }
 
 /// An outbox event and its delivery history, for the API and the demo.

@@ -8,7 +8,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::ids::new_id;
 use crate::outbox::event::{
     Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView, CHARGE_SUCCEEDED,
 };
@@ -149,16 +148,7 @@ impl OutboxStorage for Model {
                 out.push(Consumed::Duplicate);
             } else {
                 st.processed.insert(ev.id.clone(), (now, 0));
-                let r = Receipt {
-                    id: new_id("rcpt"),
-                    object: "receipt",
-                    event_id: ev.id.clone(),
-                    charge_id: ev.charge_id.clone(),
-                    customer: ev.customer.clone(),
-                    amount: ev.amount,
-                    currency: ev.currency.clone(),
-                    created_at: now,
-                };
+                let r = Receipt::for_event(ev, now);
                 st.receipts.push(r.clone());
                 out.push(Consumed::Written(r));
             }

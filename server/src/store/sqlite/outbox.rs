@@ -11,7 +11,6 @@
 use async_trait::async_trait;
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 
-use crate::ids::new_id;
 use crate::outbox::event::{
     Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView, CHARGE_SUCCEEDED,
 };
@@ -175,16 +174,7 @@ fn consume(
             out.push(Consumed::Duplicate);
             continue;
         }
-        let receipt = Receipt {
-            id: new_id("rcpt"),
-            object: "receipt",
-            event_id: ev.id.clone(),
-            charge_id: ev.charge_id.clone(),
-            customer: ev.customer.clone(),
-            amount: ev.amount,
-            currency: ev.currency.clone(),
-            created_at: now,
-        };
+        let receipt = Receipt::for_event(ev, now);
         tx.prepare_cached(
             "INSERT INTO receipts (id, event_id, charge_id, customer, amount, currency, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -304,11 +294,7 @@ fn receipts_in(conn: &Connection, customer: &str) -> rusqlite::Result<ReceiptsVi
                 kind: CHARGE_SUCCEEDED,
                 charge_id: r.get(1)?,
                 created_at: r.get(2)?,
-                state: match (delivered_at, dead_at) {
-                    (Some(_), _) => EventState::Delivered,
-                    (None, Some(_)) => EventState::Dead,
-                    (None, None) => EventState::Pending,
-                },
+                state: EventState::of(delivered_at, dead_at),
                 deliveries: r.get(3)?,
                 failures: r.get(4)?,
                 duplicates_skipped: r.get(7)?,
