@@ -2,13 +2,15 @@
 # Prints the gzip -9 sizes of what a page downloads to use idemkey: the release wasm, its
 # JS glue and any JS snippets wasm-bindgen wrote beside it (each file is fetched and
 # compressed on its own), and their sum, in KiB.
-# Exits non-zero when the sum is over the budget, BUDGET_KIB (default below).
+# Exits non-zero when the sum is over the budget, BUDGET_KIB. The default is a ratchet a
+# little above what the module weighs with its cross-tab store (about 46 KiB); the goal is
+# 30 KiB, and the default moves down with every cut that lands.
 # Usage: scripts/size.sh [PKG_DIR]
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pkg="${1:-$root/pkg}"
-budget_kib="${BUDGET_KIB:-60}"
+budget_kib="${BUDGET_KIB:-48}"
 
 gz() { gzip -9 -c "$1" | wc -c | tr -d ' '; }
 kib() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1024 }'; }
