@@ -145,8 +145,8 @@ async function play(plan, env, rec, tabs) {
     tabs.push(t);
     return t;
   };
-  for (const f of plan.faults) await api.post('/api/faults', plan.customer, faultBody(f));
-  if (env.receipts) for (const f of plan.workerFaults) await api.post('/api/faults', plan.customer, f);
+  const faults = [...plan.faults, ...(env.receipts ? plan.workerFaults : [])];
+  for (const f of faults) await api.post('/api/faults', plan.customer, faultBody(f), env.faultUrl(f.instance));
   rec.onPost = () => { if (rec.posts.length === 1) env.onFirstPay(plan.index); };
 
   const tab1 = await open('tab1');
