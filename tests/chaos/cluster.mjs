@@ -5,7 +5,7 @@
 // nginx and the other two keep serving. Faults live in the instance that was asked for
 // them, so each planned fault goes to the instance the plan names.
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { SERVER, mustExist } from '../support/reference.mjs';
@@ -29,6 +29,7 @@ function freePort() {
 async function startPostgres(dir) {
   mustExist(path.join(PG_BIN, 'pg_ctl'), 'install Debian\'s postgresql (make tools)');
   const pg = path.join(dir, 'pg');
+  chmodSync(dir, 0o711);       // postgres must reach its own directory inside ours
   mkdirSync(pg);
   execFileSync('chown', ['postgres', pg]);
   const asPostgres = (bin, args) => execFileSync('runuser', ['-u', 'postgres', '--', path.join(PG_BIN, bin), ...args],
