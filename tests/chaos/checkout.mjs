@@ -185,9 +185,12 @@ async function play(plan, env, rec, tabs) {
 
   order.paid = await payUntilPaid(rec, main, order);
   if (!order.paid) rec.unresolved.push(`order ${order.cart} not paid after ${MAX_PRESSES} more Pays`);
-  // Only while the tab shows the order paid: after another tab's reset() it shows a
-  // fresh attempt, and a Pay there is a new purchase.
-  if (order.paid && plan.payAgainAfterPaid && (await main.status()).state === 'succeeded') await press(main);
+  // Not after a reset() in another tab: that asked for a new key for the next Pay (it
+  // takes effect once the paying tab lets go of the scope), so a Pay then is a new
+  // purchase. Otherwise only while the tab shows the order paid.
+  if (order.paid && plan.payAgainAfterPaid && plan.move !== 'reset-race' && (await main.status()).state === 'succeeded') {
+    await press(main);
+  }
   await finalStates(rec, tabs);
 }
 
