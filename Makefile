@@ -9,6 +9,8 @@ GECKODRIVER_VERSION  := 0.37.1
 CARGO_FUZZ_VERSION   := 0.13.2
 # Seconds each fuzz target runs under `make fuzz`.
 FUZZ_SECONDS         ?= 60
+# make bench only (never make test): twiggy lists where the wasm's bytes are.
+TWIGGY_VERSION       := 0.8.0
 # Debian packages the suites use: browsers and drivers, npm-free tools, PostgreSQL 15,
 # nginx (the cluster's round robin) and wrk (the server benchmarks).
 APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql nginx wrk
@@ -17,12 +19,13 @@ CHROMEDRIVER         := /usr/bin/chromedriver
 DEMO_ADDR            ?= 127.0.0.1:8080
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-apt tool-node tool-npm \
-        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm test-chaos chaos pack bench clean \
+.PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
+        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
         fuzz tool-cargo-fuzz
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
+	@echo "make cluster the demo on 3 instances, PostgreSQL, the provider service and nginx round-robin"
 	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, npm consumer"
 	@echo "make pack   the npm tarball in pkg/ and its gzipped size"
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
@@ -51,6 +54,10 @@ tool-geckodriver:
 tool-wasm-pack:
 	@command -v wasm-pack >/dev/null && wasm-pack --version | grep -q '$(WASM_PACK_VERSION)' \
 	  || cargo install --locked wasm-pack --version $(WASM_PACK_VERSION)
+
+tool-twiggy:
+	@command -v twiggy >/dev/null && twiggy --version | grep -q '$(TWIGGY_VERSION)' \
+	  || cargo install --locked twiggy --version $(TWIGGY_VERSION)
 
 # wasm-pack would build this itself; installing the pinned CLI up front keeps it on PATH
 # for wasm-pack, wasm-bindgen-test-runner and the benchmarks alike. Its lock file names a
@@ -88,6 +95,11 @@ demo: build server
 	@echo "  (Ctrl-C stops the server; the ledger lives in data/idemkey.db)"
 	@echo
 	./target/release/idemkey-server --addr $(DEMO_ADDR) --db data/idemkey.db --static www --pkg pkg --faults --outbox-claim-timeout 5s
+
+# Three instances on one PostgreSQL, the provider service and nginx round-robin
+# on DEMO_ADDR (all from Debian packages); Ctrl-C stops everything.
+cluster: build server
+	bash scripts/cluster.sh $(DEMO_ADDR)
 
 ## ---- tests ----
 test: tools test-host test-wasm test-e2e test-consumer test-storm
@@ -141,7 +153,7 @@ pack: build
 	wasm-pack pack pkg
 	bash scripts/size.sh
 
-bench: build server tool-npm
+bench: build server tool-npm tool-twiggy
 	bash bench/run.sh
 
 clean:
