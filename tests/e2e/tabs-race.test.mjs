@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { scenario } from './harness.mjs';
 
-const SCOPES = Number(process.env.TABS_RACE_SCOPES || 30);
+const SCOPES = Number(process.env.TABS_RACE_SCOPES || 20);
 const PAYLOAD = { amount: 4200, currency: 'eur', items: [{ sku: 'tea', qty: 2 }] };
 
 // Both pages wait for their moment by spinning: a page that is not in front gets its
