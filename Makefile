@@ -6,6 +6,9 @@ SHELL := /bin/bash
 WASM_PACK_VERSION    := 0.15.1
 WASM_BINDGEN_VERSION := 0.2.130
 GECKODRIVER_VERSION  := 0.37.1
+CARGO_FUZZ_VERSION   := 0.13.2
+# Seconds each fuzz target runs under `make fuzz`.
+FUZZ_SECONDS         ?= 60
 # Debian packages the suites use: browsers and drivers, npm-free tools, PostgreSQL 15,
 # nginx (the cluster's round robin) and wrk (the server benchmarks).
 APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql nginx wrk
@@ -15,13 +18,16 @@ DEMO_ADDR            ?= 127.0.0.1:8080
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-apt tool-node tool-npm \
-        build server demo test test-host test-wasm test-e2e test-consumer pack bench clean
+        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm pack bench clean \
+        fuzz tool-cargo-fuzz
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
 	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, npm consumer"
 	@echo "make pack   the npm tarball in pkg/ and its gzipped size"
+	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
+	@echo "make fuzz   every cargo-fuzz target for FUZZ_SECONDS (default 60) each"
 
 ## ---- tools (idempotent: each step skips what is already there) ----
 tools: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver tool-npm
@@ -80,10 +86,10 @@ demo: build server
 	@echo "  idemkey demo:  http://$(DEMO_ADDR)/"
 	@echo "  (Ctrl-C stops the server; the ledger lives in data/idemkey.db)"
 	@echo
-	./target/release/idemkey-server --addr $(DEMO_ADDR) --db data/idemkey.db --static www --pkg pkg --faults
+	./target/release/idemkey-server --addr $(DEMO_ADDR) --db data/idemkey.db --static www --pkg pkg --faults --outbox-claim-timeout 5s
 
 ## ---- tests ----
-test: tools test-host test-wasm test-e2e test-consumer
+test: tools test-host test-wasm test-e2e test-consumer test-storm
 	@echo "make test: all suites passed"
 
 test-host:
@@ -97,6 +103,26 @@ test-e2e: build server tool-npm
 
 test-consumer: build server tool-npm
 	bash tests/consumer/run.sh
+
+# The bad-input storm against the release server (raw sockets, seeded): 2,000 requests
+# here (about 15 s, most of it waiting out the server's 10 s timeouts); `make storm`
+# sends 20,000 with more slowloris connections held. STORM_SEED replays a run.
+STORM_SEED ?= 1
+test-storm: server tool-node
+	node tests/storm/run.mjs --requests 2000 --seed $(STORM_SEED)
+
+storm: server tool-node
+	node tests/storm/run.mjs --requests 20000 --holders 256 --concurrency 16 --seed $(STORM_SEED)
+
+## ---- fuzzing (not part of `make test`: its crash inputs are, as plain unit tests) ----
+# cargo-fuzz drives libFuzzer through unstable rustc flags (-Zsanitizer, sancov passes).
+# RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them, so no nightly is needed.
+tool-cargo-fuzz:
+	@command -v cargo-fuzz >/dev/null && cargo fuzz --version | grep -q '$(CARGO_FUZZ_VERSION)' \
+	  || cargo install --locked cargo-fuzz --version $(CARGO_FUZZ_VERSION)
+
+fuzz: tool-cargo-fuzz
+	RUSTC_BOOTSTRAP=1 bash fuzz/run.sh $(FUZZ_SECONDS)
 
 ## ---- package and bench ----
 pack: build

@@ -9,6 +9,7 @@ import { openTimeline } from './timeline.js';
 import { explain } from './explain.js';
 import { openFaults } from './faults.js';
 import { openCart } from './cart.js';
+import { openMailer } from './mailer.js';
 
 const NS = 'idemkey-demo';
 const TIMEOUT_MS = 3000;          // per try; the "slow answer" fault outlasts it
@@ -45,6 +46,7 @@ const api = (path, init = {}) => fetch(path, { ...init, cache: 'no-store', heade
 const ledger = openLedger({ api, orderKeys: () => keysOfOrder() });
 const timeline = openTimeline({ timeoutMs: TIMEOUT_MS });
 const faults = openFaults({ api, slowMs: SLOW_MS });
+const mailer = openMailer({ ledger, timeline });
 
 // ---------------------------------------------------------------- the order (draft)
 const draftSlot = () => `${NS}:draft:${cart}`;
@@ -178,6 +180,15 @@ function settle(mine, result, error) {
   explain(mine, result, error, { key: checkout.key, state: checkout.state, timeoutMs: TIMEOUT_MS });
   ledger.refresh();
   faults.refresh();
+  const charge = result && result.ok ? chargeId(result.body) : null;
+  if (charge) mailer.follow(charge).then(() => faults.refresh(), () => {});
+}
+
+/** The charge id of a 201 body (a JSON string or an object). */
+function chargeId(body) {
+  let b = body;
+  if (typeof b === 'string') { try { b = JSON.parse(b); } catch { return null; } }
+  return b && typeof b === 'object' && typeof b.id === 'string' ? b.id : null;
 }
 
 $('#pay-form').addEventListener('submit', (ev) => { ev.preventDefault(); pay('click'); });

@@ -3,7 +3,8 @@
 import { $ } from './ui.js';
 
 const NAMES = { none: 'No fault armed', 'drop-after-commit': 'Drop the answer', 'error-after-commit': '502 after saving',
-  'fail-before-commit': '503 before saving', 'delay-after-commit': 'Slow answer' };
+  'fail-before-commit': '503 before saving', 'delay-after-commit': 'Slow answer',
+  'worker-crash-before-ack': 'Crash the mailer before its ack' };
 
 export function openFaults({ api, slowMs }) {
   const pill = $('#fault-status');

@@ -4,8 +4,14 @@
 import { $, el, sleep, clock, setOutcome, setBusy } from './ui.js';
 
 const TRIES = 3;
+const RECEIPT_WAIT_MS = 20000;
 // The naive checkout's charges in a ledger answer: they carry no key.
 const unkeyed = (data) => data.charges.filter((c) => !c.key).length;
+// The receipts the mailer sent for the naive checkout's charges.
+function unkeyedReceipts(data) {
+  const naive = new Set(data.charges.filter((c) => !c.key).map((c) => c.id));
+  return data.receipts.filter((r) => naive.has(r.charge_id)).length;
+}
 
 export function openNaive({ api, payload, timeoutMs, ledger, onDone }) {
   const button = $('#naive-pay');
@@ -30,12 +36,35 @@ export function openNaive({ api, payload, timeoutMs, ledger, onDone }) {
     };
   }
 
+  /** Waits for the mailer to catch up with `made` new charges, then says how many receipts went out. */
+  async function showReceipts(receiptsBefore, made) {
+    const note = $('#naive-mail');
+    note.hidden = made === 0;
+    if (made === 0) return;
+    note.dataset.receipts = '';
+    note.textContent = 'Waiting for the mailer…';
+    const until = Date.now() + RECEIPT_WAIT_MS;
+    let sent = 0;
+    for (;;) {
+      sent = unkeyedReceipts(await ledger.refresh()) - receiptsBefore;
+      if (sent >= made || Date.now() > until) break;
+      await sleep(400);
+    }
+    note.dataset.receipts = String(sent);
+    note.textContent = made > 1
+      ? `And ${sent} receipt e-mails for ${made} charges. The mailer skips a redelivered event, but every charge here is an event of its own: duplicates upstream become duplicates downstream.`
+      : `${sent} receipt e-mail for the charge.`;
+  }
+
   async function pay() {
     if (busy) return;
     busy = true;
     setBusy(button, true);
     list.replaceChildren();
-    const before = unkeyed(await ledger.refresh());
+    $('#naive-mail').hidden = true;
+    const start = await ledger.refresh();
+    const before = unkeyed(start);
+    const receiptsBefore = unkeyedReceipts(start);
     const body = JSON.stringify(payload());
     let sent = 0;
     let final = null;
@@ -74,6 +103,7 @@ export function openNaive({ api, payload, timeoutMs, ledger, onDone }) {
     setBusy(button, false);
     busy = false;
     if (onDone) onDone();
+    await showReceipts(receiptsBefore, made);
   }
 
   button.addEventListener('click', pay);

@@ -7,6 +7,15 @@ const STATUS_TEXT = { 200: 'OK', 201: 'Created', 400: 'Bad Request', 402: 'Decli
   422: 'Payload differs', 429: 'Too Many', 500: 'Server Error', 502: 'Bad Gateway', 503: 'Unavailable', 504: 'Timeout' };
 
 const CACHE_TEXT = 'Already paid: answered with the stored receipt, nothing sent';
+
+// One delivery of the receipt mailer: its badge and what it means.
+const MAIL = {
+  sent: ['ok', 'receipt e-mailed', (n) => `Mailer, delivery #${n}: the receipt and the event id were saved together, then the outbox got its ack.`],
+  'no-ack': ['warn', 'no ack', (n) => `Mailer, delivery #${n}: the receipt went out, then the mailer crashed before its ack. The outbox will deliver the event again.`],
+  duplicate: ['replay', 'redelivered, skipped', (n) => `Mailer, delivery #${n}: a redelivery. The consumer had seen this event id, so it sent nothing and acked. Still one receipt.`],
+  failed: ['warn', 'failed', (n) => `Mailer, delivery #${n}: failed before writing the receipt; the outbox retries.`],
+  parked: ['bad', 'parked', () => 'Mailer: the event is older than the redelivery window and was set aside, unsent.'],
+};
 const statusText = (status) => `${status} ${STATUS_TEXT[status] || ''}`.trim();
 
 /** Plain words for a retry reason of idemkey's `retry` event. */
@@ -52,7 +61,20 @@ export function openTimeline({ timeoutMs }) {
     $('#timeline-live').textContent = text;
   }
 
+  function mailRow(t) {
+    const [cls, label, text] = MAIL[t.outcome] || MAIL.failed;
+    return el('li', { class: `try try-mail${t.outcome === 'duplicate' ? ' is-redelivery' : ''}`, 'data-mail': t.outcome,
+      'data-delivery': String(t.delivery), 'data-event': t.event, 'data-receipts': String(t.receipts) },
+    el('span', { class: 'try-n', 'aria-hidden': 'true' }, '✉'),
+    el('div', { class: 'try-main' },
+      el('div', { class: 'try-line' }, el('code', { class: 'try-key', title: t.charge }, shortKey(t.charge)),
+        el('span', { class: `badge badge-${cls}` }, label)),
+      el('div', { class: 'try-sub' }, text(t.delivery))),
+    el('time', {}, clock(t.at)));
+  }
+
   function row(t) {
+    if (t.kind === 'mail') return mailRow(t);
     if (t.kind === 'cache') {
       return el('li', { class: 'try try-cache', 'data-cache': 'true' },
         el('span', { class: 'try-n', 'aria-hidden': 'true' }, '↺'),
@@ -98,6 +120,16 @@ export function openTimeline({ timeoutMs }) {
       entries = [...entries, entry].slice(-40);
       save();
       announce(entry);
+    },
+    /** Add or update one delivery of the receipt mailer ({ event, delivery, outcome, charge, receipts }). */
+    putMail(mail) {
+      const found = entries.find((t) => t.kind === 'mail' && t.event === mail.event && t.delivery === mail.delivery);
+      if (found && found.outcome === mail.outcome && found.receipts === mail.receipts) return;
+      if (found) Object.assign(found, mail);
+      else entries = [...entries, { kind: 'mail', at: Date.now(), ...mail }].slice(-40);
+      save();
+      // Its own live region: the mailer's news never talks over a try's.
+      $('#mailer-live').textContent = (MAIL[mail.outcome] || MAIL.failed)[2](mail.delivery);
     },
     /** Update the newest try (a response or retry event belongs to it). */
     patchLastTry(patch) {

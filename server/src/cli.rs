@@ -3,12 +3,24 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
+
+use crate::outbox::config::OutboxArgs;
+use crate::outbox::process::WorkerArgs;
 
 /// idemkey reference server: idempotent charges on SQLite, with fault injection.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "idemkey-server", version, about)]
+#[command(
+    name = "idemkey-server",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
+    /// Another role than the server (no subcommand: the server).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// Address to listen on; port 0 picks a free port (the real one is printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: String,
@@ -55,9 +67,34 @@ pub struct Cli {
     /// Log level for the stderr log: error, warn, info, debug or trace.
     #[arg(long, default_value = "info")]
     pub log_level: tracing::Level,
+
+    /// Run no receipt worker in this process (run `idemkey-server worker`
+    /// beside it instead). Events still go into the outbox.
+    #[arg(long)]
+    pub no_receipt_worker: bool,
+
+    /// The receipt worker's settings (the in-process one).
+    #[command(flatten)]
+    pub outbox: OutboxArgs,
+}
+
+/// The roles besides the server.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// The receipt worker as its own process: delivers the outbox's events
+    /// to the mailer stand-in until SIGINT or SIGTERM.
+    Worker(WorkerArgs),
 }
 
 impl Cli {
+    /// The log level of whichever role runs.
+    pub fn level(&self) -> tracing::Level {
+        match &self.command {
+            Some(Command::Worker(w)) => w.log_level,
+            None => self.log_level,
+        }
+    }
+
     /// The reaper period actually used.
     pub fn reaper_period(&self) -> Duration {
         self.reaper_interval.unwrap_or_else(|| {

@@ -9,24 +9,6 @@
 //! is older than `--lock-timeout`. See `server/README.md`.
 #![deny(missing_docs)]
 
-mod app;
-mod charges;
-mod cli;
-mod fault_request;
-mod faults;
-mod fingerprint;
-mod ids;
-mod key;
-mod keys;
-mod ledger;
-mod problem;
-mod provider;
-mod reaper;
-mod recovery;
-mod request;
-mod serve;
-mod store;
-
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -34,18 +16,23 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::app::{AppState, Config};
-use crate::cli::Cli;
-use crate::faults::Faults;
-use crate::provider::Provider;
-use crate::store::Store;
+use idemkey_server::cli::{Cli, Command};
+use idemkey_server::faults::Faults;
+use idemkey_server::http::routes::{self as app, AppState};
+use idemkey_server::outbox::faults::DeliveryFaults;
+use idemkey_server::outbox::storage::OutboxStorage;
+use idemkey_server::provider::local::Local;
+use idemkey_server::provider::Provider;
+use idemkey_server::store::sqlite::SqliteStore;
+use idemkey_server::store::{SharedStore, Timing};
+use idemkey_server::{http, idem, outbox};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Logs go to stderr: stdout carries exactly one line, the address.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_max_level(cli.log_level)
+        .with_max_level(cli.level())
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
@@ -59,7 +46,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match rt.block_on(run(cli)) {
+    let role = async move {
+        match cli.command.clone() {
+            Some(Command::Worker(args)) => outbox::process::run(args).await,
+            None => run(cli).await,
+        }
+    };
+    match rt.block_on(role) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("idemkey-server: {e}");
@@ -69,19 +62,23 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
-    let store = Store::open(&cli.db, &[provider::SCHEMA])?;
-    let provider = Provider::new(
-        store.clone(),
+    let timing = Timing {
+        key_ttl: cli.key_ttl,
+        lock_timeout: cli.lock_timeout,
+    };
+    let outbox_cfg = cli.outbox.config()?;
+    let sqlite = Arc::new(SqliteStore::open(&cli.db, timing)?);
+    let store: SharedStore = sqlite.clone();
+    let outbox: Arc<dyn OutboxStorage> = sqlite;
+    let provider = Provider::Local(Local::open(
+        &cli.db,
         Duration::from_millis(cli.provider_latency_ms),
-    );
+    )?);
     let state = AppState {
         store: store.clone(),
         provider,
         faults: Arc::new(Faults::new(cli.faults)),
-        cfg: Arc::new(Config {
-            key_ttl: cli.key_ttl,
-            lock_timeout: cli.lock_timeout,
-        }),
+        outbox,
     };
     let app = app::router(state.clone(), &cli);
     let listener = tokio::net::TcpListener::bind(&cli.addr)
@@ -89,11 +86,18 @@ async fn run(cli: Cli) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}: {e}", cli.addr))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
 
-    tokio::spawn(reaper::run(
+    if !cli.no_receipt_worker {
+        let faults: Arc<dyn DeliveryFaults> = state.faults.clone();
+        tokio::spawn(outbox::relay::supervise(
+            state.outbox.clone(),
+            faults,
+            outbox_cfg,
+        ));
+    }
+    tokio::spawn(idem::reaper::run(
         store,
         state.provider.clone(),
         cli.reaper_period(),
-        cli.lock_timeout,
     ));
     tracing::info!(%addr, db = %cli.db.display(), faults = cli.faults, cors = cli.cors,
         key_ttl = ?cli.key_ttl, lock_timeout = ?cli.lock_timeout, "idemkey-server started");
@@ -106,6 +110,6 @@ async fn run(cli: Cli) -> Result<(), String> {
             .and_then(|()| out.flush())
             .map_err(|e| e.to_string())?;
     }
-    serve::serve(listener, app, !cli.faults, serve::shutdown_signal()).await;
+    http::accept::serve(listener, app, !cli.faults, http::accept::shutdown_signal()).await;
     Ok(())
 }

@@ -30,3 +30,24 @@ fn replayed_detection() {
     }
     assert!(!is_replayed(None));
 }
+
+#[test]
+fn sf_string_parses_back_what_format_key_writes() {
+    for key in [KEY, r#"a"b\c"#, "", "x y"] {
+        let quoted = format_key(key, HeaderFormat::SfString);
+        assert_eq!(
+            parse_sf_string(quoted.as_bytes()).unwrap(),
+            key.as_bytes(),
+            "{quoted}"
+        );
+    }
+    for bad in [
+        &b"abc"[..],
+        b"\"abc",
+        b"\"a\\nb\"",
+        b"\"abc\"x",
+        b"\"a\x01\"",
+    ] {
+        assert!(parse_sf_string(bad).is_err(), "{bad:?}");
+    }
+}

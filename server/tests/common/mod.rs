@@ -49,7 +49,12 @@ impl Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_idemkey-server"))
             .args(["--addr", "127.0.0.1:0", "--db"])
             .arg(db)
-            .args(["--log-level", "warn"])
+            // Quiet unless the test asks for a level itself.
+            .args(if args.contains(&"--log-level") {
+                &[][..]
+            } else {
+                &["--log-level", "warn"][..]
+            })
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -194,7 +199,8 @@ pub fn raw(addr: SocketAddr, bytes: &[u8]) -> std::io::Result<Option<Resp>> {
     Ok(Some(parse_response(&buf)))
 }
 
-fn parse_response(buf: &[u8]) -> Resp {
+/// Parses one response from the bytes of a connection (head, then the body by its framing).
+pub fn parse_response(buf: &[u8]) -> Resp {
     let end = buf
         .windows(4)
         .position(|w| w == b"\r\n\r\n")

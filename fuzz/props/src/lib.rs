@@ -1,0 +1,24 @@
+//! The properties idemkey's parsers and decoders must keep on any input, one module per
+//! parser. Each `check(data)` panics when a property breaks: the cargo-fuzz targets in
+//! `fuzz/fuzz_targets/` call them with libFuzzer's inputs, and `tests/replay.rs` calls
+//! them with every committed corpus and crash input, so a crash once found stays a test.
+#![deny(missing_docs)]
+
+pub mod json;
+pub mod lease;
+pub mod options;
+pub mod record;
+pub mod retry_after;
+
+/// A target's check: panics when `data` breaks a property.
+pub type Check = fn(&[u8]);
+
+/// Every target: its name (the fuzz target's and the corpus directory's) and its check.
+pub const TARGETS: &[(&str, Check)] = &[
+    ("json", json::check),
+    ("record_decode", record::check_decode),
+    ("record_encode", record::check_encode),
+    ("retry_after", retry_after::check),
+    ("options", options::check),
+    ("lease", lease::check),
+];

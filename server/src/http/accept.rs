@@ -1,0 +1,177 @@
+//! The accept loop: hyper HTTP/1.1 connections around the axum router, with
+//! graceful shutdown.
+//!
+//! Every connection's bytes pass through the [`Guarded`] reader first (heads
+//! checked and timed, refusals as problem+json). At most
+//! [`max_connections`] are open at once, below the open-file limit, so a
+//! crowd of stalled clients makes new ones wait in the backlog instead of
+//! making `accept` fail; when it fails anyway (EMFILE, ENFILE), the loop
+//! backs off, doubling the pause, instead of spinning.
+//!
+//! `axum::serve` would do, except for one fault: `drop-after-commit` must close
+//! the connection with no response at all, which an axum handler cannot
+//! express. Here a response carrying the [`DropConnection`] marker becomes a
+//! service error, and hyper closes the connection without writing anything.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, Response};
+use axum::Router;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tower::ServiceExt;
+
+use crate::http::guard::Guarded;
+use crate::http::limits::{max_connections, ACCEPT_BACKOFF, HYPER_HEADER_TIMEOUT, MAX_HEADERS};
+
+/// Response extension: close the connection instead of answering.
+#[derive(Debug, Clone, Copy)]
+pub struct DropConnection;
+
+impl DropConnection {
+    /// A response that closes its connection with nothing sent.
+    pub fn response() -> Response<Body> {
+        let mut r = Response::new(Body::empty());
+        r.extensions_mut().insert(DropConnection);
+        r
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("connection dropped on purpose (drop-after-commit fault)")]
+struct Dropped;
+
+/// How long in-flight requests get to finish after a shutdown signal.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves `app` on `listener` until `shutdown` resolves, then lets open
+/// connections finish (up to [`DRAIN_TIMEOUT`]).
+///
+/// `keep_alive` is off under `--faults`: Chromium silently re-sends a POST
+/// whose reused keep-alive connection closed without an answer, which would
+/// hide a dropped response from the page (and from the client's retry logic
+/// that the demo and tests exist to show). A fresh connection per request
+/// lets the drop reach `fetch` as the network error a real outage produces.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    keep_alive: bool,
+    shutdown: impl Future<Output = ()>,
+) {
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    let limit = max_connections();
+    let slots = Arc::new(Semaphore::new(limit));
+    tracing::info!(max_connections = limit, "serving");
+    let mut backoff = ACCEPT_BACKOFF.0;
+    let mut warned_full: Option<tokio::time::Instant> = None;
+    loop {
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                // Once a minute at most: a crowd at the limit must not flood the log.
+                if warned_full.is_none_or(|t| t.elapsed() > Duration::from_secs(60)) {
+                    warned_full = Some(tokio::time::Instant::now());
+                    tracing::warn!(
+                        max_connections = limit,
+                        "connection limit reached: new connections wait"
+                    );
+                }
+                tokio::select! {
+                    slot = slots.clone().acquire_owned() => match slot {
+                        Ok(slot) => slot,
+                        Err(_) => break,
+                    },
+                    () = &mut shutdown => break,
+                }
+            }
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    backoff = ACCEPT_BACKOFF.0;
+                    stream
+                }
+                Err(e) => {
+                    // EMFILE and friends: wait for descriptors to free up,
+                    // longer each time it fails again.
+                    if backoff == ACCEPT_BACKOFF.0 {
+                        tracing::warn!(error = %e, "accept failed; backing off");
+                    }
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(ACCEPT_BACKOFF.1);
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
+            let app = app.clone();
+            async move {
+                let resp: Response<Body> = match app.oneshot(req.map(Body::new)).await {
+                    Ok(r) => r,
+                    Err(never) => match never {},
+                };
+                if resp.extensions().get::<DropConnection>().is_some() {
+                    return Err(Dropped);
+                }
+                Ok::<_, Dropped>(resp)
+            }
+        });
+        // A client may shut its write side once its request is sent and still
+        // wait for the answer (half_close). The guard's limits are the real
+        // ones; hyper's are set no lower, so it never refuses on its own.
+        let conn = hyper::server::conn::http1::Builder::new()
+            .keep_alive(keep_alive)
+            .half_close(true)
+            .max_headers(MAX_HEADERS)
+            .timer(TokioTimer::new())
+            .header_read_timeout(HYPER_HEADER_TIMEOUT)
+            .serve_connection(TokioIo::new(Guarded::new(stream)), svc);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    tracing::info!("shutting down: waiting for open connections");
+    tokio::select! {
+        () = graceful.shutdown() => tracing::info!("all connections closed"),
+        () = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("connections still open after the drain timeout"),
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("SIGINT received"),
+        () = term => tracing::info!("SIGTERM received"),
+    }
+}

@@ -1,0 +1,133 @@
+//! Shared state and the router: which endpoints exist under which flags.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::Request;
+use axum::http::{header, HeaderName, HeaderValue};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{any, get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer};
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+use crate::cli::Cli;
+use crate::faults::{self, Faults};
+use crate::http::problem::{echo, ApiError};
+use crate::http::{charges, receipts};
+use crate::outbox::storage::OutboxStorage;
+use crate::provider::Provider;
+use crate::store::SharedStore;
+
+/// Everything a handler can reach; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    /// The idempotency store (SQLite or PostgreSQL).
+    pub store: SharedStore,
+    /// The payment provider stand-in.
+    pub provider: Provider,
+    /// Scheduled faults (empty and inert without `--faults`).
+    pub faults: Arc<Faults>,
+    /// The outbox and the receipts (the same database as `store`).
+    pub outbox: Arc<dyn OutboxStorage>,
+}
+
+async fn healthz() -> Json<Value> {
+    Json(json!({ "status": "ok" }))
+}
+
+async fn api_not_found(req: Request) -> ApiError {
+    ApiError::NotFound(echo(req.uri().path()))
+}
+
+/// axum's own 405 has an empty body; clients get problem+json like every other
+/// error. axum still adds the `Allow` header to what this returns.
+async fn method_not_allowed(req: Request) -> ApiError {
+    ApiError::MethodNotAllowed(echo(req.method().as_str()))
+}
+
+/// Content types browsers insist on for modules and wasm streaming
+/// compilation, whatever the extension table of the static-file crate says.
+async fn module_mime(req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_string();
+    let mut resp = next.run(req).await;
+    let ctype = if path.ends_with(".wasm") {
+        Some("application/wasm")
+    } else if path.ends_with(".js") || path.ends_with(".mjs") {
+        Some("text/javascript")
+    } else {
+        None
+    };
+    if let (Some(ct), true) = (ctype, resp.status().is_success()) {
+        resp.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
+    }
+    resp
+}
+
+/// Serves the files of `dir`, revalidated on every load, with the module
+/// content types.
+fn files(dir: &Path) -> Router {
+    Router::new()
+        .fallback_service(ServeDir::new(dir))
+        .layer(middleware::from_fn(module_mime))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-cache"),
+        ))
+}
+
+/// Builds the application for the given flags.
+pub fn router(state: AppState, cli: &Cli) -> Router {
+    let mut app = Router::new().route("/healthz", get(healthz)).route(
+        "/api/charges",
+        if cli.faults {
+            post(charges::create)
+                .get(charges::list)
+                .delete(charges::reset)
+        } else {
+            post(charges::create).get(charges::list)
+        },
+    );
+    app = app.route("/api/receipts", get(receipts::list));
+    if cli.faults {
+        app = app
+            .route("/api/faults", post(faults::schedule).get(faults::list))
+            .route("/api/naive/charges", post(charges::create_naive))
+            .route("/api/provider", get(charges::provider_stats));
+    }
+    app = app
+        .route("/api", any(api_not_found))
+        .route("/api/{*rest}", any(api_not_found))
+        // After every route: it applies to the routes already added.
+        .method_not_allowed_fallback(method_not_allowed);
+
+    if let Some(pkg) = &cli.pkg {
+        app = app.nest_service("/pkg", files(pkg));
+    }
+    app = match &cli.static_dir {
+        Some(dir) => app.fallback_service(files(dir)),
+        None => app.fallback(api_not_found),
+    };
+    let mut app = app.with_state(state);
+    if cli.cors {
+        // Mirroring (rather than `*`) keeps credentialed requests working too.
+        app = app.layer(
+            CorsLayer::new()
+                .allow_origin(AllowOrigin::mirror_request())
+                .allow_methods(AllowMethods::mirror_request())
+                .allow_headers(AllowHeaders::mirror_request())
+                .allow_credentials(true)
+                .expose_headers([
+                    HeaderName::from_static(charges::REPLAYED),
+                    header::RETRY_AFTER,
+                ])
+                .max_age(Duration::from_secs(600)),
+        );
+    }
+    app
+}

@@ -1,0 +1,7 @@
+//! Idempotency itself: the three phases, payload fingerprints, recovery of
+//! operations whose request died, and the reaper. Storage-agnostic.
+
+pub mod fingerprint;
+pub mod phases;
+pub mod reaper;
+pub mod recovery;

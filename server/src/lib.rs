@@ -1,0 +1,12 @@
+//! The reference server's modules as a library: the `idemkey-server` binary is built on
+//! it, and the fuzz targets reach its parsers (headers, bodies, fault requests) through it.
+#![deny(missing_docs)]
+
+pub mod cli;
+pub mod faults;
+pub mod http;
+pub mod idem;
+pub mod ids;
+pub mod outbox;
+pub mod provider;
+pub mod store;

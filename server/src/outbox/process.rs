@@ -1,0 +1,102 @@
+//! `idemkey-server worker`: the receipt worker as its own process.
+//!
+//! Several may run against one database beside any number of servers
+//! started with `--no-receipt-worker` (or not: in-process workers claim
+//! alongside). It prints one line on stdout once it runs, `worker ID
+//! running`, stops on SIGINT or SIGTERM (a batch in flight is redelivered
+//! after the claim timeout, and skipped by the consumer), and with
+//! `--fault worker-crash-before-ack` aborts, with no cleanup, right after
+//! a receipt commits.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+
+use crate::outbox::config::OutboxArgs;
+use crate::outbox::faults::{Countdown, DeliveryFaults, NoFaults, WorkerFaultArgs};
+use crate::outbox::relay::Worker;
+use crate::outbox::storage::OutboxStorage;
+use crate::store::sqlite::SqliteStore;
+use crate::store::Timing;
+
+/// Flags of `idemkey-server worker`.
+#[derive(Debug, Clone, Args)]
+pub struct WorkerArgs {
+    /// The database: `sqlite:PATH` (or a path).
+    #[arg(long, value_name = "URL")]
+    pub database_url: Option<String>,
+
+    /// SQLite database file (the shorthand of `--database-url sqlite:FILE`).
+    #[arg(
+        long,
+        default_value = "./data/idemkey.db",
+        conflicts_with = "database_url"
+    )]
+    pub db: PathBuf,
+
+    /// Log level for the stderr log: error, warn, info, debug or trace.
+    #[arg(long, default_value = "info")]
+    pub log_level: tracing::Level,
+
+    /// The worker's settings.
+    #[command(flatten)]
+    pub outbox: OutboxArgs,
+
+    /// Faults for tests.
+    #[command(flatten)]
+    pub faults: WorkerFaultArgs,
+}
+
+impl WorkerArgs {
+    /// The SQLite file to use.
+    fn sqlite_path(&self) -> Result<PathBuf, String> {
+        match self.database_url.as_deref() {
+            None => Ok(self.db.clone()),
+            Some(url) => match url.strip_prefix("sqlite:") {
+                Some(path) if !path.is_empty() => Ok(PathBuf::from(path)),
+                _ => Err(format!("--database-url `{url}`: expected sqlite:PATH")),
+            },
+        }
+    }
+}
+
+/// Runs the worker until a signal (`Ok`) or a crash fault (abort).
+pub async fn run(args: WorkerArgs) -> Result<(), String> {
+    let cfg = args.outbox.config()?;
+    let path = args.sqlite_path()?;
+    // The key settings are the server's business; a worker never reads keys.
+    let timing = Timing {
+        key_ttl: std::time::Duration::from_secs(86_400),
+        lock_timeout: std::time::Duration::from_secs(30),
+    };
+    let storage: Arc<dyn OutboxStorage> = Arc::new(SqliteStore::open(&path, timing)?);
+    let faults: Arc<dyn DeliveryFaults> = match Countdown::from_args(&args.faults) {
+        Some(c) => {
+            tracing::warn!(fault = ?args.faults.fault, "worker faults on: for tests only");
+            Arc::new(c)
+        }
+        None => Arc::new(NoFaults),
+    };
+    let worker = Worker::new(storage, faults, cfg.clone());
+    tracing::info!(worker = worker.id(), db = %path.display(), claim_timeout = ?cfg.claim_timeout,
+        retention = ?cfg.retention, "receipt worker started");
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "worker {} running", worker.id())
+            .and_then(|()| out.flush())
+            .map_err(|e| e.to_string())?;
+    }
+    tokio::select! {
+        crashed = worker.run() => {
+            tracing::error!(worker = crashed.worker, event = crashed.event_id,
+                "fault worker-crash-before-ack: exiting hard, before the ack");
+            std::process::abort();
+        }
+        () = crate::http::accept::shutdown_signal() => {
+            tracing::info!(worker = worker.id(), "receipt worker stopped");
+            Ok(())
+        }
+    }
+}

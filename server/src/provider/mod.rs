@@ -1,0 +1,116 @@
+//! The downstream payment provider stand-in, and how the server reaches it.
+//!
+//! It behaves like an external API that accepts an idempotency key (Stripe's
+//! does): it takes `--provider-latency-ms` to answer, records each payment,
+//! and a second call with the same key gets the first answer instead of a
+//! second payment. The server calls it outside its own transaction, with the
+//! client's key qualified by customer and operation (`reservation`): retries
+//! of one operation share it, while a key reused after its TTL is a new
+//! operation and a new payment, as the TTL contract says.
+//!
+//! In process by default ([`Provider::local`], its table in a SQLite file);
+//! with `--provider-url` over HTTP to `idemkey-server provider`.
+
+pub mod local;
+
+use serde::Serialize;
+
+use self::local::Local;
+
+/// The test card the provider always declines (Stripe's "generic decline").
+pub const DECLINED_CARD: &str = "4000000000000002";
+
+/// The provider could not be reached or failed; nothing is known of the call.
+#[derive(Debug, thiserror::Error)]
+#[error("payment provider unavailable: {0}")]
+pub struct ProviderError(pub String);
+
+/// A payment request.
+#[derive(Debug, Clone)]
+pub struct PaymentRequest {
+    /// Customer scope.
+    pub customer: String,
+    /// The client's idempotency key (random for the naive endpoint).
+    pub key: String,
+    /// The operation id.
+    pub reservation: String,
+    /// Minor units.
+    pub amount: u64,
+    /// Currency code.
+    pub currency: String,
+    /// Card number, digits only.
+    pub card: Option<String>,
+}
+
+/// The provider's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Payment {
+    /// True if the card was charged.
+    pub approved: bool,
+    /// `pay_…`, the same on every deduplicated call.
+    pub reference: String,
+}
+
+/// A payment as the provider recorded it.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// Its answer.
+    pub payment: Payment,
+    /// Minor units it was asked for.
+    pub amount: u64,
+    /// Currency it was asked for.
+    pub currency: String,
+}
+
+/// Per-customer counters, for tests and the demo.
+#[derive(Debug, Serialize)]
+pub struct Stats {
+    /// Calls received (deduplicated ones included).
+    pub calls: i64,
+    /// Distinct payments recorded.
+    pub payments: i64,
+}
+
+/// The provider client; cheap to clone.
+#[derive(Clone)]
+pub enum Provider {
+    /// The stand-in, in this process.
+    Local(Local),
+}
+
+impl Provider {
+    /// Charges (or declines) once per (customer, key, reservation).
+    pub async fn pay(&self, req: PaymentRequest) -> Result<Payment, ProviderError> {
+        match self {
+            Provider::Local(p) => p.pay(req).await,
+        }
+    }
+
+    /// What the provider did under (customer, key, reservation), if anything.
+    /// A lookup (as a real provider's "retrieve by idempotency key"), never a
+    /// new payment, and not counted in `calls`.
+    pub async fn find(
+        &self,
+        customer: String,
+        key: String,
+        reservation: String,
+    ) -> Result<Option<Recorded>, ProviderError> {
+        match self {
+            Provider::Local(p) => p.find(customer, key, reservation).await,
+        }
+    }
+
+    /// Counters for one customer.
+    pub async fn stats(&self, customer: String) -> Result<Stats, ProviderError> {
+        match self {
+            Provider::Local(p) => p.stats(customer).await,
+        }
+    }
+
+    /// Forgets one customer's payments (ledger reset, `--faults` only).
+    pub async fn delete_customer(&self, customer: String) -> Result<(), ProviderError> {
+        match self {
+            Provider::Local(p) => p.delete_customer(customer).await,
+        }
+    }
+}

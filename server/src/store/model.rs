@@ -1,0 +1,252 @@
+//! What the store keeps and answers, in the terms of the domain: stored
+//! responses, charges, key locks and the outcomes of each phase.
+//!
+//! [`decide`] is the one rule that turns a key's row into "replay", "422",
+//! "409", "new operation" or "take over", so both stores and both paths (the
+//! read-only look-up and the locked reservation) judge a key the same way.
+
+use serde::Serialize;
+
+/// A final answer as stored for replay: sent again byte for byte.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResponse {
+    /// HTTP status.
+    pub status: u16,
+    /// Content-Type header value.
+    pub content_type: String,
+    /// Body bytes.
+    pub body: Vec<u8>,
+}
+
+impl StoredResponse {
+    /// The `201` answer that creates `charge`: its JSON.
+    pub fn created(charge: &Charge) -> StoredResponse {
+        StoredResponse {
+            status: 201,
+            content_type: "application/json".into(),
+            // A struct of strings and integers always serialises.
+            body: serde_json::to_vec(charge).unwrap_or_default(),
+        }
+    }
+}
+
+/// One charge. Its JSON is both the `201` body and a ledger entry.
+#[derive(Debug, Clone, Serialize)]
+pub struct Charge {
+    /// `ch_…`
+    pub id: String,
+    /// Always `"charge"`, so a body is recognisable on its own.
+    pub object: &'static str,
+    /// The idempotency key that created it (`null` for the naive endpoint).
+    pub key: Option<String>,
+    /// Customer scope.
+    pub customer: String,
+    /// Minor units (cents), a positive integer.
+    pub amount: u64,
+    /// Lowercase ISO 4217 code.
+    pub currency: String,
+    /// Always `"succeeded"`: declines are not charges.
+    pub status: &'static str,
+    /// The provider's payment reference.
+    pub provider_ref: String,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: i64,
+    /// Operation id; internal.
+    #[serde(skip)]
+    pub reservation: Option<String>,
+}
+
+/// The key a request names: customer scope, client key, payload fingerprint.
+#[derive(Debug, Clone)]
+pub struct KeyRequest {
+    /// Customer scope.
+    pub customer: String,
+    /// The client's key.
+    pub key: String,
+    /// Payload fingerprint.
+    pub fingerprint: String,
+}
+
+/// What the read-only look-up found; it never waits for a writer.
+#[derive(Debug)]
+pub enum Lookup {
+    /// The key is done: its stored answer.
+    Replay(StoredResponse),
+    /// The key is known with another payload.
+    KeyReused,
+    /// Another request holds a live lock on the key.
+    InProgress,
+    /// Unknown, expired or stale: the request may try to reserve it.
+    Free,
+}
+
+/// What phase 1 (the reservation, under the store's lock) found.
+#[derive(Debug)]
+pub enum Reserved {
+    /// This request owns the key now and must do the work.
+    Proceed(Lock),
+    /// The key is done: answer with its stored response.
+    Replay(StoredResponse),
+    /// The key is known with another payload.
+    KeyReused,
+    /// Another request holds a live lock on the key.
+    InProgress,
+}
+
+/// Ownership of an in-progress key.
+#[derive(Debug, Clone)]
+pub struct Lock {
+    /// The operation id passed to the provider.
+    pub reservation: String,
+    /// Random token proving this request still holds the lock in phase 3.
+    pub owner: String,
+    /// True when a dead request's lock was taken over.
+    pub recovered: bool,
+}
+
+/// What phase 3 stores: an approved charge (with the body that describes it),
+/// or a final answer without a charge (a decline).
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Insert this charge; answer 201 with its JSON.
+    Charge(Charge),
+    /// Store and answer this response; no charge.
+    Answer(StoredResponse),
+}
+
+/// Result of phase 3.
+#[derive(Debug)]
+pub enum Completed {
+    /// Committed by this request.
+    Stored(StoredResponse),
+    /// Another request (which took over after our lock went stale) finished
+    /// first; this is its stored answer.
+    AlreadyDone(StoredResponse),
+    /// The lock is no longer ours and the key is not done (taken over by a
+    /// request still running, or deleted): nothing was written.
+    LockLost,
+}
+
+/// An in-progress key whose lock is older than the lock timeout.
+#[derive(Debug, Clone)]
+pub struct StaleKey {
+    /// Customer scope.
+    pub customer: String,
+    /// The client's key.
+    pub key: String,
+    /// The operation the dead request was doing.
+    pub reservation: String,
+}
+
+/// A key's row as both stores read it.
+#[derive(Debug)]
+pub struct KeyRow {
+    /// Payload fingerprint of the operation.
+    pub fingerprint: String,
+    /// Operation id.
+    pub reservation: String,
+    /// `Some` once done (the stored answer), `None` while in progress.
+    pub done: Option<StoredResponse>,
+    /// Lock stamp, ms on the store's clock (0: released).
+    pub locked_at: i64,
+    /// Expiry, ms on the store's clock.
+    pub expires_at: i64,
+}
+
+/// What a request may do with a key, judged from its row.
+#[derive(Debug)]
+pub enum Decision {
+    /// Answer the stored response.
+    Replay(StoredResponse),
+    /// 422: another payload.
+    KeyReused,
+    /// 409: a live lock.
+    InProgress,
+    /// No row, or an expired one: a new operation with a new id.
+    New,
+    /// A stale lock (its request died): the same operation, taken over.
+    TakeOver {
+        /// The operation id to keep.
+        reservation: String,
+    },
+}
+
+/// Judges `row` for a request with `fingerprint` at `now` (ms, the store's clock).
+pub fn decide(row: Option<KeyRow>, fingerprint: &str, now: i64, lock_ms: i64) -> Decision {
+    let Some(row) = row else {
+        return Decision::New;
+    };
+    let lock_live = row.done.is_none() && row.locked_at + lock_ms > now;
+    // After the TTL the key is a new operation, unless its request still runs.
+    if row.expires_at <= now && !lock_live {
+        return Decision::New;
+    }
+    if row.fingerprint != fingerprint {
+        return Decision::KeyReused;
+    }
+    match row.done {
+        Some(resp) => Decision::Replay(resp),
+        None if lock_live => Decision::InProgress,
+        None => Decision::TakeOver {
+            reservation: row.reservation,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(done: bool, locked_at: i64, expires_at: i64) -> KeyRow {
+        KeyRow {
+            fingerprint: "fp".into(),
+            reservation: "op_1".into(),
+            done: done.then(|| StoredResponse {
+                status: 201,
+                content_type: "application/json".into(),
+                body: b"{}".to_vec(),
+            }),
+            locked_at,
+            expires_at,
+        }
+    }
+
+    #[test]
+    fn each_state_of_a_key() {
+        let (now, lock) = (1_000, 100);
+        assert!(matches!(decide(None, "fp", now, lock), Decision::New));
+        assert!(matches!(
+            decide(Some(row(true, 0, 2_000)), "fp", now, lock),
+            Decision::Replay(_)
+        ));
+        assert!(matches!(
+            decide(Some(row(true, 0, 2_000)), "other", now, lock),
+            Decision::KeyReused
+        ));
+        assert!(matches!(
+            decide(Some(row(false, 950, 2_000)), "fp", now, lock),
+            Decision::InProgress
+        ));
+        assert!(matches!(
+            decide(Some(row(false, 950, 2_000)), "other", now, lock),
+            Decision::KeyReused
+        ));
+        assert!(matches!(
+            decide(Some(row(false, 900, 2_000)), "fp", now, lock),
+            Decision::TakeOver { reservation } if reservation == "op_1"
+        ));
+        // Expired: new, even with another payload; but not while its lock lives.
+        assert!(matches!(
+            decide(Some(row(true, 0, 1_000)), "other", now, lock),
+            Decision::New
+        ));
+        assert!(matches!(
+            decide(Some(row(false, 0, 900)), "fp", now, lock),
+            Decision::New
+        ));
+        assert!(matches!(
+            decide(Some(row(false, 950, 900)), "fp", now, lock),
+            Decision::InProgress
+        ));
+    }
+}

@@ -1,0 +1,243 @@
+//! The idempotency-key table on SQLite: look-up, phase 1 (reserve), phase 3
+//! (complete), release, stale keys, takeover and reaping.
+//!
+//! Phase 1 runs in one `BEGIN IMMEDIATE` transaction: SQLite's database-wide
+//! write lock makes its read-then-write atomic, so two requests can never both
+//! reserve one key. Phase 3 writes the charge, the stored response and the
+//! `done` state in one transaction, and only if the caller still owns the lock.
+//! Times are the host's clock, which is this embedded database's clock.
+
+use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
+
+use super::ledger;
+use crate::ids::new_id;
+use crate::store::model::{
+    decide, Completed, Decision, KeyRequest, KeyRow, Lock, Lookup, Outcome, Reserved, StaleKey,
+    StoredResponse,
+};
+
+/// Reads `response_status, response_type, response_body` from `row`, starting
+/// at column `first`: `None` unless all three are set (only a `done` key has
+/// them).
+fn stored_response(row: &Row, first: usize) -> rusqlite::Result<Option<StoredResponse>> {
+    Ok(
+        match (row.get(first)?, row.get(first + 1)?, row.get(first + 2)?) {
+            (Some(status), Some(content_type), Some(body)) => Some(StoredResponse {
+                status,
+                content_type,
+                body,
+            }),
+            _ => None,
+        },
+    )
+}
+
+fn key_row(conn: &Connection, customer: &str, key: &str) -> rusqlite::Result<Option<KeyRow>> {
+    conn.prepare_cached(
+        "SELECT fingerprint, reservation, state, locked_at, expires_at, response_status, response_type, response_body
+         FROM idempotency_keys WHERE customer = ?1 AND idem_key = ?2",
+    )?
+    .query_row(params![customer, key], |r| {
+        let done = stored_response(r, 5)?;
+        let state: String = r.get(2)?;
+        Ok(KeyRow {
+            fingerprint: r.get(0)?,
+            reservation: r.get(1)?,
+            done: if state == "done" { done } else { None },
+            locked_at: r.get(3)?,
+            expires_at: r.get(4)?,
+        })
+    })
+    .optional()
+}
+
+/// The read-only look-up, on a reader connection (WAL: beside the writer).
+pub fn lookup(
+    conn: &Connection,
+    req: &KeyRequest,
+    now: i64,
+    lock_ms: i64,
+) -> rusqlite::Result<Lookup> {
+    let row = key_row(conn, &req.customer, &req.key)?;
+    Ok(match decide(row, &req.fingerprint, now, lock_ms) {
+        Decision::Replay(r) => Lookup::Replay(r),
+        Decision::KeyReused => Lookup::KeyReused,
+        Decision::InProgress => Lookup::InProgress,
+        Decision::New | Decision::TakeOver { .. } => Lookup::Free,
+    })
+}
+
+/// Phase 1.
+pub fn reserve(
+    conn: &mut Connection,
+    req: &KeyRequest,
+    now: i64,
+    ttl_ms: i64,
+    lock_ms: i64,
+) -> rusqlite::Result<Reserved> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let row = key_row(&tx, &req.customer, &req.key)?;
+    let (reservation, recovered) = match decide(row, &req.fingerprint, now, lock_ms) {
+        Decision::Replay(r) => return Ok(Reserved::Replay(r)),
+        Decision::KeyReused => return Ok(Reserved::KeyReused),
+        Decision::InProgress => return Ok(Reserved::InProgress),
+        Decision::New => (new_id("op"), false),
+        // The request holding this key died between phases: take over its
+        // operation (same reservation, so the provider dedups).
+        Decision::TakeOver { reservation } => (reservation, true),
+    };
+    let owner = new_id("lk");
+    tx.execute(
+        "INSERT INTO idempotency_keys
+             (customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, 'in_progress', ?5, ?6, ?6, ?7)
+         ON CONFLICT (customer, idem_key) DO UPDATE SET
+             fingerprint = excluded.fingerprint, reservation = excluded.reservation, state = 'in_progress',
+             lock_owner = excluded.lock_owner, locked_at = excluded.locked_at,
+             created_at = CASE WHEN ?8 THEN created_at ELSE excluded.created_at END,
+             expires_at = CASE WHEN ?8 THEN expires_at ELSE excluded.expires_at END,
+             response_status = NULL, response_type = NULL, response_body = NULL, charge_id = NULL",
+        params![req.customer, req.key, req.fingerprint, reservation, owner, now, now + ttl_ms, recovered],
+    )?;
+    tx.commit()?;
+    Ok(Reserved::Proceed(Lock {
+        reservation,
+        owner,
+        recovered,
+    }))
+}
+
+/// Phase 3: charge + stored response + `done`, in one transaction, if this
+/// request still owns the key.
+pub fn complete(
+    conn: &mut Connection,
+    customer: &str,
+    key: &str,
+    lock: &Lock,
+    outcome: Outcome,
+) -> rusqlite::Result<Completed> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let row = tx
+        .query_row(
+            "SELECT state, lock_owner, response_status, response_type, response_body
+             FROM idempotency_keys WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3",
+            params![customer, key, lock.reservation],
+            |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    stored_response(r, 2)?,
+                ))
+            },
+        )
+        .optional()?;
+    match row {
+        Some((state, owner, _)) if state == "in_progress" && owner == lock.owner => {}
+        Some((state, _, Some(stored))) if state == "done" => {
+            return Ok(Completed::AlreadyDone(stored));
+        }
+        // Taken over by another request that is still running, or the key was
+        // deleted (ledger reset): the client should retry.
+        _ => return Ok(Completed::LockLost),
+    }
+    let (response, charge_id) = match outcome {
+        Outcome::Charge(charge) => {
+            // UNIQUE(reservation): the last line of defence against a second
+            // charge for one operation.
+            if !ledger::insert(&tx, &charge)? {
+                tracing::error!(
+                    key,
+                    "second charge for one operation refused by UNIQUE constraint"
+                );
+                return Ok(Completed::LockLost);
+            }
+            (StoredResponse::created(&charge), Some(charge.id))
+        }
+        Outcome::Answer(resp) => (resp, None),
+    };
+    tx.execute(
+        "UPDATE idempotency_keys SET state = 'done', response_status = ?4, response_type = ?5,
+             response_body = ?6, charge_id = ?7
+         WHERE customer = ?1 AND idem_key = ?2 AND lock_owner = ?3",
+        params![
+            customer,
+            key,
+            lock.owner,
+            response.status,
+            response.content_type,
+            response.body,
+            charge_id
+        ],
+    )?;
+    tx.commit()?;
+    Ok(Completed::Stored(response))
+}
+
+/// Gives up a lock (the reservation is kept).
+pub fn release(
+    conn: &mut Connection,
+    customer: &str,
+    key: &str,
+    owner: &str,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE idempotency_keys SET locked_at = 0
+         WHERE customer = ?1 AND idem_key = ?2 AND lock_owner = ?3 AND state = 'in_progress'",
+        params![customer, key, owner],
+    )?;
+    Ok(())
+}
+
+/// In-progress keys whose lock went stale, oldest lock first, at most `limit`.
+pub fn stale(
+    conn: &Connection,
+    now: i64,
+    lock_ms: i64,
+    limit: usize,
+) -> rusqlite::Result<Vec<StaleKey>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT customer, idem_key, reservation FROM idempotency_keys
+         WHERE state = 'in_progress' AND locked_at + ?2 <= ?1
+         ORDER BY locked_at LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(params![now, lock_ms, limit as i64], |r| {
+        Ok(StaleKey {
+            customer: r.get(0)?,
+            key: r.get(1)?,
+            reservation: r.get(2)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// Takes over a stale lock for server-side recovery, like phase 1 does for a
+/// retry: `None` when the key is no longer that stale operation.
+pub fn take_over(
+    conn: &mut Connection,
+    k: &StaleKey,
+    now: i64,
+    lock_ms: i64,
+) -> rusqlite::Result<Option<Lock>> {
+    let owner = new_id("lk");
+    let n = conn.execute(
+        "UPDATE idempotency_keys SET lock_owner = ?4, locked_at = ?5
+         WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3
+           AND state = 'in_progress' AND locked_at + ?6 <= ?5",
+        params![k.customer, k.key, k.reservation, owner, now, lock_ms],
+    )?;
+    Ok((n == 1).then(|| Lock {
+        reservation: k.reservation.clone(),
+        owner,
+        recovered: true,
+    }))
+}
+
+/// Deletes expired keys (not those whose request is still running).
+pub fn reap(conn: &mut Connection, now: i64, lock_ms: i64) -> rusqlite::Result<u64> {
+    let n = conn.execute(
+        "DELETE FROM idempotency_keys
+         WHERE expires_at <= ?1 AND (state = 'done' OR locked_at + ?2 <= ?1)",
+        params![now, lock_ms],
+    )?;
+    Ok(n as u64)
+}

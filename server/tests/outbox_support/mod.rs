@@ -1,0 +1,153 @@
+//! Helpers of the receipt tests: the worker as its own process, the
+//! receipts endpoint, waiting for a condition with a deadline, and reads of
+//! the outbox straight from the SQLite file.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::get_json;
+
+/// `idemkey-server worker` on a database.
+pub struct WorkerProc {
+    child: Child,
+    /// Its id, as its claims record it.
+    pub id: String,
+    /// Its stderr log.
+    pub log: PathBuf,
+}
+
+impl WorkerProc {
+    /// Starts a worker on the SQLite file `db` with `args`; returns once it
+    /// printed `worker ID running`.
+    pub fn start(db: &Path, args: &[&str]) -> WorkerProc {
+        let log = db.with_extension(format!(
+            "worker.{}.log",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_idemkey-server"))
+            .arg("worker")
+            .arg("--db")
+            .arg(db)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).expect("log file"))
+            .spawn()
+            .expect("spawn idemkey-server worker");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            let _ = tx.send(line);
+            let mut rest = String::new();
+            let _ = reader.read_to_string(&mut rest);
+        });
+        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
+        let id = line
+            .trim()
+            .strip_prefix("worker ")
+            .and_then(|l| l.strip_suffix(" running"))
+            .unwrap_or_else(|| {
+                panic!(
+                    "no `worker ID running` line (got {line:?}); log:\n{}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                )
+            })
+            .to_string();
+        WorkerProc { child, id, log }
+    }
+
+    /// SIGKILL, no shutdown.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Waits for the process to exit by itself.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let t0 = Instant::now();
+        while t0.elapsed() < timeout {
+            if let Some(st) = self.child.try_wait().expect("try_wait") {
+                return Some(st);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    /// Its stderr so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for WorkerProc {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// `GET /api/receipts` of `customer`.
+pub fn receipts(addr: SocketAddr, customer: &str) -> Value {
+    get_json(addr, "/api/receipts", customer)
+}
+
+/// Polls `f` every 50 ms until it gives `Some`, for at most `timeout`.
+pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let t0 = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            t0.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The receipts view once every event of `customer` is past pending and
+/// there are `events` of them.
+pub fn settled(addr: SocketAddr, customer: &str, events: usize, timeout: Duration) -> Value {
+    wait_for("every event delivered or parked", timeout, || {
+        let r = receipts(addr, customer);
+        let ev = r["events"].as_array().expect("events");
+        (ev.len() == events && ev.iter().all(|e| e["state"] != "pending")).then_some(r)
+    })
+}
+
+/// Receipts per charge id in a receipts view.
+pub fn receipts_per_charge(view: &Value) -> std::collections::HashMap<String, usize> {
+    let mut n = std::collections::HashMap::new();
+    for r in view["receipts"].as_array().expect("receipts") {
+        *n.entry(r["charge_id"].as_str().expect("charge_id").to_string())
+            .or_insert(0) += 1;
+    }
+    n
+}
+
+/// A read-only connection to the SQLite file.
+pub fn sqlite(db: &Path) -> rusqlite::Connection {
+    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("open the database");
+    c.busy_timeout(Duration::from_secs(5)).unwrap();
+    c
+}
+
+/// One number from the SQLite file.
+pub fn count(db: &Path, sql: &str) -> i64 {
+    sqlite(db).query_row(sql, [], |r| r.get(0)).expect(sql)
+}
