@@ -216,7 +216,8 @@ pub fn new_key_js() -> String {
 
 /// Deletes the expired records of `namespace` (default "idemkey") from local, session and
 /// memory storage, and the unreadable records set aside more than 7 days ago; returns how
-/// many. Throws `invalid-options` for a bad namespace.
+/// many. Their IndexedDB copies are deleted too, in the background (not counted). Throws
+/// `invalid-options` for a bad namespace.
 #[wasm_bindgen]
 pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
     let ns = namespace.unwrap_or_else(|| DEFAULT_NAMESPACE.into());

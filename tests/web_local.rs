@@ -58,10 +58,7 @@ fn invalid_options_name_the_option() {
     bad_options(o, "headers");
     // Rules only the browser knows exactly: caught at open, not as "network errors" later.
     bad_options(base(r#"{"headers":{"X-Note":"5 €"}}"#), "headers");
-    bad_options(
-        base(r#"{"endpoint":"http://[::1/pay"}"#),
-        "endpoint",
-    );
+    bad_options(base(r#"{"endpoint":"http://[::1/pay"}"#), "endpoint");
     bad_options(
         base(r#"{"endpoint":"https://user:pw@example.com/pay"}"#),
         "endpoint",

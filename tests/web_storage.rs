@@ -169,7 +169,10 @@ async fn corrupt_records_are_set_aside_with_an_event() {
                 .unwrap()
                 .is_some_and(|t| Record::decode(&t).unwrap().key == c.key())
         };
-        assert!(until(|| mine(&c), 5000.0).await, "the new record was not stored");
+        assert!(
+            until(|| mine(&c), 5000.0).await,
+            "the new record was not stored"
+        );
         local().remove_item(&q[0].0).unwrap();
         c.finish();
     }

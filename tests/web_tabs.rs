@@ -30,16 +30,52 @@ fn mirrored(scope: &str) -> Option<Record> {
         .map(|t| Record::decode(&t).unwrap())
 }
 
-#[wasm_bindgen_test]
-async fn the_tab_that_waited_resolves_from_the_other_tabs_stored_result() {
+/// A second tab paying a new customer's scope, its first try out (`until`: "attempt") or
+/// its first retry scheduled ("retry"), with `faults` (a `POST /api/faults` body) armed.
+struct Paying {
+    tab: Tab,
+    customer: String,
+    scope: String,
+    /// The options both tabs open the scope with.
+    o: JsValue,
+    /// The tab's checkout, its events and its submit's outcome.
+    a: JsValue,
+    a_ev: js_sys::Function,
+    pa: js_sys::Promise,
+}
+
+async fn paying(faults: &str, until: &str) -> Paying {
     let tab = Tab::open().await;
     let customer = uniq("cust");
     let scope = uniq("cart");
     let o = opts(&scope, &customer, "{}");
-    fault(&customer, "delay-after-commit", 1, 600).await;
+    schedule(&customer, faults).await;
     let (a, a_ev) = tab.checkout_recorded(&o);
     let pa = tab_submit(&a, &js(PAY));
-    wait_events(&a_ev, "attempt", 1).await;
+    wait_events(&a_ev, until, 1).await;
+    Paying {
+        tab,
+        customer,
+        scope,
+        o,
+        a,
+        a_ev,
+        pa,
+    }
+}
+
+/// Each 800 ms: time enough to act in the other tab while the try is on the wire.
+const SLOW: &str = r#"{"mode":"delay-after-commit","count":1,"delay_ms":800}"#;
+
+#[wasm_bindgen_test]
+async fn the_tab_that_waited_resolves_from_the_other_tabs_stored_result() {
+    let Paying {
+        tab,
+        customer,
+        o,
+        pa,
+        ..
+    } = paying(SLOW, "attempt").await;
     let b = open(&o);
     let rb = submit(&b, &js(PAY)).await.unwrap();
     let ra = settled(pa).await;
@@ -59,7 +95,12 @@ async fn a_record_in_the_store_wins_over_a_key_made_at_open() {
     let customer = uniq("cust");
     let scope = uniq("cart");
     let k1 = idemkey::new_key();
-    let mut r = Record::new(k1.clone(), scope.as_str(), js_sys::Date::now(), 86_400_000.0);
+    let mut r = Record::new(
+        k1.clone(),
+        scope.as_str(),
+        js_sys::Date::now(),
+        86_400_000.0,
+    );
     r.state = State::Pending;
     r.attempts = 1;
     r.rev = 2;
@@ -75,10 +116,16 @@ async fn a_record_in_the_store_wins_over_a_key_made_at_open() {
     assert_eq!(text(&res, "key"), k1, "sent the stored key");
     assert_eq!(ledger(&customer).await, vec![k1.clone()]);
     assert_eq!(c.key(), k1);
-    let sent: Vec<String> = events_of(&ev, "attempt").iter().map(|e| text(e, "key")).collect();
+    let sent: Vec<String> = events_of(&ev, "attempt")
+        .iter()
+        .map(|e| text(e, "key"))
+        .collect();
     assert_eq!(sent, vec![k1.clone()], "the made-up key never went out");
     let stored = Record::decode(&idb_get(&rk).await.unwrap()).unwrap();
-    assert_eq!((stored.key.as_str(), stored.state), (k1.as_str(), State::Succeeded));
+    assert_eq!(
+        (stored.key.as_str(), stored.state),
+        (k1.as_str(), State::Succeeded)
+    );
     c.finish();
 }
 
@@ -124,22 +171,30 @@ async fn the_other_tab_learns_the_result_from_a_notice() {
     let last = seen.last().expect("notices on the scope's channel");
     let rec = Record::decode(&last[1..]).unwrap();
     assert_eq!(&last[..1], "S");
-    assert_eq!((rec.key.as_str(), rec.state), (b.key().as_str(), State::Succeeded));
+    assert_eq!(
+        (rec.key.as_str(), rec.state),
+        (b.key().as_str(), State::Succeeded)
+    );
     tab.close();
     b.finish();
 }
 
 #[wasm_bindgen_test]
 async fn reset_in_one_tab_stops_the_other_tabs_retries_then_takes_effect() {
-    let tab = Tab::open().await;
-    let customer = uniq("cust");
-    let scope = uniq("cart");
-    let o = opts(&scope, &customer, "{}");
     // Each 503 asks for a 1 s wait: time to reset in the other tab between two tries.
-    schedule(&customer, r#"{"mode":"respond","count":3,"status":503,"retry_after":"1"}"#).await;
-    let (a, a_ev) = tab.checkout_recorded(&o);
-    let pa = tab_submit(&a, &js(PAY));
-    wait_events(&a_ev, "retry", 1).await;
+    let Paying {
+        tab,
+        customer,
+        scope,
+        o,
+        a,
+        a_ev,
+        pa,
+    } = paying(
+        r#"{"mode":"respond","count":3,"status":503,"retry_after":"1"}"#,
+        "retry",
+    )
+    .await;
     let b = open(&o);
     let k1 = b.key();
     assert_eq!(tab_get(&a, "key").as_string().unwrap(), k1);
@@ -149,7 +204,11 @@ async fn reset_in_one_tab_stops_the_other_tabs_retries_then_takes_effect() {
     let ra = settled(pa).await;
     assert_eq!(text(&ra, "error"), "outcome-unknown", "{ra:?}");
     assert!(text(&ra, "message").contains("abandoned"), "{ra:?}");
-    assert_eq!(events_of(&a_ev, "attempt").len(), 1, "the old key was re-sent");
+    assert_eq!(
+        events_of(&a_ev, "attempt").len(),
+        1,
+        "the old key was re-sent"
+    );
     assert!(
         until(|| mirrored(&scope).is_some_and(|r| r.key == k2), 5000.0).await,
         "the reset was not stored once the other tab let go"
@@ -167,14 +226,15 @@ async fn reset_in_one_tab_stops_the_other_tabs_retries_then_takes_effect() {
 
 #[wasm_bindgen_test]
 async fn finish_in_one_tab_waits_for_the_other_tabs_try_on_the_wire() {
-    let tab = Tab::open().await;
-    let customer = uniq("cust");
-    let scope = uniq("cart");
-    let o = opts(&scope, &customer, "{}");
-    fault(&customer, "delay-after-commit", 1, 800).await;
-    let (a, a_ev) = tab.checkout_recorded(&o);
-    let pa = tab_submit(&a, &js(PAY));
-    wait_events(&a_ev, "attempt", 1).await;
+    let Paying {
+        tab,
+        customer,
+        scope,
+        o,
+        a,
+        pa,
+        ..
+    } = paying(SLOW, "attempt").await;
     let b = open(&o);
     let k1 = b.key();
     b.finish();
@@ -196,14 +256,13 @@ async fn finish_in_one_tab_waits_for_the_other_tabs_try_on_the_wire() {
 
 #[wasm_bindgen_test]
 async fn a_tab_closed_mid_flight_frees_the_scope_and_its_key_is_resumed() {
-    let tab = Tab::open().await;
-    let customer = uniq("cust");
-    let scope = uniq("cart");
-    let o = opts(&scope, &customer, "{}");
-    fault(&customer, "delay-after-commit", 1, 800).await;
-    let (a, a_ev) = tab.checkout_recorded(&o);
-    let _ = tab_submit(&a, &js(PAY));
-    wait_events(&a_ev, "attempt", 1).await;
+    let Paying {
+        tab,
+        customer,
+        o,
+        a,
+        ..
+    } = paying(SLOW, "attempt").await;
     let k1 = tab_get(&a, "key").as_string().unwrap();
     tab.close();
     let b = open(&o);
@@ -245,7 +304,11 @@ async fn race_without_indexeddb(break_it: bool) {
         assert_eq!(text(&fb[0], "from"), "indexeddb");
         assert_eq!(text(&fb[0], "to"), "local");
         let reason = text(&fb[0], "reason");
-        let want = if break_it { "UnknownError" } else { "IndexedDB unavailable" };
+        let want = if break_it {
+            "UnknownError"
+        } else {
+            "IndexedDB unavailable"
+        };
         assert!(reason.contains(want), "{reason}");
     }
     assert_eq!(mirrored(&scope).unwrap().state, State::Succeeded);
@@ -262,4 +325,37 @@ async fn without_indexeddb_the_record_lives_in_local_storage_and_charges_once() 
 #[wasm_bindgen_test]
 async fn an_indexeddb_that_fails_falls_back_to_local_storage_and_charges_once() {
     race_without_indexeddb(true).await;
+}
+
+#[wasm_bindgen_test]
+async fn sweep_deletes_expired_records_from_indexeddb_too() {
+    let ns = &uniq("sw").replace('-', "")[..16];
+    let now = js_sys::Date::now();
+    let old = Record::new(idemkey::new_key(), "old", now - 10_000.0, 1_000.0);
+    let live = Record::new(idemkey::new_key(), "live", now, 60_000.0);
+    let (ko, kl) = (record_key(ns, "old"), record_key(ns, "live"));
+    idb_put(&ko, &old.encode()).await;
+    idb_put(&kl, &live.encode()).await;
+    idb_put(&record_key(&format!("{ns}x"), "old"), &old.encode()).await;
+    idemkey::sweep(Some(ns.to_string())).unwrap();
+    let mut gone = false;
+    for _ in 0..100 {
+        if idb_get(&ko).await.is_none() {
+            gone = true;
+            break;
+        }
+        sleep(20).await;
+    }
+    assert!(gone, "the expired record is still in IndexedDB");
+    assert_eq!(
+        idb_get(&kl).await,
+        Some(live.encode()),
+        "a live record was swept"
+    );
+    assert!(
+        idb_get(&record_key(&format!("{ns}x"), "old"))
+            .await
+            .is_some(),
+        "another namespace was swept"
+    );
 }

@@ -4,10 +4,12 @@
 
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(inline_js = "export function chanOpen(n,f){if(typeof BroadcastChannel!='function')return null;\
+#[wasm_bindgen(
+    inline_js = "export function chanOpen(n,f){if(typeof BroadcastChannel!='function')return null;\
 const c=new BroadcastChannel(n);c.onmessage=e=>{if(typeof e.data=='string')f(e.data)};return c}\
 export function chanPost(c,m){try{c.postMessage(m)}catch(e){}}\
-export function chanClose(c){c.close()}")]
+export function chanClose(c){c.close()}"
+)]
 extern "C" {
     #[wasm_bindgen(js_name = chanOpen)]
     fn chan_open(name: &str, on_message: &Closure<dyn FnMut(String)>) -> JsValue;

@@ -14,6 +14,7 @@ use super::broadcast::Channel;
 use super::clock::now_ms;
 use super::events::{Emitter, Event};
 use super::flight::SingleFlight;
+use super::idb;
 use super::storage::{self, Fallback, Store};
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{quarantine_key, record_key, sweep_due, Record};
@@ -31,10 +32,18 @@ pub(crate) fn new_key() -> String {
 
 /// Deletes from the given backends what core's `sweep_due` says: the expired records of
 /// `namespace` and its quarantined copies past their retention; returns how many.
+/// With local storage among them, IndexedDB's copies go the same way, in the background
+/// (they are not counted).
 pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str) -> u32 {
     let mut prefix = String::from(namespace);
     prefix.push(':');
     let now = now_ms();
+    if kinds.contains(&StorageKind::Local) {
+        let (ns, p) = (String::from(namespace), prefix.clone());
+        spawn_local(async move {
+            idb::sweep(&p, move |k, v| sweep_due(&ns, &k, &v, now)).await;
+        });
+    }
     storage::remove_where(kinds, &prefix, |k, v| sweep_due(namespace, k, v, now))
 }
 
@@ -256,11 +265,12 @@ impl Inner {
             return;
         }
         let weak: Weak<Inner> = Rc::downgrade(self);
-        self.channel.replace(Channel::open(&self.rec_key, move |text: String| {
-            if let Some(inner) = weak.upgrade() {
-                inner.on_notice(&text);
-            }
-        }));
+        self.channel
+            .replace(Channel::open(&self.rec_key, move |text: String| {
+                if let Some(inner) = weak.upgrade() {
+                    inner.on_notice(&text);
+                }
+            }));
         let Some(w) = web_sys::window() else { return };
         let weak: Weak<Inner> = Rc::downgrade(self);
         let cb = Closure::<dyn FnMut(StorageEvent)>::new(move |ev: StorageEvent| {

@@ -47,7 +47,10 @@ impl SingleFlight {
     /// What a `submit()` of the payload with fingerprint `fp` meets.
     pub(crate) fn join(&self, fp: &str) -> Join {
         match &*self.0.borrow() {
-            Some(f) if f.fp == fp => f.promise.get().map_or(Join::Other, |p| Join::Same(p.clone())),
+            Some(f) if f.fp == fp => f
+                .promise
+                .get()
+                .map_or(Join::Other, |p| Join::Same(p.clone())),
             Some(_) => Join::Other,
             None => Join::Idle,
         }

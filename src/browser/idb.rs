@@ -22,12 +22,16 @@ r.onerror=()=>n(r.error)});d.catch(()=>{d=null})}\
 return d.then(b=>new Promise((y,n)=>{const x=b.transaction('records',m),q=f(x.objectStore('records'));\
 x.oncomplete=()=>y(q.result);x.onabort=()=>n(x.error||q.error)})).catch(e=>{d=null;throw e})}\
 export function idbGet(k){return t('readonly',s=>s.get(k))}\
-export function idbSet(k,v){return t('readwrite',s=>v==null?s.delete(k):s.put(v,k))}")]
+export function idbSet(k,v){return t('readwrite',s=>v==null?s.delete(k):s.put(v,k))}\
+export function idbSweep(p,f){return t('readwrite',s=>{const q=s.openCursor(IDBKeyRange.bound(p,p+'\\uffff'));\
+q.onsuccess=()=>{const c=q.result;if(c){if(typeof c.key=='string'&&typeof c.value=='string'&&f(c.key,c.value))c.delete();c.continue()}};return q})}")]
 extern "C" {
     #[wasm_bindgen(js_name = idbGet)]
     fn idb_get(key: &str) -> JsValue;
     #[wasm_bindgen(js_name = idbSet)]
     fn idb_set(key: &str, value: Option<&str>) -> JsValue;
+    #[wasm_bindgen(js_name = idbSweep)]
+    fn idb_sweep(prefix: &str, due: &Closure<dyn FnMut(String, String) -> bool>) -> JsValue;
 }
 
 /// Awaits one call's promise; the reason when the page has no IndexedDB or it failed.
@@ -46,4 +50,12 @@ pub(crate) async fn get(key: &str) -> Result<Option<String>, String> {
 /// Stores `value` under `key` (removes it for `None`); resolves once committed.
 pub(crate) async fn set(key: &str, value: Option<&str>) -> Result<(), String> {
     settle(idb_set(key, value)).await.map(|_| ())
+}
+
+/// Deletes, in one transaction, the entries under `prefix` for which `due(key, text)` says
+/// so (decided inside the transaction: no lock holder's write can slip in between).
+pub(crate) async fn sweep(prefix: &str, due: impl FnMut(String, String) -> bool + 'static) {
+    let due = Closure::<dyn FnMut(String, String) -> bool>::new(due);
+    // Errors ignored: an entry not swept now is swept by a later open() or sweep().
+    let _ = settle(idb_sweep(prefix, &due)).await;
 }

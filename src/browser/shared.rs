@@ -134,7 +134,12 @@ impl Locked<'_> {
     /// tab showed `seen`, now that it holds the lock: applied only if the stored record is
     /// still that attempt (or none); otherwise the other tab's newer attempt stays.
     /// Returns what this tab shows afterwards, and whether it is stored.
-    pub(crate) async fn start_over(&self, seen: &str, mut next: Record, keep: bool) -> (Record, bool) {
+    pub(crate) async fn start_over(
+        &self,
+        seen: &str,
+        mut next: Record,
+        keep: bool,
+    ) -> (Record, bool) {
         let stored = match self.current().await {
             Current::Stored(r) | Current::Legacy(r) => Some(r),
             Current::Mine | Current::Fresh => None,

@@ -7,12 +7,12 @@ use js_sys::JSON;
 use wasm_bindgen::JsValue;
 
 use super::checkout::Inner;
-use super::flight::Flight;
-use super::shared::Locked;
 use super::clock::{now_ms, random01, sleep};
 use super::events::Event;
+use super::flight::Flight;
 use super::http::{self, Answer, NoAnswer};
 use super::js::{error_text, Obj};
+use super::shared::Locked;
 use crate::core::fingerprint::fingerprint;
 use crate::core::header::{format_key, is_replayed};
 use crate::core::record::{Record, StoredResponse};

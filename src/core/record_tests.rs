@@ -98,9 +98,15 @@ fn rev_is_optional_and_round_trips() {
     assert_eq!(old.key, KEY);
     assert_eq!(old.state, State::Succeeded);
     assert_eq!(reason(&with("rev", Some("-1"))), "field `rev`: wrong type");
-    assert_eq!(reason(&with("rev", Some("\"3\""))), "field `rev`: wrong type");
+    assert_eq!(
+        reason(&with("rev", Some("\"3\""))),
+        "field `rev`: wrong type"
+    );
     assert_eq!(reason(&with("rev", Some("1.5"))), "field `rev`: wrong type");
-    assert_eq!(reason(&with("rev", Some("9007199254740992"))), "field `rev`: wrong type");
+    assert_eq!(
+        reason(&with("rev", Some("9007199254740992"))),
+        "field `rev`: wrong type"
+    );
 }
 
 /// The exact text release 0.1.0 wrote (no `rev`) still reads.

@@ -67,9 +67,15 @@ fn a_record_an_older_release_left_in_the_mirror_is_moved_over() {
 fn expired_records_count_as_none() {
     let old = rec(K1, NOW - TTL - 1.0, 4);
     let mine = rec(K2, NOW, 0);
-    assert_eq!(on_lock(Some(old.clone()), None, &mine, false, NOW), Current::Mine);
+    assert_eq!(
+        on_lock(Some(old.clone()), None, &mine, false, NOW),
+        Current::Mine
+    );
     let legacy = rec(K1, NOW - TTL - 1.0, 0);
-    assert_eq!(on_lock(None, Some(legacy), &mine, false, NOW), Current::Mine);
+    assert_eq!(
+        on_lock(None, Some(legacy), &mine, false, NOW),
+        Current::Mine
+    );
     // This tab's own key expired while the page stayed open: a new one.
     let stale = rec(K2, NOW - TTL, 0);
     assert_eq!(on_lock(None, None, &stale, false, NOW), Current::Fresh);
@@ -81,7 +87,10 @@ fn another_tabs_copy_supersedes_by_rev_for_the_same_key() {
     let shown = rec(K1, NOW, 3);
     assert!(supersedes(&rec(K1, NOW, 4), &shown, true));
     assert!(supersedes(&rec(K1, NOW, 3), &shown, true));
-    assert!(!supersedes(&rec(K1, NOW, 2), &shown, true), "a late older copy");
+    assert!(
+        !supersedes(&rec(K1, NOW, 2), &shown, true),
+        "a late older copy"
+    );
 }
 
 #[test]
@@ -99,17 +108,26 @@ fn a_removal_ends_only_the_stored_key_it_names() {
     let shown = rec(K1, NOW, 2);
     assert!(removes(K1, &shown, true));
     assert!(!removes(K2, &shown, true));
-    assert!(!removes(K1, &shown, false), "a key never stored was not removed");
+    assert!(
+        !removes(K1, &shown, false),
+        "a key never stored was not removed"
+    );
 }
 
 #[test]
 fn reset_and_finish_replace_only_the_attempt_the_page_saw() {
     let stored = rec(K1, NOW, 2);
     assert!(may_replace(Some(&stored), K1, NOW));
-    assert!(!may_replace(Some(&stored), K2, NOW), "another tab's newer attempt");
+    assert!(
+        !may_replace(Some(&stored), K2, NOW),
+        "another tab's newer attempt"
+    );
     assert!(may_replace(None, K2, NOW));
     let old = rec(K1, NOW - TTL, 2);
-    assert!(may_replace(Some(&old), K2, NOW), "an expired record is nobody's");
+    assert!(
+        may_replace(Some(&old), K2, NOW),
+        "an expired record is nobody's"
+    );
 }
 
 #[test]

@@ -62,7 +62,6 @@ test(`a tab opening the scope 10-20 ms after another tab sent charges once (${SC
         two.evaluate(paySecond, { scope, customer: who, payload: PAYLOAD, openAt: at + 2 + gap }),
       ]);
       const r1 = await one.evaluate(() => window.raceResult);
-      if (process.env.TABS_RACE_DEBUG) console.log(i, Date.now() - at, sentAt - at, JSON.stringify(r1), JSON.stringify(r2));
       const res = await fetch(`${server.url}/api/charges`, { headers: { 'X-Customer-Id': who } });
       const charges = (await res.json()).charges;
       const row = { i, sentAfter: sentAt && sentAt - at, r1, r2, charges: charges.length };
