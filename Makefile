@@ -9,6 +9,8 @@ GECKODRIVER_VERSION  := 0.37.1
 CARGO_FUZZ_VERSION   := 0.13.2
 # Seconds each fuzz target runs under `make fuzz`.
 FUZZ_SECONDS         ?= 60
+# make bench only (never make test): twiggy lists where the wasm's bytes are.
+TWIGGY_VERSION       := 0.8.0
 # Debian packages the suites use: browsers and drivers, npm-free tools, PostgreSQL 15,
 # nginx (the cluster's round robin) and wrk (the server benchmarks).
 APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql nginx wrk
@@ -17,8 +19,8 @@ CHROMEDRIVER         := /usr/bin/chromedriver
 DEMO_ADDR            ?= 127.0.0.1:8080
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-apt tool-node tool-npm \
-        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm pack bench clean \
+.PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
+        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm test-chaos chaos pack bench clean \
         fuzz tool-cargo-fuzz
 
 help:
@@ -27,6 +29,7 @@ help:
 	@echo "make pack   the npm tarball in pkg/ and its gzipped size"
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
+	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=...)"
 	@echo "make fuzz   every cargo-fuzz target for FUZZ_SECONDS (default 60) each"
 
 ## ---- tools (idempotent: each step skips what is already there) ----
@@ -50,6 +53,10 @@ tool-geckodriver:
 tool-wasm-pack:
 	@command -v wasm-pack >/dev/null && wasm-pack --version | grep -q '$(WASM_PACK_VERSION)' \
 	  || cargo install --locked wasm-pack --version $(WASM_PACK_VERSION)
+
+tool-twiggy:
+	@command -v twiggy >/dev/null && twiggy --version | grep -q '$(TWIGGY_VERSION)' \
+	  || cargo install --locked twiggy --version $(TWIGGY_VERSION)
 
 # wasm-pack would build this itself; installing the pinned CLI up front keeps it on PATH
 # for wasm-pack, wasm-bindgen-test-runner and the benchmarks alike. Its lock file names a
@@ -104,6 +111,15 @@ test-e2e: build server tool-npm
 test-consumer: build server tool-npm
 	bash tests/consumer/run.sh
 
+# The chaos suite (tests/chaos/run.mjs): SEED repeats a run's plan (each run prints its
+# seed); CHECKOUTS, CONCURRENCY, CONTEXTS, RESTARTS override the defaults.
+CHAOS_CHECKOUTS ?= 200
+test-chaos: build server tool-npm
+	CHECKOUTS=$${CHECKOUTS:-$(CHAOS_CHECKOUTS)} node tests/chaos/run.mjs
+
+chaos: build server tool-npm
+	CHECKOUTS=$${CHECKOUTS:-1000} node tests/chaos/run.mjs
+
 # The bad-input storm against the release server (raw sockets, seeded): 2,000 requests
 # here (about 15 s, most of it waiting out the server's 10 s timeouts); `make storm`
 # sends 20,000 with more slowloris connections held. STORM_SEED replays a run.
@@ -129,7 +145,7 @@ pack: build
 	wasm-pack pack pkg
 	bash scripts/size.sh
 
-bench: build server tool-npm
+bench: build server tool-npm tool-twiggy
 	bash bench/run.sh
 
 clean:

@@ -1,37 +1,71 @@
 // Benchmarks for `make bench`. Every figure is paired with a baseline measured in the same run,
 // interleaved where it can be, so the ratios survive a noisy machine better than absolute times.
 import { execFileSync } from 'node:child_process';
-import { openSync, writeFileSync, statSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { launchChromium, startServer } from '../tests/support/reference.mjs';
 
 const out = process.argv[2] ?? 'target/bench/results.md';
-const CLIENT_ROUNDS = 150;
+const CLIENT_ROUNDS = 300;
+const INIT_ROUNDS = 100; // a fresh page each
+
 const LOAD_REQUESTS = 500; // per round
 const LOAD_ROUNDS = 3; // the cases take turns, round after round; the median round is reported
 const LOAD_CONCURRENCY = 16;
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 const p95 = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length * 0.95)]; };
-const kib = (n) => (n / 1024).toFixed(1);
+const ratio = (a, b) => (a / b).toFixed(2);
 
+/** scripts/size.sh's table (the same figures `make pack` checks), even when over budget. */
 function sizes() {
-  const files = ['pkg/idemkey_bg.wasm', 'pkg/idemkey.js'];
-  const rows = files.map((f) => {
-    return { f, raw: statSync(f).size, gz: execFileSync('gzip', ['-9', '-c', f]).length };
-  });
-  const total = rows.reduce((a, r) => a + r.gz, 0);
-  return { rows, total };
+  try {
+    return execFileSync('bash', ['scripts/size.sh'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    if (e.stdout) return `${e.stdout}${e.stderr}`;
+    throw e;
+  }
+}
+
+/**
+ * `twiggy top` of the release wasm with its names kept: wasm-bindgen's output of the same
+ * cargo build that `make build` packed, optimised with the same wasm-opt flags plus -g.
+ */
+function twiggyTop() {
+  const dir = 'target/bench/names';
+  mkdirSync(dir, { recursive: true });
+  execFileSync('wasm-bindgen', ['target/wasm32-unknown-unknown/release/idemkey.wasm', '--target', 'web',
+    '--out-dir', dir]);
+  const flags = readFileSync('Cargo.toml', 'utf8').match(/^wasm-opt = \[(.*)\]$/m)[1]
+    .split(',').map((f) => JSON.parse(f.trim()));
+  const named = `${dir}/idemkey_bg.names.wasm`;
+  execFileSync('node_modules/.bin/wasm-opt', [...flags, '-g', `${dir}/idemkey_bg.wasm`, '-o', named]);
+  const top = execFileSync('twiggy', ['top', '-n', '30', named], { encoding: 'utf8' });
+  return { top, shipped: statSync('pkg/idemkey_bg.wasm').size, named: statSync(named).size };
 }
 
 async function clientOverhead(url) {
   const browser = await launchChromium();
   try {
-    const page = await browser.newPage();
     const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${url}/index.html`);
-    await page.waitForFunction(() => window.benchReady === true);
+    const open = async (path) => {
+      const page = await browser.newPage();
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(`${url}/${path}`);
+      await page.waitForFunction(() => window.benchReady === true);
+      return page;
+    };
+    const page = await open('index.html');
     const r = await page.evaluate((n) => window.runBench(n), CLIENT_ROUNDS);
+    await page.close();
+    r.init = [];
+    r.bytes = [];
+    for (let round = 0; round < INIT_ROUNDS; round++) {
+      const p = await open('init.html');
+      const t = await p.evaluate((i) => window.runInit(i), round);
+      await p.close();
+      r.init.push(t.init);
+      r.bytes.push(t.bytes);
+    }
     if (errors.length) throw new Error(`bench page errors: ${errors.join('; ')}`);
     return r;
   } finally {
@@ -76,29 +110,43 @@ const server = await startServer(['--static', 'bench/www', '--pkg', 'pkg', '--pr
 const { url } = server;
 try {
   const s = sizes();
+  const tw = twiggyTop();
   const c = await clientOverhead(url);
   const t = await serverThroughput(url);
+  const row = (name, xs, base, digits = 2) => `| ${name} | ${median(xs).toFixed(digits)} | ${p95(xs).toFixed(digits)} | ${
+    base ? ratio(median(xs), median(base)) : '1.00'} | ${base ? ratio(p95(xs), p95(base)) : '1.00'} |`;
   const lines = [
     `# idemkey benchmarks`,
     ``,
     `Run: ${new Date().toISOString()} on ${process.platform}/${process.arch}, node ${process.version}.`,
-    `Command: \`make bench\`. Baselines run in the same process, interleaved with the measured case.`,
+    `Command: \`make bench\`. Baselines run in the same page, interleaved with the measured case`,
+    `(which of the two goes first alternates); on a shared machine read the ratios, not the times.`,
     ``,
-    `## Size (gzip -9), budget 60 KiB`,
+    `## Size (gzip -9, \`scripts/size.sh\`, what \`make pack\` checks)`,
     ``,
-    `| file | raw KiB | gzip KiB |`,
-    `| --- | ---: | ---: |`,
-    ...s.rows.map((r) => `| ${r.f} | ${kib(r.raw)} | ${kib(r.gz)} |`),
-    `| total | | ${kib(s.total)} (${((s.total / (60 * 1024)) * 100).toFixed(0)}% of budget) |`,
+    '```',
+    s.trimEnd(),
+    '```',
+    ``,
+    `## Where the bytes are: \`twiggy top\` of the release wasm with names kept`,
+    ``,
+    `The shipped pkg/idemkey_bg.wasm is ${tw.shipped} bytes; the same build optimised with -g (names kept)`,
+    `is ${tw.named} bytes, the difference being the name section.`,
+    ``,
+    '```',
+    tw.top.trimEnd(),
+    '```',
     ``,
     `## Client overhead in headless Chromium (${CLIENT_ROUNDS} rounds, provider latency 0)`,
     ``,
-    `| case | median ms | p95 ms | ratio to baseline (median) |`,
-    `| --- | ---: | ---: | ---: |`,
-    `| baseline: fetch POST with a fresh crypto.randomUUID() key | ${median(c.fetch).toFixed(2)} | ${p95(c.fetch).toFixed(2)} | 1.00 |`,
-    `| idemkey: Checkout.open + submit + finish | ${median(c.idem).toFixed(2)} | ${p95(c.idem).toFixed(2)} | ${(median(c.idem) / median(c.fetch)).toFixed(2)} |`,
-    `| baseline: navigator.locks.request + localStorage.getItem + JSON.parse | ${median(c.readBase).toFixed(3)} | ${p95(c.readBase).toFixed(3)} | 1.00 |`,
-    `| idemkey: submit on a succeeded checkout (fromCache, no request) | ${median(c.cached).toFixed(3)} | ${p95(c.cached).toFixed(3)} | ${(median(c.cached) / median(c.readBase)).toFixed(2)} |`,
+    `| case | median ms | p95 ms | ratio (median) | ratio (p95) |`,
+    `| --- | ---: | ---: | ---: | ---: |`,
+    row('baseline: fetch POST with a fresh crypto.randomUUID() key', c.fetch),
+    row('idemkey: Checkout.open + submit + finish', c.idem, c.fetch),
+    row('baseline: navigator.locks.request + localStorage.getItem + JSON.parse', c.readBase, null, 3),
+    row('idemkey: submit on a succeeded checkout (fromCache, no request)', c.cached, c.readBase, 3),
+    row('baseline: fetch the wasm as an ArrayBuffer', c.bytes),
+    row(`idemkey: init() (fetch, streaming compile, instantiate; ${INIT_ROUNDS} fresh pages, a URL of its own each)`, c.init, c.bytes),
     ``,
     `## Server throughput (${LOAD_ROUNDS} rounds of ${LOAD_REQUESTS} requests per case, ${LOAD_CONCURRENCY} concurrent, loopback, synchronous=FULL; median round)`,
     ``,

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Prints the gzip -9 sizes of the release wasm and its JS glue, and their sum, in KiB.
-# Exits non-zero when the sum is over the budget (60 KiB, issue 2/5).
-# Usage: scripts/size.sh [PKG_DIR]   (env BUDGET_KIB overrides the budget)
+# Prints the gzip -9 sizes of what a page downloads to use idemkey: the release wasm, its
+# JS glue and any JS snippets wasm-bindgen wrote beside it (each file is fetched and
+# compressed on its own), and their sum, in KiB.
+# Exits non-zero when the sum is over the budget, BUDGET_KIB. The default is a ratchet a
+# little above what the module weighs with its cross-tab store (about 46 KiB); the goal is
+# 30 KiB, and the default moves down with every cut that lands.
+# Usage: scripts/size.sh [PKG_DIR]
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pkg="${1:-$root/pkg}"
-budget_kib="${BUDGET_KIB:-60}"
+budget_kib="${BUDGET_KIB:-48}"
 
 gz() { gzip -9 -c "$1" | wc -c | tr -d ' '; }
 kib() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1024 }'; }
@@ -15,20 +19,25 @@ for f in idemkey_bg.wasm idemkey.js; do
   [[ -f "$pkg/$f" ]] || { echo "size: $pkg/$f is missing; run make build first" >&2; exit 1; }
 done
 
-wasm_raw=$(wc -c <"$pkg/idemkey_bg.wasm" | tr -d ' ')
-js_raw=$(wc -c <"$pkg/idemkey.js" | tr -d ' ')
-wasm_gz=$(gz "$pkg/idemkey_bg.wasm")
-js_gz=$(gz "$pkg/idemkey.js")
-sum=$((wasm_gz + js_gz))
-budget=$((budget_kib * 1024))
+files=(idemkey_bg.wasm idemkey.js)
+if [[ -d "$pkg/snippets" ]]; then
+  while IFS= read -r f; do files+=("${f#"$pkg"/}"); done < <(find "$pkg/snippets" -name '*.js' | sort)
+fi
 
-printf '%-18s %10s %12s\n' "file" "raw" "gzip -9"
-printf '%-18s %10s %8s KiB\n' "idemkey_bg.wasm" "$wasm_raw" "$(kib "$wasm_gz")"
-printf '%-18s %10s %8s KiB\n' "idemkey.js" "$js_raw" "$(kib "$js_gz")"
-printf '%-18s %10s %8s KiB  (budget %s KiB)\n' "total" "$((wasm_raw + js_raw))" "$(kib "$sum")" "$budget_kib"
+raw_sum=0
+gz_sum=0
+printf '%-40s %10s %12s\n' "file" "raw" "gzip -9"
+for f in "${files[@]}"; do
+  raw=$(wc -c <"$pkg/$f" | tr -d ' ')
+  g=$(gz "$pkg/$f")
+  raw_sum=$((raw_sum + raw))
+  gz_sum=$((gz_sum + g))
+  printf '%-40s %10s %8s KiB\n' "$f" "$raw" "$(kib "$g")"
+done
+printf '%-40s %10s %8s KiB  (budget %s KiB)\n' "total" "$raw_sum" "$(kib "$gz_sum")" "$budget_kib"
 
-if (( sum > budget )); then
-  echo "size: over budget: $(kib "$sum") KiB gzip -9 > $budget_kib KiB" >&2
+if (( gz_sum > budget_kib * 1024 )); then
+  echo "size: over budget: $(kib "$gz_sum") KiB gzip -9 > $budget_kib KiB" >&2
   exit 1
 fi
-echo "size: ok, $(kib "$sum") KiB of $budget_kib KiB"
+echo "size: ok, $(kib "$gz_sum") KiB of $budget_kib KiB"

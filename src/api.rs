@@ -1,7 +1,8 @@
 //! The JavaScript surface: class `Checkout`, `newKey`, `sweep`, the TypeScript types, and
 //! the one conversion of [`Error`] into a JS `Error` (`name` "IdemError", `code`).
 
-use std::rc::Rc;
+use crate::prelude::*;
+use alloc::rc::Rc;
 
 use js_sys::{Promise, Reflect};
 use wasm_bindgen::prelude::*;
@@ -92,7 +93,7 @@ export type IdemEvent =
 /// The one conversion of an idemkey error into what JS sees: an `Error` with
 /// `name === "IdemError"`, a stable `code` and the message.
 fn to_js(e: &Error) -> JsValue {
-    let err = js_sys::Error::new(&e.to_string());
+    let err = js_sys::Error::new(&e.message());
     err.set_name("IdemError");
     let _ = Reflect::set(&err, &"code".into(), &e.code().into());
     err.into()

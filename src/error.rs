@@ -1,4 +1,11 @@
 //! The crate's one error enum and its `Result` alias; the JS boundary converts it once.
+//!
+//! The messages are built by [`Error::message`] with `push_str` (the `Display` impl calls
+//! it), so the wasm, which only ever asks for `message()`, carries no formatting code for
+//! them.
+
+use crate::core::json::push_u64;
+use crate::prelude::*;
 
 /// Result of every fallible idemkey operation.
 pub type Result<T> = core::result::Result<T, Error>;
@@ -7,7 +14,7 @@ pub type Result<T> = core::result::Result<T, Error>;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Error {
     /// An option passed to `Checkout.open` is missing or out of range.
-    #[error("invalid option `{option}`: {reason}")]
+    #[error("{}", self.message())]
     InvalidOptions {
         /// The option's JS name, e.g. `backoff.baseMs`.
         option: String,
@@ -15,18 +22,14 @@ pub enum Error {
         reason: String,
     },
     /// A different payload was submitted while the key is pending or succeeded.
-    #[error("payload differs from the one this key was used for (state {state}); call reset() to start a new attempt")]
+    #[error("{}", self.message())]
     PayloadConflict {
         /// The record state that forbids rotating the key.
         state: &'static str,
     },
     /// Retries or the deadline ran out without a final answer from the server, or the
     /// attempt was abandoned (`reset()`, `finish()`, another tab) between two tries.
-    #[error("outcome unknown after {attempts} tries: {reason}; {}", if *.abandoned {
-        "the attempt was abandoned, the next submit uses the new key"
-    } else {
-        "the key is kept, submit again to resume"
-    })]
+    #[error("{}", self.message())]
     OutcomeUnknown {
         /// HTTP tries sent for this key so far.
         attempts: u32,
@@ -36,10 +39,10 @@ pub enum Error {
         abandoned: bool,
     },
     /// The payload could not be turned into JSON.
-    #[error("payload is not JSON-serialisable: {0}")]
+    #[error("{}", self.message())]
     InvalidPayload(String),
     /// A stored record could not be read; it becomes a `storage-corrupt` event, never a throw.
-    #[error("stored record unreadable: {0}")]
+    #[error("{}", self.message())]
     CorruptRecord(String),
 }
 
@@ -53,6 +56,48 @@ impl Error {
             Error::InvalidPayload(_) => "invalid-payload",
             Error::CorruptRecord(_) => "corrupt-record",
         }
+    }
+
+    /// The human-readable message (what `Display` prints and JS sees as `error.message`).
+    pub fn message(&self) -> String {
+        let mut m = String::new();
+        match self {
+            Error::InvalidOptions { option, reason } => {
+                m.push_str("invalid option `");
+                m.push_str(option);
+                m.push_str("`: ");
+                m.push_str(reason);
+            }
+            Error::PayloadConflict { state } => {
+                m.push_str("payload differs from the one this key was used for (state ");
+                m.push_str(state);
+                m.push_str("); call reset() to start a new attempt");
+            }
+            Error::OutcomeUnknown {
+                attempts,
+                reason,
+                abandoned,
+            } => {
+                m.push_str("outcome unknown after ");
+                push_u64(&mut m, *attempts as u64);
+                m.push_str(" tries: ");
+                m.push_str(reason);
+                m.push_str(if *abandoned {
+                    "; the attempt was abandoned, the next submit uses the new key"
+                } else {
+                    "; the key is kept, submit again to resume"
+                });
+            }
+            Error::InvalidPayload(why) => {
+                m.push_str("payload is not JSON-serialisable: ");
+                m.push_str(why);
+            }
+            Error::CorruptRecord(why) => {
+                m.push_str("stored record unreadable: ");
+                m.push_str(why);
+            }
+        }
+        m
     }
 
     /// Shorthand for an [`Error::InvalidOptions`] naming `option`.

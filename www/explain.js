@@ -2,10 +2,14 @@
 import { shortKey, setOutcome } from './ui.js';
 import { reasonText } from './timeline.js';
 
-function receiptId(body) {
+function chargeOf(body) {
   let b = body;
   if (typeof b === 'string') { try { b = JSON.parse(b); } catch { return null; } }
-  return b && typeof b === 'object' ? (b.id ?? b.charge?.id ?? null) : null;
+  return b && typeof b === 'object' ? (b.charge ?? b) : null;
+}
+
+function receiptId(body) {
+  return chargeOf(body)?.id ?? null;
 }
 
 /**
@@ -22,7 +26,7 @@ export function explain(m, r, err, now) {
     const code = err.code || err.name || 'error';
     if (code === 'outcome-unknown') {
       return say('unknown', 'We could not find out whether you were charged.',
-        `${clicks}idemkey tried ${m.tries === 1 ? 'once' : `${m.tries} times`} and never got a clear answer. The key ${shortKey(now.key)} is kept and the attempt stays pending, so press Pay again, now or after a reload: the same key goes out and the server charges at most once.`, { key: now.key });
+        `${clicks}idemkey tried ${m.tries === 1 ? 'once' : `${m.tries} times`} and never got a clear answer. The key ${shortKey(now.key)} is kept and the attempt stays pending, so press Pay again, now or after a reload: the same key goes out and the server charges at most once.`, { key: now.key, reason: err.reason ?? err.message });
     }
     if (code === 'payload-conflict') {
       return say('conflict', 'The order changed after its key was used.',
@@ -31,7 +35,8 @@ export function explain(m, r, err, now) {
     return say('error', 'Something went wrong before the payment went out.', `${code}: ${err.message}`);
   }
   const id = receiptId(r.body);
-  const data = { key: r.key, status: r.status, replayed: r.replayed, fromCache: r.fromCache };
+  const charge = r.ok ? chargeOf(r.body) : null;
+  const data = { key: r.key, status: r.status, replayed: r.replayed, fromCache: r.fromCache, charge: charge?.id, amount: charge?.amount };
   if (r.ok && r.fromCache && m.tries === 0) {
     if (m.stateBefore !== 'succeeded') {
       return say('paid', 'Paid, by another tab.',

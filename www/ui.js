@@ -75,13 +75,16 @@ export function setBusy(button, busy) {
   button.setAttribute('aria-busy', String(busy));
 }
 
-/** Show a plain-words outcome; data-seq lets tests wait for the next one. */
+/**
+ * Show a plain-words outcome; data-seq lets tests wait for the next one, and the data-*
+ * (the charge's id and amount, an error's reason) let them check it against the ledger.
+ */
 export function setOutcome(sel, kind, title, text, data = {}) {
   const box = document.querySelector(sel);
   box.hidden = false;
   box.dataset.kind = kind;
   box.dataset.seq = String(Number(box.dataset.seq || 0) + 1);
-  for (const name of ['key', 'status', 'replayed', 'fromCache', 'waited', 'charges', 'clicks']) {
+  for (const name of ['key', 'status', 'replayed', 'fromCache', 'waited', 'charges', 'clicks', 'charge', 'amount', 'reason']) {
     if (data[name] === undefined) delete box.dataset[name];
     else box.dataset[name] = String(data[name]);
   }

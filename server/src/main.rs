@@ -1,6 +1,6 @@
 //! `idemkey-server`: the reference backend for idemkey.
 //!
-//! It is the server side of the seeds' advice, done carefully: the idempotency
+//! It does the server's half of idempotent requests, carefully: the idempotency
 //! key, the charge and the stored response commit in one SQLite transaction;
 //! a repeated key gets the stored answer byte for byte; a key still running
 //! gets 409, a key reused with another payload 422; the payment provider is

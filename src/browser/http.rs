@@ -1,10 +1,12 @@
 //! One HTTP try with web-sys `fetch`: a per-try timeout through an `AbortController`,
 //! the body read as text, and the two response headers the flow needs.
 //!
-//! web-sys rather than gloo-net: gloo-net pulls in the `http` crate, `web_sys::Url`
-//! re-parsing and `format!`/`unreachable!` paths, and hides whether a failure was our
-//! abort (timeout) or the network; the flow needs exactly one `fetch` and that difference.
+//! web-sys rather than gloo-net, for bytes alone (see the README's "Dependencies"): gloo-net's
+//! `RequestBuilder::abort_signal(Some(&signal))` would keep `signal.aborted()` just as
+//! usable to tell our timeout from a network error, but the flow needs one `fetch`, and
+//! calling it directly costs less.
 
+use crate::prelude::*;
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;

@@ -1,6 +1,7 @@
 //! Tiny helpers for JS values: building plain objects field by field (smaller than serde
 //! here), reading a property, the text of a thrown value.
 
+use crate::prelude::*;
 use js_sys::{Object, Reflect};
 use wasm_bindgen::JsValue;
 

@@ -2,6 +2,7 @@
 
 use crate::core::json::Json;
 use crate::error::{Error, Result};
+use crate::prelude::*;
 
 /// Prefix naming the fingerprint format, so a later hash can be told apart.
 pub const FINGERPRINT_PREFIX: &str = "f1:";

@@ -1,6 +1,7 @@
 //! The idempotency header's value on the way out and the replay header on the way back.
 
 use crate::core::options::HeaderFormat;
+use crate::prelude::*;
 
 /// The response header that marks a replayed answer (lowercase, as HTTP/2 sends it).
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";

@@ -2,6 +2,7 @@
 //! a `owner|until` value under the scope's lease key that expires on its own.
 
 use crate::core::json::push_u64;
+use crate::prelude::*;
 
 /// How long a lease holds without renewal; a holder renews well before this passes.
 pub const LEASE_MS: f64 = 10_000.0;

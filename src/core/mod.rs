@@ -4,6 +4,7 @@
 pub mod fingerprint;
 pub mod header;
 pub mod json;
+pub mod key;
 pub mod lease;
 pub mod options;
 pub mod record;

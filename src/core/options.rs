@@ -1,8 +1,10 @@
 //! `Checkout.open` options: the raw values the glue read from JS, their validation and defaults.
 //! Every error names the option by its JS name so the page author knows what to fix.
 
+use crate::core::json::push_u64;
 use crate::core::retry::RetryPolicy;
 use crate::error::{Error, Result};
+use crate::prelude::*;
 
 /// Where records live (the glue falls back local -> session -> memory on failure).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,21 +20,19 @@ pub enum StorageKind {
 impl StorageKind {
     /// The JS name: `local`, `session` or `memory`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            StorageKind::Local => "local",
-            StorageKind::Session => "session",
-            StorageKind::Memory => "memory",
-        }
+        STORAGE_KINDS[self as usize]
     }
 
     /// The inverse of [`StorageKind::as_str`].
     pub fn parse(s: &str) -> Option<StorageKind> {
-        Some(match s {
-            "local" => StorageKind::Local,
-            "session" => StorageKind::Session,
-            "memory" => StorageKind::Memory,
-            _ => return None,
-        })
+        let i = STORAGE_KINDS.iter().position(|k| *k == s)?;
+        Some(
+            [
+                StorageKind::Local,
+                StorageKind::Session,
+                StorageKind::Memory,
+            ][i],
+        )
     }
 }
 
@@ -48,19 +48,13 @@ pub enum HeaderFormat {
 impl HeaderFormat {
     /// The JS name: `plain` or `sf-string`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            HeaderFormat::Plain => "plain",
-            HeaderFormat::SfString => "sf-string",
-        }
+        HEADER_FORMATS[self as usize]
     }
 
     /// The inverse of [`HeaderFormat::as_str`].
     pub fn parse(s: &str) -> Option<HeaderFormat> {
-        match s {
-            "plain" => Some(HeaderFormat::Plain),
-            "sf-string" => Some(HeaderFormat::SfString),
-            _ => None,
-        }
+        let i = HEADER_FORMATS.iter().position(|f| *f == s)?;
+        Some([HeaderFormat::Plain, HeaderFormat::SfString][i])
     }
 }
 
@@ -141,8 +135,23 @@ pub const MAX_NAMESPACE_LEN: usize = 64;
 /// The `namespace` of `Checkout.open` and `sweep()` when none is given.
 pub const DEFAULT_NAMESPACE: &str = "idemkey";
 
+/// The whole-number options: JS name, default, least and greatest value.
+const INTS: [(&str, u32, u32, u32); 6] = [
+    ("ttlSeconds", 86_400, 1, 31_536_000),
+    ("timeoutMs", 10_000, 1, 600_000),
+    ("maxRetries", 5, 0, 100),
+    ("backoff.baseMs", 250, 0, 3_600_000),
+    ("backoff.maxMs", 10_000, 0, 3_600_000),
+    ("deadlineMs", 60_000, 1, 86_400_000),
+];
+
+const METHODS: [&str; 4] = ["POST", "PUT", "PATCH", "DELETE"];
+const HEADER_FORMATS: [&str; 2] = ["plain", "sf-string"];
+const STORAGE_KINDS: [&str; 3] = ["local", "session", "memory"];
+const CREDENTIALS: [&str; 3] = ["same-origin", "omit", "include"];
+
 impl Options {
-    /// Checks every option and fills the defaults of DESIGN.md.
+    /// Checks every option and fills in the defaults of the options it was not given.
     pub fn validate(raw: RawOptions) -> Result<Options> {
         let scope = raw.scope.ok_or_else(|| bad("scope", "is required"))?;
         let n = scope.encode_utf16().count();
@@ -156,108 +165,55 @@ impl Options {
         if has_crlf(&endpoint) {
             return Err(bad("endpoint", "must not contain CR, LF or NUL"));
         }
-        let method = match raw.method {
-            None => "POST".into(),
-            Some(m) => {
-                let up = m.to_ascii_uppercase();
-                if !matches!(up.as_str(), "POST" | "PUT" | "PATCH" | "DELETE") {
-                    return Err(bad("method", "must be POST, PUT, PATCH or DELETE"));
-                }
-                up
-            }
-        };
+        let method = METHODS[choice(
+            raw.method.map(|m| m.to_ascii_uppercase()),
+            "method",
+            &METHODS,
+        )?]
+        .into();
         let header_name = raw.header_name.unwrap_or_else(|| "Idempotency-Key".into());
         if !is_token(&header_name) {
-            return Err(bad(
-                "headerName",
-                "must be an HTTP header name (token characters only)",
-            ));
+            return Err(bad("headerName", "must be an HTTP token"));
         }
-        let header_format = match raw.header_format {
-            None => HeaderFormat::Plain,
-            Some(f) => HeaderFormat::parse(&f)
-                .ok_or_else(|| bad("headerFormat", "must be \"plain\" or \"sf-string\""))?,
-        };
+        let header_format = [HeaderFormat::Plain, HeaderFormat::SfString]
+            [choice(raw.header_format, "headerFormat", &HEADER_FORMATS)?];
         for (name, value) in &raw.headers {
             if !is_token(name) {
-                return Err(bad("headers", "a header name is not an HTTP token"));
+                return Err(bad("headers", "a name is not an HTTP token"));
             }
             if has_crlf(value) {
-                return Err(bad("headers", "a header value contains CR, LF or NUL"));
+                return Err(bad("headers", "a value contains CR, LF or NUL"));
             }
             // Letting `headers` set the key's header would silently replace the key.
             if name.eq_ignore_ascii_case(&header_name) {
-                return Err(bad(
-                    "headers",
-                    "must not set the idempotency header (use headerName)",
-                ));
+                return Err(bad("headers", "must not set the key's header (headerName)"));
             }
         }
-        let ttl_seconds = int(
+        let given = [
             raw.ttl_seconds,
-            86_400,
-            1,
-            31_536_000,
-            "ttlSeconds",
-            "must be an integer from 1 to 31536000",
-        )?;
-        let timeout_ms = int(
             raw.timeout_ms,
-            10_000,
-            1,
-            600_000,
-            "timeoutMs",
-            "must be an integer from 1 to 600000",
-        )?;
-        let max_retries = int(
             raw.max_retries,
-            5,
-            0,
-            100,
-            "maxRetries",
-            "must be an integer from 0 to 100",
-        )?;
-        let backoff_base_ms = int(
             raw.backoff_base_ms,
-            250,
-            0,
-            3_600_000,
-            "backoff.baseMs",
-            "must be an integer from 0 to 3600000",
-        )?;
-        let backoff_max_ms = int(
             raw.backoff_max_ms,
-            10_000,
-            0,
-            3_600_000,
-            "backoff.maxMs",
-            "must be an integer from 0 to 3600000",
-        )?;
+            raw.deadline_ms,
+        ];
+        let mut ints = [0u32; 6];
+        for ((out, v), spec) in ints.iter_mut().zip(given).zip(&INTS) {
+            *out = int(v, spec)?;
+        }
+        let [ttl_seconds, timeout_ms, max_retries, backoff_base_ms, backoff_max_ms, deadline_ms] =
+            ints;
         if backoff_base_ms > backoff_max_ms {
             return Err(bad("backoff.baseMs", "must not exceed backoff.maxMs"));
         }
-        let deadline_ms = int(
-            raw.deadline_ms,
-            60_000,
-            1,
-            86_400_000,
-            "deadlineMs",
-            "must be an integer from 1 to 86400000",
-        )?;
-        let storage = match raw.storage {
-            None => StorageKind::Local,
-            Some(s) => StorageKind::parse(&s)
-                .ok_or_else(|| bad("storage", "must be \"local\", \"session\" or \"memory\""))?,
-        };
+        let storage = [
+            StorageKind::Local,
+            StorageKind::Session,
+            StorageKind::Memory,
+        ][choice(raw.storage, "storage", &STORAGE_KINDS)?];
         let namespace = raw.namespace.unwrap_or_else(|| DEFAULT_NAMESPACE.into());
         validate_namespace(&namespace)?;
-        let credentials = raw.credentials.unwrap_or_else(|| "same-origin".into());
-        if !matches!(credentials.as_str(), "omit" | "same-origin" | "include") {
-            return Err(bad(
-                "credentials",
-                "must be \"omit\", \"same-origin\" or \"include\"",
-            ));
-        }
+        let credentials = CREDENTIALS[choice(raw.credentials, "credentials", &CREDENTIALS)?].into();
         Ok(Options {
             scope,
             endpoint,
@@ -310,25 +266,41 @@ fn bad(option: &str, reason: &str) -> Error {
     Error::invalid_option(option, reason)
 }
 
-/// A whole number in `min..=max`, or `default` when absent.
-fn int(v: Option<f64>, default: u32, min: u32, max: u32, option: &str, range: &str) -> Result<u32> {
-    let v = match v {
-        None => return Ok(default),
-        Some(v) => v,
+/// The index of `v` in `allowed`; 0 (the default) when absent. The error lists the values.
+fn choice(v: Option<String>, option: &str, allowed: &[&str]) -> Result<usize> {
+    let Some(v) = v else { return Ok(0) };
+    if let Some(i) = allowed.iter().position(|a| *a == v) {
+        return Ok(i);
+    }
+    let mut why = String::from("must be one of:");
+    for a in allowed {
+        why.push_str(" \"");
+        why.push_str(a);
+        why.push('"');
+    }
+    Err(bad(option, &why))
+}
+
+/// A whole number in `min..=max` (`spec`: name, default, min, max), or the default when absent.
+fn int(v: Option<f64>, &(option, default, min, max): &(&str, u32, u32, u32)) -> Result<u32> {
+    let Some(v) = v else { return Ok(default) };
+    let why = if !v.is_finite() {
+        "must be a finite number"
+    } else if v < 0.0 {
+        "must not be negative"
+    } else if v < min as f64 || v > max as f64 {
+        let mut why = String::from("must be an integer from ");
+        push_u64(&mut why, min as u64);
+        why.push_str(" to ");
+        push_u64(&mut why, max as u64);
+        return Err(bad(option, &why));
+    } else if v != (v as u32) as f64 {
+        // In range, so `as u32` truncates without saturating: equal only for a whole number.
+        "must be an integer"
+    } else {
+        return Ok(v as u32);
     };
-    if !v.is_finite() {
-        return Err(bad(option, "must be a finite number"));
-    }
-    if v < 0.0 {
-        return Err(bad(option, "must not be negative"));
-    }
-    if v != v.trunc() {
-        return Err(bad(option, "must be an integer"));
-    }
-    if v < min as f64 || v > max as f64 {
-        return Err(bad(option, range));
-    }
-    Ok(v as u32)
+    Err(bad(option, why))
 }
 
 /// RFC 9110 `token`: what a header name may be made of.

@@ -3,6 +3,7 @@
 use crate::core::json::{push_u64, write_str, Json};
 use crate::core::state::State;
 use crate::error::{Error, Result};
+use crate::prelude::*;
 
 /// The record format this crate writes and the only one it reads.
 ///

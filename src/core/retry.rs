@@ -1,6 +1,7 @@
 //! Which answers are retried, and how long to wait before the next try (exponential, full jitter).
 
 use crate::core::json::push_u64;
+use crate::prelude::*;
 
 /// What a status means for the attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,7 @@
 //! `Retry-After` (RFC 9110 §10.2.3): delta-seconds or an HTTP-date in any of its three forms.
 
+use crate::prelude::*;
+
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
@@ -113,7 +115,10 @@ fn clock(s: &str) -> Option<(u32, u32, u32)> {
 
 /// RFC 9110: a two-digit year more than 50 years ahead is in the previous century.
 fn rfc850_year(yy: u32, now_ms: f64) -> i64 {
-    let now_year = civil_year((now_ms / 86_400_000.0).floor() as i64);
+    // Whole days since the epoch, rounded down (`f64::floor` is std-only; `as` truncates).
+    let days = now_ms / 86_400_000.0;
+    let day = days as i64 - ((days as i64) as f64 > days) as i64;
+    let now_year = civil_year(day);
     let mut y = now_year - now_year.rem_euclid(100) + yy as i64;
     if y > now_year + 50 {
         y -= 100;

@@ -1,12 +1,12 @@
-// The installed tarball in real pages: the quick-start checkout bundled with Vite, bundled
-// with esbuild, and loaded with no bundler at all, each served by the reference server
+// The installed tarball in real pages: the quick-start checkout bundled with Vite, esbuild,
+// webpack 5 and Rollup, and loaded with no bundler at all, each served by the reference server
 // (same origin) and run in headless Chromium: one submit, exactly one charge.
 import assert from "node:assert/strict";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { launchChromium, startServer } from "../support/reference.mjs";
-import { EXAMPLES, copyInto, freshInstall, removeUnlessKept, requireTools, run } from "./lib.mjs";
+import { EXAMPLES, ROOT, copyInto, freshInstall, removeUnlessKept, requireTools, run } from "./lib.mjs";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -14,7 +14,7 @@ let browser;
 const dirs = [];
 
 before(async () => {
-  requireTools("vite", "esbuild", "chromium", "server");
+  requireTools("vite", "esbuild", "webpack", "rollup", "chromium", "server");
   browser = await launchChromium();
 });
 after(async () => {
@@ -79,16 +79,27 @@ describe("bundlers", () => {
     app = freshInstall("bundlers");
     dirs.push(app);
     copyInto(app, EXAMPLES.bundled);
+    // rollup.config.js imports the resolve plugin a Rollup project installs beside Rollup:
+    // the repository's copy, linked in (its own dependencies resolve from its real path).
+    mkdirSync(join(app, "node_modules/@rollup"), { recursive: true });
+    symlinkSync(join(ROOT, "node_modules/@rollup/plugin-node-resolve"),
+      join(app, "node_modules/@rollup/plugin-node-resolve"));
   });
 
-  test("examples/checkout/build.sh builds with Vite and esbuild", () => {
+  test("examples/checkout/build.sh builds with Vite, esbuild, webpack and Rollup", () => {
     run("bash", ["build.sh"], { cwd: app });
     const viteAssets = readdirSync(join(app, "dist-vite/assets"));
     assert.ok(viteAssets.some((f) => f.endsWith(".wasm")), `Vite emitted the wasm: ${viteAssets}`);
     assert.ok(existsSync(join(app, "dist-vite/index.html")));
-    for (const f of ["index.html", "checkout.js", "idemkey_bg.wasm"]) {
-      assert.ok(existsSync(join(app, "dist-esbuild", f)), `dist-esbuild/${f}`);
+    for (const dir of ["dist-esbuild", "dist-rollup"]) {
+      for (const f of ["index.html", "checkout.js", "idemkey_bg.wasm"]) {
+        assert.ok(existsSync(join(app, dir, f)), `${dir}/${f}`);
+      }
     }
+    // webpack emits the wasm itself, under a content hash.
+    const webpackFiles = readdirSync(join(app, "dist-webpack"));
+    assert.ok(webpackFiles.some((f) => f.endsWith(".wasm")), `webpack emitted the wasm: ${webpackFiles}`);
+    for (const f of ["index.html", "checkout.js"]) assert.ok(webpackFiles.includes(f), `dist-webpack/${f}`);
   });
 
   test("Vite build: one submit, one charge", async () => {
@@ -97,6 +108,14 @@ describe("bundlers", () => {
 
   test("esbuild build: one submit, one charge", async () => {
     await payOnce(join(app, "dist-esbuild"));
+  });
+
+  test("webpack 5 build: one submit, one charge", async () => {
+    await payOnce(join(app, "dist-webpack"));
+  });
+
+  test("Rollup build: one submit, one charge", async () => {
+    await payOnce(join(app, "dist-rollup"));
   });
 });
 

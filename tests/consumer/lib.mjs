@@ -37,8 +37,10 @@ export function requireTools(...names) {
 
 /** The example files the consumer tests use, by what they do with them. */
 export const EXAMPLES = {
-  // Installed into a fresh project, built by build.sh with Vite and esbuild, run in Chromium.
-  bundled: ["examples/checkout/index.html", "examples/checkout/checkout.js", "examples/checkout/build.sh"],
+  // Installed into a fresh project, built by build.sh with Vite, esbuild, webpack and Rollup,
+  // run in Chromium.
+  bundled: ["examples/checkout/index.html", "examples/checkout/checkout.js", "examples/checkout/build.sh",
+    "examples/checkout/webpack.config.js", "examples/checkout/rollup.config.js"],
   // Served as is with the installed package, no bundler, run in Chromium.
   unbundled: ["examples/no-bundler/index.html", "examples/checkout/checkout.js"],
   // Type-checked with tsc --strict --noEmit.

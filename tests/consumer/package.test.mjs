@@ -71,13 +71,26 @@ test("every exports entry resolves to a shipped file", () => {
   }
 });
 
-test("imports in Node without a DOM, and newKey() works after initSync", () => {
+test("imports in Node without touching a browser global (SSR), and newKey() works after initSync", () => {
   const probe = join(app, "ssr.mjs");
+  // Every browser global the module could reach for is a getter that records the touch;
+  // the import must record none. Then the module is instantiated and asked for a key.
   writeFileSync(probe, `import { readFileSync } from "node:fs";
-import { initSync, newKey } from "idemkey";
-const bytes = readFileSync(new URL(import.meta.resolve("idemkey/idemkey_bg.wasm")));
-initSync({ module: bytes });
-console.log(newKey());\n`);
-  const key = run("node", [probe], { cwd: app }).trim();
+const BROWSER = ["window", "self", "document", "navigator", "location", "localStorage", "sessionStorage",
+  "indexedDB", "fetch", "Request", "Response", "Headers", "AbortController", "crypto", "addEventListener"];
+const touched = [];
+const saved = BROWSER.map((name) => [name, Object.getOwnPropertyDescriptor(globalThis, name)]);
+for (const name of BROWSER) {
+  Object.defineProperty(globalThis, name, { configurable: true, get() { touched.push(name); return undefined; } });
+}
+const idemkey = await import("idemkey");
+for (const [name, d] of saved) {
+  if (d) Object.defineProperty(globalThis, name, d); else delete globalThis[name];
+}
+console.log(JSON.stringify(touched));
+idemkey.initSync({ module: readFileSync(new URL(import.meta.resolve("idemkey/idemkey_bg.wasm"))) });
+console.log(idemkey.newKey());\n`);
+  const [touched, key] = run("node", [probe], { cwd: app }).trim().split("\n");
+  assert.deepEqual(JSON.parse(touched), [], "browser globals read while importing");
   assert.match(key, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
 });

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The npm consumer tests (`make test-consumer`, after `make build` and `make server`):
 # pack pkg/ into pkg/idemkey-<version>.tgz, then node's test runner installs it into
-# fresh directories and checks the package, the bundlers, the no-bundler page, the
-# TypeScript types and the README. A missing tool is an error, never a skip.
+# fresh directories and checks the package, the bundlers (Vite, esbuild, webpack, Rollup),
+# the no-bundler page, the TypeScript types and the README. A missing tool is an error, never a skip.
 # KEEP_CONSUMER=1 keeps the temporary projects for inspection; IDEMKEY_PKG=DIR tests
 # another wasm-pack output directory than pkg/.
 set -euo pipefail
@@ -13,7 +13,7 @@ fail() { echo "test-consumer: $*" >&2; exit 1; }
 for tool in node npm tar gzip; do
   command -v "$tool" >/dev/null || fail "$tool not found on PATH"
 done
-for bin in vite esbuild tsc; do
+for bin in vite esbuild webpack rollup tsc; do
   [[ -x node_modules/.bin/$bin ]] || fail "node_modules/.bin/$bin missing: run \`npm ci\` (make tool-npm)"
 done
 [[ -d node_modules/playwright-core ]] || fail "playwright-core missing: run \`npm ci\` (make tool-npm)"

@@ -9,6 +9,9 @@ pub mod lease;
 pub mod options;
 pub mod record;
 pub mod retry_after;
+pub mod server_body;
+pub mod server_faults;
+pub mod server_headers;
 
 /// A target's check: panics when `data` breaks a property.
 pub type Check = fn(&[u8]);
@@ -21,4 +24,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("retry_after", retry_after::check),
     ("options", options::check),
     ("lease", lease::check),
+    ("server_headers", server_headers::check),
+    ("server_body", server_body::check),
+    ("server_faults", server_faults::check),
 ];

@@ -2,6 +2,7 @@
 //! errors as static messages so no formatting code ships.
 
 use super::{Json, MAX_DEPTH};
+use crate::prelude::*;
 
 struct Parser<'a> {
     s: &'a str,

@@ -1,0 +1,540 @@
+//! Property test of the server's phases (`idem::phases`, `idem::recovery`) over a model
+//! store: an in-memory `Store` on a clock the test moves, judged by the same `decide` rule
+//! as the real stores. Any sequence of requests (two customers, shared key names, other
+//! payloads, declined cards), requests that die between phases, clock steps, recovery and
+//! reaping is checked against an independent model of what each answer must be: at most
+//! one charge and one payment per operation, replays byte for byte, 409 while a request
+//! runs, 422 for another payload, and never one customer's answer for another.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use idemkey_server::faults::Faults;
+use idemkey_server::http::body::validate_charge;
+use idemkey_server::http::problem::ApiError;
+use idemkey_server::idem::fingerprint::fingerprint;
+use idemkey_server::idem::{phases, recovery};
+use idemkey_server::ids::new_id;
+use idemkey_server::provider::local::Local;
+use idemkey_server::provider::{PaymentRequest, Provider};
+use idemkey_server::store::model::{
+    decide, Charge, Completed, Decision, KeyRequest, KeyRow, Lock, Lookup, Outcome, Reserved,
+    StaleKey, StoredResponse,
+};
+use idemkey_server::store::{Store, StoreResult};
+use proptest::prelude::*;
+
+const LOCK_MS: i64 = 1_000;
+const TTL_MS: i64 = 10_000;
+
+#[derive(Debug, Clone)]
+struct Row {
+    fingerprint: String,
+    reservation: String,
+    done: Option<StoredResponse>,
+    locked_at: i64,
+    expires_at: i64,
+    owner: String,
+}
+
+impl Row {
+    fn key_row(&self) -> KeyRow {
+        KeyRow {
+            fingerprint: self.fingerprint.clone(),
+            reservation: self.reservation.clone(),
+            done: self.done.clone(),
+            locked_at: self.locked_at,
+            expires_at: self.expires_at,
+        }
+    }
+}
+
+/// The model store: one map, one lock, the test's clock.
+#[derive(Default)]
+struct ModelStore {
+    now: AtomicI64,
+    rows: Mutex<HashMap<(String, String), Row>>,
+    charges: Mutex<Vec<Charge>>,
+}
+
+impl ModelStore {
+    fn now(&self) -> i64 {
+        self.now.load(Ordering::SeqCst)
+    }
+    fn judge(&self, req: &KeyRequest) -> (Option<Row>, Decision) {
+        let rows = self.rows.lock().unwrap();
+        let row = rows.get(&(req.customer.clone(), req.key.clone())).cloned();
+        let d = decide(
+            row.as_ref().map(Row::key_row),
+            &req.fingerprint,
+            self.now(),
+            LOCK_MS,
+        );
+        (row, d)
+    }
+}
+
+#[async_trait]
+impl Store for ModelStore {
+    async fn lookup(&self, req: &KeyRequest) -> StoreResult<Lookup> {
+        Ok(match self.judge(req).1 {
+            Decision::Replay(r) => Lookup::Replay(r),
+            Decision::KeyReused => Lookup::KeyReused,
+            Decision::InProgress => Lookup::InProgress,
+            Decision::New | Decision::TakeOver { .. } => Lookup::Free,
+        })
+    }
+
+    async fn reserve(&self, req: &KeyRequest) -> StoreResult<Reserved> {
+        let (_, d) = self.judge(req);
+        let now = self.now();
+        let owner = new_id("own");
+        let (reservation, recovered, expires_at) = match d {
+            Decision::Replay(r) => return Ok(Reserved::Replay(r)),
+            Decision::KeyReused => return Ok(Reserved::KeyReused),
+            Decision::InProgress => return Ok(Reserved::InProgress),
+            Decision::New => (new_id("op"), false, now + TTL_MS),
+            Decision::TakeOver { reservation } => {
+                let rows = self.rows.lock().unwrap();
+                let exp = rows[&(req.customer.clone(), req.key.clone())].expires_at;
+                (reservation, true, exp)
+            }
+        };
+        self.rows.lock().unwrap().insert(
+            (req.customer.clone(), req.key.clone()),
+            Row {
+                fingerprint: req.fingerprint.clone(),
+                reservation: reservation.clone(),
+                done: None,
+                locked_at: now,
+                expires_at,
+                owner: owner.clone(),
+            },
+        );
+        Ok(Reserved::Proceed(Lock {
+            reservation,
+            owner,
+            recovered,
+        }))
+    }
+
+    async fn complete(
+        &self,
+        customer: &str,
+        key: &str,
+        lock: &Lock,
+        outcome: Outcome,
+    ) -> StoreResult<Completed> {
+        let mut rows = self.rows.lock().unwrap();
+        let Some(row) = rows.get_mut(&(customer.into(), key.into())) else {
+            return Ok(Completed::LockLost);
+        };
+        if let Some(done) = &row.done {
+            return Ok(Completed::AlreadyDone(done.clone()));
+        }
+        if row.owner != lock.owner {
+            return Ok(Completed::LockLost);
+        }
+        let response = match outcome {
+            Outcome::Charge(c) => {
+                let r = StoredResponse::created(&c);
+                self.charges.lock().unwrap().push(c);
+                r
+            }
+            Outcome::Answer(r) => r,
+        };
+        row.done = Some(response.clone());
+        row.locked_at = 0;
+        Ok(Completed::Stored(response))
+    }
+
+    async fn release(&self, customer: &str, key: &str, lock: &Lock) -> StoreResult<()> {
+        if let Some(row) = self
+            .rows
+            .lock()
+            .unwrap()
+            .get_mut(&(customer.into(), key.into()))
+        {
+            if row.owner == lock.owner && row.done.is_none() {
+                row.locked_at = 0;
+            }
+        }
+        Ok(())
+    }
+
+    async fn stale_keys(&self, limit: usize) -> StoreResult<Vec<StaleKey>> {
+        let now = self.now();
+        let rows = self.rows.lock().unwrap();
+        let mut stale: Vec<(i64, StaleKey)> = rows
+            .iter()
+            .filter(|(_, r)| r.done.is_none() && r.locked_at + LOCK_MS <= now)
+            .map(|((c, k), r)| {
+                let s = StaleKey {
+                    customer: c.clone(),
+                    key: k.clone(),
+                    reservation: r.reservation.clone(),
+                };
+                (r.locked_at, s)
+            })
+            .collect();
+        stale.sort_by_key(|(at, _)| *at);
+        Ok(stale.into_iter().take(limit).map(|(_, s)| s).collect())
+    }
+
+    async fn take_over(&self, stale: &StaleKey) -> StoreResult<Option<Lock>> {
+        let now = self.now();
+        let mut rows = self.rows.lock().unwrap();
+        let Some(row) = rows.get_mut(&(stale.customer.clone(), stale.key.clone())) else {
+            return Ok(None);
+        };
+        if row.done.is_some()
+            || row.reservation != stale.reservation
+            || row.locked_at + LOCK_MS > now
+        {
+            return Ok(None);
+        }
+        row.owner = new_id("own");
+        row.locked_at = now;
+        Ok(Some(Lock {
+            reservation: row.reservation.clone(),
+            owner: row.owner.clone(),
+            recovered: true,
+        }))
+    }
+
+    async fn reap(&self) -> StoreResult<u64> {
+        let now = self.now();
+        let mut rows = self.rows.lock().unwrap();
+        let before = rows.len();
+        rows.retain(|_, r| {
+            let live_lock = r.done.is_none() && r.locked_at + LOCK_MS > now;
+            r.expires_at > now || live_lock
+        });
+        Ok((before - rows.len()) as u64)
+    }
+
+    async fn insert_charge(&self, charge: &Charge) -> StoreResult<()> {
+        self.charges.lock().unwrap().push(charge.clone());
+        Ok(())
+    }
+
+    async fn charges(&self, customer: &str) -> StoreResult<Vec<Charge>> {
+        let all = self.charges.lock().unwrap();
+        Ok(all
+            .iter()
+            .filter(|c| c.customer == customer)
+            .cloned()
+            .collect())
+    }
+
+    async fn delete_customer(&self, customer: &str) -> StoreResult<(u64, u64)> {
+        let mut all = self.charges.lock().unwrap();
+        let before = all.len();
+        all.retain(|c| c.customer != customer);
+        Ok(((before - all.len()) as u64, 0))
+    }
+}
+
+const CUSTOMERS: [&str; 2] = ["alice", "bob"];
+const KEYS: [&str; 2] = ["k-1", "k-2"];
+/// Charge bodies: the first two are one payload spelled twice, the last is declined.
+const BODIES: [&str; 4] = [
+    r#"{"amount":4200,"currency":"eur","items":[{"sku":"tea","qty":2}]}"#,
+    r#"{"items":[{"qty":2,"sku":"tea"}],"currency":"eur","amount":4200}"#,
+    r#"{"amount":999,"currency":"usd"}"#,
+    r#"{"amount":500,"currency":"eur","card":"4000000000000002"}"#,
+];
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// A keyed charge request, run through all phases.
+    Request(usize, usize, usize),
+    /// A request that reserves the key and dies, before or after the provider paid.
+    Dies(usize, usize, usize, bool),
+    Advance(i64),
+    Recover,
+    Reap,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0..2usize, 0..2usize, 0..4usize).prop_map(|(c, k, b)| Op::Request(c, k, b)),
+        2 => (0..2usize, 0..2usize, 0..4usize, any::<bool>()).prop_map(|(c, k, b, p)| Op::Dies(c, k, b, p)),
+        2 => prop_oneof![1i64..500, 900i64..1_200, 9_000i64..12_000].prop_map(Op::Advance),
+        1 => Just(Op::Recover),
+        1 => Just(Op::Reap),
+    ]
+}
+
+/// What the model expects of a key: the payload it holds, its operation, its answer.
+#[derive(Debug, Clone)]
+struct Expect {
+    fingerprint: String,
+    locked_at: Option<i64>,
+    expires_at: i64,
+    answer: Option<(u16, Vec<u8>)>,
+    paid: bool,
+}
+
+struct Run {
+    store: Arc<ModelStore>,
+    provider: Provider,
+    faults: Faults,
+    model: HashMap<(usize, usize), Expect>,
+    /// Charges the ledger must hold, by customer.
+    charged: HashMap<usize, usize>,
+    /// Payments (approved or declined) the provider must have made, by customer.
+    payments: HashMap<usize, usize>,
+}
+
+impl Run {
+    fn now(&self) -> i64 {
+        self.store.now()
+    }
+
+    fn input(b: usize) -> (idemkey_server::http::body::ChargeInput, String) {
+        let v: serde_json::Value = serde_json::from_str(BODIES[b]).unwrap();
+        let fp = fingerprint(&v);
+        (validate_charge(v).unwrap(), fp)
+    }
+
+    /// The model's row for a key, if it is still alive at `now` (else forgotten).
+    fn live(&mut self, c: usize, k: usize) -> Option<Expect> {
+        let now = self.now();
+        let e = self.model.get(&(c, k))?.clone();
+        let lock_live = e.answer.is_none() && e.locked_at.is_some_and(|t| t + LOCK_MS > now);
+        if e.expires_at <= now && !lock_live {
+            return None;
+        }
+        Some(e)
+    }
+
+    async fn request(&mut self, c: usize, k: usize, b: usize) {
+        let (input, fp) = Run::input(b);
+        let declined = input.card.is_some();
+        let now = self.now();
+        let expect = self.live(c, k);
+        let got = phases::phases(
+            self.store.as_ref(),
+            &self.provider,
+            &self.faults,
+            CUSTOMERS[c].into(),
+            KEYS[k].into(),
+            input,
+        )
+        .await;
+        match expect {
+            Some(e) if e.fingerprint != fp => {
+                assert!(
+                    matches!(got, Err(ApiError::KeyReused)),
+                    "422 expected: {:?}",
+                    got.err()
+                )
+            }
+            Some(Expect {
+                answer: Some((status, body)),
+                ..
+            }) => {
+                let a = got.unwrap_or_else(|e| panic!("replay expected, got {e:?}"));
+                assert!(a.replayed);
+                assert_eq!(
+                    (a.response.status, &a.response.body),
+                    (status, &body),
+                    "byte for byte"
+                );
+            }
+            Some(Expect {
+                locked_at: Some(t), ..
+            }) if t + LOCK_MS > now => {
+                assert!(
+                    matches!(got, Err(ApiError::InProgress)),
+                    "409 expected: {:?}",
+                    got.err()
+                )
+            }
+            other => {
+                // A new operation, or one taken over from a request that died.
+                let a = got.unwrap_or_else(|e| panic!("a charge expected, got {e:?}"));
+                assert!(!a.replayed);
+                let status = a.response.status;
+                assert_eq!(status, if declined { 402 } else { 201 });
+                if status == 201 {
+                    let v: serde_json::Value = serde_json::from_slice(&a.response.body).unwrap();
+                    assert_eq!(v["customer"], CUSTOMERS[c], "another customer's answer");
+                    assert_eq!(v["key"], KEYS[k]);
+                    *self.charged.entry(c).or_default() += 1;
+                }
+                // A taken-over operation whose request already paid is not paid again.
+                if !other.as_ref().is_some_and(|e| e.paid) {
+                    *self.payments.entry(c).or_default() += 1;
+                }
+                let expires_at = match &other {
+                    Some(e) => e.expires_at,
+                    None => now + TTL_MS,
+                };
+                self.model.insert(
+                    (c, k),
+                    Expect {
+                        fingerprint: fp,
+                        locked_at: None,
+                        expires_at,
+                        answer: Some((status, a.response.body)),
+                        paid: true,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Phase 1 and maybe phase 2 of a request that then dies.
+    async fn dies(&mut self, c: usize, k: usize, b: usize, after_provider: bool) {
+        let (input, fp) = Run::input(b);
+        let now = self.now();
+        let expect = self.live(c, k);
+        let req = KeyRequest {
+            customer: CUSTOMERS[c].into(),
+            key: KEYS[k].into(),
+            fingerprint: fp.clone(),
+        };
+        let Reserved::Proceed(lock) = self.store.reserve(&req).await.unwrap() else {
+            assert!(expect.is_some(), "refused a key the model does not hold");
+            return;
+        };
+        let taken_over = expect
+            .as_ref()
+            .is_some_and(|e| e.fingerprint == fp && e.answer.is_none());
+        assert!(
+            expect.is_none() || taken_over,
+            "reserved a key the model holds: {expect:?}"
+        );
+        let mut paid = taken_over && expect.as_ref().is_some_and(|e| e.paid);
+        if after_provider {
+            if !paid {
+                *self.payments.entry(c).or_default() += 1;
+            }
+            self.provider
+                .pay(PaymentRequest {
+                    customer: req.customer,
+                    key: req.key,
+                    reservation: lock.reservation,
+                    amount: input.amount,
+                    currency: input.currency,
+                    card: input.card,
+                })
+                .await
+                .unwrap();
+            paid = true;
+        }
+        let expires_at = match &expect {
+            Some(e) if taken_over => e.expires_at,
+            _ => now + TTL_MS,
+        };
+        self.model.insert(
+            (c, k),
+            Expect {
+                fingerprint: fp,
+                locked_at: Some(now),
+                expires_at,
+                answer: None,
+                paid,
+            },
+        );
+    }
+
+    async fn recover(&mut self) {
+        let done = recovery::run_once(self.store.as_ref(), &self.provider).await;
+        // Completed operations are those the provider paid (or declined) whose lock is stale.
+        let now = self.now();
+        let mut expected = 0;
+        for (&(c, k), e) in self.model.iter_mut() {
+            let stale = e.answer.is_none() && e.locked_at.is_some_and(|t| t + LOCK_MS <= now);
+            if stale && e.paid {
+                expected += 1;
+                let rows = self.store.rows.lock().unwrap();
+                let row = &rows[&(CUSTOMERS[c].to_string(), KEYS[k].to_string())];
+                let r = row.done.clone().expect("recovery stored the answer");
+                if r.status == 201 {
+                    *self.charged.entry(c).or_default() += 1;
+                }
+                e.answer = Some((r.status, r.body));
+                e.locked_at = None;
+            }
+        }
+        assert_eq!(done, expected, "recovered operations");
+    }
+
+    async fn reap(&mut self) {
+        self.store.reap().await.unwrap();
+        let keys: Vec<_> = self.model.keys().copied().collect();
+        for (c, k) in keys {
+            if self.live(c, k).is_none() {
+                self.model.remove(&(c, k));
+            }
+        }
+    }
+
+    async fn invariants(&self) {
+        for (c, name) in CUSTOMERS.iter().enumerate() {
+            let charges = self.store.charges(name).await.unwrap();
+            assert_eq!(
+                charges.len(),
+                *self.charged.get(&c).unwrap_or(&0),
+                "charges of {name}"
+            );
+            let mut ops: Vec<_> = charges.iter().map(|ch| ch.reservation.clone()).collect();
+            ops.sort();
+            ops.dedup();
+            assert_eq!(ops.len(), charges.len(), "an operation charged twice");
+            let stats = self.provider.stats(name.to_string()).await.unwrap();
+            assert_eq!(
+                stats.payments as usize,
+                *self.payments.get(&c).unwrap_or(&0),
+                "payments of {name}: one per operation"
+            );
+        }
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn phases_over_a_model_store_keep_the_server_contract(ops in prop::collection::vec(op(), 1..40)) {
+        let dir = std::env::temp_dir().join(format!("idemkey-props-{}", new_id("run")));
+        std::fs::create_dir_all(&dir).unwrap();
+        let provider = Provider::Local(Local::open(&dir.join("provider.db"), Duration::ZERO).unwrap());
+        let store = Arc::new(ModelStore::default());
+        store.now.store(1_000_000, Ordering::SeqCst);
+        let mut run = Run {
+            store,
+            provider,
+            faults: Faults::new(false),
+            model: HashMap::new(),
+            charged: HashMap::new(),
+            payments: HashMap::new(),
+        };
+        runtime().block_on(async {
+            for op in &ops {
+                match *op {
+                    Op::Request(c, k, b) => run.request(c, k, b).await,
+                    Op::Dies(c, k, b, p) => run.dies(c, k, b, p).await,
+                    Op::Advance(ms) => { run.store.now.fetch_add(ms, Ordering::SeqCst); }
+                    Op::Recover => run.recover().await,
+                    Op::Reap => run.reap().await,
+                }
+                run.invariants().await;
+            }
+        });
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
