@@ -254,24 +254,6 @@ async fn finish_in_one_tab_waits_for_the_other_tabs_try_on_the_wire() {
     tab.close();
 }
 
-#[wasm_bindgen_test]
-async fn a_tab_closed_mid_flight_frees_the_scope_and_its_key_is_resumed() {
-    let Paying {
-        tab,
-        customer,
-        o,
-        a,
-        ..
-    } = paying(SLOW, "attempt").await;
-    let k1 = tab_get(&a, "key").as_string().unwrap();
-    tab.close();
-    let b = open(&o);
-    let r = submit(&b, &js(PAY)).await.unwrap();
-    assert_eq!(text(&r, "key"), k1);
-    assert_eq!(ledger(&customer).await, vec![k1]);
-    b.finish();
-}
-
 /// Two tabs without IndexedDB (or with one that fails) race on one scope.
 async fn race_without_indexeddb(break_it: bool) {
     let tab = Tab::open().await;
