@@ -113,7 +113,7 @@ fn a_charge_recovered_by_the_reaper_gets_one_event() {
     let db = dir.path().join("r.db");
     let c = uid("cust");
     {
-        let mut s = Server::start_on(&db, &["--faults"]);
+        let mut s = Server::start_on_file(&db, &["--faults"]);
         fault(s.addr, &c, r#"{"mode":"crash-after-provider"}"#);
         assert!(try_charge(s.addr, &c, "k", BODY).unwrap().is_none());
         s.wait_exit(Duration::from_secs(10)).expect("aborted");
@@ -126,7 +126,7 @@ fn a_charge_recovered_by_the_reaper_gets_one_event() {
         "100ms",
     ];
     args.extend_from_slice(&QUICK);
-    let s = Server::start_on(&db, &args);
+    let s = Server::start_on_file(&db, &args);
     let view = settled(s.addr, &c, 1, Duration::from_secs(15));
     assert_eq!(
         view["count"], 1,
