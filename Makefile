@@ -20,11 +20,12 @@ DEMO_ADDR            ?= 127.0.0.1:8080
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
-        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm test-chaos chaos pack bench clean \
+        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
         fuzz tool-cargo-fuzz
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
+	@echo "make cluster the demo on 3 instances, PostgreSQL, the provider service and nginx round-robin"
 	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, npm consumer"
 	@echo "make pack   the npm tarball in pkg/ and its gzipped size"
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
@@ -94,6 +95,11 @@ demo: build server
 	@echo "  (Ctrl-C stops the server; the ledger lives in data/idemkey.db)"
 	@echo
 	./target/release/idemkey-server --addr $(DEMO_ADDR) --db data/idemkey.db --static www --pkg pkg --faults --outbox-claim-timeout 5s
+
+# Three instances on one PostgreSQL, the provider service and nginx round-robin
+# on DEMO_ADDR (all from Debian packages); Ctrl-C stops everything.
+cluster: build server
+	bash scripts/cluster.sh $(DEMO_ADDR)
 
 ## ---- tests ----
 test: tools test-host test-wasm test-e2e test-consumer test-storm

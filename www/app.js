@@ -70,6 +70,21 @@ function rememberKey(key) {
 }
 
 // ---------------------------------------------------------------- the checkout (idemkey)
+// Which server instance answered the newest charge POST (its Idemkey-Instance
+// header), read off the response as it passes on its way to idemkey, so the
+// timeline shows it on every try: behind the cluster's round robin a retry
+// lands on another instance and still replays.
+let lastInstance = null;
+const pageFetch = window.fetch.bind(window);
+window.fetch = async (input, init) => {
+  const url = typeof input === 'string' ? input : input.url;
+  const charge = new URL(url, location.href).pathname === '/api/charges';
+  if (charge) lastInstance = null;
+  const resp = await pageFetch(input, init);
+  if (charge) lastInstance = resp.headers.get('idemkey-instance');
+  return resp;
+};
+
 function openCheckout() {
   const gen = ++generation;
   checkout = null;
@@ -102,7 +117,7 @@ function onEvent(e) {
       break;
     }
     case 'response':
-      timeline.patchLastTry({ status: e.status, replayed: !!e.replayed });
+      timeline.patchLastTry({ status: e.status, replayed: !!e.replayed, instance: lastInstance });
       if (run) run.responses.push({ status: e.status, replayed: !!e.replayed });
       break;
     case 'retry':

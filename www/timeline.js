@@ -86,12 +86,14 @@ export function openTimeline({ timeoutMs }) {
     const attrs = { class: 'try', 'data-try': String(t.n), 'data-key': t.key };
     if (t.status != null) attrs['data-status'] = String(t.status);
     if (t.replayed) attrs['data-replayed'] = 'true';
+    if (t.instance) attrs['data-instance'] = t.instance;
     if (t.retryReason) attrs['data-retry-reason'] = t.retryReason;
     const line = el('div', { class: 'try-line' }, el('code', { class: 'try-key', title: t.key }, shortKey(t.key)));
     if (t.status != null) line.append(statusBadge(t.status));
     else if (t.retryReason || t.reason) line.append(el('span', { class: 'badge badge-warn' }, 'no answer'));
     else line.append(el('span', { class: 'badge badge-quiet badge-live' }, 'waiting…'));
     if (t.replayed) line.append(el('span', { class: 'badge badge-replay' }, 'replayed'));
+    if (t.instance) line.append(el('span', { class: 'badge badge-quiet try-instance', title: 'the server instance that answered' }, `by ${t.instance}`));
     const sub = subText(t);
     return el('li', attrs,
       el('span', { class: 'try-n' }, `#${t.n}`),

@@ -26,8 +26,29 @@ pub struct Cli {
     pub addr: String,
 
     /// SQLite database file; created (with its directory) on first start.
+    /// Shorthand for `--database-url sqlite:FILE`.
     #[arg(long, default_value = "./data/idemkey.db")]
     pub db: PathBuf,
+
+    /// The store: `postgres://USER@HOST:PORT/DB` (shared by many instances)
+    /// or `sqlite:PATH`. Without it, SQLite in `--db`.
+    #[arg(long, value_name = "URL", conflicts_with = "db", value_parser = parse_database_url)]
+    pub database_url: Option<DatabaseUrl>,
+
+    /// Base URL of `idemkey-server provider` (`http://HOST:PORT`); without
+    /// it the provider stand-in runs in this process.
+    #[arg(long, value_name = "URL")]
+    pub provider_url: Option<String>,
+
+    /// SQLite file of the in-process provider stand-in's payments (default:
+    /// the SQLite store's file; with PostgreSQL, `provider.db` beside `--db`).
+    #[arg(long, value_name = "FILE")]
+    pub provider_db: Option<PathBuf>,
+
+    /// Name of this instance, sent in the `Idemkey-Instance` header of every
+    /// answer (default: the address it listens on).
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
 
     /// Serve this directory at `/` (the demo page; `index.html` for directories).
     #[arg(long = "static", value_name = "DIR")]
@@ -84,6 +105,55 @@ pub enum Command {
     /// The receipt worker as its own process: delivers the outbox's events
     /// to the mailer stand-in until SIGINT or SIGTERM.
     Worker(WorkerArgs),
+    /// The payment provider stand-in as its own HTTP service, shared by
+    /// instances that point `--provider-url` at it.
+    Provider(ProviderArgs),
+}
+
+/// Flags of `idemkey-server provider`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProviderArgs {
+    /// Address to listen on; port 0 picks a free port (the real one is printed).
+    #[arg(long, default_value = "127.0.0.1:8090")]
+    pub addr: String,
+
+    /// SQLite file of its payments; created (with its directory) on first start.
+    #[arg(long, default_value = "./data/provider.db")]
+    pub db: PathBuf,
+
+    /// Time it takes to answer a payment, in milliseconds.
+    #[arg(long, default_value_t = 300)]
+    pub latency_ms: u64,
+
+    /// Log level for the stderr log.
+    #[arg(long, default_value = "info")]
+    pub log_level: tracing::Level,
+}
+
+/// Where the store lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DatabaseUrl {
+    /// An SQLite file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL connection URL, as given.
+    Postgres(String),
+}
+
+/// Parses `postgres://…` / `postgresql://…` or `sqlite:PATH`.
+pub fn parse_database_url(s: &str) -> Result<DatabaseUrl, String> {
+    if let Some(path) = s.strip_prefix("sqlite:") {
+        let path = path.strip_prefix("//").unwrap_or(path);
+        if path.is_empty() {
+            return Err("sqlite: needs a file path (sqlite:data/idemkey.db)".into());
+        }
+        return Ok(DatabaseUrl::Sqlite(PathBuf::from(path)));
+    }
+    if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+        return Ok(DatabaseUrl::Postgres(s.to_string()));
+    }
+    Err(format!(
+        "`{s}` is neither postgres://USER@HOST:PORT/DB nor sqlite:PATH"
+    ))
 }
 
 impl Cli {
@@ -91,7 +161,24 @@ impl Cli {
     pub fn level(&self) -> tracing::Level {
         match &self.command {
             Some(Command::Worker(w)) => w.log_level,
+            Some(Command::Provider(p)) => p.log_level,
             None => self.log_level,
+        }
+    }
+
+    /// The store to open: `--database-url`, else `--db`.
+    pub fn database(&self) -> DatabaseUrl {
+        self.database_url
+            .clone()
+            .unwrap_or_else(|| DatabaseUrl::Sqlite(self.db.clone()))
+    }
+
+    /// The in-process provider's SQLite file.
+    pub fn provider_file(&self) -> PathBuf {
+        match (&self.provider_db, self.database()) {
+            (Some(p), _) => p.clone(),
+            (None, DatabaseUrl::Sqlite(p)) => p,
+            (None, DatabaseUrl::Postgres(_)) => self.db.with_file_name("provider.db"),
         }
     }
 
@@ -197,5 +284,33 @@ mod tests {
         assert_eq!(d.provider_latency_ms, 300);
         assert_eq!(d.reaper_period(), Duration::from_secs(60));
         assert!(Cli::try_parse_from(["idemkey-server", "--key-ttl", "0"]).is_err());
+        assert_eq!(
+            d.database(),
+            DatabaseUrl::Sqlite("./data/idemkey.db".into())
+        );
+        assert_eq!(d.provider_file(), PathBuf::from("./data/idemkey.db"));
+    }
+
+    #[test]
+    fn database_urls() {
+        assert_eq!(
+            parse_database_url("sqlite:x/y.db"),
+            Ok(DatabaseUrl::Sqlite("x/y.db".into()))
+        );
+        assert_eq!(
+            parse_database_url("sqlite:///tmp/y.db"),
+            Ok(DatabaseUrl::Sqlite("/tmp/y.db".into()))
+        );
+        let pg = "postgres://postgres@127.0.0.1:5432/idemkey";
+        assert_eq!(parse_database_url(pg), Ok(DatabaseUrl::Postgres(pg.into())));
+        for bad in ["", "sqlite:", "mysql://u@h/db", "/tmp/x.db", "postgres:/x"] {
+            assert!(parse_database_url(bad).is_err(), "{bad:?}");
+        }
+        let cli = Cli::try_parse_from(["idemkey-server", "--database-url", pg]).unwrap();
+        assert_eq!(cli.provider_file(), PathBuf::from("./data/provider.db"));
+        assert!(
+            Cli::try_parse_from(["idemkey-server", "--database-url", pg, "--db", "x.db"]).is_err(),
+            "--db and --database-url name the store twice"
+        );
     }
 }

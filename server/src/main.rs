@@ -16,13 +16,16 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use idemkey_server::cli::{Cli, Command};
+use idemkey_server::cli::{Cli, Command, DatabaseUrl, ProviderArgs};
 use idemkey_server::faults::Faults;
 use idemkey_server::http::routes::{self as app, AppState};
+use idemkey_server::idem::in_flight::InFlight;
 use idemkey_server::outbox::faults::DeliveryFaults;
 use idemkey_server::outbox::storage::OutboxStorage;
 use idemkey_server::provider::local::Local;
-use idemkey_server::provider::Provider;
+use idemkey_server::provider::remote::Remote;
+use idemkey_server::provider::{service, Provider};
+use idemkey_server::store::postgres::PgStore;
 use idemkey_server::store::sqlite::SqliteStore;
 use idemkey_server::store::{SharedStore, Timing};
 use idemkey_server::{http, idem, outbox};
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
     let role = async move {
         match cli.command.clone() {
             Some(Command::Worker(args)) => outbox::process::run(args).await,
+            Some(Command::Provider(args)) => run_provider(args).await,
             None => run(cli).await,
         }
     };
@@ -67,24 +71,37 @@ async fn run(cli: Cli) -> Result<(), String> {
         lock_timeout: cli.lock_timeout,
     };
     let outbox_cfg = cli.outbox.config()?;
-    let sqlite = Arc::new(SqliteStore::open(&cli.db, timing)?);
-    let store: SharedStore = sqlite.clone();
-    let outbox: Arc<dyn OutboxStorage> = sqlite;
-    let provider = Provider::Local(Local::open(
-        &cli.db,
-        Duration::from_millis(cli.provider_latency_ms),
-    )?);
+    // One database holds the keys, the charges and the outbox.
+    let (store, outbox): (SharedStore, Arc<dyn OutboxStorage>) = match cli.database() {
+        DatabaseUrl::Sqlite(path) => {
+            let s = Arc::new(SqliteStore::open(&path, timing)?);
+            (s.clone(), s)
+        }
+        DatabaseUrl::Postgres(url) => {
+            let s = Arc::new(PgStore::connect(&url, timing).await?);
+            (s.clone(), s)
+        }
+    };
+    let provider = match &cli.provider_url {
+        Some(url) => Provider::Remote(Remote::new(url)?),
+        None => Provider::Local(Local::open(
+            &cli.provider_file(),
+            Duration::from_millis(cli.provider_latency_ms),
+        )?),
+    };
     let state = AppState {
         store: store.clone(),
         provider,
         faults: Arc::new(Faults::new(cli.faults)),
         outbox,
+        in_flight: InFlight::default(),
     };
-    let app = app::router(state.clone(), &cli);
     let listener = tokio::net::TcpListener::bind(&cli.addr)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cli.addr))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let instance = cli.instance.clone().unwrap_or_else(|| addr.to_string());
+    let app = app::router(state.clone(), &cli, &instance)?;
 
     if !cli.no_receipt_worker {
         let faults: Arc<dyn DeliveryFaults> = state.faults.clone();
@@ -97,19 +114,46 @@ async fn run(cli: Cli) -> Result<(), String> {
     tokio::spawn(idem::reaper::run(
         store,
         state.provider.clone(),
+        state.in_flight.clone(),
         cli.reaper_period(),
     ));
-    tracing::info!(%addr, db = %cli.db.display(), faults = cli.faults, cors = cli.cors,
+    let store_kind = match cli.database() {
+        DatabaseUrl::Sqlite(_) => "sqlite",
+        DatabaseUrl::Postgres(_) => "postgres",
+    };
+    tracing::info!(%addr, instance, store = store_kind, faults = cli.faults, cors = cli.cors,
         key_ttl = ?cli.key_ttl, lock_timeout = ?cli.lock_timeout, "idemkey-server started");
     if cli.faults {
         tracing::warn!("--faults is on: the fault API can break requests on purpose; never use it in production");
     }
-    {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "listening on http://{addr}")
-            .and_then(|()| out.flush())
-            .map_err(|e| e.to_string())?;
-    }
+    print_listening(addr)?;
     http::accept::serve(listener, app, !cli.faults, http::accept::shutdown_signal()).await;
     Ok(())
+}
+
+/// `idemkey-server provider`: the stand-in as its own service.
+async fn run_provider(args: ProviderArgs) -> Result<(), String> {
+    let local = Local::open(&args.db, Duration::from_millis(args.latency_ms))?;
+    let listener = tokio::net::TcpListener::bind(&args.addr)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    tracing::info!(%addr, db = %args.db.display(), latency_ms = args.latency_ms, "provider started");
+    print_listening(addr)?;
+    http::accept::serve(
+        listener,
+        service::router(local),
+        true,
+        http::accept::shutdown_signal(),
+    )
+    .await;
+    Ok(())
+}
+
+/// The one line on stdout, once the socket is bound.
+fn print_listening(addr: std::net::SocketAddr) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "listening on http://{addr}")
+        .and_then(|()| out.flush())
+        .map_err(|e| e.to_string())
 }

@@ -28,9 +28,8 @@ fn assert_alive(s: &Server) {
     );
 }
 
-#[test]
-fn missing_or_malformed_keys_are_400() {
-    let s = Server::start(&["--provider-latency-ms", "5"]);
+fn missing_or_malformed_keys_are_400(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let r = request(
         s.addr,
         "POST",
@@ -91,9 +90,8 @@ fn missing_or_malformed_keys_are_400() {
     assert_alive(&s);
 }
 
-#[test]
-fn malformed_http_and_headers_are_4xx() {
-    let s = Server::start(&["--provider-latency-ms", "5"]);
+fn malformed_http_and_headers_are_4xx(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let cases: Vec<Vec<u8>> = vec![
         b"HELLO\r\n\r\n".to_vec(),
         b"POST /api/charges HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n".to_vec(),
@@ -131,9 +129,8 @@ fn malformed_http_and_headers_are_4xx() {
     assert_alive(&s);
 }
 
-#[test]
-fn wrong_content_type_is_415() {
-    let s = Server::start(&["--provider-latency-ms", "5"]);
+fn wrong_content_type_is_415(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     for ct in [
         None,
         Some("text/plain"),
@@ -165,9 +162,8 @@ fn wrong_content_type_is_415() {
     assert_alive(&s);
 }
 
-#[test]
-fn bodies_that_are_not_json_or_have_wrong_types_are_400() {
-    let s = Server::start(&["--provider-latency-ms", "5"]);
+fn bodies_that_are_not_json_or_have_wrong_types_are_400(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let c = uid("cust");
     let deep = "[".repeat(60_000);
     let cases: Vec<Vec<u8>> = vec![
@@ -219,9 +215,8 @@ fn bodies_that_are_not_json_or_have_wrong_types_are_400() {
     assert_alive(&s);
 }
 
-#[test]
-fn bodies_over_64_kib_are_413() {
-    let s = Server::start(&["--provider-latency-ms", "5"]);
+fn bodies_over_64_kib_are_413(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let c = uid("cust");
     // Declared huge: refused from the headers alone.
     let head = format!(
@@ -267,3 +262,11 @@ fn bodies_over_64_kib_are_413() {
     assert_eq!(ledger(s.addr, &c)["count"], 2);
     assert_alive(&s);
 }
+
+both_stores!(
+    missing_or_malformed_keys_are_400,
+    malformed_http_and_headers_are_4xx,
+    wrong_content_type_is_415,
+    bodies_that_are_not_json_or_have_wrong_types_are_400,
+    bodies_over_64_kib_are_413,
+);

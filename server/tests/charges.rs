@@ -7,9 +7,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-#[test]
-fn first_request_is_201_and_every_repeat_is_the_same_bytes_with_the_replay_header() {
-    let s = Server::start(&["--faults", "--provider-latency-ms", "20"]);
+fn first_request_is_201_and_every_repeat_is_the_same_bytes_with_the_replay_header(b: Backend) {
+    let s = Server::start_with(b, &["--faults", "--provider-latency-ms", "20"]);
     let (c, k) = (uid("cust"), uid("key"));
     let first = charge(s.addr, &c, &k, BODY);
     assert_eq!(first.status, 201, "{}", first.text());
@@ -58,9 +57,8 @@ fn first_request_is_201_and_every_repeat_is_the_same_bytes_with_the_replay_heade
     );
 }
 
-#[test]
-fn same_key_with_another_payload_is_422_and_changes_nothing() {
-    let s = Server::start(&["--provider-latency-ms", "10"]);
+fn same_key_with_another_payload_is_422_and_changes_nothing(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "10"]);
     let (c, k) = (uid("cust"), uid("key"));
     let first = charge(s.addr, &c, &k, BODY);
     assert_eq!(first.status, 201);
@@ -77,9 +75,8 @@ fn same_key_with_another_payload_is_422_and_changes_nothing() {
     assert_eq!(charge(s.addr, &c, &k, BODY).body, first.body);
 }
 
-#[test]
-fn keys_are_scoped_by_customer() {
-    let s = Server::start(&["--provider-latency-ms", "10"]);
+fn keys_are_scoped_by_customer(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "10"]);
     let (a, b, k) = (uid("a"), uid("b"), uid("key"));
     let ra = charge(s.addr, &a, &k, BODY);
     let rb = charge(s.addr, &b, &k, BODY);
@@ -107,9 +104,8 @@ fn keys_are_scoped_by_customer() {
     assert!(ledger(s.addr, "anonymous")["count"].as_u64().unwrap() >= 1);
 }
 
-#[test]
-fn declined_card_is_a_stored_and_replayed_402() {
-    let s = Server::start(&["--provider-latency-ms", "10"]);
+fn declined_card_is_a_stored_and_replayed_402(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "10"]);
     let (c, k) = (uid("cust"), uid("key"));
     let body = r#"{"amount":500,"currency":"eur","card":"4000 0000 0000 0002"}"#;
     let first = charge(s.addr, &c, &k, body);
@@ -128,15 +124,14 @@ fn declined_card_is_a_stored_and_replayed_402() {
     assert_eq!(ledger(s.addr, &c)["count"], 0, "a decline is not a charge");
 }
 
-#[test]
-fn second_request_during_the_provider_call_is_409_with_retry_after() {
-    let s = Server::start(&["--faults", "--provider-latency-ms", "2000"]);
+fn second_request_during_the_provider_call_is_409_with_retry_after(b: Backend) {
+    let s = Server::start_with(b, &["--faults", "--provider-latency-ms", "2000"]);
     let (c, k) = (uid("cust"), uid("key"));
     let addr = s.addr;
     let (c1, k1) = (c.clone(), k.clone());
     let first = std::thread::spawn(move || charge(addr, &c1, &k1, BODY));
     // Phase 1 committed: the first request is now in the provider call.
-    wait_reserved(&s.db, &c, &k);
+    wait_reserved(s.db(), &c, &k);
     let during = charge(addr, &c, &k, BODY);
     assert!(
         !first.is_finished(),
@@ -156,23 +151,25 @@ fn second_request_during_the_provider_call_is_409_with_retry_after() {
     assert_eq!(get_json(addr, "/api/provider", &c)["calls"], 1);
 }
 
-#[test]
-fn a_slow_request_whose_lock_is_taken_over_still_makes_one_payment_and_one_charge() {
+fn a_slow_request_whose_lock_is_taken_over_still_makes_one_payment_and_one_charge(b: Backend) {
     // Slow, not dead: the provider call outlasts --lock-timeout, so a retry
     // takes the key over while the first request still runs. The takeover
     // keeps the operation id, so the provider pays once; only the lock holder
     // may commit, so the ledger gets one charge.
-    let s = Server::start(&[
-        "--faults",
-        "--provider-latency-ms",
-        "2000",
-        "--lock-timeout",
-        "300ms",
-    ]);
+    let s = Server::start_with(
+        b,
+        &[
+            "--faults",
+            "--provider-latency-ms",
+            "2000",
+            "--lock-timeout",
+            "300ms",
+        ],
+    );
     let (c, k) = (uid("cust"), uid("key"));
     let (addr, c1, k1) = (s.addr, c.clone(), k.clone());
     let first = std::thread::spawn(move || charge(addr, &c1, &k1, BODY));
-    wait_reserved(&s.db, &c, &k);
+    wait_reserved(s.db(), &c, &k);
     // The lock was stamped before we saw it: it is stale after this.
     std::thread::sleep(Duration::from_millis(400));
     let second = charge(addr, &c, &k, BODY);
@@ -205,17 +202,19 @@ fn a_slow_request_whose_lock_is_taken_over_still_makes_one_payment_and_one_charg
     assert!(charge(addr, &c, &k, BODY).replayed());
 }
 
-#[test]
-fn after_the_ttl_a_key_is_a_new_operation() {
+fn after_the_ttl_a_key_is_a_new_operation(b: Backend) {
     // Reaper effectively off: phase 1 itself must treat an expired key as new.
-    let s = Server::start(&[
-        "--key-ttl",
-        "2s",
-        "--reaper-interval",
-        "1h",
-        "--provider-latency-ms",
-        "10",
-    ]);
+    let s = Server::start_with(
+        b,
+        &[
+            "--key-ttl",
+            "2s",
+            "--reaper-interval",
+            "1h",
+            "--provider-latency-ms",
+            "10",
+        ],
+    );
     let (c, k) = (uid("cust"), uid("key"));
     let first = charge(s.addr, &c, &k, BODY);
     assert_eq!(first.status, 201);
@@ -242,34 +241,33 @@ fn after_the_ttl_a_key_is_a_new_operation() {
     );
 }
 
-#[test]
-fn the_reaper_deletes_expired_keys_but_not_charges() {
+fn the_reaper_deletes_expired_keys_but_not_charges(b: Backend) {
     // The TTL leaves a slow machine ample time to make the three charges
     // before the first one expires.
-    let s = Server::start(&[
-        "--key-ttl",
-        "2s",
-        "--reaper-interval",
-        "100ms",
-        "--provider-latency-ms",
-        "5",
-    ]);
+    let s = Server::start_with(
+        b,
+        &[
+            "--key-ttl",
+            "2s",
+            "--reaper-interval",
+            "100ms",
+            "--provider-latency-ms",
+            "5",
+        ],
+    );
     let c = uid("cust");
     for _ in 0..3 {
         assert_eq!(charge(s.addr, &c, &uid("key"), BODY).status, 201);
     }
     let count_keys = || -> i64 {
-        let conn = rusqlite::Connection::open_with_flags(
-            &s.db,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-        )
-        .unwrap();
-        conn.query_row(
-            "SELECT COUNT(*) FROM idempotency_keys WHERE customer = ?1",
-            [&c],
-            |r| r.get(0),
-        )
-        .unwrap()
+        s.db()
+            .sql(&format!(
+                "SELECT COUNT(*) FROM idempotency_keys WHERE customer = {}",
+                Db::quote(&c)
+            ))
+            .expect("a count")
+            .parse()
+            .expect("a number")
     };
     assert_eq!(count_keys(), 3);
     let t0 = Instant::now();
@@ -283,9 +281,8 @@ fn the_reaper_deletes_expired_keys_but_not_charges() {
     assert_eq!(ledger(s.addr, &c)["count"], 3);
 }
 
-#[test]
-fn healthz_and_ledger_shape() {
-    let s = Server::start(&["--provider-latency-ms", "5"]);
+fn healthz_and_ledger_shape(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let h = request(s.addr, "GET", "/healthz", &[], b"");
     assert_eq!(h.status, 200);
     assert_eq!(h.json()["status"], "ok");
@@ -315,3 +312,15 @@ fn healthz_and_ledger_shape() {
         }
     }
 }
+
+both_stores!(
+    first_request_is_201_and_every_repeat_is_the_same_bytes_with_the_replay_header,
+    same_key_with_another_payload_is_422_and_changes_nothing,
+    keys_are_scoped_by_customer,
+    declined_card_is_a_stored_and_replayed_402,
+    second_request_during_the_provider_call_is_409_with_retry_after,
+    a_slow_request_whose_lock_is_taken_over_still_makes_one_payment_and_one_charge,
+    after_the_ttl_a_key_is_a_new_operation,
+    the_reaper_deletes_expired_keys_but_not_charges,
+    healthz_and_ledger_shape,
+);

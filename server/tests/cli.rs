@@ -19,8 +19,8 @@ fn signal(pid: u32, sig: &str) {
     assert!(st.success());
 }
 
-fn graceful_on(sig: &str) {
-    let dir = tempfile::tempdir().unwrap();
+fn graceful_on(b: Backend, sig: &str) {
+    let db = Db::new(b);
     let mut child = Command::new(BIN)
         .args([
             "--addr",
@@ -29,9 +29,8 @@ fn graceful_on(sig: &str) {
             "800",
             "--log-level",
             "warn",
-            "--db",
         ])
-        .arg(dir.path().join("g.db"))
+        .args(db.args())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -54,7 +53,7 @@ fn graceful_on(sig: &str) {
     let inflight = std::thread::spawn(move || charge(addr, "c", "k", BODY));
     // Signal only once the request is inside the server (phase 1 committed),
     // not after a sleep that a slow machine could outrun.
-    wait_reserved(&dir.path().join("g.db"), "c", "k");
+    wait_reserved(&db, "c", "k");
     signal(child.id(), sig);
     let r = inflight.join().unwrap();
     assert_eq!(r.status, 201);
@@ -75,14 +74,12 @@ fn graceful_on(sig: &str) {
     assert_eq!(rest, "", "stdout carries exactly one line");
 }
 
-#[test]
-fn one_stdout_line_and_graceful_shutdown_on_sigterm() {
-    graceful_on("-TERM");
+fn one_stdout_line_and_graceful_shutdown_on_sigterm(b: Backend) {
+    graceful_on(b, "-TERM");
 }
 
-#[test]
-fn graceful_shutdown_on_sigint() {
-    graceful_on("-INT");
+fn graceful_shutdown_on_sigint(b: Backend) {
+    graceful_on(b, "-INT");
 }
 
 #[test]
@@ -131,8 +128,7 @@ fn bad_flags_fail_with_a_message() {
     }
 }
 
-#[test]
-fn static_dir_at_root_and_pkg_dir_at_pkg_with_module_content_types() {
+fn static_dir_at_root_and_pkg_dir_at_pkg_with_module_content_types(b: Backend) {
     let dir = tempfile::tempdir().unwrap();
     let www = dir.path().join("www");
     let pkg = dir.path().join("pkg");
@@ -142,12 +138,15 @@ fn static_dir_at_root_and_pkg_dir_at_pkg_with_module_content_types() {
     std::fs::write(www.join("app.js"), "export const x = 1;").unwrap();
     std::fs::write(pkg.join("idemkey_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
     std::fs::write(pkg.join("idemkey.js"), "export default 1;").unwrap();
-    let s = Server::start(&[
-        "--static",
-        www.to_str().unwrap(),
-        "--pkg",
-        pkg.to_str().unwrap(),
-    ]);
+    let s = Server::start_with(
+        b,
+        &[
+            "--static",
+            www.to_str().unwrap(),
+            "--pkg",
+            pkg.to_str().unwrap(),
+        ],
+    );
 
     let index = request(s.addr, "GET", "/", &[], b"");
     assert_eq!(index.status, 200);
@@ -186,9 +185,8 @@ fn static_dir_at_root_and_pkg_dir_at_pkg_with_module_content_types() {
     assert_eq!(request(s.addr, "GET", "/healthz", &[], b"").status, 200);
 }
 
-#[test]
-fn cors_flag_answers_preflights_and_exposes_the_idempotency_headers() {
-    let s = Server::start(&["--cors", "--provider-latency-ms", "5"]);
+fn cors_flag_answers_preflights_and_exposes_the_idempotency_headers(b: Backend) {
+    let s = Server::start_with(b, &["--cors", "--provider-latency-ms", "5"]);
     let origin = "http://127.0.0.1:9999";
     let pre = request(
         s.addr,
@@ -238,7 +236,7 @@ fn cors_flag_answers_preflights_and_exposes_the_idempotency_headers() {
         "{exposed}"
     );
 
-    let plain = Server::start(&["--provider-latency-ms", "5"]);
+    let plain = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let r = request(
         plain.addr,
         "GET",
@@ -253,3 +251,10 @@ fn cors_flag_answers_preflights_and_exposes_the_idempotency_headers() {
         "no CORS without --cors"
     );
 }
+
+both_stores!(
+    one_stdout_line_and_graceful_shutdown_on_sigterm,
+    graceful_shutdown_on_sigint,
+    static_dir_at_root_and_pkg_dir_at_pkg_with_module_content_types,
+    cors_flag_answers_preflights_and_exposes_the_idempotency_headers,
+);

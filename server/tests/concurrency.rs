@@ -9,9 +9,8 @@ use std::thread;
 
 use common::*;
 
-#[test]
-fn hundred_concurrent_requests_with_one_key_make_one_charge_and_one_provider_call() {
-    let s = Server::start(&["--faults", "--provider-latency-ms", "300"]);
+fn hundred_concurrent_requests_with_one_key_make_one_charge_and_one_provider_call(b: Backend) {
+    let s = Server::start_with(b, &["--faults", "--provider-latency-ms", "300"]);
     let (c, k) = (uid("cust"), uid("key"));
     let n = 100;
     let barrier = Arc::new(Barrier::new(n));
@@ -59,9 +58,8 @@ fn hundred_concurrent_requests_with_one_key_make_one_charge_and_one_provider_cal
     assert_eq!(provider_counts(s.addr, &c), (1, 1));
 }
 
-#[test]
-fn two_hundred_concurrent_requests_with_distinct_keys_make_two_hundred_charges() {
-    let s = Server::start(&["--faults", "--provider-latency-ms", "50"]);
+fn two_hundred_concurrent_requests_with_distinct_keys_make_two_hundred_charges(b: Backend) {
+    let s = Server::start_with(b, &["--faults", "--provider-latency-ms", "50"]);
     let c = uid("cust");
     let n = 200;
     let barrier = Arc::new(Barrier::new(n));
@@ -90,3 +88,8 @@ fn two_hundred_concurrent_requests_with_distinct_keys_make_two_hundred_charges()
     assert_eq!(keys.len(), n);
     assert_eq!(provider_counts(s.addr, &c), (n as i64, n as i64));
 }
+
+both_stores!(
+    hundred_concurrent_requests_with_one_key_make_one_charge_and_one_provider_call,
+    two_hundred_concurrent_requests_with_distinct_keys_make_two_hundred_charges,
+);

@@ -30,7 +30,7 @@ fn settle(addr: std::net::SocketAddr, c: &str, k: &str) -> Resp {
 
 /// Starts a server on `db`, and has a charge of `c` with `k` kill it after the
 /// provider paid and before phase 3 (the `crash-after-provider` fault).
-fn crash_between_phases(db: &std::path::Path, flags: &[&str], c: &str, k: &str) {
+fn crash_between_phases(db: &Db, flags: &[&str], c: &str, k: &str) {
     let mut s = Server::start_on(db, flags);
     fault(s.addr, c, r#"{"mode":"crash-after-provider"}"#);
     let r = try_charge(s.addr, c, k, BODY).unwrap();
@@ -41,10 +41,8 @@ fn crash_between_phases(db: &std::path::Path, flags: &[&str], c: &str, k: &str) 
     assert!(!status.success());
 }
 
-#[test]
-fn kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("crash.db");
+fn kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none(b: Backend) {
+    let db = Db::new(b);
     let flags = ["--provider-latency-ms", "5", "--lock-timeout", "1s"];
     let mut s = Server::start_on(&db, &flags);
     let c = uid("cust");
@@ -166,10 +164,8 @@ fn kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none() {
     assert_eq!(keys.len(), acked.len() + unknown.len());
 }
 
-#[test]
-fn a_request_killed_between_phases_completes_once_after_the_lock_timeout() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("phases.db");
+fn a_request_killed_between_phases_completes_once_after_the_lock_timeout(b: Backend) {
+    let db = Db::new(b);
     let flags = [
         "--faults",
         "--provider-latency-ms",
@@ -214,13 +210,11 @@ fn a_request_killed_between_phases_completes_once_after_the_lock_timeout() {
     assert_eq!(again.body, done.body);
 }
 
-#[test]
-fn a_request_killed_between_phases_is_completed_by_the_server_without_a_retry() {
+fn a_request_killed_between_phases_is_completed_by_the_server_without_a_retry(b: Backend) {
     // The client never comes back. The provider was paid, so the ledger must
     // get the charge anyway: the reaper completes the operation (a provider
     // lookup, no second payment), and a late retry replays it.
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("orphan.db");
+    let db = Db::new(b);
     let flags = [
         "--faults",
         "--provider-latency-ms",
@@ -263,29 +257,25 @@ fn a_request_killed_between_phases_is_completed_by_the_server_without_a_retry() 
     assert_eq!(late.json()["provider_ref"], l["charges"][0]["provider_ref"]);
 }
 
-#[test]
-fn a_request_that_died_before_the_provider_leaves_its_key_free_for_the_retry() {
+fn a_request_that_died_before_the_provider_leaves_its_key_free_for_the_retry(b: Backend) {
     // Lock stale, provider never called: recovery finds nothing to complete,
     // pays nothing and leaves the key alone, so the client's retry takes it
     // over at once.
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("unpaid.db");
+    let db = Db::new(b);
     let (c, k) = (uid("cust"), uid("key"));
     // A real request on another key gives the schema and BODY's fingerprint.
     let mut first = Server::start_on(&db, &["--provider-latency-ms", "5"]);
     assert_eq!(charge(first.addr, &c, "probe", BODY).status, 201);
     first.kill9();
-    let conn = rusqlite::Connection::open(&db).unwrap();
     // The row phase 1 leaves when its request dies before phase 2.
-    conn.execute(
+    db.sql(&format!(
         "INSERT INTO idempotency_keys (customer, idem_key, fingerprint, reservation, state,
              lock_owner, locked_at, created_at, expires_at)
-         SELECT customer, ?2, fingerprint, 'op_dead', 'in_progress', 'lk_dead', 1, created_at, expires_at
-         FROM idempotency_keys WHERE customer = ?1 AND idem_key = 'probe'",
-        rusqlite::params![c, k],
-    )
-    .unwrap();
-    drop(conn);
+         SELECT customer, {}, fingerprint, 'op_dead', 'in_progress', 'lk_dead', 1, created_at, expires_at
+         FROM idempotency_keys WHERE customer = {} AND idem_key = 'probe'",
+        Db::quote(&k),
+        Db::quote(&c)
+    ));
 
     let s = Server::start_on(
         &db,
@@ -308,20 +298,22 @@ fn a_request_that_died_before_the_provider_leaves_its_key_free_for_the_retry() {
     assert_eq!(get_json(s.addr, "/api/provider", &c)["payments"], 2);
 }
 
-#[test]
-fn recovery_leaves_a_slow_but_live_request_alone() {
+fn recovery_leaves_a_slow_but_live_request_alone(b: Backend) {
     // The provider call outlasts --lock-timeout and the reaper ticks all
     // through it: with nothing paid yet there is nothing to complete, so the
     // request keeps its lock and gets its own 201 (not a 409).
-    let s = Server::start(&[
-        "--faults",
-        "--provider-latency-ms",
-        "1500",
-        "--lock-timeout",
-        "200ms",
-        "--reaper-interval",
-        "50ms",
-    ]);
+    let s = Server::start_with(
+        b,
+        &[
+            "--faults",
+            "--provider-latency-ms",
+            "1500",
+            "--lock-timeout",
+            "200ms",
+            "--reaper-interval",
+            "50ms",
+        ],
+    );
     let (c, k) = (uid("cust"), uid("key"));
     let r = charge(s.addr, &c, &k, BODY);
     assert_eq!(r.status, 201, "{}", r.text());
@@ -329,3 +321,11 @@ fn recovery_leaves_a_slow_but_live_request_alone() {
     assert_eq!(ledger(s.addr, &c)["count"], 1);
     assert_eq!(get_json(s.addr, "/api/provider", &c)["calls"], 1);
 }
+
+both_stores!(
+    kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none,
+    a_request_killed_between_phases_completes_once_after_the_lock_timeout,
+    a_request_killed_between_phases_is_completed_by_the_server_without_a_retry,
+    a_request_that_died_before_the_provider_leaves_its_key_free_for_the_retry,
+    recovery_leaves_a_slow_but_live_request_alone,
+);

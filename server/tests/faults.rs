@@ -7,13 +7,12 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-fn start() -> Server {
-    Server::start(&["--faults", "--provider-latency-ms", "10"])
+fn start(b: Backend) -> Server {
+    Server::start_with(b, &["--faults", "--provider-latency-ms", "10"])
 }
 
-#[test]
-fn drop_after_commit_closes_the_connection_and_the_retry_replays() {
-    let s = start();
+fn drop_after_commit_closes_the_connection_and_the_retry_replays(b: Backend) {
+    let s = start(b);
     let (c, k) = (uid("cust"), uid("key"));
     let q = fault(s.addr, &c, r#"{"mode":"drop-after-commit"}"#);
     assert_eq!(q["scheduled"][0]["mode"], "drop-after-commit");
@@ -41,9 +40,8 @@ fn drop_after_commit_closes_the_connection_and_the_retry_replays() {
     );
 }
 
-#[test]
-fn error_after_commit_is_502_and_the_retry_replays_the_201() {
-    let s = start();
+fn error_after_commit_is_502_and_the_retry_replays_the_201(b: Backend) {
+    let s = start(b);
     let (c, k) = (uid("cust"), uid("key"));
     fault(s.addr, &c, r#"{"mode":"error-after-commit"}"#);
     charge(s.addr, &c, &k, BODY).assert_problem(502);
@@ -54,9 +52,8 @@ fn error_after_commit_is_502_and_the_retry_replays_the_201() {
     assert_eq!(retry.json()["id"], ledger(s.addr, &c)["charges"][0]["id"]);
 }
 
-#[test]
-fn fail_before_commit_is_503_with_nothing_stored() {
-    let s = start();
+fn fail_before_commit_is_503_with_nothing_stored(b: Backend) {
+    let s = start(b);
     let (c, k) = (uid("cust"), uid("key"));
     fault(s.addr, &c, r#"{"mode":"fail-before-commit","count":2}"#);
     for _ in 0..2 {
@@ -75,9 +72,8 @@ fn fail_before_commit_is_503_with_nothing_stored() {
     assert_eq!(ledger(s.addr, &c)["count"], 1);
 }
 
-#[test]
-fn delay_after_commit_answers_late_but_answers() {
-    let s = start();
+fn delay_after_commit_answers_late_but_answers(b: Backend) {
+    let s = start(b);
     let (c, k) = (uid("cust"), uid("key"));
     fault(
         s.addr,
@@ -88,7 +84,7 @@ fn delay_after_commit_answers_late_but_answers() {
     let t0 = Instant::now();
     let delayed = std::thread::spawn(move || charge(addr, &c1, &k1, BODY));
     // The delay comes after the commit: the key is done while the answer waits.
-    while key_state(&s.db, &c, &k).as_deref() != Some("done") {
+    while key_state(s.db(), &c, &k).as_deref() != Some("done") {
         assert!(t0.elapsed() < Duration::from_secs(30), "never committed");
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -112,9 +108,8 @@ fn delay_after_commit_answers_late_but_answers() {
     );
 }
 
-#[test]
-fn faults_apply_only_to_the_scheduling_customer_and_only_to_work() {
-    let s = start();
+fn faults_apply_only_to_the_scheduling_customer_and_only_to_work(b: Backend) {
+    let s = start(b);
     let (victim, bystander) = (uid("victim"), uid("bystander"));
     let k = uid("key");
     assert_eq!(charge(s.addr, &victim, &k, BODY).status, 201);
@@ -139,9 +134,8 @@ fn faults_apply_only_to_the_scheduling_customer_and_only_to_work() {
     );
 }
 
-#[test]
-fn mode_none_clears_and_bad_fault_requests_are_400() {
-    let s = start();
+fn mode_none_clears_and_bad_fault_requests_are_400(b: Backend) {
+    let s = start(b);
     let c = uid("cust");
     fault(s.addr, &c, r#"{"mode":"fail-before-commit","count":5}"#);
     fault(s.addr, &c, r#"{"mode":"delay-after-commit","delay_ms":10}"#);
@@ -173,9 +167,8 @@ fn mode_none_clears_and_bad_fault_requests_are_400() {
     }
 }
 
-#[test]
-fn naive_endpoint_charges_every_time_and_takes_faults() {
-    let s = start();
+fn naive_endpoint_charges_every_time_and_takes_faults(b: Backend) {
+    let s = start(b);
     let c = uid("cust");
     let post = |body: &str| {
         request(
@@ -206,9 +199,8 @@ fn naive_endpoint_charges_every_time_and_takes_faults() {
     post(r#"{"amount":"5"}"#).assert_problem(400);
 }
 
-#[test]
-fn delete_empties_one_customers_ledger_and_keys() {
-    let s = start();
+fn delete_empties_one_customers_ledger_and_keys(b: Backend) {
+    let s = start(b);
     let (a, b) = (uid("a"), uid("b"));
     let k = uid("key");
     assert_eq!(charge(s.addr, &a, &k, BODY).status, 201);
@@ -234,9 +226,8 @@ fn delete_empties_one_customers_ledger_and_keys() {
     assert!(!again.replayed());
 }
 
-#[test]
-fn without_faults_flag_there_is_no_fault_api_no_naive_endpoint_no_reset() {
-    let s = Server::start(&["--provider-latency-ms", "5"]);
+fn without_faults_flag_there_is_no_fault_api_no_naive_endpoint_no_reset(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let c = uid("cust");
     request(
         s.addr,
@@ -268,3 +259,15 @@ fn without_faults_flag_there_is_no_fault_api_no_naive_endpoint_no_reset() {
     d.assert_problem(405);
     assert_eq!(ledger(s.addr, &c)["count"], 1);
 }
+
+both_stores!(
+    drop_after_commit_closes_the_connection_and_the_retry_replays,
+    error_after_commit_is_502_and_the_retry_replays_the_201,
+    fail_before_commit_is_503_with_nothing_stored,
+    delay_after_commit_answers_late_but_answers,
+    faults_apply_only_to_the_scheduling_customer_and_only_to_work,
+    mode_none_clears_and_bad_fault_requests_are_400,
+    naive_endpoint_charges_every_time_and_takes_faults,
+    delete_empties_one_customers_ledger_and_keys,
+    without_faults_flag_there_is_no_fault_api_no_naive_endpoint_no_reset,
+);

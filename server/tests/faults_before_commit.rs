@@ -10,20 +10,19 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 
-fn start() -> Server {
-    Server::start(&["--faults", "--provider-latency-ms", "10"])
+fn start(b: Backend) -> Server {
+    Server::start_with(b, &["--faults", "--provider-latency-ms", "10"])
 }
 
 /// Nothing of this request exists: no charge, no key row, no provider call.
 fn assert_nothing_stored(s: &Server, c: &str, k: &str) {
     assert_eq!(ledger(s.addr, c)["count"], 0);
-    assert_eq!(key_state(&s.db, c, k), None, "no key row");
+    assert_eq!(key_state(s.db(), c, k), None, "no key row");
     assert_eq!(get_json(s.addr, "/api/provider", c)["calls"], 0);
 }
 
-#[test]
-fn respond_answers_exactly_as_scheduled_and_stores_nothing() {
-    let s = start();
+fn respond_answers_exactly_as_scheduled_and_stores_nothing(b: Backend) {
+    let s = start(b);
     let (c, k) = (uid("cust"), uid("key"));
     let q = fault(
         s.addr,
@@ -98,9 +97,8 @@ fn respond_answers_exactly_as_scheduled_and_stores_nothing() {
     );
 }
 
-#[test]
-fn drop_before_commit_closes_the_connection_with_nothing_stored() {
-    let s = start();
+fn drop_before_commit_closes_the_connection_with_nothing_stored(b: Backend) {
+    let s = start(b);
     let (c, k) = (uid("cust"), uid("key"));
     let q = fault(s.addr, &c, r#"{"mode":"drop-before-commit","count":2}"#);
     assert_eq!(q["scheduled"][0]["mode"], "drop-before-commit");
@@ -124,9 +122,8 @@ fn drop_before_commit_closes_the_connection_with_nothing_stored() {
     assert_eq!(ledger(s.addr, &c)["count"], 1);
 }
 
-#[test]
-fn replays_do_not_take_a_respond_unit() {
-    let s = start();
+fn replays_do_not_take_a_respond_unit(b: Backend) {
+    let s = start(b);
     let (c, k) = (uid("cust"), uid("key"));
     assert_eq!(charge(s.addr, &c, &k, BODY).status, 201);
     fault(s.addr, &c, r#"{"mode":"respond","status":500}"#);
@@ -140,9 +137,8 @@ fn replays_do_not_take_a_respond_unit() {
     assert_eq!(ledger(s.addr, &c)["count"], 1);
 }
 
-#[test]
-fn the_naive_endpoint_takes_them_too() {
-    let s = start();
+fn the_naive_endpoint_takes_them_too(b: Backend) {
+    let s = start(b);
     let c = uid("cust");
     let post = || {
         try_request(
@@ -169,9 +165,8 @@ fn the_naive_endpoint_takes_them_too() {
     assert_eq!(post().expect("a response").status, 201);
 }
 
-#[test]
-fn bad_respond_requests_are_400_naming_the_field() {
-    let s = start();
+fn bad_respond_requests_are_400_naming_the_field(b: Backend) {
+    let s = start(b);
     let c = uid("cust");
     let huge = "x".repeat(16 * 1024 + 1);
     for (bad, field) in [
@@ -214,3 +209,11 @@ fn bad_respond_requests_are_400_naming_the_field() {
     }
     assert_eq!(get_json(s.addr, "/api/faults", &c)["scheduled"], json!([]));
 }
+
+both_stores!(
+    respond_answers_exactly_as_scheduled_and_stores_nothing,
+    drop_before_commit_closes_the_connection_with_nothing_stored,
+    replays_do_not_take_a_respond_unit,
+    the_naive_endpoint_takes_them_too,
+    bad_respond_requests_are_400_naming_the_field,
+);

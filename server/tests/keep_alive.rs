@@ -25,18 +25,21 @@ fn head_of_keep_alive_request(server: &Server) -> String {
     String::from_utf8(buf).unwrap().to_ascii_lowercase()
 }
 
-#[test]
-fn connections_are_kept_alive_without_faults() {
-    let server = Server::start(&[]);
+fn connections_are_kept_alive_without_faults(b: Backend) {
+    let server = Server::start_with(b, &[]);
     let head = head_of_keep_alive_request(&server);
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert!(!head.contains("connection: close"), "{head}");
 }
 
-#[test]
-fn every_answer_closes_its_connection_under_faults() {
-    let server = Server::start(&["--faults"]);
+fn every_answer_closes_its_connection_under_faults(b: Backend) {
+    let server = Server::start_with(b, &["--faults"]);
     let head = head_of_keep_alive_request(&server);
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert!(head.contains("connection: close"), "{head}");
 }
+
+both_stores!(
+    connections_are_kept_alive_without_faults,
+    every_answer_closes_its_connection_under_faults,
+);

@@ -102,7 +102,7 @@ async fn exchange(t: &Try<'_>, signal: &web_sys::AbortSignal) -> Result<Answer, 
     let resp: Response = JsFuture::from(fetch_request(&req)).await?.unchecked_into();
     let h = resp.headers();
     let retry_after = h.get("retry-after").ok().flatten();
-    let replayed = h.get("idempotent-replayed").ok().flatten();
+    let replayed = h.get(crate::core::header::REPLAYED_HEADER).ok().flatten();
     let body = JsFuture::from(resp.text()?)
         .await?
         .as_string()

@@ -39,7 +39,10 @@ test('a double-click on Pay makes one charge and one request sequence', { timeou
     assert.equal(out.clicks, '2', 'both clicks called submit() and were answered by one result');
     assertOneSequence(posts, 1);
     assert.equal((await ledger()).count, 1);
-    assert.equal((await tries(page)).length, 1, 'the timeline shows one try');
+    const rows = await tries(page);
+    assert.equal(rows.length, 1, 'the timeline shows one try');
+    const [only] = rows;
+    assert.ok(only && /^127\.0\.0\.1:\d+$/.test(only.instance || ''), `the try names the instance that answered: ${only && only.instance}`);
 
     // The page's own "Double-click Pay" move, on a new order.
     await page.click('#move-new');

@@ -16,6 +16,7 @@ use idemkey_server::faults::Faults;
 use idemkey_server::http::body::validate_charge;
 use idemkey_server::http::problem::ApiError;
 use idemkey_server::idem::fingerprint::fingerprint;
+use idemkey_server::idem::in_flight::InFlight;
 use idemkey_server::idem::{phases, recovery};
 use idemkey_server::ids::new_id;
 use idemkey_server::provider::local::Local;
@@ -321,6 +322,7 @@ impl Run {
             self.store.as_ref(),
             &self.provider,
             &self.faults,
+            &InFlight::default(),
             CUSTOMERS[c].into(),
             KEYS[k].into(),
             input,
@@ -445,7 +447,8 @@ impl Run {
     }
 
     async fn recover(&mut self) {
-        let done = recovery::run_once(self.store.as_ref(), &self.provider).await;
+        let done =
+            recovery::run_once(self.store.as_ref(), &self.provider, &InFlight::default()).await;
         // Completed operations are those the provider paid (or declined) whose lock is stale.
         let now = self.now();
         let mut expected = 0;

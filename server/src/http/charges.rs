@@ -55,10 +55,18 @@ pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) 
         }
     };
     let (c, k) = (customer.clone(), idem_key.clone());
-    let task =
-        tokio::spawn(
-            async move { phases(&*st.store, &st.provider, &st.faults, c, k, input).await },
-        );
+    let task = tokio::spawn(async move {
+        phases(
+            &*st.store,
+            &st.provider,
+            &st.faults,
+            &st.in_flight,
+            c,
+            k,
+            input,
+        )
+        .await
+    });
     let result = task
         .await
         .unwrap_or_else(|e| Err(ApiError::Internal(format!("charge task: {e}"))));

@@ -19,6 +19,7 @@ use crate::cli::Cli;
 use crate::faults::{self, Faults};
 use crate::http::problem::{echo, ApiError};
 use crate::http::{charges, receipts};
+use crate::idem::in_flight::InFlight;
 use crate::outbox::storage::OutboxStorage;
 use crate::provider::Provider;
 use crate::store::SharedStore;
@@ -34,6 +35,8 @@ pub struct AppState {
     pub faults: Arc<Faults>,
     /// The outbox and the receipts (the same database as `store`).
     pub outbox: Arc<dyn OutboxStorage>,
+    /// Keys this instance's requests are working on.
+    pub in_flight: InFlight,
 }
 
 async fn healthz() -> Json<Value> {
@@ -81,8 +84,13 @@ fn files(dir: &Path) -> Router {
         ))
 }
 
-/// Builds the application for the given flags.
-pub fn router(state: AppState, cli: &Cli) -> Router {
+/// Header naming the instance that answered (many share one database).
+pub const INSTANCE_HEADER: &str = "idemkey-instance";
+
+/// Builds the application for the given flags; every answer names `instance`.
+pub fn router(state: AppState, cli: &Cli, instance: &str) -> Result<Router, String> {
+    let instance = HeaderValue::from_str(instance)
+        .map_err(|_| format!("--instance `{instance}` is not a valid header value"))?;
     let mut app = Router::new().route("/healthz", get(healthz)).route(
         "/api/charges",
         if cli.faults {
@@ -125,9 +133,13 @@ pub fn router(state: AppState, cli: &Cli) -> Router {
                 .expose_headers([
                     HeaderName::from_static(charges::REPLAYED),
                     header::RETRY_AFTER,
+                    HeaderName::from_static(INSTANCE_HEADER),
                 ])
                 .max_age(Duration::from_secs(600)),
         );
     }
-    app
+    Ok(app.layer(SetResponseHeaderLayer::overriding(
+        HeaderName::from_static(INSTANCE_HEADER),
+        instance,
+    )))
 }

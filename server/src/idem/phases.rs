@@ -15,6 +15,7 @@ use crate::faults::{Fault, FaultMode, Faults};
 use crate::http::body::ChargeInput;
 use crate::http::problem::{problem_body, ApiError, ApiResult, PROBLEM_JSON};
 use crate::idem::fingerprint::fingerprint;
+use crate::idem::in_flight::InFlight;
 use crate::ids::{new_id, now_ms};
 use crate::provider::{Payment, PaymentRequest, Provider};
 use crate::store::model::{
@@ -47,6 +48,7 @@ pub async fn phases(
     store: &dyn Store,
     provider: &Provider,
     faults: &Faults,
+    in_flight: &InFlight,
     customer: String,
     idem_key: String,
     input: ChargeInput,
@@ -69,7 +71,9 @@ pub async fn phases(
         return Err(e);
     }
 
-    // Phase 1: reserve.
+    // Phase 1: reserve. From here to the end this instance's recovery leaves
+    // the key to this request.
+    let _held = in_flight.hold(&customer, &idem_key);
     let lock = match store.reserve(&req).await? {
         Reserved::Proceed(lock) => lock,
         Reserved::Replay(r) => return Ok(Answer::replay(r)),

@@ -9,18 +9,19 @@
 
 use std::time::Duration;
 
+use crate::idem::in_flight::InFlight;
 use crate::idem::recovery;
 use crate::provider::Provider;
 use crate::store::SharedStore;
 
 /// Runs forever, every `period`; the first tick is at once, so operations
 /// left dead by a crash are completed right after a restart.
-pub async fn run(store: SharedStore, provider: Provider, period: Duration) {
+pub async fn run(store: SharedStore, provider: Provider, in_flight: InFlight, period: Duration) {
     let mut tick = tokio::time::interval(period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        recovery::run_once(&*store, &provider).await;
+        recovery::run_once(&*store, &provider, &in_flight).await;
         match store.reap().await {
             Ok(0) => {}
             Ok(n) => tracing::info!(deleted = n, "reaper deleted expired keys"),

@@ -13,6 +13,7 @@
 //! the key is left alone for its retry or its expiry.
 
 use crate::http::problem::ApiError;
+use crate::idem::in_flight::InFlight;
 use crate::idem::phases;
 use crate::provider::Provider;
 use crate::store::model::{Completed, StaleKey};
@@ -22,7 +23,7 @@ use crate::store::Store;
 const BATCH: usize = 500;
 
 /// Completes what can be completed; returns how many operations were.
-pub async fn run_once(store: &dyn Store, provider: &Provider) -> usize {
+pub async fn run_once(store: &dyn Store, provider: &Provider, in_flight: &InFlight) -> usize {
     let stale = match store.stale_keys(BATCH).await {
         Ok(s) => s,
         Err(e) => {
@@ -32,6 +33,10 @@ pub async fn run_once(store: &dyn Store, provider: &Provider) -> usize {
     };
     let mut done = 0;
     for k in stale {
+        // A request of this instance is still on it: merely slow, not dead.
+        if in_flight.contains(&k.customer, &k.key) {
+            continue;
+        }
         match recover(store, provider, &k).await {
             Ok(true) => done += 1,
             Ok(false) => {}

@@ -12,10 +12,13 @@
 //! with `--provider-url` over HTTP to `idemkey-server provider`.
 
 pub mod local;
+pub mod remote;
+pub mod service;
 
 use serde::Serialize;
 
 use self::local::Local;
+use self::remote::Remote;
 
 /// The test card the provider always declines (Stripe's "generic decline").
 pub const DECLINED_CARD: &str = "4000000000000002";
@@ -76,6 +79,8 @@ pub struct Stats {
 pub enum Provider {
     /// The stand-in, in this process.
     Local(Local),
+    /// `idemkey-server provider`, over HTTP.
+    Remote(Remote),
 }
 
 impl Provider {
@@ -83,6 +88,7 @@ impl Provider {
     pub async fn pay(&self, req: PaymentRequest) -> Result<Payment, ProviderError> {
         match self {
             Provider::Local(p) => p.pay(req).await,
+            Provider::Remote(p) => p.pay(req).await,
         }
     }
 
@@ -97,6 +103,7 @@ impl Provider {
     ) -> Result<Option<Recorded>, ProviderError> {
         match self {
             Provider::Local(p) => p.find(customer, key, reservation).await,
+            Provider::Remote(p) => p.find(customer, key, reservation).await,
         }
     }
 
@@ -104,6 +111,7 @@ impl Provider {
     pub async fn stats(&self, customer: String) -> Result<Stats, ProviderError> {
         match self {
             Provider::Local(p) => p.stats(customer).await,
+            Provider::Remote(p) => p.stats(customer).await,
         }
     }
 
@@ -111,6 +119,7 @@ impl Provider {
     pub async fn delete_customer(&self, customer: String) -> Result<(), ProviderError> {
         match self {
             Provider::Local(p) => p.delete_customer(customer).await,
+            Provider::Remote(p) => p.delete_customer(customer).await,
         }
     }
 }

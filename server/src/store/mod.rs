@@ -8,6 +8,7 @@
 
 pub mod error;
 pub mod model;
+pub mod postgres;
 
 pub mod sqlite;
 
@@ -96,3 +97,10 @@ pub trait Store: Send + Sync + 'static {
 
 /// The store as handlers share it.
 pub type SharedStore = Arc<dyn Store>;
+
+#[cfg(test)]
+mod contract_tests;
+/// The tests' own PostgreSQL (shared with the integration tests).
+#[cfg(test)]
+#[path = "../../tests/common/pg.rs"]
+pub mod test_pg;

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The server part of `make bench`, with wrk (Debian): replays against GET /healthz, and new
+# charges against the raw commit rate of the same database (one single-row INSERT + COMMIT per
+# iteration, same durability), on SQLite and on PostgreSQL. Every figure is a ratio against its
+# baseline measured in the same run. Writes the table to $1 (default target/bench/server.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT="${1:-target/bench/server.md}"
+BIN="${IDEMKEY_SERVER:-target/release/idemkey-server}"
+DUR="${BENCH_SECONDS:-5}"
+CONNS="${BENCH_CONNECTIONS:-16}"
+PG_BIN=/usr/lib/postgresql/15/bin
+mkdir -p "$(dirname "$OUT")"
+
+dir="$(mktemp -d /tmp/idemkey-bench-XXXXXX)"
+chmod 755 "$dir"  # postgres must reach its data directory inside
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+  if [ -f "$dir/pg/data/postmaster.pid" ]; then
+    runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1 || true
+  fi
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+# Requests per second that wrk reports.
+rate() { wrk -t2 -c"$CONNS" -d"${DUR}s" "$@" | awk '/^Requests\/sec:/ { printf "%.0f", $2 }'; }
+
+start_server() {
+  "$BIN" --addr 127.0.0.1:0 --log-level error --provider-latency-ms 0 --no-receipt-worker \
+    --provider-db "$dir/provider.db" "$@" >"$dir/server.out" 2>"$dir/server.log" &
+  server_pid=$!
+  for _ in $(seq 1 100); do
+    grep -q '^listening on http://' "$dir/server.out" 2>/dev/null && break
+    sleep 0.1
+  done
+  addr="$(sed -n 's|^listening on http://||p' "$dir/server.out")"
+  [ -n "$addr" ] || { cat "$dir/server.log" >&2; exit 1; }
+}
+stop_server() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""; }
+
+# One store: healthz, replays, new charges; prints "healthz replays charges".
+measure() {
+  start_server "$@"
+  curl -fsS -XPOST "http://$addr/api/charges" -H 'Content-Type: application/json' \
+    -H 'X-Customer-Id: bench' -H 'Idempotency-Key: bench-replay' -d '{"amount":4200,"currency":"usd"}' >/dev/null
+  local h r c
+  h="$(rate "http://$addr/healthz")"
+  r="$(rate -s bench/wrk/replay.lua "http://$addr/api/charges")"
+  c="$(rate -s bench/wrk/charge.lua "http://$addr/api/charges" 2>"$dir/wrk.err")"
+  if grep -q 'unexpected status' "$dir/wrk.err"; then
+    echo "bench: some charges were not 201:" >&2; sort "$dir/wrk.err" | uniq -c >&2
+  fi
+  stop_server
+  echo "$h $r $c"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
+# SQLite: the server on a fresh file, the raw loop on another file in the same directory.
+read -r s_health s_replay s_charge < <(measure --db "$dir/idemkey.db")
+s_commit="$(python3 bench/commit_rate.py "$dir/raw.db" "$DUR")"
+
+# PostgreSQL: its default (durable) settings, on a temporary directory, as postgres.
+mkdir -p "$dir/pg"; chown postgres "$dir/pg"
+runuser -u postgres -- "$PG_BIN/initdb" -D "$dir/pg/data" -A trust -U postgres >/dev/null
+pg_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/log" \
+  -o "-k $dir/pg -p $pg_port -c listen_addresses=127.0.0.1" -w start >/dev/null
+psql() { "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pg_port" -U postgres "$@"; }
+psql -d postgres -c 'CREATE DATABASE idemkey' -c 'CREATE DATABASE raw'
+read -r p_health p_replay p_charge < <(measure --database-url "postgres://postgres@127.0.0.1:$pg_port/idemkey")
+psql -d raw -c 'CREATE TABLE t (id BIGSERIAL PRIMARY KEY, v TEXT NOT NULL)'
+echo "INSERT INTO t (v) VALUES (repeat('x', 64));" >"$dir/insert.sql"
+p_commit="$("$PG_BIN/pgbench" -n -h 127.0.0.1 -p "$pg_port" -U postgres -c 1 -T "$DUR" -f "$dir/insert.sql" raw 2>/dev/null \
+  | awk '/^tps = / { printf "%.0f", $3 }')"
+
+{
+  echo "## Server throughput (wrk, $CONNS connections, ${DUR} s each; $(nproc) cores)"
+  echo
+  echo "| store | GET /healthz /s | replays /s | replays / healthz | new charges /s | raw INSERT+COMMIT /s | charges / raw commit |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+  echo "| SQLite (WAL, synchronous=FULL) | $s_health | $s_replay | $(ratio "$s_replay" "$s_health") | $s_charge | $s_commit | $(ratio "$s_charge" "$s_commit") |"
+  echo "| PostgreSQL 15 (default durable commit) | $p_health | $p_replay | $(ratio "$p_replay" "$p_health") | $p_charge | $p_commit | $(ratio "$p_charge" "$p_commit") |"
+  echo
+  echo "Targets: replays / healthz >= 0.5; charges / raw commit >= 0.5 (two commits per charge:"
+  echo "the reservation and phase 3). The raw loop is one client committing single-row inserts with"
+  echo "the same durability; the provider stand-in answers at once (its own SQLite file)."
+} >"$OUT"
+cat "$OUT"

@@ -1,0 +1,151 @@
+//! `idemkey-server provider`: the stand-in as its own HTTP service, as a real
+//! payment API would be. It deduplicates on the `Idempotency-Key` header
+//! (qualified by `X-Customer-Id` and the body's `operation`) in its own
+//! SQLite file, so every instance that calls it shares one record of payments.
+//!
+//! - `POST /v1/payments` `{ operation, amount, currency, card? }`: pays once,
+//!   answers `{ approved, reference }` (the first answer on every repeat);
+//! - `GET /v1/payments?operation=…`: the recorded payment or 404, never a new one;
+//! - `GET /v1/stats`: `{ calls, payments }`; `DELETE /v1/payments`: forgets
+//!   the customer's payments;
+//! - `GET /healthz`.
+
+use std::time::Duration;
+
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::local::Local;
+use super::PaymentRequest;
+use crate::http::headers;
+
+/// `POST /v1/payments` body.
+#[derive(Debug, Deserialize)]
+pub struct PayBody {
+    /// The operation id (new after a key's TTL, kept across takeovers).
+    pub operation: String,
+    /// Minor units.
+    pub amount: u64,
+    /// Currency code.
+    pub currency: String,
+    /// Card number, digits only.
+    pub card: Option<String>,
+}
+
+/// `GET /v1/payments` query.
+#[derive(Debug, Deserialize)]
+pub struct FindQuery {
+    /// The operation id.
+    pub operation: String,
+}
+
+fn refuse(status: StatusCode, detail: impl std::fmt::Display) -> Response {
+    (status, Json(json!({ "error": detail.to_string() }))).into_response()
+}
+
+/// Customer and key of a request, or what is wrong with them (a 400).
+fn scope(h: &HeaderMap) -> Result<(String, String), String> {
+    let customer = headers::customer(h).map_err(|e| e.to_string())?;
+    let key = headers::idempotency_key(h).map_err(|e| e.to_string())?;
+    Ok((customer, key))
+}
+
+async fn pay(
+    State(p): State<Local>,
+    h: HeaderMap,
+    body: Result<Json<PayBody>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let (customer, key) = match scope(&h) {
+        Ok(s) => s,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, e),
+    };
+    let Json(b) = match body {
+        Ok(b) => b,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, e.body_text()),
+    };
+    let req = PaymentRequest {
+        customer,
+        key,
+        reservation: b.operation,
+        amount: b.amount,
+        currency: b.currency,
+        card: b.card,
+    };
+    match p.pay(req).await {
+        Ok(pay) => {
+            Json(json!({ "approved": pay.approved, "reference": pay.reference })).into_response()
+        }
+        Err(e) => refuse(StatusCode::SERVICE_UNAVAILABLE, e),
+    }
+}
+
+async fn find(
+    State(p): State<Local>,
+    h: HeaderMap,
+    q: Result<Query<FindQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let (customer, key) = match scope(&h) {
+        Ok(s) => s,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, e),
+    };
+    let Query(q) = match q {
+        Ok(q) => q,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, e.body_text()),
+    };
+    match p.find(customer, key, q.operation).await {
+        Ok(Some(r)) => Json(json!({
+            "approved": r.payment.approved, "reference": r.payment.reference,
+            "amount": r.amount, "currency": r.currency,
+        }))
+        .into_response(),
+        Ok(None) => refuse(
+            StatusCode::NOT_FOUND,
+            "no payment under this key and operation",
+        ),
+        Err(e) => refuse(StatusCode::SERVICE_UNAVAILABLE, e),
+    }
+}
+
+async fn stats(State(p): State<Local>, h: HeaderMap) -> Response {
+    let customer = match headers::customer(&h) {
+        Ok(c) => c,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, e),
+    };
+    match p.stats(customer).await {
+        Ok(s) => Json(json!({ "calls": s.calls, "payments": s.payments })).into_response(),
+        Err(e) => refuse(StatusCode::SERVICE_UNAVAILABLE, e),
+    }
+}
+
+async fn forget(State(p): State<Local>, h: HeaderMap) -> Response {
+    let customer = match headers::customer(&h) {
+        Ok(c) => c,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, e),
+    };
+    match p.delete_customer(customer).await {
+        Ok(()) => Json(json!({ "deleted": true })).into_response(),
+        Err(e) => refuse(StatusCode::SERVICE_UNAVAILABLE, e),
+    }
+}
+
+/// The service's router.
+pub fn router(p: Local) -> Router {
+    Router::new()
+        .route(
+            "/healthz",
+            get(|| async { Json(json!({ "status": "ok" })) }),
+        )
+        .route("/v1/payments", get(find).post(pay).delete(forget))
+        .route("/v1/stats", get(stats))
+        .with_state(p)
+}
+
+/// A stand-in on `db` answering after `latency`.
+pub fn open(db: &std::path::Path, latency: Duration) -> Result<Local, String> {
+    Local::open(db, latency)
+}

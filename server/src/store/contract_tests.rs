@@ -1,0 +1,332 @@
+//! One suite for every [`Store`]: run on SQLite and on a real PostgreSQL
+//! (started by the test harness), so both keep the same promises.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::model::{
+    Charge, Completed, KeyRequest, Lookup, Outcome, Reserved, StaleKey, StoredResponse,
+};
+use super::postgres::PgStore;
+use super::sqlite::SqliteStore;
+use super::{SharedStore, Timing};
+
+use super::test_pg as pg;
+
+const LOCK: Duration = Duration::from_millis(300);
+
+/// Both stores, fresh, with `ttl` and [`LOCK`]; the temp dir lives as long
+/// as the stores.
+async fn stores(ttl: Duration) -> (Vec<(&'static str, SharedStore)>, tempfile::TempDir) {
+    stores_with(Timing {
+        key_ttl: ttl,
+        lock_timeout: LOCK,
+    })
+    .await
+}
+
+async fn stores_with(timing: Timing) -> (Vec<(&'static str, SharedStore)>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = SqliteStore::open(&dir.path().join("t.db"), timing).unwrap();
+    let url = tokio::task::spawn_blocking(|| pg::Pg::shared().fresh_database())
+        .await
+        .unwrap();
+    let postgres = PgStore::connect(&url, timing).await.unwrap();
+    (
+        vec![
+            ("sqlite", Arc::new(sqlite)),
+            ("postgres", Arc::new(postgres)),
+        ],
+        dir,
+    )
+}
+
+fn req(key: &str, fp: &str) -> KeyRequest {
+    KeyRequest {
+        customer: "c".into(),
+        key: key.into(),
+        fingerprint: fp.into(),
+    }
+}
+
+fn charge(key: &str, reservation: &str) -> Charge {
+    Charge {
+        id: crate::ids::new_id("ch"),
+        object: "charge",
+        key: Some(key.into()),
+        customer: "c".into(),
+        amount: 100,
+        currency: "usd".into(),
+        status: "succeeded",
+        provider_ref: "pay_1".into(),
+        created_at: 1,
+        reservation: Some(reservation.into()),
+    }
+}
+
+fn answer(body: &str) -> StoredResponse {
+    StoredResponse {
+        status: 402,
+        content_type: "application/problem+json".into(),
+        body: body.as_bytes().to_vec(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_key_goes_free_then_in_progress_then_done_and_replays() {
+    let (stores, _dir) = stores(Duration::from_secs(60)).await;
+    for (name, s) in stores {
+        assert!(
+            matches!(s.lookup(&req("k", "fp")).await.unwrap(), Lookup::Free),
+            "{name}"
+        );
+        let Reserved::Proceed(lock) = s.reserve(&req("k", "fp")).await.unwrap() else {
+            panic!("{name}: first reservation")
+        };
+        assert!(!lock.recovered);
+        assert!(
+            matches!(s.lookup(&req("k", "fp")).await.unwrap(), Lookup::InProgress),
+            "{name}"
+        );
+        assert!(
+            matches!(
+                s.reserve(&req("k", "fp")).await.unwrap(),
+                Reserved::InProgress
+            ),
+            "{name}"
+        );
+        assert!(
+            matches!(
+                s.lookup(&req("k", "other")).await.unwrap(),
+                Lookup::KeyReused
+            ),
+            "{name}"
+        );
+        let ch = charge("k", &lock.reservation);
+        let Completed::Stored(stored) = s
+            .complete("c", "k", &lock, Outcome::Charge(ch.clone()))
+            .await
+            .unwrap()
+        else {
+            panic!("{name}: complete")
+        };
+        assert_eq!(stored, StoredResponse::created(&ch), "{name}");
+        match s.lookup(&req("k", "fp")).await.unwrap() {
+            Lookup::Replay(r) => assert_eq!(r, stored, "{name}"),
+            other => panic!("{name}: {other:?}"),
+        }
+        match s.reserve(&req("k", "fp")).await.unwrap() {
+            Reserved::Replay(r) => assert_eq!(r, stored, "{name}"),
+            other => panic!("{name}: {other:?}"),
+        }
+        assert!(
+            matches!(
+                s.reserve(&req("k", "other")).await.unwrap(),
+                Reserved::KeyReused
+            ),
+            "{name}"
+        );
+        // A second completion finds the key done and changes nothing.
+        assert!(
+            matches!(
+                s.complete("c", "k", &lock, Outcome::Answer(answer("x"))).await.unwrap(),
+                Completed::AlreadyDone(r) if r == stored
+            ),
+            "{name}"
+        );
+        let charges = s.charges("c").await.unwrap();
+        assert_eq!(charges.len(), 1, "{name}");
+        assert_eq!(charges[0].id, ch.id, "{name}");
+        assert_eq!(s.delete_customer("c").await.unwrap(), (1, 1), "{name}");
+        assert!(
+            matches!(s.lookup(&req("k", "fp")).await.unwrap(), Lookup::Free),
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_concurrent_reservations_of_one_key_make_one_owner() {
+    // A lock that cannot go stale while fifty callers queue for connections.
+    let (stores, _dir) = stores_with(Timing {
+        key_ttl: Duration::from_secs(60),
+        lock_timeout: Duration::from_secs(60),
+    })
+    .await;
+    for (name, s) in stores {
+        let tasks: Vec<_> = (0..50)
+            .map(|_| {
+                let s = s.clone();
+                tokio::spawn(async move { s.reserve(&req("same", "fp")).await.unwrap() })
+            })
+            .collect();
+        let mut owners = 0;
+        for t in tasks {
+            match t.await.unwrap() {
+                Reserved::Proceed(lock) => {
+                    assert!(!lock.recovered, "{name}: no takeover of a live lock");
+                    owners += 1
+                }
+                Reserved::InProgress => {}
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        assert_eq!(owners, 1, "{name}: exactly one reservation wins");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
+    let (stores, _dir) = stores(Duration::from_secs(60)).await;
+    for (name, s) in stores {
+        let Reserved::Proceed(first) = s.reserve(&req("r", "fp")).await.unwrap() else {
+            panic!("{name}")
+        };
+        s.release("c", "r", &first).await.unwrap();
+        let Reserved::Proceed(second) = s.reserve(&req("r", "fp")).await.unwrap() else {
+            panic!("{name}: a released key is free at once")
+        };
+        assert!(second.recovered, "{name}");
+        assert_eq!(
+            second.reservation, first.reservation,
+            "{name}: same operation"
+        );
+        // The first owner lost its lock: its completion writes nothing.
+        assert!(
+            matches!(
+                s.complete("c", "r", &first, Outcome::Answer(answer("late")))
+                    .await
+                    .unwrap(),
+                Completed::LockLost
+            ),
+            "{name}"
+        );
+        // Stale after the lock timeout: listed, and claimed by one taker only.
+        assert!(
+            s.stale_keys(10).await.unwrap().is_empty(),
+            "{name}: still fresh"
+        );
+        tokio::time::sleep(LOCK + Duration::from_millis(100)).await;
+        let stale = s.stale_keys(10).await.unwrap();
+        assert_eq!(stale.len(), 1, "{name}");
+        assert_eq!(stale[0].reservation, first.reservation, "{name}");
+        let third = s.take_over(&stale[0]).await.unwrap().expect("claimed");
+        assert!(
+            s.take_over(&stale[0]).await.unwrap().is_none(),
+            "{name}: claimed once"
+        );
+        let gone = StaleKey {
+            reservation: "op_other".into(),
+            ..stale[0].clone()
+        };
+        assert!(
+            s.take_over(&gone).await.unwrap().is_none(),
+            "{name}: another operation"
+        );
+        assert!(
+            matches!(
+                s.complete("c", "r", &second, Outcome::Answer(answer("second")))
+                    .await
+                    .unwrap(),
+                Completed::LockLost
+            ),
+            "{name}"
+        );
+        assert!(
+            matches!(
+                s.complete("c", "r", &third, Outcome::Answer(answer("third")))
+                    .await
+                    .unwrap(),
+                Completed::Stored(_)
+            ),
+            "{name}"
+        );
+        assert!(
+            s.charges("c").await.unwrap().is_empty(),
+            "{name}: an answer is not a charge"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn expired_keys_are_new_operations_and_are_reaped() {
+    // Locks outlive the TTL here, so a running request's key is never reaped.
+    let (stores, _dir) = stores_with(Timing {
+        key_ttl: Duration::from_millis(200),
+        lock_timeout: Duration::from_secs(30),
+    })
+    .await;
+    for (name, s) in stores {
+        let Reserved::Proceed(lock) = s.reserve(&req("e", "fp")).await.unwrap() else {
+            panic!("{name}")
+        };
+        s.complete(
+            "c",
+            "e",
+            &lock,
+            Outcome::Charge(charge("e", &lock.reservation)),
+        )
+        .await
+        .unwrap();
+        assert_eq!(s.reap().await.unwrap(), 0, "{name}: not yet expired");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        // Expired: free even with another payload, and a new operation id.
+        assert!(
+            matches!(s.lookup(&req("e", "other")).await.unwrap(), Lookup::Free),
+            "{name}"
+        );
+        let Reserved::Proceed(again) = s.reserve(&req("e", "other")).await.unwrap() else {
+            panic!("{name}")
+        };
+        assert_ne!(again.reservation, lock.reservation, "{name}");
+        assert!(!again.recovered, "{name}");
+        // Its lock is live: the reaper leaves it; a done expired key goes.
+        let Reserved::Proceed(other) = s.reserve(&req("f", "fp")).await.unwrap() else {
+            panic!("{name}")
+        };
+        s.complete("c", "f", &other, Outcome::Answer(answer("f")))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(s.reap().await.unwrap(), 1, "{name}: only the done key");
+        assert_eq!(
+            s.charges("c").await.unwrap().len(),
+            1,
+            "{name}: charges stay"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_operation_never_gets_two_charges() {
+    let (stores, _dir) = stores(Duration::from_secs(60)).await;
+    for (name, s) in stores {
+        let Reserved::Proceed(lock) = s.reserve(&req("u", "fp")).await.unwrap() else {
+            panic!("{name}")
+        };
+        // A charge for this operation already exists (written by a naive
+        // path or a bug): UNIQUE(reservation) refuses the second.
+        s.insert_charge(&charge("u", &lock.reservation))
+            .await
+            .unwrap();
+        assert!(
+            matches!(
+                s.complete(
+                    "c",
+                    "u",
+                    &lock,
+                    Outcome::Charge(charge("u", &lock.reservation))
+                )
+                .await
+                .unwrap(),
+                Completed::LockLost
+            ),
+            "{name}"
+        );
+        assert_eq!(s.charges("c").await.unwrap().len(), 1, "{name}");
+        assert!(
+            matches!(s.lookup(&req("u", "fp")).await.unwrap(), Lookup::InProgress),
+            "{name}"
+        );
+    }
+}

@@ -1,0 +1,336 @@
+//! The idempotency-key table on PostgreSQL.
+//!
+//! Under READ COMMITTED a SELECT-then-INSERT would let two instances both see
+//! no row and both run phase 2. So phase 1 starts with
+//! `INSERT … ON CONFLICT DO NOTHING`: exactly one caller inserts a new key.
+//! Any other caller locks the existing row with `SELECT … FOR UPDATE` and
+//! judges it under that lock; the row stays locked until it has written its
+//! decision. The reaper and takeovers claim rows with `FOR UPDATE SKIP LOCKED`
+//! and never wait for a request that holds one. Every time is [`NOW_MS`].
+
+use deadpool_postgres::{GenericClient, Transaction};
+use tokio_postgres::Row;
+
+use super::schema::NOW_MS;
+use crate::ids::new_id;
+use crate::store::model::{
+    decide, Completed, Decision, KeyRequest, KeyRow, Lock, Lookup, Outcome, Reserved, StaleKey,
+    StoredResponse,
+};
+use crate::store::{StoreError, StoreResult};
+
+/// Columns [`key_row`] reads, then the database's clock.
+fn select_row(lock: &str) -> String {
+    format!(
+        "SELECT fingerprint, reservation, state, locked_at, expires_at,
+                response_status, response_type, response_body, {NOW_MS}
+         FROM idempotency_keys WHERE customer = $1 AND idem_key = $2 {lock}"
+    )
+}
+
+fn stored_response(r: &Row, first: usize) -> StoreResult<Option<StoredResponse>> {
+    let status: Option<i32> = r.try_get(first).map_err(StoreError::from)?;
+    let ctype: Option<String> = r.try_get(first + 1).map_err(StoreError::from)?;
+    let body: Option<Vec<u8>> = r.try_get(first + 2).map_err(StoreError::from)?;
+    Ok(match (status, ctype, body) {
+        (Some(s), Some(content_type), Some(body)) => Some(StoredResponse {
+            status: u16::try_from(s)
+                .map_err(|_| StoreError::Failed(format!("stored status {s}")))?,
+            content_type,
+            body,
+        }),
+        _ => None,
+    })
+}
+
+/// The row and the database's clock.
+fn key_row(r: &Row) -> StoreResult<(KeyRow, i64)> {
+    let state: String = r.try_get(2)?;
+    let done = stored_response(r, 5)?;
+    Ok((
+        KeyRow {
+            fingerprint: r.try_get(0)?,
+            reservation: r.try_get(1)?,
+            done: if state == "done" { done } else { None },
+            locked_at: r.try_get(3)?,
+            expires_at: r.try_get(4)?,
+        },
+        r.try_get(8)?,
+    ))
+}
+
+/// The read-only look-up: a plain SELECT, which never waits for row locks.
+pub async fn lookup(c: &impl GenericClient, req: &KeyRequest, lock_ms: i64) -> StoreResult<Lookup> {
+    let stmt = c.prepare_cached(&select_row("")).await?;
+    let row = c.query_opt(&stmt, &[&req.customer, &req.key]).await?;
+    let (row, now) = match row {
+        Some(r) => {
+            let (row, now) = key_row(&r)?;
+            (Some(row), now)
+        }
+        None => return Ok(Lookup::Free),
+    };
+    Ok(match decide(row, &req.fingerprint, now, lock_ms) {
+        Decision::Replay(r) => Lookup::Replay(r),
+        Decision::KeyReused => Lookup::KeyReused,
+        Decision::InProgress => Lookup::InProgress,
+        Decision::New | Decision::TakeOver { .. } => Lookup::Free,
+    })
+}
+
+/// Phase 1, step one: the atomic insert of a key nobody has. `Some` when this
+/// caller inserted it.
+pub async fn insert_new(
+    c: &impl GenericClient,
+    req: &KeyRequest,
+    ttl_ms: i64,
+) -> StoreResult<Option<Lock>> {
+    let stmt = c
+        .prepare_cached(&format!(
+            "INSERT INTO idempotency_keys
+                 (customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at, expires_at)
+             VALUES ($1, $2, $3, $4, 'in_progress', $5, {NOW_MS}, {NOW_MS}, {NOW_MS} + $6)
+             ON CONFLICT (customer, idem_key) DO NOTHING"
+        ))
+        .await?;
+    let (reservation, owner) = (new_id("op"), new_id("lk"));
+    let n = c
+        .execute(
+            &stmt,
+            &[
+                &req.customer,
+                &req.key,
+                &req.fingerprint,
+                &reservation,
+                &owner,
+                &ttl_ms,
+            ],
+        )
+        .await?;
+    Ok((n == 1).then_some(Lock {
+        reservation,
+        owner,
+        recovered: false,
+    }))
+}
+
+/// Phase 1, step two (the key exists): lock the row, judge it, write the
+/// decision, in the caller's transaction. `None`: the row vanished between
+/// the two steps (reaped or reset); the caller starts again.
+pub async fn reserve_existing(
+    tx: &Transaction<'_>,
+    req: &KeyRequest,
+    ttl_ms: i64,
+    lock_ms: i64,
+) -> StoreResult<Option<Reserved>> {
+    let stmt = tx.prepare_cached(&select_row("FOR UPDATE")).await?;
+    let Some(r) = tx.query_opt(&stmt, &[&req.customer, &req.key]).await? else {
+        return Ok(None);
+    };
+    let (row, now) = key_row(&r)?;
+    let owner = new_id("lk");
+    let lock = match decide(Some(row), &req.fingerprint, now, lock_ms) {
+        Decision::Replay(r) => return Ok(Some(Reserved::Replay(r))),
+        Decision::KeyReused => return Ok(Some(Reserved::KeyReused)),
+        Decision::InProgress => return Ok(Some(Reserved::InProgress)),
+        Decision::New => {
+            // Expired: a new operation under the old key.
+            let reservation = new_id("op");
+            let stmt = tx
+                .prepare_cached(&format!(
+                    "UPDATE idempotency_keys SET fingerprint = $3, reservation = $4, state = 'in_progress',
+                         lock_owner = $5, locked_at = {NOW_MS}, created_at = {NOW_MS}, expires_at = {NOW_MS} + $6,
+                         response_status = NULL, response_type = NULL, response_body = NULL, charge_id = NULL
+                     WHERE customer = $1 AND idem_key = $2"
+                ))
+                .await?;
+            tx.execute(
+                &stmt,
+                &[
+                    &req.customer,
+                    &req.key,
+                    &req.fingerprint,
+                    &reservation,
+                    &owner,
+                    &ttl_ms,
+                ],
+            )
+            .await?;
+            Lock {
+                reservation,
+                owner,
+                recovered: false,
+            }
+        }
+        Decision::TakeOver { reservation } => {
+            let stmt = tx
+                .prepare_cached(&format!(
+                    "UPDATE idempotency_keys SET lock_owner = $3, locked_at = {NOW_MS}
+                     WHERE customer = $1 AND idem_key = $2"
+                ))
+                .await?;
+            tx.execute(&stmt, &[&req.customer, &req.key, &owner])
+                .await?;
+            Lock {
+                reservation,
+                owner,
+                recovered: true,
+            }
+        }
+    };
+    Ok(Some(Reserved::Proceed(lock)))
+}
+
+/// Phase 3 in the caller's transaction; the caller commits on `Stored`.
+pub async fn complete(
+    tx: &Transaction<'_>,
+    customer: &str,
+    key: &str,
+    lock: &Lock,
+    outcome: Outcome,
+) -> StoreResult<Completed> {
+    let stmt = tx
+        .prepare_cached(
+            "SELECT state, lock_owner, response_status, response_type, response_body
+             FROM idempotency_keys WHERE customer = $1 AND idem_key = $2 AND reservation = $3
+             FOR UPDATE",
+        )
+        .await?;
+    let row = tx
+        .query_opt(&stmt, &[&customer, &key, &lock.reservation])
+        .await?;
+    let Some(row) = row else {
+        return Ok(Completed::LockLost);
+    };
+    let (state, owner): (String, String) = (row.try_get(0)?, row.try_get(1)?);
+    if state == "done" {
+        return Ok(match stored_response(&row, 2)? {
+            Some(stored) => Completed::AlreadyDone(stored),
+            None => Completed::LockLost,
+        });
+    }
+    if owner != lock.owner {
+        return Ok(Completed::LockLost);
+    }
+    let (response, charge_id) = match outcome {
+        Outcome::Charge(charge) => {
+            if !super::ledger::insert(tx, &charge).await? {
+                tracing::error!(
+                    key,
+                    "second charge for one operation refused by UNIQUE constraint"
+                );
+                return Ok(Completed::LockLost);
+            }
+            (StoredResponse::created(&charge), Some(charge.id))
+        }
+        Outcome::Answer(resp) => (resp, None),
+    };
+    let stmt = tx
+        .prepare_cached(
+            "UPDATE idempotency_keys SET state = 'done', response_status = $4, response_type = $5,
+                 response_body = $6, charge_id = $7
+             WHERE customer = $1 AND idem_key = $2 AND lock_owner = $3",
+        )
+        .await?;
+    let status = i32::from(response.status);
+    tx.execute(
+        &stmt,
+        &[
+            &customer,
+            &key,
+            &lock.owner,
+            &status,
+            &response.content_type,
+            &response.body,
+            &charge_id,
+        ],
+    )
+    .await?;
+    Ok(Completed::Stored(response))
+}
+
+/// Gives up a lock (the reservation is kept).
+pub async fn release(
+    c: &impl GenericClient,
+    customer: &str,
+    key: &str,
+    owner: &str,
+) -> StoreResult<()> {
+    let stmt = c
+        .prepare_cached(
+            "UPDATE idempotency_keys SET locked_at = 0
+             WHERE customer = $1 AND idem_key = $2 AND lock_owner = $3 AND state = 'in_progress'",
+        )
+        .await?;
+    c.execute(&stmt, &[&customer, &key, &owner]).await?;
+    Ok(())
+}
+
+/// In-progress keys whose lock went stale, oldest lock first.
+pub async fn stale(
+    c: &impl GenericClient,
+    lock_ms: i64,
+    limit: usize,
+) -> StoreResult<Vec<StaleKey>> {
+    let stmt = c
+        .prepare_cached(&format!(
+            "SELECT customer, idem_key, reservation FROM idempotency_keys
+             WHERE state = 'in_progress' AND locked_at + $1 <= {NOW_MS}
+             ORDER BY locked_at LIMIT $2"
+        ))
+        .await?;
+    let rows = c.query(&stmt, &[&lock_ms, &(limit as i64)]).await?;
+    rows.iter()
+        .map(|r| {
+            Ok(StaleKey {
+                customer: r.try_get(0)?,
+                key: r.try_get(1)?,
+                reservation: r.try_get(2)?,
+            })
+        })
+        .collect()
+}
+
+/// Claims a stale lock, skipping a row another transaction holds.
+pub async fn take_over(
+    c: &impl GenericClient,
+    k: &StaleKey,
+    lock_ms: i64,
+) -> StoreResult<Option<Lock>> {
+    let stmt = c
+        .prepare_cached(&format!(
+            "UPDATE idempotency_keys k SET lock_owner = $4, locked_at = {NOW_MS}
+             FROM (SELECT customer, idem_key FROM idempotency_keys
+                   WHERE customer = $1 AND idem_key = $2 AND reservation = $3
+                     AND state = 'in_progress' AND locked_at + $5 <= {NOW_MS}
+                   FOR UPDATE SKIP LOCKED) s
+             WHERE k.customer = s.customer AND k.idem_key = s.idem_key"
+        ))
+        .await?;
+    let owner = new_id("lk");
+    let n = c
+        .execute(
+            &stmt,
+            &[&k.customer, &k.key, &k.reservation, &owner, &lock_ms],
+        )
+        .await?;
+    Ok((n == 1).then(|| Lock {
+        reservation: k.reservation.clone(),
+        owner,
+        recovered: true,
+    }))
+}
+
+/// Deletes up to `limit` expired keys whose request is not running, skipping
+/// rows another transaction holds.
+pub async fn reap(c: &impl GenericClient, lock_ms: i64, limit: i64) -> StoreResult<u64> {
+    let stmt = c
+        .prepare_cached(&format!(
+            "DELETE FROM idempotency_keys WHERE (customer, idem_key) IN (
+                 SELECT customer, idem_key FROM idempotency_keys
+                 WHERE expires_at <= {NOW_MS} AND (state = 'done' OR locked_at + $1 <= {NOW_MS})
+                 LIMIT $2 FOR UPDATE SKIP LOCKED)"
+        ))
+        .await?;
+    Ok(c.execute(&stmt, &[&lock_ms, &limit]).await?)
+}

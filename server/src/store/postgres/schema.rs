@@ -1,0 +1,62 @@
+//! The PostgreSQL schema, created once under an advisory lock (instances may
+//! start together), and the database's clock as SQL.
+//!
+//! DDL runs only when a table is missing: even `CREATE INDEX IF NOT EXISTS`
+//! locks its table, and an instance starting beside running ones would then
+//! wait on (and deadlock with) their transactions.
+
+/// Milliseconds since the epoch on the database's clock: lock ages and expiry
+/// are judged by one clock however many hosts the instances run on.
+/// `clock_timestamp()` (not `now()`) so a long transaction does not freeze it.
+pub const NOW_MS: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
+/// Serialises schema creation between instances.
+pub const SCHEMA_LOCK: &str = "SELECT pg_advisory_xact_lock(7210452118)";
+
+/// The tables the schemas create; all present means nothing to do.
+pub const TABLES: &[&str] = &[
+    "idempotency_keys",
+    "charges",
+    "outbox_events",
+    "processed_events",
+    "receipts",
+];
+
+/// Tables and indexes; `IF NOT EXISTS` everywhere.
+pub const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+    customer        TEXT    NOT NULL,
+    idem_key        TEXT    NOT NULL,
+    fingerprint     TEXT    NOT NULL,
+    -- One id per operation: kept when a stale request is taken over, new when an
+    -- expired key starts a new operation. The provider dedups on it.
+    reservation     TEXT    NOT NULL,
+    state           TEXT    NOT NULL CHECK (state IN ('in_progress', 'done')),
+    lock_owner      TEXT    NOT NULL,
+    locked_at       BIGINT  NOT NULL,
+    created_at      BIGINT  NOT NULL,
+    expires_at      BIGINT  NOT NULL,
+    response_status INTEGER,
+    response_type   TEXT,
+    response_body   BYTEA,
+    charge_id       TEXT,
+    PRIMARY KEY (customer, idem_key)
+);
+CREATE INDEX IF NOT EXISTS idempotency_keys_expiry ON idempotency_keys (expires_at);
+CREATE INDEX IF NOT EXISTS idempotency_keys_stale ON idempotency_keys (locked_at)
+    WHERE state = 'in_progress';
+
+CREATE TABLE IF NOT EXISTS charges (
+    seq          BIGSERIAL PRIMARY KEY,
+    id           TEXT    NOT NULL UNIQUE,
+    customer     TEXT    NOT NULL,
+    idem_key     TEXT,            -- NULL for the naive endpoint
+    reservation  TEXT    UNIQUE,  -- at most one charge per keyed operation
+    amount       BIGINT  NOT NULL,
+    currency     TEXT    NOT NULL,
+    status       TEXT    NOT NULL,
+    provider_ref TEXT    NOT NULL,
+    created_at   BIGINT  NOT NULL
+);
+CREATE INDEX IF NOT EXISTS charges_customer ON charges (customer, seq);
+";
