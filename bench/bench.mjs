@@ -8,10 +8,6 @@ const out = process.argv[2] ?? 'target/bench/results.md';
 const CLIENT_ROUNDS = 300;
 const INIT_ROUNDS = 100; // a fresh page each
 
-const LOAD_REQUESTS = 500; // per round
-const LOAD_ROUNDS = 3; // the cases take turns, round after round; the median round is reported
-const LOAD_CONCURRENCY = 16;
-
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 const p95 = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length * 0.95)]; };
 const ratio = (a, b) => (a / b).toFixed(2);
@@ -73,38 +69,6 @@ async function clientOverhead(url) {
   }
 }
 
-async function load(url, makeRequest) {
-  let next = 0;
-  const started = performance.now();
-  async function worker() {
-    while (next < LOAD_REQUESTS) {
-      const i = next++;
-      const res = await fetch(url, makeRequest(i));
-      await res.arrayBuffer();
-      if (res.status >= 500) throw new Error(`server answered ${res.status}`);
-    }
-  }
-  await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, worker));
-  return LOAD_REQUESTS / ((performance.now() - started) / 1000);
-}
-
-async function serverThroughput(url) {
-  const body = JSON.stringify({ amount: 1999, currency: 'EUR', items: [{ sku: 'mug', qty: 1 }] });
-  const post = (key) => ({
-    method: 'POST', body,
-    headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-customer-id': 'bench' },
-  });
-  const warm = await fetch(`${url}/api/charges`, post('bench-replay-key'));
-  if (warm.status !== 201) throw new Error(`first charge answered ${warm.status}`);
-  const health = [], fresh = [], replay = [];
-  for (let round = 0; round < LOAD_ROUNDS; round++) {
-    health.push(await load(`${url}/healthz`, () => ({})));
-    fresh.push(await load(`${url}/api/charges`, (i) => post(`bench-${round}-${i}-${Math.random()}`)));
-    replay.push(await load(`${url}/api/charges`, () => post('bench-replay-key')));
-  }
-  return { health: median(health), fresh: median(fresh), replay: median(replay) };
-}
-
 const server = await startServer(['--static', 'bench/www', '--pkg', 'pkg', '--provider-latency-ms', '0'],
   { stderr: openSync('target/bench/server.log', 'w') });
 const { url } = server;
@@ -112,7 +76,6 @@ try {
   const s = sizes();
   const tw = twiggyTop();
   const c = await clientOverhead(url);
-  const t = await serverThroughput(url);
   const row = (name, xs, base, digits = 2) => `| ${name} | ${median(xs).toFixed(digits)} | ${p95(xs).toFixed(digits)} | ${
     base ? ratio(median(xs), median(base)) : '1.00'} | ${base ? ratio(p95(xs), p95(base)) : '1.00'} |`;
   const lines = [
@@ -147,14 +110,6 @@ try {
     row('idemkey: submit on a succeeded checkout (fromCache, no request)', c.cached, c.readBase, 3),
     row('baseline: fetch the wasm as an ArrayBuffer', c.bytes),
     row(`idemkey: init() (fetch, streaming compile, instantiate; ${INIT_ROUNDS} fresh pages, a URL of its own each)`, c.init, c.bytes),
-    ``,
-    `## Server throughput (${LOAD_ROUNDS} rounds of ${LOAD_REQUESTS} requests per case, ${LOAD_CONCURRENCY} concurrent, loopback, synchronous=FULL; median round)`,
-    ``,
-    `| case | requests/s | ratio to GET /healthz |`,
-    `| --- | ---: | ---: |`,
-    `| baseline: GET /healthz | ${t.health.toFixed(0)} | 1.00 |`,
-    `| POST /api/charges, new key each (commit + provider call) | ${t.fresh.toFixed(0)} | ${(t.fresh / t.health).toFixed(2)} |`,
-    `| POST /api/charges, replay of one key | ${t.replay.toFixed(0)} | ${(t.replay / t.health).toFixed(2)} |`,
     ``,
   ];
   writeFileSync(out, lines.join('\n'));

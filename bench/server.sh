@@ -13,6 +13,7 @@ PG_BIN=/usr/lib/postgresql/15/bin
 mkdir -p "$(dirname "$OUT")"
 
 dir="$(mktemp -d /tmp/idemkey-bench-XXXXXX)"
+chmod 755 "$dir"  # postgres must reach its data directory inside
 server_pid=""
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true

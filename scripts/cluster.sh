@@ -9,12 +9,17 @@ PG_BIN=/usr/lib/postgresql/15/bin
 ROOT="$(pwd)"
 
 dir="$(mktemp -d /tmp/idemkey-cluster-XXXXXX)"
-pids=()
+chmod 755 "$dir"  # postgres must reach its data directory inside
+# Every process started here, one pid a line ($(start …) runs in a subshell,
+# so a shell array would lose them).
+touch "$dir/pids"
 cleanup() {
   trap - INT TERM EXIT
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  [ -f "$dir/nginx.pid" ] && kill "$(cat "$dir/nginx.pid")" 2>/dev/null || true
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  local p
+  while read -r p; do kill "$p" 2>/dev/null || true; done <"$dir/pids"
+  while read -r p; do
+    for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  done <"$dir/pids"
   if [ -f "$dir/pg/data/postmaster.pid" ]; then
     runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1 || true
   fi
@@ -30,13 +35,14 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 start() {
   local name="$1"; shift
   "$@" >"$dir/$name.out" 2>"$dir/$name.log" &
-  pids+=("$!")
+  local pid=$!
+  echo "$pid" >>"$dir/pids"
   local i
   for i in $(seq 1 100); do
     if grep -q '^listening on http://' "$dir/$name.out" 2>/dev/null; then
       sed -n 's|^listening on http://||p' "$dir/$name.out"; return 0
     fi
-    kill -0 "${pids[-1]}" 2>/dev/null || break
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
   echo "cluster: $name did not start:" >&2; cat "$dir/$name.log" >&2; exit 1
@@ -92,10 +98,11 @@ $upstreams  }
 }
 CONF
 nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/nginx-error.log" &
-pids+=("$!")
+nginx_pid=$!
+echo "$nginx_pid" >>"$dir/pids"
 for i in $(seq 1 50); do
   curl -fsS "http://$ADDR/healthz" >/dev/null 2>&1 && break
-  kill -0 "${pids[-1]}" 2>/dev/null || { echo "cluster: nginx did not start:" >&2; cat "$dir/nginx-error.log" >&2; exit 1; }
+  kill -0 "$nginx_pid" 2>/dev/null || { echo "cluster: nginx did not start:" >&2; cat "$dir/nginx-error.log" >&2; exit 1; }
   sleep 0.1
 done
 
@@ -104,4 +111,4 @@ echo "  idemkey cluster:  http://$ADDR/"
 echo "  3 instances on PostgreSQL ($url), provider at http://$provider, nginx round-robin"
 echo "  (Ctrl-C stops everything; logs in $dir)"
 echo
-wait "${pids[-1]}"
+wait "$nginx_pid"
