@@ -30,7 +30,7 @@ help:
 	@echo "make pack   the npm tarball in pkg/ and its gzipped size"
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
-	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=...)"
+	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=..., CLUSTER=1)"
 	@echo "make fuzz   every cargo-fuzz target for FUZZ_SECONDS (default 60) each"
 
 ## ---- tools (idempotent: each step skips what is already there) ----
@@ -118,13 +118,15 @@ test-consumer: build server tool-npm
 	bash tests/consumer/run.sh
 
 # The chaos suite (tests/chaos/run.mjs): SEED repeats a run's plan (each run prints its
-# seed); CHECKOUTS, CONCURRENCY, CONTEXTS, RESTARTS override the defaults.
+# seed); CHECKOUTS, CONCURRENCY, CONTEXTS, RESTARTS override the defaults; CLUSTER=1 runs
+# it against three instances on PostgreSQL behind nginx instead of one server on SQLite.
 CHAOS_CHECKOUTS ?= 200
+CLUSTER ?=
 test-chaos: build server tool-npm
-	CHECKOUTS=$${CHECKOUTS:-$(CHAOS_CHECKOUTS)} node tests/chaos/run.mjs
+	CLUSTER='$(CLUSTER)' CHECKOUTS=$${CHECKOUTS:-$(CHAOS_CHECKOUTS)} node tests/chaos/run.mjs
 
 chaos: build server tool-npm
-	CHECKOUTS=$${CHECKOUTS:-1000} node tests/chaos/run.mjs
+	CLUSTER='$(CLUSTER)' CHECKOUTS=$${CHECKOUTS:-1000} node tests/chaos/run.mjs
 
 # The bad-input storm against the release server (raw sockets, seeded): 2,000 requests
 # here (about 15 s, most of it waiting out the server's 10 s timeouts); `make storm`

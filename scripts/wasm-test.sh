@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Browser tests of the idemkey crate (tests/*.rs, wasm-bindgen-test in headless Chromium)
-# against the real reference server, which this script builds, starts and always stops.
-# Extra arguments go to `wasm-pack test` (e.g. `-- --test web_submit`).
+# Browser tests of the idemkey crate (tests/*.rs, wasm-bindgen-test) in headless Chromium
+# and then in headless Firefox ESR, against the real reference server, which this script
+# builds, starts and always stops. Extra arguments go to `wasm-pack test` (e.g.
+# `-- --test web_submit`); IDEMKEY_BROWSERS="chrome" (or "firefox") runs one browser only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -40,4 +41,17 @@ echo "wasm-test: reference server at $url"
 
 # The tests read it at compile time (env!): without it they do not build.
 export IDEMKEY_TEST_SERVER="$url"
-wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver "$@"
+for browser in ${IDEMKEY_BROWSERS:-chrome firefox}; do
+  echo "wasm-test: $browser"
+  case "$browser" in
+    chrome) wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver "$@" ;;
+    firefox)
+      geckodriver="$(command -v geckodriver || true)"
+      if [ -z "$geckodriver" ]; then
+        echo "wasm-test: geckodriver is missing (make tools installs it)" >&2
+        exit 1
+      fi
+      wasm-pack test --headless --firefox --geckodriver "$geckodriver" "$@" ;;
+    *) echo "wasm-test: unknown browser $browser (chrome or firefox)" >&2; exit 1 ;;
+  esac
+done

@@ -10,6 +10,7 @@ use wasm_bindgen_futures::future_to_promise;
 
 use crate::browser::checkout::{new_key, sweep_kinds, Inner};
 use crate::browser::clock::now_ms;
+use crate::browser::flight::Join;
 use crate::browser::{options, submit};
 use crate::core::options::{validate_namespace, StorageKind, DEFAULT_NAMESPACE};
 use crate::error::Error;
@@ -85,7 +86,7 @@ export type IdemEvent =
   | { type: "retry"; key: string; attempt: number; delayMs: number; reason: RetryReason }
   | { type: "response"; key: string; attempt: number; status: number; replayed: boolean }
   | { type: "state"; key: string; state: CheckoutState; previous: CheckoutState }
-  | { type: "storage-fallback"; key: string; from: StorageKind; to: StorageKind; reason: string }
+  | { type: "storage-fallback"; key: string; from: StorageKind | "indexeddb"; to: StorageKind; reason: string }
   | { type: "storage-corrupt"; key: string; reason: string; quarantineKey: string };
 "#;
 
@@ -129,35 +130,38 @@ impl Checkout {
             Ok(v) => v,
             Err(e) => return Promise::reject(&to_js(&e)),
         };
-        if let Some((f, p, _)) = &*self.inner.inflight.borrow() {
-            if *f == fp {
-                return p.clone();
+        match self.inner.flight.join(&fp) {
+            Join::Same(p) => return p,
+            Join::Other => {
+                return Promise::reject(&to_js(&Error::PayloadConflict { state: "pending" }))
             }
-            return Promise::reject(&to_js(&Error::PayloadConflict { state: "pending" }));
+            Join::Idle => {}
         }
         let inner = self.inner.clone();
-        let flight = inner.flights.get().wrapping_add(1);
-        inner.flights.set(flight);
         let started = now_ms();
-        let fut_fp = fp.clone();
-        let p = future_to_promise(async move {
-            let r = submit::run(inner.clone(), body, fut_fp, started).await;
-            let mut slot = inner.inflight.borrow_mut();
-            if slot.as_ref().is_some_and(|(_, _, n)| *n == flight) {
-                *slot = None;
-            }
-            r.map_err(|e| to_js(&e))
-        });
-        self.inner.inflight.replace(Some((fp, p.clone(), flight)));
-        p
+        self.inner.flight.start(fp, move |flight| {
+            future_to_promise(async move {
+                let r = submit::run(inner.clone(), flight.clone(), body, started).await;
+                inner.flight.end(&flight);
+                r.map_err(|e| to_js(&e))
+            })
+        })
     }
 
-    /// Abandons this attempt on purpose: new key, state "fresh".
+    /// Abandons this attempt on purpose: new key, state "fresh". The new key shows at once;
+    /// a submit of this tab stops before its next try (`outcome-unknown`, reason
+    /// `abandoned`), and so does another tab's sending the old key. The new record is stored
+    /// once this tab holds the scope's lock, after a try already on the wire has ended
+    /// (its answer is stored and its submit resolves); if another tab has moved the scope to
+    /// a newer attempt by then, that one is kept and shown instead.
     pub fn reset(&self) {
         self.inner.reset();
     }
 
-    /// Forgets the record (after the receipt is shown); the next submit starts afresh.
+    /// Forgets the record (after the receipt is shown); the next submit starts afresh with
+    /// the new key, which shows at once. Like `reset()`, it stops the submits sending the old
+    /// key before their next try and takes effect with the scope's lock, after a try already
+    /// on the wire; another tab's newer attempt is kept.
     pub fn finish(&self) {
         self.inner.finish();
     }
@@ -213,7 +217,8 @@ pub fn new_key_js() -> String {
 
 /// Deletes the expired records of `namespace` (default "idemkey") from local, session and
 /// memory storage, and the unreadable records set aside more than 7 days ago; returns how
-/// many. Throws `invalid-options` for a bad namespace.
+/// many. Their IndexedDB copies are deleted too, in the background (not counted). Throws
+/// `invalid-options` for a bad namespace.
 #[wasm_bindgen]
 pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
     let ns = namespace.unwrap_or_else(|| DEFAULT_NAMESPACE.into());

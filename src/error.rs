@@ -1,8 +1,8 @@
 //! The crate's one error enum and its `Result` alias; the JS boundary converts it once.
 //!
 //! The messages are built by [`Error::message`] with `push_str` (the `Display` impl calls
-//! it), so the wasm, which only ever asks for `message()`, carries no formatting code for
-//! them.
+//! it), so building one runs no `core::fmt` code. (The wasm still links some `core::fmt`:
+//! its panic paths reference it.)
 
 use crate::core::json::push_u64;
 use crate::prelude::*;

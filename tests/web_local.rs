@@ -58,10 +58,7 @@ fn invalid_options_name_the_option() {
     bad_options(o, "headers");
     // Rules only the browser knows exactly: caught at open, not as "network errors" later.
     bad_options(base(r#"{"headers":{"X-Note":"5 €"}}"#), "headers");
-    bad_options(
-        base(r#"{"endpoint":"http://[::1/pay"}"#),
-        "endpoint",
-    );
+    bad_options(base(r#"{"endpoint":"http://[::1/pay"}"#), "endpoint");
     bad_options(
         base(r#"{"endpoint":"https://user:pw@example.com/pay"}"#),
         "endpoint",
@@ -71,7 +68,7 @@ fn invalid_options_name_the_option() {
 }
 
 #[wasm_bindgen_test]
-fn open_creates_and_stores_a_fresh_record() {
+async fn open_creates_a_fresh_record_and_stores_it_with_the_lock() {
     let scope = uniq("fresh");
     let c = open(&opts(&scope, "nobody", r#"{"ttlSeconds":60}"#));
     let key = c.key();
@@ -86,10 +83,14 @@ fn open_creates_and_stores_a_fresh_record() {
     assert_eq!(c.attempts(), 0);
     assert_eq!(c.storage(), "local");
     assert_eq!(c.expires_at() - c.created_at(), 60_000.0);
-    let stored = local()
-        .get_item(&record_key("idemkey", &scope))
-        .unwrap()
-        .expect("record stored at open");
+    // Stored by the lock holder, not by open(): another tab may hold a record this one
+    // has not seen yet.
+    let rk = record_key("idemkey", &scope);
+    assert!(
+        until(|| local().get_item(&rk).unwrap().is_some(), 5000.0).await,
+        "the new record was never stored"
+    );
+    let stored = local().get_item(&rk).unwrap().unwrap();
     assert_eq!(Record::decode(&stored).unwrap().key, key);
     // A refresh (a second open of the same scope) sees the same key and state.
     let again = open(&opts(&scope, "nobody", "{}"));
@@ -109,31 +110,37 @@ fn new_key_is_a_fresh_uuid_v4() {
     }
 }
 
+/// The record at `rk` in localStorage, decoded.
+fn stored_key(rk: &str) -> Option<String> {
+    local()
+        .get_item(rk)
+        .unwrap()
+        .map(|t| Record::decode(&t).unwrap().key)
+}
+
 #[wasm_bindgen_test]
-fn reset_and_finish() {
+async fn reset_and_finish() {
     let scope = uniq("reset");
     let (o, _ev) = recorded_opts(&scope, "nobody", "{}");
     let c = open(&o);
     let k1 = c.key();
     c.reset();
     let k2 = c.key();
-    assert_ne!(k1, k2);
+    assert_ne!(k1, k2, "the new key shows at once");
     assert_eq!(c.state(), "fresh");
     let rk = record_key("idemkey", &scope);
-    assert_eq!(
-        Record::decode(&local().get_item(&rk).unwrap().unwrap())
-            .unwrap()
-            .key,
-        k2
+    assert!(
+        until(|| stored_key(&rk).as_deref() == Some(k2.as_str()), 5000.0).await,
+        "reset's record was not stored: {:?}",
+        stored_key(&rk)
     );
     c.finish();
-    assert_eq!(
-        local().get_item(&rk).unwrap(),
-        None,
-        "finish forgets the record"
-    );
     assert_ne!(c.key(), k2);
     assert_eq!(c.state(), "fresh");
+    assert!(
+        until(|| stored_key(&rk).is_none(), 5000.0).await,
+        "finish did not forget the record"
+    );
     assert_ne!(open(&opts(&scope, "nobody", "{}")).key(), k2);
     local().remove_item(&rk).unwrap();
 }

@@ -108,8 +108,12 @@ async fn two_tabs(hide: bool) {
     let scope = uniq("cart");
     let (oa, ev_a) = recorded_opts(&scope, &customer, "{}");
     let (ob, ev_b) = recorded_opts(&scope, &customer, "{}");
-    // Two Checkout objects on one scope act as two tabs: no shared single flight, only the lock.
-    let (a, b) = (open(&oa), open(&ob));
+    // Two Checkout objects on one scope act as two tabs: no shared single flight, only the
+    // lock. B opens once A's new key is stored (open() itself stores nothing).
+    let a = open(&oa);
+    let rk = record_key("idemkey", &scope);
+    assert!(until(|| local().get_item(&rk).unwrap().is_some(), 5000.0).await);
+    let b = open(&ob);
     assert_eq!(a.key(), b.key());
     fault(&customer, "delay-after-commit", 1, 400).await;
     let undo = hide.then(hide_locks);
@@ -315,6 +319,7 @@ async fn every_key_is_stored_before_its_first_request_and_the_payload_never_is()
     old.state = State::Pending;
     old.fingerprint = Some(fingerprint(OTHER).unwrap());
     old.attempts = 1;
+    idb_put(&rk, &old.encode()).await;
     local().set_item(&rk, &old.encode()).unwrap();
     let fresh = submit(&refreshed, &js(OTHER)).await.unwrap();
     let k3 = text(&fresh, "key");

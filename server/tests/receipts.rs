@@ -6,6 +6,16 @@
 mod common;
 mod outbox_support;
 
+both_stores!(
+    one_event_and_one_receipt_per_charge_none_per_replay,
+    a_charge_recovered_by_the_reaper_gets_one_event,
+    a_crash_of_the_worker_before_its_ack_is_redelivered_and_gives_one_receipt,
+    a_consumer_that_fails_before_the_receipt_is_retried_and_sends_one,
+    the_processed_ids_reaper_never_lets_a_redelivery_inside_its_window_through,
+    receipts_endpoint_refuses_a_bad_customer_and_other_methods,
+    ledger_reset_empties_the_customers_outbox_and_receipts,
+);
+
 use std::time::Duration;
 
 use common::*;
@@ -20,16 +30,15 @@ const QUICK: [&str; 6] = [
     "5",
 ];
 
-fn server(extra: &[&str]) -> Server {
+fn server(b: Backend, extra: &[&str]) -> Server {
     let mut args: Vec<&str> = vec!["--faults"];
     args.extend_from_slice(&QUICK);
     args.extend_from_slice(extra);
-    Server::start(&args)
+    Server::start_with(b, &args)
 }
 
-#[test]
-fn one_event_and_one_receipt_per_charge_none_per_replay() {
-    let s = server(&[]);
+fn one_event_and_one_receipt_per_charge_none_per_replay(b: Backend) {
+    let s = server(b, &[]);
     let c = uid("cust");
     let first = charge(s.addr, &c, "k1", BODY);
     assert_eq!(first.status, 201);
@@ -104,16 +113,14 @@ fn one_event_and_one_receipt_per_charge_none_per_replay() {
         0,
         "receipts are per customer"
     );
-    assert_eq!(count(&s.db, "SELECT COUNT(*) FROM outbox_events"), 3);
+    assert_eq!(count(s.db(), "SELECT COUNT(*) FROM outbox_events"), 3);
 }
 
-#[test]
-fn a_charge_recovered_by_the_reaper_gets_one_event() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
+fn a_charge_recovered_by_the_reaper_gets_one_event(b: Backend) {
+    let db = Db::new(b);
     let c = uid("cust");
     {
-        let mut s = Server::start_on_file(&db, &["--faults"]);
+        let mut s = Server::start_on(&db, &["--faults"]);
         fault(s.addr, &c, r#"{"mode":"crash-after-provider"}"#);
         assert!(try_charge(s.addr, &c, "k", BODY).unwrap().is_none());
         s.wait_exit(Duration::from_secs(10)).expect("aborted");
@@ -126,7 +133,7 @@ fn a_charge_recovered_by_the_reaper_gets_one_event() {
         "100ms",
     ];
     args.extend_from_slice(&QUICK);
-    let s = Server::start_on_file(&db, &args);
+    let s = Server::start_on(&db, &args);
     let view = settled(s.addr, &c, 1, Duration::from_secs(15));
     assert_eq!(
         view["count"], 1,
@@ -141,9 +148,8 @@ fn a_charge_recovered_by_the_reaper_gets_one_event() {
     );
 }
 
-#[test]
-fn a_crash_of_the_worker_before_its_ack_is_redelivered_and_gives_one_receipt() {
-    let s = server(&[]);
+fn a_crash_of_the_worker_before_its_ack_is_redelivered_and_gives_one_receipt(b: Backend) {
+    let s = server(b, &[]);
     let c = uid("cust");
     let armed = fault(s.addr, &c, r#"{"mode":"worker-crash-before-ack"}"#);
     assert_eq!(armed["scheduled"][0]["mode"], "worker-crash-before-ack");
@@ -176,9 +182,8 @@ fn a_crash_of_the_worker_before_its_ack_is_redelivered_and_gives_one_receipt() {
     assert!(log.contains("crashed before its ack"), "{log}");
 }
 
-#[test]
-fn a_consumer_that_fails_before_the_receipt_is_retried_and_sends_one() {
-    let s = server(&[]);
+fn a_consumer_that_fails_before_the_receipt_is_retried_and_sends_one(b: Backend) {
+    let s = server(b, &[]);
     let c = uid("cust");
     fault(
         s.addr,
@@ -200,22 +205,24 @@ fn a_consumer_that_fails_before_the_receipt_is_retried_and_sends_one() {
     assert_eq!(view["count"], 1);
 }
 
-#[test]
-fn the_processed_ids_reaper_never_lets_a_redelivery_inside_its_window_through() {
+fn the_processed_ids_reaper_never_lets_a_redelivery_inside_its_window_through(b: Backend) {
     // Every delivery crashes before its ack: each event is redelivered for
     // as long as its window (retention 2 s minus claim timeout 500 ms) lasts,
     // while the reaper deletes processed ids older than 2 s every 200 ms.
-    let s = Server::start(&[
-        "--faults",
-        "--outbox-claim-timeout",
-        "500ms",
-        "--processed-retention",
-        "2s",
-        "--outbox-poll-interval",
-        "50ms",
-        "--provider-latency-ms",
-        "5",
-    ]);
+    let s = Server::start_with(
+        b,
+        &[
+            "--faults",
+            "--outbox-claim-timeout",
+            "500ms",
+            "--processed-retention",
+            "2s",
+            "--outbox-poll-interval",
+            "50ms",
+            "--provider-latency-ms",
+            "5",
+        ],
+    );
     let c = uid("cust");
     fault(
         s.addr,
@@ -240,7 +247,7 @@ fn the_processed_ids_reaper_never_lets_a_redelivery_inside_its_window_through() 
         "{view}"
     );
     wait_for("the processed ids reaped", Duration::from_secs(10), || {
-        (count(&s.db, "SELECT COUNT(*) FROM processed_events") == 0).then_some(())
+        (count(s.db(), "SELECT COUNT(*) FROM processed_events") == 0).then_some(())
     });
     std::thread::sleep(Duration::from_millis(800));
     assert_eq!(
@@ -250,9 +257,8 @@ fn the_processed_ids_reaper_never_lets_a_redelivery_inside_its_window_through() 
     );
 }
 
-#[test]
-fn receipts_endpoint_refuses_a_bad_customer_and_other_methods() {
-    let s = server(&[]);
+fn receipts_endpoint_refuses_a_bad_customer_and_other_methods(b: Backend) {
+    let s = server(b, &[]);
     let r = request(
         s.addr,
         "GET",
@@ -275,9 +281,8 @@ fn receipts_endpoint_refuses_a_bad_customer_and_other_methods() {
     );
 }
 
-#[test]
-fn ledger_reset_empties_the_customers_outbox_and_receipts() {
-    let s = server(&[]);
+fn ledger_reset_empties_the_customers_outbox_and_receipts(b: Backend) {
+    let s = server(b, &[]);
     let c = uid("cust");
     charge(s.addr, &c, "k", BODY);
     settled(s.addr, &c, 1, Duration::from_secs(10));

@@ -5,6 +5,13 @@
 mod common;
 mod outbox_support;
 
+both_stores!(
+    without_a_worker_events_wait_in_the_outbox,
+    a_worker_that_exits_hard_before_its_ack_is_redelivered_by_the_next_one,
+    kill_9_of_a_worker_mid_batch_is_reclaimed_after_the_timeout_with_one_receipt_each,
+    three_workers_on_one_database_1000_charges_1000_receipts,
+);
+
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -13,13 +20,16 @@ use common::*;
 use outbox_support::*;
 
 /// A server that leaves delivery to worker processes.
-fn server() -> Server {
-    Server::start(&[
-        "--faults",
-        "--no-receipt-worker",
-        "--provider-latency-ms",
-        "0",
-    ])
+fn server(b: Backend) -> Server {
+    Server::start_with(
+        b,
+        &[
+            "--faults",
+            "--no-receipt-worker",
+            "--provider-latency-ms",
+            "0",
+        ],
+    )
 }
 
 /// `n` charges of `customer` with distinct keys, over `threads` connections.
@@ -52,9 +62,8 @@ fn assert_one_receipt_each(view: &serde_json::Value, n: usize) {
     assert_eq!(view["count"], n);
 }
 
-#[test]
-fn without_a_worker_events_wait_in_the_outbox() {
-    let s = server();
+fn without_a_worker_events_wait_in_the_outbox(b: Backend) {
+    let s = server(b);
     let c = uid("cust");
     charges(s.addr, &c, 3, 1);
     thread::sleep(Duration::from_millis(500));
@@ -65,13 +74,12 @@ fn without_a_worker_events_wait_in_the_outbox() {
         .unwrap()
         .iter()
         .all(|e| e["state"] == "pending" && e["deliveries"] == 0));
-    let _w = WorkerProc::start(&s.db, &["--outbox-poll-interval", "50ms"]);
+    let _w = WorkerProc::start(s.db(), &["--outbox-poll-interval", "50ms"]);
     assert_one_receipt_each(&settled(s.addr, &c, 3, Duration::from_secs(10)), 3);
 }
 
-#[test]
-fn a_worker_that_exits_hard_before_its_ack_is_redelivered_by_the_next_one() {
-    let s = server();
+fn a_worker_that_exits_hard_before_its_ack_is_redelivered_by_the_next_one(b: Backend) {
+    let s = server(b);
     let c = uid("cust");
     charges(s.addr, &c, 5, 1);
     let flags = [
@@ -81,7 +89,7 @@ fn a_worker_that_exits_hard_before_its_ack_is_redelivered_by_the_next_one() {
         "50ms",
     ];
     let mut dying = WorkerProc::start(
-        &s.db,
+        s.db(),
         &[&flags[..], &["--fault", "worker-crash-before-ack"]].concat(),
     );
     let status = dying
@@ -105,7 +113,7 @@ fn a_worker_that_exits_hard_before_its_ack_is_redelivered_by_the_next_one() {
     );
 
     let t0 = Instant::now();
-    let _next = WorkerProc::start(&s.db, &flags);
+    let _next = WorkerProc::start(s.db(), &flags);
     let view = settled(s.addr, &c, 5, Duration::from_secs(15));
     assert!(
         t0.elapsed() >= Duration::from_millis(500),
@@ -121,9 +129,8 @@ fn a_worker_that_exits_hard_before_its_ack_is_redelivered_by_the_next_one() {
     }
 }
 
-#[test]
-fn kill_9_of_a_worker_mid_batch_is_reclaimed_after_the_timeout_with_one_receipt_each() {
-    let s = server();
+fn kill_9_of_a_worker_mid_batch_is_reclaimed_after_the_timeout_with_one_receipt_each(b: Backend) {
+    let s = server(b);
     let c = uid("cust");
     let n = 200;
     charges(s.addr, &c, n, 4);
@@ -137,7 +144,7 @@ fn kill_9_of_a_worker_mid_batch_is_reclaimed_after_the_timeout_with_one_receipt_
         "--outbox-poll-interval",
         "50ms",
     ];
-    let mut first = WorkerProc::start(&s.db, &flags);
+    let mut first = WorkerProc::start(s.db(), &flags);
     // Kill it while it holds a claimed batch: the mailer takes 200 ms per
     // batch of 20, so the kill lands inside one.
     let claimed = format!(
@@ -148,37 +155,41 @@ fn kill_9_of_a_worker_mid_batch_is_reclaimed_after_the_timeout_with_one_receipt_
         "some batches delivered and one claimed",
         Duration::from_secs(30),
         || {
-            (receipts(s.addr, &c)["count"].as_u64().unwrap() >= 40 && count(&s.db, &claimed) > 0)
+            (receipts(s.addr, &c)["count"].as_u64().unwrap() >= 40 && count(s.db(), &claimed) > 0)
                 .then_some(())
         },
     );
     first.kill9();
-    let stranded: Vec<(String, i64)> = {
-        let db = sqlite(&s.db);
-        let mut stmt = db
-            .prepare("SELECT id, claimed_at FROM outbox_events WHERE claimed_by = ?1 AND delivered_at IS NULL")
-            .unwrap();
-        stmt.query_map([&first.id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap()
-    };
+    let stranded: Vec<(String, i64)> = s
+        .db()
+        .sql(&format!(
+            "SELECT string_agg(id || ' ' || claimed_at, ',') FROM outbox_events
+             WHERE claimed_by = '{}' AND delivered_at IS NULL",
+            first.id
+        ))
+        .unwrap_or_default()
+        .split(',')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (id, at) = p.split_once(' ').expect("id and time");
+            (id.to_string(), at.parse().expect("claimed_at"))
+        })
+        .collect();
     assert!(!stranded.is_empty(), "the kill left a claimed batch behind");
     let delivered_before = receipts(s.addr, &c)["count"].as_u64().unwrap() as usize;
     assert!(delivered_before < n, "killed mid-run");
 
-    let _second = WorkerProc::start(&s.db, &flags);
+    let _second = WorkerProc::start(s.db(), &flags);
     let view = settled(s.addr, &c, n, Duration::from_secs(60));
     assert_one_receipt_each(&view, n);
-    let db = sqlite(&s.db);
     for (id, claimed_at) in &stranded {
-        let (attempts, delivered_at): (i64, i64) = db
-            .query_row(
-                "SELECT attempts, delivered_at FROM outbox_events WHERE id = ?1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+        let row = |col: &str| {
+            count(
+                s.db(),
+                &format!("SELECT {col} FROM outbox_events WHERE id = '{id}'"),
             )
-            .unwrap();
+        };
+        let (attempts, delivered_at) = (row("attempts"), row("delivered_at"));
         assert_eq!(attempts, 2, "{id}: claimed again once");
         assert!(
             delivered_at >= claimed_at + 2_000,
@@ -191,12 +202,11 @@ fn kill_9_of_a_worker_mid_batch_is_reclaimed_after_the_timeout_with_one_receipt_
     );
 }
 
-#[test]
-fn three_workers_on_one_database_1000_charges_1000_receipts() {
-    let s = server();
+fn three_workers_on_one_database_1000_charges_1000_receipts(b: Backend) {
+    let s = server(b);
     let c = uid("cust");
     let flags = ["--outbox-batch", "25", "--outbox-poll-interval", "20ms"];
-    let workers: Vec<WorkerProc> = (0..3).map(|_| WorkerProc::start(&s.db, &flags)).collect();
+    let workers: Vec<WorkerProc> = (0..3).map(|_| WorkerProc::start(s.db(), &flags)).collect();
     charges(s.addr, &c, 1_000, 8);
     let view = settled(s.addr, &c, 1_000, Duration::from_secs(120));
     assert_one_receipt_each(&view, 1_000);
@@ -208,16 +218,16 @@ fn three_workers_on_one_database_1000_charges_1000_receipts() {
             .all(|e| e["deliveries"] == 1),
         "no event delivered twice"
     );
-    let db = sqlite(&s.db);
     let by_worker: Vec<i64> = workers
         .iter()
         .map(|w| {
-            db.query_row(
-                "SELECT COUNT(*) FROM outbox_events WHERE claimed_by = ?1",
-                [&w.id],
-                |r| r.get(0),
+            count(
+                s.db(),
+                &format!(
+                    "SELECT COUNT(*) FROM outbox_events WHERE claimed_by = '{}'",
+                    w.id
+                ),
             )
-            .unwrap()
         })
         .collect();
     assert_eq!(by_worker.iter().sum::<i64>(), 1_000);
@@ -231,6 +241,10 @@ fn bad_worker_flags_are_refused() {
     let db = db.to_str().unwrap();
     for (args, needle) in [
         (vec!["--database-url", "mysql://x"], "--database-url"),
+        (
+            vec!["--database-url", "postgres://postgres@127.0.0.1:1/none"],
+            "database",
+        ),
         (vec!["--database-url", "sqlite:"], "--database-url"),
         (vec!["--db", db, "--fault", "explode"], "--fault"),
         (vec!["--db", db, "--fault-count", "2"], "--fault"),

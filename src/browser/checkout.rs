@@ -1,19 +1,25 @@
-//! One checkout's live state: options, storage, the record as this tab knows it, the
-//! in-flight submit, and the `storage` listener that keeps the record current across tabs.
+//! One checkout's live state in this tab: options, storage, the record as this tab shows
+//! it, the submit in flight, and the listeners (BroadcastChannel notices, the `storage`
+//! event) that keep the shown record current when another tab stores the scope's record.
 
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
-use js_sys::{Function, Promise};
+use js_sys::Function;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
 use web_sys::StorageEvent;
 
+use super::broadcast::Channel;
 use super::clock::now_ms;
 use super::events::{Emitter, Event};
+use super::flight::SingleFlight;
+use super::idb;
 use super::storage::{self, Fallback, Store};
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{quarantine_key, record_key, sweep_due, Record};
 use crate::core::state::State;
+use crate::core::sync::{removes, supersedes, Notice};
 
 /// A fresh UUID v4 (formatted without `core::fmt`).
 pub(crate) fn new_key() -> String {
@@ -26,39 +32,56 @@ pub(crate) fn new_key() -> String {
 
 /// Deletes from the given backends what core's `sweep_due` says: the expired records of
 /// `namespace` and its quarantined copies past their retention; returns how many.
+/// With local storage among them, IndexedDB's copies go the same way, in the background
+/// (they are not counted).
 pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str) -> u32 {
     let mut prefix = String::from(namespace);
     prefix.push(':');
     let now = now_ms();
+    if kinds.contains(&StorageKind::Local) {
+        let (ns, p) = (String::from(namespace), prefix.clone());
+        spawn_local(async move {
+            idb::sweep(&p, move |k, v| sweep_due(&ns, &k, &v, now)).await;
+        });
+    }
     storage::remove_where(kinds, &prefix, |k, v| sweep_due(namespace, k, v, now))
 }
 
 /// The `storage` event listener, kept to remove it when the checkout is freed.
 type Listener = Closure<dyn FnMut(StorageEvent)>;
 
-/// Shared by the JS `Checkout` object and its running submits.
+/// Shared by the JS `Checkout` object and its running operations.
 pub(crate) struct Inner {
     /// Validated options.
     pub(crate) opts: Options,
-    /// Where the record lives.
+    /// The Web Storage (or memory) store: the mirror every getter and `open()` read, and
+    /// the store itself where IndexedDB is not used.
     pub(crate) store: Rc<Store>,
     /// `onEvent`.
     pub(crate) events: Emitter,
-    /// The record as this tab knows it.
+    /// The record as this tab shows it.
     pub(crate) rec: RefCell<Record>,
+    /// Whether `rec` came from or went to the scope's store; if not, it is a key this tab
+    /// made up, which must never replace a record it may not have seen.
+    pub(crate) rec_stored: Cell<bool>,
     /// The record's storage key.
     pub(crate) rec_key: String,
-    /// The submit in flight: payload fingerprint, its promise, its number (single flight).
-    pub(crate) inflight: RefCell<Option<(String, Promise, u32)>>,
-    /// Submit sequences started so far (numbers the in-flight one).
-    pub(crate) flights: Cell<u32>,
+    /// Whether IndexedDB holds the scope's record (`storage: "local"` until it fails).
+    pub(crate) idb: Cell<bool>,
+    /// `reset()` and `finish()` calls waiting for their turn with the lock: until they are
+    /// done, what other tabs store does not replace the new key this tab shows.
+    pub(crate) intents: Cell<u32>,
+    /// The submit sequence in flight in this tab.
+    pub(crate) flight: SingleFlight,
+    channel: RefCell<Option<Channel>>,
     listener: RefCell<Option<Listener>>,
 }
 
 impl Inner {
     /// Opens the scope: picks the storage (with fallbacks), sweeps it (expired records,
-    /// quarantined copies past their retention), loads
-    /// or creates the record (setting an unreadable one aside) and writes it back.
+    /// quarantined copies past their retention) and shows the mirror's record. Writes
+    /// nothing: with no readable record, the new key is stored by the lock holder only if
+    /// the scope's store holds none (in the background, at once).
     pub(crate) fn open(opts: Options, on_event: Option<Function>) -> Rc<Inner> {
         let mut fallbacks = Vec::new();
         let mut probe = String::from(opts.namespace.as_str());
@@ -66,30 +89,42 @@ impl Inner {
         let store = Rc::new(Store::open(opts.storage, &probe, &mut fallbacks));
         sweep_kinds(&[store.kind()], &opts.namespace);
         let rec_key = record_key(&opts.namespace, &opts.scope);
-        // The record used when storage holds none that is readable and unexpired.
         let first = Record::new(new_key(), opts.scope.as_str(), now_ms(), opts.ttl_ms());
+        let local = store.kind() == StorageKind::Local;
         let inner = Rc::new(Inner {
             opts,
             store,
             events: Emitter(on_event),
             rec: RefCell::new(first),
+            rec_stored: Cell::new(false),
             rec_key,
-            inflight: RefCell::new(None),
-            flights: Cell::new(0),
+            idb: Cell::new(local),
+            intents: Cell::new(0),
+            flight: SingleFlight::default(),
+            channel: RefCell::new(None),
             listener: RefCell::new(None),
         });
-        let stored = inner.read_stored().filter(|r| !r.is_expired(now_ms()));
-        let written = stored.is_none();
-        if let Some(r) = stored {
+        if let Some(r) = inner.read_mirror().filter(|r| !r.is_expired(now_ms())) {
             inner.rec.replace(r);
+            inner.rec_stored.set(true);
         }
-        let rec = inner.rec.borrow().clone();
-        inner.report(&rec.key, fallbacks);
-        // A record read as is is not written back: that could undo another tab's newer write.
-        if written {
-            inner.write(&rec);
-        }
+        let key = inner.rec.borrow().key.clone();
+        inner.report(&key, fallbacks);
         inner.listen();
+        if !inner.rec_stored.get() {
+            if local {
+                let i = inner.clone();
+                spawn_local(async move { i.hold().await.establish().await });
+            } else {
+                // Session and memory stores belong to this tab alone, which has just read
+                // all they hold: nobody else's record can be missed.
+                let mut rec = inner.rec.borrow().clone();
+                rec.rev += 1;
+                let fb = inner.store.set(&inner.rec_key, &rec.encode());
+                inner.report(&rec.key, fb);
+                inner.set_shown(&rec, true);
+            }
+        }
         inner
     }
 
@@ -103,83 +138,60 @@ impl Inner {
         )
     }
 
-    /// The stored record; an unreadable one is moved to a quarantine key with a
-    /// `storage-corrupt` event, and `None` is returned for it as for no record.
-    pub(crate) fn read_stored(&self) -> Option<Record> {
+    /// The mirror's record; an unreadable one is set aside (and removed from the mirror).
+    pub(crate) fn read_mirror(&self) -> Option<Record> {
         let text = self.store.get(&self.rec_key)?;
-        match self.decode(&text) {
-            Ok(r) if r.scope == self.opts.scope => Some(r),
-            res => {
-                let reason = match res {
-                    Err(e) => e.to_string(),
-                    Ok(_) => "record belongs to another scope".into(),
-                };
-                let q = quarantine_key(&self.opts.namespace, &self.opts.scope, now_ms());
-                let fb = self.store.set(&q, &text);
-                self.store.remove(&self.rec_key);
-                // The key the checkout will use next: the in-memory one.
-                let key = self.rec.borrow().key.clone();
-                self.report(&key, fb);
-                self.events.emit(
-                    &key,
-                    Event::StorageCorrupt {
-                        reason: &reason,
-                        quarantine_key: &q,
-                    },
-                );
-                None
-            }
+        let r = self.decode_or_set_aside(&text);
+        if r.is_none() {
+            self.store.remove(&self.rec_key);
         }
+        r
     }
 
-    /// A stored record's text as this page reads it: decoded, its expiry capped by this
-    /// page's `ttlSeconds`.
+    /// A stored record's text as this page reads it; an unreadable one is copied to a
+    /// quarantine key with a `storage-corrupt` event, and `None` is returned for it as for
+    /// no record.
+    pub(crate) fn decode_or_set_aside(&self, text: &str) -> Option<Record> {
+        let reason = match self.decode(text) {
+            Ok(r) if r.scope == self.opts.scope => return Some(r),
+            Err(e) => e.to_string(),
+            Ok(_) => "record belongs to another scope".into(),
+        };
+        let q = quarantine_key(&self.opts.namespace, &self.opts.scope, now_ms());
+        let fb = self.store.set(&q, text);
+        // The key the checkout will use next: the in-memory one.
+        let key = self.rec.borrow().key.clone();
+        self.report(&key, fb);
+        self.events.emit(
+            &key,
+            Event::StorageCorrupt {
+                reason: &reason,
+                quarantine_key: &q,
+            },
+        );
+        None
+    }
+
+    /// Decoded, its expiry capped by this page's `ttlSeconds`.
     fn decode(&self, text: &str) -> crate::error::Result<Record> {
         let mut r = Record::decode(text)?;
         r.limit_ttl(self.opts.ttl_ms());
         Ok(r)
     }
 
-    /// Re-reads storage (another tab may have moved on) and adopts what it holds.
-    pub(crate) fn reload(&self) -> Record {
-        if let Some(r) = self.read_stored() {
-            self.rec.replace(r);
+    /// Makes `rec` what this tab shows (`stored`: it is the scope's stored record), with a
+    /// `state` event when the state changed; skipped while a `reset()` or `finish()` of
+    /// this tab waits for its turn (it decides what is shown once done).
+    pub(crate) fn show(&self, rec: &Record, stored: bool) {
+        if self.intents.get() == 0 {
+            self.set_shown(rec, stored);
         }
-        self.rec.borrow().clone()
     }
 
-    /// Makes `rec` this checkout's record and writes it.
-    pub(crate) fn replace(&self, rec: &Record) {
-        self.rec.replace(rec.clone());
-        self.write(rec);
-    }
-
-    /// Writes `rec` unless the attempt was abandoned meanwhile (reset, finish, or another
-    /// tab moved the scope to another key); returns whether it was written.
-    pub(crate) fn persist(&self, rec: &Record) -> bool {
-        if self.rec.borrow().key != rec.key {
-            return false;
-        }
-        self.replace(rec);
-        true
-    }
-
-    fn write(&self, rec: &Record) {
-        let fb = self.store.set(&self.rec_key, &rec.encode());
-        self.report(&rec.key, fb);
-    }
-
-    fn report(&self, key: &str, fallbacks: Vec<Fallback>) {
-        for f in fallbacks {
-            self.events.emit(
-                key,
-                Event::StorageFallback {
-                    from: f.from,
-                    to: f.to,
-                    reason: &f.reason,
-                },
-            );
-        }
+    fn set_shown(&self, rec: &Record, stored: bool) {
+        let prev = self.rec.replace(rec.clone()).state;
+        self.rec_stored.set(stored);
+        self.state_changed(rec, prev);
     }
 
     /// Emits a `state` event when `previous` differs from `rec.state`.
@@ -195,34 +207,70 @@ impl Inner {
         }
     }
 
-    /// Starts a new attempt on purpose: new key, state fresh, written.
-    pub(crate) fn reset(&self) {
+    /// `storage-fallback` events for the backends that failed.
+    pub(crate) fn report(&self, key: &str, fallbacks: Vec<Fallback>) {
+        for f in fallbacks {
+            self.events.emit(
+                key,
+                Event::StorageFallback {
+                    from: f.from,
+                    to: f.to,
+                    reason: &f.reason,
+                },
+            );
+        }
+    }
+
+    /// Posts a notice to the scope's other tabs (where there is a channel).
+    pub(crate) fn post(&self, n: Notice) {
+        if let Some(c) = &*self.channel.borrow() {
+            c.post(&n.encode());
+        }
+    }
+
+    /// Starts a new attempt on purpose: new key, state fresh, stored once this tab holds
+    /// the lock (unless another tab moved the scope to a newer attempt meanwhile).
+    pub(crate) fn reset(self: &Rc<Self>) {
         self.start_over(true);
     }
 
-    /// Forgets the record; the next key is kept in memory only until a submit writes it.
-    pub(crate) fn finish(&self) {
+    /// Forgets the record once this tab holds the lock; the next key is kept in memory only
+    /// until a submit stores it.
+    pub(crate) fn finish(self: &Rc<Self>) {
         self.start_over(false);
     }
 
-    /// A new key, state fresh, no submit in flight; the record written (`keep`) or removed.
-    fn start_over(&self, keep: bool) {
-        let prev = self.rec.borrow().state;
-        let rec = self.fresh();
-        self.inflight.take();
-        self.rec.replace(rec.clone());
-        if keep {
-            self.write(&rec);
-        } else {
-            self.store.remove(&self.rec_key);
-        }
-        self.state_changed(&rec, prev);
+    /// Shows a new key (state fresh) at once and stops this tab's submit before its next
+    /// try; asks the other tabs to stop sending the old key; then, with the lock (after any
+    /// sequence in flight), stores the new record (`keep`) or removes the old one.
+    fn start_over(self: &Rc<Self>, keep: bool) {
+        let seen = self.rec.borrow().key.clone();
+        let next = self.fresh();
+        self.set_shown(&next, false);
+        self.intents.set(self.intents.get() + 1);
+        self.flight.abandon(None);
+        self.post(Notice::Abandon(&seen));
+        let inner = self.clone();
+        spawn_local(async move {
+            let shown = inner.hold().await.start_over(&seen, next, keep).await;
+            inner.intents.set(inner.intents.get() - 1);
+            inner.show(&shown.0, shown.1);
+        });
     }
 
+    /// Joins the scope's channel and listens for `storage` events (local storage only:
+    /// session and memory records belong to this tab or page).
     fn listen(self: &Rc<Inner>) {
-        if self.store.kind() == StorageKind::Memory {
+        if self.store.kind() != StorageKind::Local {
             return;
         }
+        let weak: Weak<Inner> = Rc::downgrade(self);
+        self.channel
+            .replace(Channel::open(&self.rec_key, move |text: String| {
+                if let Some(inner) = weak.upgrade() {
+                    inner.on_notice(&text);
+                }
+            }));
         let Some(w) = web_sys::window() else { return };
         let weak: Weak<Inner> = Rc::downgrade(self);
         let cb = Closure::<dyn FnMut(StorageEvent)>::new(move |ev: StorageEvent| {
@@ -234,23 +282,47 @@ impl Inner {
         self.listener.replace(Some(cb));
     }
 
+    fn on_notice(&self, text: &str) {
+        match Notice::parse(text) {
+            Some(Notice::Stored(t)) => self.take_copy(t),
+            Some(Notice::Removed(k)) => self.take_removal(k),
+            Some(Notice::Abandon(k)) => self.flight.abandon(Some(k)),
+            None => {}
+        }
+    }
+
+    /// The `storage` event: the mirror written by another tab (the fallback where
+    /// BroadcastChannel is missing; the same news twice is harmless).
     fn on_storage(&self, ev: &StorageEvent) {
         if ev.key().as_deref() != Some(self.rec_key.as_str())
             || !self.store.is_area(ev.storage_area())
         {
             return;
         }
-        let prev = self.rec.borrow().state;
-        let rec = match ev.new_value() {
-            Some(text) => match self.decode(&text) {
-                Ok(r) => r,
-                Err(_) => return,
-            },
-            // Finished in another tab: the next attempt gets a new key.
-            None => self.fresh(),
-        };
-        self.rec.replace(rec.clone());
-        self.state_changed(&rec, prev);
+        match (ev.new_value(), ev.old_value()) {
+            (Some(text), _) => self.take_copy(&text),
+            (None, Some(old)) => {
+                if let Ok(r) = self.decode(&old) {
+                    self.take_removal(&r.key);
+                }
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// Another tab stored `text`: shown here if it is newer than what this tab shows.
+    fn take_copy(&self, text: &str) {
+        let Ok(r) = self.decode(text) else { return };
+        if r.scope == self.opts.scope && supersedes(&r, &self.rec.borrow(), self.rec_stored.get()) {
+            self.show(&r, true);
+        }
+    }
+
+    /// Another tab removed the record of `key`: this tab's next attempt gets a new key.
+    fn take_removal(&self, key: &str) {
+        if removes(key, &self.rec.borrow(), self.rec_stored.get()) {
+            self.show(&self.fresh(), false);
+        }
     }
 }
 

@@ -1,12 +1,17 @@
-//! The browser glue: storage with fallback, fetch with timeout, the cross-tab lock,
+//! The browser glue: storage with fallback, the cross-tab store (IndexedDB, the Web
+//! Storage mirror, BroadcastChannel notices) and lock, fetch with timeout, single flight,
 //! clock, events, and the submit flow. Thin by design: every decision is in `core`.
 
+pub(crate) mod broadcast;
 pub(crate) mod checkout;
 pub(crate) mod clock;
 pub(crate) mod events;
+pub(crate) mod flight;
 pub(crate) mod http;
+pub(crate) mod idb;
 pub(crate) mod js;
 pub(crate) mod lock;
 pub(crate) mod options;
+pub(crate) mod shared;
 pub(crate) mod storage;
 pub(crate) mod submit;

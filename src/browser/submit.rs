@@ -1,5 +1,5 @@
-//! The submit flow: lock the scope, re-read the record, follow core's plan, then the
-//! retry loop (core::retry) with the record written before every try.
+//! The submit flow: lock the scope, read its record, follow core's plan, then the retry
+//! loop (core::retry) with the record stored before every try, and the final answer stored.
 
 use std::rc::Rc;
 
@@ -9,21 +9,17 @@ use wasm_bindgen::JsValue;
 use super::checkout::Inner;
 use super::clock::{now_ms, random01, sleep};
 use super::events::Event;
+use super::flight::Flight;
 use super::http::{self, Answer, NoAnswer};
 use super::js::{error_text, Obj};
-use super::lock;
+use super::shared::Locked;
 use crate::core::fingerprint::fingerprint;
 use crate::core::header::{format_key, is_replayed};
-use crate::core::record::{lease_key, Record, StoredResponse};
+use crate::core::record::{Record, StoredResponse};
 use crate::core::retry::{classify, Class, Next, TryOutcome};
 use crate::core::retry_after::parse_retry_after;
 use crate::core::state::{plan_submit_since, State, SubmitPlan};
 use crate::error::{Error, Result};
-
-/// A lock that took longer than this was held by someone else.
-const WAITED_MS: f64 = 15.0;
-/// How long a tab that waited lets the holder's storage writes arrive.
-const SETTLE_MS: f64 = 50.0;
 
 /// The payload as JSON text and its fingerprint; `invalid-payload` when JSON cannot carry it.
 pub(crate) fn prepare(payload: &JsValue) -> Result<(String, String)> {
@@ -62,28 +58,19 @@ fn cached(rec: &Record) -> Option<JsValue> {
         .map(|r| result(&rec.key, r, true, rec.attempts))
 }
 
-/// Runs one submit sequence; `started` is when `submit()` was called.
+/// Runs one submit sequence of this tab, `started` when `submit()` was called: lock the
+/// scope, read its record, plan, send the tries (each stored before it leaves), store the
+/// final answer; the lock is released when this returns.
 pub(crate) async fn run(
     inner: Rc<Inner>,
+    flight: Rc<Flight>,
     body: String,
-    fp: String,
     started: f64,
 ) -> Result<JsValue> {
-    let o = &inner.opts;
-    let mut lock_name = String::from("idemkey:");
-    lock_name.push_str(&inner.rec_key);
-    let asked = now_ms();
-    // Held until this function returns (dropping it releases the scope).
-    let _guard = lock::acquire(&inner.store, &lock_name, &lease_key(&o.namespace, &o.scope)).await;
-    if now_ms() - asked > WAITED_MS {
-        // Another tab held the scope. Chromium hands its storage writes to this tab apart
-        // from the lock's release; give them a moment to land before reading its result.
-        sleep(SETTLE_MS).await;
-    }
-    let mut rec = inner.reload();
-    let now = now_ms();
+    let held = inner.hold().await;
+    let (mut rec, _) = held.read().await;
     // Includes "another tab failed this very payload while we waited: its answer is ours".
-    match plan_submit_since(&rec, &fp, now, started) {
+    match plan_submit_since(&rec, &flight.fp, now_ms(), started) {
         SubmitPlan::Cached => {
             if let Some(r) = cached(&rec) {
                 return Ok(r);
@@ -94,41 +81,49 @@ pub(crate) async fn run(
                 state: rec.state.as_str(),
             })
         }
-        SubmitPlan::Send { new_key: true } => {
-            let prev = rec.state;
-            rec = inner.fresh();
-            inner.replace(&rec);
-            inner.state_changed(&rec, prev);
-        }
+        SubmitPlan::Send { new_key: true } => rec = inner.fresh(),
         SubmitPlan::Send { new_key: false } => {}
     }
-    let prev = rec.state;
-    rec.fingerprint = Some(fp);
+    flight.bind(&rec.key);
+    rec.fingerprint = Some(flight.fp.clone());
     rec.state = State::Pending;
-    rec.updated_at = now;
-    // Stored with the first try's count just below, before the first byte goes out: a
-    // write here would be replaced by that one before this submit yields.
-    inner.rec.replace(rec.clone());
-    inner.state_changed(&rec, prev);
+    let (state, answer) = tries(&inner, &held, &flight, &mut rec, &body).await?;
+    rec.state = state;
+    rec.updated_at = now_ms();
+    let out = result(&rec.key, &answer, false, rec.attempts);
+    rec.response = Some(answer);
+    held.store(&mut rec).await;
+    Ok(out)
+}
 
+/// Sends `rec`'s tries until a final answer (its state and response), storing the record
+/// with each try's count before the try leaves; `outcome-unknown` when retries or the
+/// deadline run out, or when the key was given up (`reset()`, `finish()`, another tab)
+/// before a try: sending on would re-send a key the page gave up on, and hold the scope's
+/// lock so the new attempt waits behind our retries.
+async fn tries(
+    inner: &Inner,
+    held: &Locked<'_>,
+    flight: &Flight,
+    rec: &mut Record,
+    body: &str,
+) -> Result<(State, StoredResponse)> {
+    let o = &inner.opts;
     let policy = o.retry_policy();
     let t0 = now_ms();
     let key_value = format_key(&rec.key, o.header_format);
     let mut retries = 0;
     loop {
-        rec.attempts += 1;
-        rec.updated_at = now_ms();
-        // The count is stored before the try leaves. A write refused because the checkout
-        // moved to another key (reset(), finish(), another tab) while we slept means the
-        // attempt was abandoned: sending on would re-send a key the page gave up on, and
-        // hold the scope's lock so the new attempt's submit waits behind our retries.
-        if !inner.persist(&rec) {
+        if flight.abandoned() {
             return Err(Error::OutcomeUnknown {
-                attempts: rec.attempts - 1,
+                attempts: rec.attempts,
                 reason: "abandoned".into(),
                 abandoned: true,
             });
         }
+        rec.attempts += 1;
+        rec.updated_at = now_ms();
+        held.store(rec).await;
         inner.events.emit(
             &rec.key,
             Event::Attempt {
@@ -142,7 +137,7 @@ pub(crate) async fn run(
             headers: &o.headers,
             key_name: &o.header_name,
             key_value: &key_value,
-            body: &body,
+            body,
             credentials: &o.credentials,
             timeout_ms: (o.timeout_ms as f64).min(left).max(1.0),
         };
@@ -168,19 +163,12 @@ pub(crate) async fn run(
                     Class::Retry => None,
                 };
                 if let Some(state) = done {
-                    let prev = rec.state;
-                    rec.state = state;
-                    rec.updated_at = now_ms();
                     let r = StoredResponse {
                         status,
                         body,
                         replayed,
                     };
-                    let out = result(&rec.key, &r, false, rec.attempts);
-                    rec.response = Some(r);
-                    inner.persist(&rec);
-                    inner.state_changed(&rec, prev);
-                    return Ok(out);
+                    return Ok((state, r));
                 }
                 (
                     TryOutcome::Response(status),

@@ -11,3 +11,4 @@ pub mod record;
 pub mod retry;
 pub mod retry_after;
 pub mod state;
+pub mod sync;

@@ -6,6 +6,11 @@ use crate::error::{Error, Result};
 use crate::prelude::*;
 
 /// The record format this crate writes and the only one it reads.
+///
+/// `rev` was added to version 1 as an optional field rather than as a version 2: a tab
+/// still running an older release reads such a record as it always did (it ignores unknown
+/// fields), where a new version number would make it set the record aside as unreadable
+/// and start over with another key while the first key's request may be in flight.
 pub const RECORD_VERSION: u32 = 1;
 
 /// The last final response of an attempt, kept so a refresh or a second tab can show it.
@@ -24,6 +29,10 @@ pub struct StoredResponse {
 pub struct Record {
     /// Format version, [`RECORD_VERSION`].
     pub version: u32,
+    /// How many times the scope's lock holders stored this key's record; 0 for a record
+    /// that was never stored, or one an older release wrote (it had no such field).
+    /// Another tab's copy with a higher `rev` of the same key is newer.
+    pub rev: u64,
     /// The idempotency key (UUID).
     pub key: String,
     /// The checkout scope the page chose.
@@ -54,6 +63,7 @@ impl Record {
     ) -> Record {
         Record {
             version: RECORD_VERSION,
+            rev: 0,
             key: key.into(),
             scope: scope.into(),
             fingerprint: None,
@@ -82,11 +92,13 @@ impl Record {
         }
     }
 
-    /// The stored JSON text (`"v":1`); timestamps as whole ms.
+    /// The stored JSON text (`"v":1`, then `"rev"`); timestamps as whole ms.
     pub fn encode(&self) -> String {
         let mut o = String::with_capacity(256 + self.response.as_ref().map_or(0, |r| r.body.len()));
         o.push_str("{\"v\":");
         push_u64(&mut o, self.version as u64);
+        o.push_str(",\"rev\":");
+        push_u64(&mut o, self.rev);
         o.push_str(",\"key\":");
         write_str(&self.key, &mut o);
         o.push_str(",\"scope\":");
@@ -138,6 +150,11 @@ impl Record {
         if version != RECORD_VERSION as u64 {
             return Err(corrupt("unsupported version", ""));
         }
+        // Optional: records written before it existed have none.
+        let rev = match j.get("rev") {
+            None => 0,
+            Some(_) => int(&j, "rev", MAX_SAFE)?,
+        };
         let key = string(&j, "key")?;
         if !is_uuid(&key) {
             return Err(corrupt("field `key`: ", "not a UUID"));
@@ -184,6 +201,7 @@ impl Record {
         };
         Ok(Record {
             version: RECORD_VERSION,
+            rev,
             key,
             scope,
             fingerprint,

@@ -71,7 +71,7 @@ fn encoding_is_versioned_json() {
     let text = Record::new(KEY, "s", NOW, 1000.0).encode();
     assert_eq!(
         text,
-        r#"{"v":1,"key":"8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f","scope":"s","fp":null,"state":"fresh","attempts":0,"createdAt":1700000000000,"expiresAt":1700000001000,"updatedAt":1700000000000,"response":null}"#
+        r#"{"v":1,"rev":0,"key":"8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f","scope":"s","fp":null,"state":"fresh","attempts":0,"createdAt":1700000000000,"expiresAt":1700000001000,"updatedAt":1700000000000,"response":null}"#
     );
 }
 
@@ -84,6 +84,38 @@ fn field_order_whitespace_and_unknown_fields_are_tolerated() {
     .unwrap();
     assert_eq!(r.scope, "s");
     assert_eq!(r.expires_at, 2.0);
+}
+
+#[test]
+fn rev_is_optional_and_round_trips() {
+    let mut r = full();
+    r.rev = 7;
+    assert!(r.encode().starts_with(r#"{"v":1,"rev":7,"key":"#));
+    assert_eq!(Record::decode(&r.encode()).unwrap().rev, 7);
+    // A record an older release wrote has no `rev`: it reads as 0, everything else intact.
+    let old = Record::decode(&with("rev", None)).unwrap();
+    assert_eq!(old.rev, 0);
+    assert_eq!(old.key, KEY);
+    assert_eq!(old.state, State::Succeeded);
+    assert_eq!(reason(&with("rev", Some("-1"))), "field `rev`: wrong type");
+    assert_eq!(
+        reason(&with("rev", Some("\"3\""))),
+        "field `rev`: wrong type"
+    );
+    assert_eq!(reason(&with("rev", Some("1.5"))), "field `rev`: wrong type");
+    assert_eq!(
+        reason(&with("rev", Some("9007199254740992"))),
+        "field `rev`: wrong type"
+    );
+}
+
+/// The exact text release 0.1.0 wrote (no `rev`) still reads.
+#[test]
+fn a_record_from_release_0_1_0_reads() {
+    let text = r#"{"v":1,"key":"8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f","scope":"cart-42","fp":"f1:0123456789abcdef","state":"pending","attempts":2,"createdAt":1700000000000,"expiresAt":1700086400000,"updatedAt":1700000000005,"response":null}"#;
+    let r = Record::decode(text).unwrap();
+    assert_eq!((r.rev, r.state, r.attempts), (0, State::Pending, 2));
+    assert_eq!(r.fingerprint.as_deref(), Some("f1:0123456789abcdef"));
 }
 
 #[test]

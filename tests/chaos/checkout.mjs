@@ -145,8 +145,8 @@ async function play(plan, env, rec, tabs) {
     tabs.push(t);
     return t;
   };
-  for (const f of plan.faults) await api.post('/api/faults', plan.customer, faultBody(f));
-  if (env.receipts) for (const f of plan.workerFaults) await api.post('/api/faults', plan.customer, f);
+  const faults = [...plan.faults, ...(env.receipts ? plan.workerFaults : [])];
+  for (const f of faults) await api.post('/api/faults', plan.customer, faultBody(f), env.faultUrl(f.instance));
   rec.onPost = () => { if (rec.posts.length === 1) env.onFirstPay(plan.index); };
 
   const tab1 = await open('tab1');
@@ -185,9 +185,12 @@ async function play(plan, env, rec, tabs) {
 
   order.paid = await payUntilPaid(rec, main, order);
   if (!order.paid) rec.unresolved.push(`order ${order.cart} not paid after ${MAX_PRESSES} more Pays`);
-  // Only while the tab shows the order paid: after another tab's reset() it shows a
-  // fresh attempt, and a Pay there is a new purchase.
-  if (order.paid && plan.payAgainAfterPaid && (await main.status()).state === 'succeeded') await press(main);
+  // Not after a reset() in another tab: that asked for a new key for the next Pay (it
+  // takes effect once the paying tab lets go of the scope), so a Pay then is a new
+  // purchase. Otherwise only while the tab shows the order paid.
+  if (order.paid && plan.payAgainAfterPaid && plan.move !== 'reset-race' && (await main.status()).state === 'succeeded') {
+    await press(main);
+  }
   await finalStates(rec, tabs);
 }
 

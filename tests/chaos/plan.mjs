@@ -45,9 +45,11 @@ function faultsFor(r) {
   const n = r.int(0, 3);
   const out = [];
   for (let i = 0; i < n; i += 1) out.push({ ...FAULTS[r.pick(FAULT_NAMES)](r), count: 1 });
+  // Which instance of a cluster holds it (faults live in the instance asked for them).
+  for (const f of out) f.instance = r.int(0, 2);
   // Now and then every try of the first Pay fails (six tries: the first and five
   // retries), so it ends outcome-unknown and the user has to press Pay again.
-  if (n > 0 && r.chance(0.15)) out[0] = { ...FAULTS[r.pick(['fail-before-commit', 'respond-503', 'drop-before-commit'])](r), count: 6 };
+  if (n > 0 && r.chance(0.15)) out[0] = { ...FAULTS[r.pick(['fail-before-commit', 'respond-503', 'drop-before-commit'])](r), count: 6, instance: out[0].instance };
   return out;
 }
 
@@ -57,7 +59,7 @@ function faultsFor(r) {
 const WORKER_FAULTS = ['worker-fail-before-receipt', 'worker-crash-before-ack'];
 
 function workerFaultsFor(r) {
-  return r.chance(0.15) ? [{ mode: r.pick(WORKER_FAULTS), count: 1 }] : [];
+  return r.chance(0.15) ? [{ mode: r.pick(WORKER_FAULTS), count: 1, instance: r.int(0, 2) }] : [];
 }
 
 function quantities(r) {
@@ -114,7 +116,7 @@ export function planRestarts(seed, checkouts, count = 2) {
 
 /** The body to POST to /api/faults for one planned fault (dates made absolute now). */
 export function faultBody(f) {
-  const { retry_after_in_ms: inMs, ...body } = f;
+  const { retry_after_in_ms: inMs, instance, ...body } = f;
   if (inMs !== undefined) body.retry_after = new Date(Date.now() + inMs).toUTCString();
   return body;
 }

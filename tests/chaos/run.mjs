@@ -51,12 +51,12 @@ function config() {
 
 /** GET/POST on the server's API for one customer; waits out a restart and tries again. */
 function apiClient(target) {
-  async function call(method, pathname, customer, body) {
+  async function call(method, pathname, customer, body, base = target.url) {
     for (let i = 1; ; i += 1) {
       await target.whenUp();
       let res;
       try {
-        res = await fetch(target.url + pathname, {
+        res = await fetch(base + pathname, {
           method,
           headers: { 'X-Customer-Id': customer, ...(body ? { 'Content-Type': 'application/json' } : {}) },
           body: body ? JSON.stringify(body) : undefined,
@@ -73,7 +73,7 @@ function apiClient(target) {
   }
   return {
     get: (pathname, customer) => call('GET', pathname, customer),
-    post: (pathname, customer, body) => call('POST', pathname, customer, body),
+    post: (pathname, customer, body, base) => call('POST', pathname, customer, body, base),
     /** Whether the server has an endpoint (a 404 means it does not). */
     async has(pathname) {
       const res = await fetch(target.url + pathname, { headers: { 'X-Customer-Id': 'chaos-probe' } });
@@ -143,7 +143,7 @@ async function main() {
         const i = next;
         next += 1;
         records[i] = await runCheckout(plans[i], {
-          browser, profile: w % cfg.contexts, gate, api, url: target.url, receipts: receiptsOn, onFirstPay: restartAfter, stopped,
+          browser, profile: w % cfg.contexts, gate, api, url: target.url, receipts: receiptsOn, faultUrl: target.faultUrl, onFirstPay: restartAfter, stopped,
         });
         restartAfter(i);     // a checkout that never sent still triggers its restart
         done += 1;

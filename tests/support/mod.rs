@@ -3,6 +3,10 @@
 //! (faults, including exact scheduled answers, and the ledger).
 #![allow(dead_code)]
 
+mod tabs;
+#[allow(unused_imports)]
+pub use tabs::*;
+
 use idemkey::Checkout;
 use js_sys::{Array, Function, Promise, Reflect, JSON};
 use wasm_bindgen::prelude::*;
@@ -47,8 +51,8 @@ export async function api(url, method, customer, body) {
   if (!r.ok) throw new Error("test api " + method + " " + url + ": " + r.status + " " + t);
   return t ? JSON.parse(t) : null;
 }
-export function fireStorage(key, newValue) {
-  window.dispatchEvent(new StorageEvent("storage", { key, newValue, storageArea: localStorage }));
+export function fireStorage(key, newValue, oldValue) {
+  window.dispatchEvent(new StorageEvent("storage", { key, newValue, oldValue, storageArea: localStorage }));
 }
 "#)]
 extern "C" {
@@ -75,6 +79,10 @@ extern "C" {
     /// Dispatches a `storage` event for localStorage as another tab's write would.
     #[wasm_bindgen(js_name = fireStorage)]
     pub fn fire_storage(key: &str, new_value: Option<String>);
+    /// Dispatches a `storage` event for the removal of `old_value` at `key`, as another
+    /// tab's `removeItem` would.
+    #[wasm_bindgen(js_name = fireStorage)]
+    fn fire_storage_removed_js(key: &str, new_value: JsValue, old_value: &str);
 }
 
 /// The reference server's base URL, fixed when the tests were compiled.
@@ -307,4 +315,10 @@ pub async fn wait_events(ev: &Function, ty: &str, n: usize) {
         "no {n} `{ty}` event(s) within 10 s: {:?}",
         types(ev)
     );
+}
+
+/// Dispatches a `storage` event for the removal of `old_value` at `key`, as another tab's
+/// `removeItem` would.
+pub fn fire_storage_removed(key: &str, old_value: &str) {
+    fire_storage_removed_js(key, JsValue::NULL, old_value);
 }

@@ -53,6 +53,7 @@ fn valid(r: &Record) -> bool {
         && r.fingerprint.as_ref().is_none_or(|f| !f.is_empty())
         && (r.state == State::Fresh || r.fingerprint.is_some())
         && r.expires_at >= r.created_at
+        && r.rev <= MAX_SAFE
         && [r.created_at, r.expires_at, r.updated_at]
             .iter()
             .all(|t| *t <= MAX_SAFE as f64)
@@ -102,8 +103,14 @@ fn record(u: &mut Unstructured) -> Result<Record> {
     } else {
         None
     };
+    let rev = if u.ratio(15, 16)? {
+        u.int_in_range(0..=MAX_SAFE)?
+    } else {
+        u.arbitrary()?
+    };
     Ok(Record {
         version,
+        rev,
         key,
         scope: u.arbitrary()?,
         fingerprint,

@@ -1,6 +1,6 @@
 //! `idemkey-server worker`: the receipt worker as its own process.
 //!
-//! Several may run against one database beside any number of servers
+//! Several may run against one database (SQLite or PostgreSQL) beside any number of servers
 //! started with `--no-receipt-worker` (or not: in-process workers claim
 //! alongside). It prints one line on stdout once it runs, `worker ID
 //! running`, stops on SIGINT or SIGTERM (a batch in flight is redelivered
@@ -14,19 +14,22 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use crate::cli::{parse_database_url, DatabaseUrl};
 use crate::outbox::config::OutboxArgs;
 use crate::outbox::faults::{Countdown, DeliveryFaults, NoFaults, WorkerFaultArgs};
 use crate::outbox::relay::Worker;
 use crate::outbox::storage::OutboxStorage;
+use crate::store::postgres::PgStore;
 use crate::store::sqlite::SqliteStore;
 use crate::store::Timing;
 
 /// Flags of `idemkey-server worker`.
 #[derive(Debug, Clone, Args)]
 pub struct WorkerArgs {
-    /// The database: `sqlite:PATH` (or a path).
-    #[arg(long, value_name = "URL")]
-    pub database_url: Option<String>,
+    /// The database the servers use: `postgres://USER@HOST:PORT/DB` or
+    /// `sqlite:PATH`.
+    #[arg(long, value_name = "URL", value_parser = parse_database_url)]
+    pub database_url: Option<DatabaseUrl>,
 
     /// SQLite database file (the shorthand of `--database-url sqlite:FILE`).
     #[arg(
@@ -50,28 +53,29 @@ pub struct WorkerArgs {
 }
 
 impl WorkerArgs {
-    /// The SQLite file to use.
-    fn sqlite_path(&self) -> Result<PathBuf, String> {
-        match self.database_url.as_deref() {
-            None => Ok(self.db.clone()),
-            Some(url) => match url.strip_prefix("sqlite:") {
-                Some(path) if !path.is_empty() => Ok(PathBuf::from(path)),
-                _ => Err(format!("--database-url `{url}`: expected sqlite:PATH")),
-            },
-        }
+    /// The store to deliver from.
+    fn database(&self) -> DatabaseUrl {
+        self.database_url
+            .clone()
+            .unwrap_or_else(|| DatabaseUrl::Sqlite(self.db.clone()))
     }
 }
 
 /// Runs the worker until a signal (`Ok`) or a crash fault (abort).
 pub async fn run(args: WorkerArgs) -> Result<(), String> {
     let cfg = args.outbox.config()?;
-    let path = args.sqlite_path()?;
     // The key settings are the server's business; a worker never reads keys.
     let timing = Timing {
         key_ttl: std::time::Duration::from_secs(86_400),
         lock_timeout: std::time::Duration::from_secs(30),
     };
-    let storage: Arc<dyn OutboxStorage> = Arc::new(SqliteStore::open(&path, timing)?);
+    let (storage, db): (Arc<dyn OutboxStorage>, String) = match args.database() {
+        DatabaseUrl::Sqlite(path) => (
+            Arc::new(SqliteStore::open(&path, timing)?),
+            path.display().to_string(),
+        ),
+        DatabaseUrl::Postgres(url) => (Arc::new(PgStore::connect(&url, timing).await?), url),
+    };
     let faults: Arc<dyn DeliveryFaults> = match Countdown::from_args(&args.faults) {
         Some(c) => {
             tracing::warn!(fault = ?args.faults.fault, "worker faults on: for tests only");
@@ -80,7 +84,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), String> {
         None => Arc::new(NoFaults),
     };
     let worker = Worker::new(storage, faults, cfg.clone());
-    tracing::info!(worker = worker.id(), db = %path.display(), claim_timeout = ?cfg.claim_timeout,
+    tracing::info!(worker = worker.id(), db = %db, claim_timeout = ?cfg.claim_timeout,
         retention = ?cfg.retention, "receipt worker started");
     {
         let mut out = std::io::stdout().lock();

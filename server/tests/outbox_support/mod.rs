@@ -5,14 +5,14 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::get_json;
+use crate::common::{get_json, Db};
 
 /// `idemkey-server worker` on a database.
 pub struct WorkerProc {
@@ -24,10 +24,10 @@ pub struct WorkerProc {
 }
 
 impl WorkerProc {
-    /// Starts a worker on the SQLite file `db` with `args`; returns once it
+    /// Starts a worker on the store of `db` with `args`; returns once it
     /// printed `worker ID running`.
-    pub fn start(db: &Path, args: &[&str]) -> WorkerProc {
-        let log = db.with_extension(format!(
+    pub fn start(db: &Db, args: &[&str]) -> WorkerProc {
+        let log = db.dir().join(format!(
             "worker.{}.log",
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -36,8 +36,10 @@ impl WorkerProc {
         ));
         let mut child = Command::new(env!("CARGO_BIN_EXE_idemkey-server"))
             .arg("worker")
-            .arg("--db")
-            .arg(db)
+            .args(match &db.url {
+                None => vec!["--db".into(), db.file.clone().into_os_string()],
+                Some(url) => vec!["--database-url".into(), url.into()],
+            })
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -139,15 +141,10 @@ pub fn receipts_per_charge(view: &Value) -> std::collections::HashMap<String, us
     n
 }
 
-/// A read-only connection to the SQLite file.
-pub fn sqlite(db: &Path) -> rusqlite::Connection {
-    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("open the database");
-    c.busy_timeout(Duration::from_secs(5)).unwrap();
-    c
-}
-
-/// One number from the SQLite file.
-pub fn count(db: &Path, sql: &str) -> i64 {
-    sqlite(db).query_row(sql, [], |r| r.get(0)).expect(sql)
+/// One integer from the store (the first column of the first row).
+pub fn count(db: &Db, sql: &str) -> i64 {
+    db.sql(sql)
+        .unwrap_or_else(|| panic!("no row: {sql}"))
+        .parse()
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
 }

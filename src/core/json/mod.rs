@@ -134,7 +134,7 @@ impl Json {
     }
 }
 
-/// Appends the decimal digits of `n`; spares the wasm the `fmt` machinery.
+/// Appends the decimal digits of `n`, without going through `core::fmt`.
 pub fn push_u64(out: &mut String, mut n: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();

@@ -1,5 +1,5 @@
 //! The recursive-descent parser behind [`Json::parse`](super::Json::parse): strict RFC 8259,
-//! errors as static messages so no formatting code ships.
+//! errors as static messages (nothing is formatted when one is returned).
 
 use super::{Json, MAX_DEPTH};
 use crate::prelude::*;
@@ -35,7 +35,7 @@ impl Parser<'_> {
     }
 
     // Non-panicking slices: the indices are always in range at ASCII boundaries, and
-    // `get` spares the wasm the slice-panic formatting code.
+    // `get` has no panic path.
     fn rest(&self) -> &[u8] {
         self.b.get(self.i..).unwrap_or_default()
     }

@@ -1,0 +1,61 @@
+//! IndexedDB, where the tabs of an origin keep each scope's record: database `idemkey`,
+//! object store `records`, the record texts under their storage keys. Its readwrite
+//! transactions are ordered by the browser across tabs, so what one tab committed is what
+//! the next reader gets (localStorage gives no such promise across tabs).
+//!
+//! A small inline-JS binding: web-sys's IndexedDB bindings cost many more bytes. The
+//! connection is opened once per page, reopened after the browser closes it, and given up
+//! after 5 s (a browser whose IndexedDB never answers must not hold the scope's lock for ever).
+
+use js_sys::Promise;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+use super::js::error_text;
+
+#[wasm_bindgen(inline_js = "let d;\
+function t(m,f){const i=globalThis.indexedDB;if(!i)return null;\
+if(!d){d=new Promise((y,n)=>{setTimeout(()=>n(new DOMException('IndexedDB did not open in 5 s','TimeoutError')),5e3);\
+const r=i.open('idemkey',1);r.onupgradeneeded=()=>r.result.createObjectStore('records');\
+r.onsuccess=()=>{const b=r.result;b.onclose=()=>{d=null};b.onversionchange=()=>{b.close();d=null};y(b)};\
+r.onerror=()=>n(r.error)});d.catch(()=>{d=null})}\
+return d.then(b=>new Promise((y,n)=>{const x=b.transaction('records',m),q=f(x.objectStore('records'));\
+x.oncomplete=()=>y(q.result);x.onabort=()=>n(x.error||q.error)})).catch(e=>{d=null;throw e})}\
+export function idbGet(k){return t('readonly',s=>s.get(k))}\
+export function idbSet(k,v){return t('readwrite',s=>v==null?s.delete(k):s.put(v,k))}\
+export function idbSweep(p,f){return t('readwrite',s=>{const q=s.openCursor(IDBKeyRange.bound(p,p+'\\uffff'));\
+q.onsuccess=()=>{const c=q.result;if(c){if(typeof c.key=='string'&&typeof c.value=='string'&&f(c.key,c.value))c.delete();c.continue()}};return q})}")]
+extern "C" {
+    #[wasm_bindgen(js_name = idbGet)]
+    fn idb_get(key: &str) -> JsValue;
+    #[wasm_bindgen(js_name = idbSet)]
+    fn idb_set(key: &str, value: Option<&str>) -> JsValue;
+    #[wasm_bindgen(js_name = idbSweep)]
+    fn idb_sweep(prefix: &str, due: &Closure<dyn FnMut(String, String) -> bool>) -> JsValue;
+}
+
+/// Awaits one call's promise; the reason when the page has no IndexedDB or it failed.
+async fn settle(p: JsValue) -> Result<JsValue, String> {
+    let Some(p) = p.dyn_ref::<Promise>() else {
+        return Err("IndexedDB unavailable".into());
+    };
+    JsFuture::from(p.clone()).await.map_err(|e| error_text(&e))
+}
+
+/// The text stored under `key`, if any.
+pub(crate) async fn get(key: &str) -> Result<Option<String>, String> {
+    Ok(settle(idb_get(key)).await?.as_string())
+}
+
+/// Stores `value` under `key` (removes it for `None`); resolves once committed.
+pub(crate) async fn set(key: &str, value: Option<&str>) -> Result<(), String> {
+    settle(idb_set(key, value)).await.map(|_| ())
+}
+
+/// Deletes, in one transaction, the entries under `prefix` for which `due(key, text)` says
+/// so (decided inside the transaction: no lock holder's write can slip in between).
+pub(crate) async fn sweep(prefix: &str, due: impl FnMut(String, String) -> bool + 'static) {
+    let due = Closure::<dyn FnMut(String, String) -> bool>::new(due);
+    // Errors ignored: an entry not swept now is swept by a later open() or sweep().
+    let _ = settle(idb_sweep(prefix, &due)).await;
+}

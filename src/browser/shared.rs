@@ -1,0 +1,160 @@
+//! The scope's record as every tab shares it, read and written only by the tab holding the
+//! scope's lock: IndexedDB holds it (`storage: "local"`), the Web Storage mirror follows
+//! each write for `open()` and the getters, and a notice tells the other tabs at once.
+//! Where IndexedDB is missing or fails (with a `storage-fallback` event), or for session
+//! and memory storage, the Web Storage store itself holds the record.
+
+use super::checkout::Inner;
+use super::clock::now_ms;
+use super::events::Event;
+use super::idb;
+use super::lock::{self, Guard};
+use crate::core::record::{lease_key, Record};
+use crate::core::sync::{may_replace, on_lock, Current, Notice};
+
+/// This tab's hold on the scope: released when dropped.
+pub(crate) struct Locked<'a> {
+    inner: &'a Inner,
+    _guard: Guard,
+}
+
+impl Inner {
+    /// Waits for the scope's lock (Web Locks, or the storage lease where there are none).
+    pub(crate) async fn hold(&self) -> Locked<'_> {
+        let mut name = String::from("idemkey:");
+        name.push_str(&self.rec_key);
+        let lease = lease_key(&self.opts.namespace, &self.opts.scope);
+        let guard = lock::acquire(&self.store, &name, &lease).await;
+        Locked {
+            inner: self,
+            _guard: guard,
+        }
+    }
+
+    /// IndexedDB failed: the Web Storage store holds the record from now on.
+    fn idb_failed(&self, reason: &str) {
+        self.idb.set(false);
+        let key = self.rec.borrow().key.clone();
+        self.events.emit(
+            &key,
+            Event::StorageFallback {
+                from: "indexeddb",
+                to: self.store.kind().as_str(),
+                reason,
+            },
+        );
+    }
+}
+
+impl Locked<'_> {
+    /// The scope's record as the last lock holder stored it: what this tab goes on from.
+    pub(crate) async fn current(&self) -> Current {
+        let i = self.inner;
+        let mut text = None;
+        let mut from_idb = false;
+        if i.idb.get() {
+            match idb::get(&i.rec_key).await {
+                Ok(t) => {
+                    text = t;
+                    from_idb = true;
+                }
+                Err(reason) => i.idb_failed(&reason),
+            }
+        }
+        let stored = if from_idb {
+            text.and_then(|t| i.decode_or_set_aside(&t))
+        } else {
+            i.read_mirror()
+        };
+        let mirror = if from_idb && stored.is_none() {
+            i.read_mirror()
+        } else {
+            None
+        };
+        let shown = i.rec.borrow().clone();
+        on_lock(stored, mirror, &shown, i.rec_stored.get(), now_ms())
+    }
+
+    /// [`Locked::current`] as a record, shown in this tab; and whether it still has to be
+    /// stored (a key made here, a new attempt, a record only the mirror held).
+    pub(crate) async fn read(&self) -> (Record, bool) {
+        let cur = self.current().await;
+        let unstored = cur.unstored();
+        let rec = match cur {
+            Current::Stored(r) | Current::Legacy(r) => r,
+            Current::Mine => self.inner.rec.borrow().clone(),
+            Current::Fresh => self.inner.fresh(),
+        };
+        self.inner.show(&rec, !unstored);
+        (rec, unstored)
+    }
+
+    /// Makes sure the scope has a stored record: the one found, or this tab's new key.
+    pub(crate) async fn establish(&self) {
+        let (mut rec, unstored) = self.read().await;
+        if unstored {
+            self.store(&mut rec).await;
+        }
+    }
+
+    /// Stores `rec` (its `rev` counted up) for every tab, and shows it here.
+    pub(crate) async fn store(&self, rec: &mut Record) {
+        rec.rev += 1;
+        let text = rec.encode();
+        self.write(Some(&text), Notice::Stored(&text)).await;
+        self.inner.show(rec, true);
+    }
+
+    /// Removes the scope's record, whose key is `key`, for every tab.
+    pub(crate) async fn remove(&self, key: &str) {
+        self.write(None, Notice::Removed(key)).await;
+    }
+
+    /// The one place the scope's record is written (`None` removes it): into the store,
+    /// then the mirror, then the notice to the other tabs.
+    async fn write(&self, text: Option<&str>, notice: Notice<'_>) {
+        let i = self.inner;
+        if i.idb.get() {
+            if let Err(reason) = idb::set(&i.rec_key, text).await {
+                i.idb_failed(&reason);
+            }
+        }
+        match text {
+            Some(t) => {
+                let fb = i.store.set(&i.rec_key, t);
+                let key = i.rec.borrow().key.clone();
+                i.report(&key, fb);
+            }
+            None => i.store.remove(&i.rec_key),
+        }
+        i.post(notice);
+    }
+
+    /// `reset()` (`keep`: store `next`) or `finish()` (remove the record) made while this
+    /// tab showed `seen`, now that it holds the lock: applied only if the stored record is
+    /// still that attempt (or none); otherwise the other tab's newer attempt stays.
+    /// Returns what this tab shows afterwards, and whether it is stored.
+    pub(crate) async fn start_over(
+        &self,
+        seen: &str,
+        mut next: Record,
+        keep: bool,
+    ) -> (Record, bool) {
+        let stored = match self.current().await {
+            Current::Stored(r) | Current::Legacy(r) => Some(r),
+            Current::Mine | Current::Fresh => None,
+        };
+        if !may_replace(stored.as_ref(), seen, now_ms()) {
+            return (stored.unwrap_or(next), true);
+        }
+        match stored {
+            _ if keep => {
+                self.store(&mut next).await;
+                return (next, true);
+            }
+            Some(old) => self.remove(&old.key).await,
+            None => {}
+        }
+        (next, false)
+    }
+}

@@ -1,0 +1,127 @@
+//! What the tabs of one scope do with the record they share, decided without the browser:
+//! what the tab that takes the scope's lock goes on from, whether another tab's copy beats
+//! the one this tab shows, whether `reset()` or `finish()` still apply once their turn
+//! comes, and the notices the tabs post each other.
+//!
+//! The rule behind all of it: only the tab holding the scope's lock changes the stored key
+//! or state, and a key a tab made up at `open()` never replaces a record it may not have seen.
+
+use crate::core::record::Record;
+
+/// What the tab that has just taken the scope's lock goes on from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Current {
+    /// The live record stored for the scope: every tab uses it.
+    Stored(Record),
+    /// A live record only the Web Storage mirror holds, written by a release that had no
+    /// other store: used, and moved into the store by the next write.
+    Legacy(Record),
+    /// Nothing live is stored and this tab's record was never stored (made at `open()` or
+    /// by `reset()`): it becomes the scope's record.
+    Mine,
+    /// Nothing live is stored and the record this tab showed was stored once (another tab
+    /// finished it, or it expired): a new attempt with a new key.
+    Fresh,
+}
+
+impl Current {
+    /// Whether the record to go on from is not in the store yet.
+    pub fn unstored(&self) -> bool {
+        !matches!(self, Current::Stored(_))
+    }
+}
+
+/// Decides [`Current`] at `now_ms` from the store's record (`stored`), the mirror's when
+/// the store holds none (`mirror`), and what this tab shows (`shown`, `shown_stored`: it
+/// was read from or written to the store).
+pub fn on_lock(
+    stored: Option<Record>,
+    mirror: Option<Record>,
+    shown: &Record,
+    shown_stored: bool,
+    now_ms: f64,
+) -> Current {
+    let live = |r: &Record| !r.is_expired(now_ms);
+    if let Some(r) = stored.filter(live) {
+        return Current::Stored(r);
+    }
+    // `rev` 0: never written by a lock holder of this release. A mirror copy with a `rev`
+    // whose store entry is gone was finished: it must not come back.
+    if let Some(r) = mirror.filter(|r| r.rev == 0 && live(r)) {
+        return Current::Legacy(r);
+    }
+    if !shown_stored && live(shown) {
+        Current::Mine
+    } else {
+        Current::Fresh
+    }
+}
+
+/// Whether another tab's stored record (`incoming`, from a notice or a `storage` event)
+/// replaces what this tab shows: always over a key that was never stored; for the same key
+/// when it is as recent or more (`rev`); for another key when that attempt began later.
+/// Copies can arrive late and out of order; an older one must not undo a newer.
+pub fn supersedes(incoming: &Record, shown: &Record, shown_stored: bool) -> bool {
+    if !shown_stored {
+        return true;
+    }
+    if incoming.key == shown.key {
+        incoming.rev >= shown.rev
+    } else {
+        incoming.created_at >= shown.created_at
+    }
+}
+
+/// Whether another tab's removal of `removed_key` (its `finish()`) ends what this tab shows.
+pub fn removes(removed_key: &str, shown: &Record, shown_stored: bool) -> bool {
+    shown_stored && shown.key == removed_key
+}
+
+/// Whether a `reset()` or `finish()` made while this tab showed `seen_key` may, once it
+/// holds the lock, replace the stored record: only the attempt the page saw (or nothing
+/// live) is given up; another tab's newer attempt is left alone and shown instead.
+pub fn may_replace(stored: Option<&Record>, seen_key: &str, now_ms: f64) -> bool {
+    stored.map_or(true, |r| r.key == seen_key || r.is_expired(now_ms))
+}
+
+/// A message one tab of a scope posts to the others (BroadcastChannel text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice<'a> {
+    /// The lock holder stored this record text.
+    Stored(&'a str),
+    /// The lock holder removed the record of this key (`finish()`).
+    Removed(&'a str),
+    /// A tab gave this key up (`reset()`, `finish()`): the tab sending with it stops
+    /// before its next try.
+    Abandon(&'a str),
+}
+
+impl<'a> Notice<'a> {
+    /// The posted text: one tag letter, then the record text or key.
+    pub fn encode(&self) -> String {
+        let (tag, rest) = match self {
+            Notice::Stored(t) => ('S', t),
+            Notice::Removed(k) => ('R', k),
+            Notice::Abandon(k) => ('A', k),
+        };
+        let mut s = String::with_capacity(1 + rest.len());
+        s.push(tag);
+        s.push_str(rest);
+        s
+    }
+
+    /// Reads a posted text; `None` for anything else (another script on the channel).
+    pub fn parse(text: &'a str) -> Option<Notice<'a>> {
+        let rest = text.get(1..).filter(|r| !r.is_empty())?;
+        Some(match text.as_bytes()[0] {
+            b'S' => Notice::Stored(rest),
+            b'R' => Notice::Removed(rest),
+            b'A' => Notice::Abandon(rest),
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "sync_tests.rs"]
+mod tests;

@@ -1,0 +1,150 @@
+use super::*;
+use crate::core::state::State;
+
+const NOW: f64 = 1_700_000_000_000.0;
+const TTL: f64 = 86_400_000.0;
+const K1: &str = "11111111-1111-4111-8111-111111111111";
+const K2: &str = "22222222-2222-4222-8222-222222222222";
+
+fn rec(key: &str, created: f64, rev: u64) -> Record {
+    let mut r = Record::new(key, "cart", created, TTL);
+    r.rev = rev;
+    r
+}
+
+#[test]
+fn the_stored_record_wins_over_a_key_made_at_open() {
+    let stored = rec(K1, NOW - 5.0, 2);
+    let mine = rec(K2, NOW, 0);
+    assert_eq!(
+        on_lock(Some(stored.clone()), None, &mine, false, NOW),
+        Current::Stored(stored.clone())
+    );
+    // Also when this tab had stored its own record before (another tab reset since).
+    assert_eq!(
+        on_lock(Some(stored.clone()), None, &mine, true, NOW),
+        Current::Stored(stored)
+    );
+}
+
+#[test]
+fn with_nothing_stored_a_key_made_here_becomes_the_scopes() {
+    let mine = rec(K2, NOW, 0);
+    assert_eq!(on_lock(None, None, &mine, false, NOW), Current::Mine);
+    assert!(Current::Mine.unstored());
+}
+
+#[test]
+fn a_shown_record_whose_store_entry_is_gone_is_not_brought_back() {
+    // Another tab finished it: the next attempt gets a new key.
+    let shown = rec(K1, NOW - 5.0, 3);
+    assert_eq!(on_lock(None, None, &shown, true, NOW), Current::Fresh);
+    // Its mirror copy is late to disappear (rev > 0: it was in the store once).
+    assert_eq!(
+        on_lock(None, Some(shown.clone()), &shown, true, NOW),
+        Current::Fresh
+    );
+}
+
+#[test]
+fn a_record_an_older_release_left_in_the_mirror_is_moved_over() {
+    let mut old = rec(K1, NOW - 5.0, 0);
+    old.state = State::Pending;
+    old.fingerprint = Some("f1:00".into());
+    let mine = rec(K2, NOW, 0);
+    let c = on_lock(None, Some(old.clone()), &mine, false, NOW);
+    assert_eq!(c, Current::Legacy(old.clone()));
+    assert!(c.unstored());
+    // The store's own record wins over any mirror copy.
+    let stored = rec(K2, NOW - 1.0, 1);
+    assert_eq!(
+        on_lock(Some(stored.clone()), Some(old), &mine, false, NOW),
+        Current::Stored(stored)
+    );
+}
+
+#[test]
+fn expired_records_count_as_none() {
+    let old = rec(K1, NOW - TTL - 1.0, 4);
+    let mine = rec(K2, NOW, 0);
+    assert_eq!(
+        on_lock(Some(old.clone()), None, &mine, false, NOW),
+        Current::Mine
+    );
+    let legacy = rec(K1, NOW - TTL - 1.0, 0);
+    assert_eq!(
+        on_lock(None, Some(legacy), &mine, false, NOW),
+        Current::Mine
+    );
+    // This tab's own key expired while the page stayed open: a new one.
+    let stale = rec(K2, NOW - TTL, 0);
+    assert_eq!(on_lock(None, None, &stale, false, NOW), Current::Fresh);
+    assert!(!Current::Stored(old).unstored());
+}
+
+#[test]
+fn another_tabs_copy_supersedes_by_rev_for_the_same_key() {
+    let shown = rec(K1, NOW, 3);
+    assert!(supersedes(&rec(K1, NOW, 4), &shown, true));
+    assert!(supersedes(&rec(K1, NOW, 3), &shown, true));
+    assert!(
+        !supersedes(&rec(K1, NOW, 2), &shown, true),
+        "a late older copy"
+    );
+}
+
+#[test]
+fn another_tabs_copy_of_another_key_supersedes_when_that_attempt_began_later() {
+    let shown = rec(K1, NOW, 3);
+    assert!(supersedes(&rec(K2, NOW + 1.0, 1), &shown, true));
+    assert!(!supersedes(&rec(K2, NOW - 1.0, 9), &shown, true));
+    // A key this tab made up and never stored yields to any stored record.
+    let provisional = rec(K2, NOW + 10.0, 0);
+    assert!(supersedes(&rec(K1, NOW, 1), &provisional, false));
+}
+
+#[test]
+fn a_removal_ends_only_the_stored_key_it_names() {
+    let shown = rec(K1, NOW, 2);
+    assert!(removes(K1, &shown, true));
+    assert!(!removes(K2, &shown, true));
+    assert!(
+        !removes(K1, &shown, false),
+        "a key never stored was not removed"
+    );
+}
+
+#[test]
+fn reset_and_finish_replace_only_the_attempt_the_page_saw() {
+    let stored = rec(K1, NOW, 2);
+    assert!(may_replace(Some(&stored), K1, NOW));
+    assert!(
+        !may_replace(Some(&stored), K2, NOW),
+        "another tab's newer attempt"
+    );
+    assert!(may_replace(None, K2, NOW));
+    let old = rec(K1, NOW - TTL, 2);
+    assert!(
+        may_replace(Some(&old), K2, NOW),
+        "an expired record is nobody's"
+    );
+}
+
+#[test]
+fn notices_round_trip() {
+    for n in [
+        Notice::Stored(r#"{"v":1}"#),
+        Notice::Removed(K1),
+        Notice::Abandon(K2),
+    ] {
+        assert_eq!(Notice::parse(&n.encode()), Some(n.clone()));
+    }
+    assert_eq!(Notice::Removed(K1).encode(), format!("R{K1}"));
+}
+
+#[test]
+fn foreign_or_empty_notices_are_ignored() {
+    for t in ["", "S", "A", "X1", "hello", "é1"] {
+        assert_eq!(Notice::parse(t), None, "{t:?}");
+    }
+}

@@ -1,0 +1,161 @@
+//! Helpers for tests of several tabs: another browsing context of the origin (a frame
+//! with its own instance of the module), IndexedDB as idemkey keeps it, and page patches
+//! that hide or break IndexedDB.
+
+use js_sys::{Function, Promise};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+use super::{get, recorder};
+
+#[wasm_bindgen(inline_js = r#"
+export function hideIndexedDb(w) {
+  w = w || window;
+  // A global's attributes live on the window itself: keep the real one to put it back.
+  const real = Object.getOwnPropertyDescriptor(w, "indexedDB");
+  Object.defineProperty(w, "indexedDB", { value: undefined, configurable: true });
+  return () => { if (real) Object.defineProperty(w, "indexedDB", real); else delete w.indexedDB; };
+}
+export function breakIndexedDb(w) {
+  const proto = (w || window).IDBDatabase.prototype;
+  const orig = proto.transaction;
+  proto.transaction = function () { throw new DOMException("test: no transactions", "UnknownError"); };
+  return () => { proto.transaction = orig; };
+}
+export function idbPut(key, value) {
+  return new Promise((ok, no) => {
+    const r = indexedDB.open("idemkey", 1);
+    r.onupgradeneeded = () => r.result.createObjectStore("records");
+    r.onerror = () => no(r.error);
+    r.onsuccess = () => {
+      const db = r.result, t = db.transaction("records", "readwrite");
+      t.objectStore("records").put(value, key);
+      t.oncomplete = () => { db.close(); ok(); };
+      t.onabort = () => no(t.error);
+    };
+  });
+}
+export function idbGet(key) {
+  return new Promise((ok, no) => {
+    const r = indexedDB.open("idemkey", 1);
+    r.onupgradeneeded = () => r.result.createObjectStore("records");
+    r.onerror = () => no(r.error);
+    r.onsuccess = () => {
+      const db = r.result, q = db.transaction("records").objectStore("records").get(key);
+      q.onsuccess = () => { db.close(); ok(q.result === undefined ? null : q.result); };
+      q.onerror = () => no(q.error);
+    };
+  });
+}
+export async function openTab() {
+  const f = document.createElement("iframe");
+  document.body.appendChild(f);
+  const w = f.contentWindow;
+  const m = await w.eval('import("/wasm-bindgen-test.js")');
+  await m.default("/wasm-bindgen-test_bg.wasm");
+  if (typeof m.Checkout !== "function") throw new Error("the test module exports no Checkout");
+  return { frame: f, window: w, module: m };
+}
+export function tabOpen(tab, options) { return tab.module.Checkout.open(tab.window.structuredClone(options)); }
+export function tabOpenRecorded(tab, options, rec) {
+  const o = tab.window.structuredClone(options);
+  o.onEvent = rec;
+  return tab.module.Checkout.open(o);
+}
+export function tabSubmit(c, payload) {
+  return c.submit(payload).then(
+    (r) => ({ ok: r.ok, status: r.status, key: r.key, fromCache: r.fromCache, attempts: r.attempts }),
+    (e) => ({ error: e.code, message: e.message }));
+}
+export function tabClose(tab) { tab.frame.remove(); }
+export function listenChannel(name) {
+  const c = new BroadcastChannel(name);
+  c.seen = [];
+  c.onmessage = (e) => c.seen.push(e.data);
+  return c;
+}
+"#)]
+extern "C" {
+    /// Hides `indexedDB` on the window `w` (this page's when undefined); returns the restore.
+    #[wasm_bindgen(js_name = hideIndexedDb)]
+    pub fn hide_indexed_db(w: &JsValue) -> Function;
+    /// Makes every IndexedDB transaction of the window `w` (or this page's) throw; returns
+    /// the restore.
+    #[wasm_bindgen(js_name = breakIndexedDb)]
+    pub fn break_indexed_db(w: &JsValue) -> Function;
+    #[wasm_bindgen(js_name = idbPut)]
+    fn idb_put_js(key: &str, value: &str) -> Promise;
+    #[wasm_bindgen(js_name = idbGet)]
+    fn idb_get_js(key: &str) -> Promise;
+    #[wasm_bindgen(js_name = openTab)]
+    fn open_tab_js() -> Promise;
+    #[wasm_bindgen(js_name = tabOpen, catch)]
+    fn tab_open_js(tab: &JsValue, options: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = tabOpenRecorded, catch)]
+    fn tab_open_recorded_js(
+        tab: &JsValue,
+        options: &JsValue,
+        rec: &Function,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = tabSubmit)]
+    fn tab_submit_js(checkout: &JsValue, payload: &JsValue) -> Promise;
+    /// Removes the frame of a [`Tab`], as closing a tab ends its page.
+    #[wasm_bindgen(js_name = tabClose)]
+    fn tab_close_js(tab: &JsValue);
+    /// A BroadcastChannel on `name` that records the messages it gets in `.seen`.
+    #[wasm_bindgen(js_name = listenChannel)]
+    pub fn listen_channel(name: &str) -> JsValue;
+}
+
+/// Stores `value` at `key` in the IndexedDB store idemkey uses, as another tab would.
+pub async fn idb_put(key: &str, value: &str) {
+    JsFuture::from(idb_put_js(key, value)).await.unwrap();
+}
+
+/// The text IndexedDB holds at `key`.
+pub async fn idb_get(key: &str) -> Option<String> {
+    JsFuture::from(idb_get_js(key)).await.unwrap().as_string()
+}
+
+/// Another browsing context of this origin (a same-origin frame with its own instance of
+/// the module, its own globals, the origin's storage, locks and channels): a second tab.
+pub struct Tab(pub JsValue);
+
+impl Tab {
+    /// Opens the frame and loads the module into it.
+    pub async fn open() -> Tab {
+        Tab(JsFuture::from(open_tab_js()).await.unwrap())
+    }
+
+    /// The frame's window.
+    pub fn window(&self) -> JsValue {
+        get(&self.0, "window")
+    }
+
+    /// `Checkout.open(options)` in this tab (`options` without functions).
+    pub fn checkout(&self, options: &JsValue) -> JsValue {
+        tab_open_js(&self.0, options).unwrap()
+    }
+
+    /// [`Tab::checkout`] with a [`recorder`] of this page as `onEvent`.
+    pub fn checkout_recorded(&self, options: &JsValue) -> (JsValue, Function) {
+        let rec = recorder();
+        (tab_open_recorded_js(&self.0, options, &rec).unwrap(), rec)
+    }
+
+    /// Closes the tab (its page ends, its locks go).
+    pub fn close(&self) {
+        tab_close_js(&self.0);
+    }
+}
+
+/// `checkout.submit(payload)` of a tab's checkout, started: resolves with
+/// `{ ok, status, key, fromCache, attempts }` or `{ error, message }`.
+pub fn tab_submit(checkout: &JsValue, payload: &JsValue) -> Promise {
+    tab_submit_js(checkout, payload)
+}
+
+/// A getter of a tab's checkout (`key`, `state`, ...).
+pub fn tab_get(checkout: &JsValue, name: &str) -> JsValue {
+    get(checkout, name)
+}

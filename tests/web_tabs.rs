@@ -1,0 +1,343 @@
+//! Browser tests of two tabs on one scope: a second browsing context of the origin (a
+//! frame with its own instance of the module), real storage, locks and channels, the real
+//! reference server. One key in use per scope across tabs: the stored record wins over a
+//! key a tab made up at open, the waiting tab resolves from the holder's stored result,
+//! reset() and finish() in one tab wait for the other tab's sequence, IndexedDB missing or
+//! failing falls back to localStorage with an event.
+#![cfg(target_arch = "wasm32")]
+
+mod support;
+
+use idemkey::core::record::Record;
+use idemkey::core::state::State;
+use js_sys::Array;
+use support::*;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+async fn settled(p: js_sys::Promise) -> JsValue {
+    JsFuture::from(p).await.unwrap()
+}
+
+/// The record at the scope's key in localStorage (the mirror).
+fn mirrored(scope: &str) -> Option<Record> {
+    local()
+        .get_item(&record_key("idemkey", scope))
+        .unwrap()
+        .map(|t| Record::decode(&t).unwrap())
+}
+
+/// A second tab paying a new customer's scope, its first try out (`until`: "attempt") or
+/// its first retry scheduled ("retry"), with `faults` (a `POST /api/faults` body) armed.
+struct Paying {
+    tab: Tab,
+    customer: String,
+    scope: String,
+    /// The options both tabs open the scope with.
+    o: JsValue,
+    /// The tab's checkout, its events and its submit's outcome.
+    a: JsValue,
+    a_ev: js_sys::Function,
+    pa: js_sys::Promise,
+}
+
+async fn paying(faults: &str, until: &str) -> Paying {
+    let tab = Tab::open().await;
+    let customer = uniq("cust");
+    let scope = uniq("cart");
+    let o = opts(&scope, &customer, "{}");
+    schedule(&customer, faults).await;
+    let (a, a_ev) = tab.checkout_recorded(&o);
+    let pa = tab_submit(&a, &js(PAY));
+    wait_events(&a_ev, until, 1).await;
+    Paying {
+        tab,
+        customer,
+        scope,
+        o,
+        a,
+        a_ev,
+        pa,
+    }
+}
+
+/// Each 800 ms: time enough to act in the other tab while the try is on the wire.
+const SLOW: &str = r#"{"mode":"delay-after-commit","count":1,"delay_ms":800}"#;
+
+#[wasm_bindgen_test]
+async fn the_tab_that_waited_resolves_from_the_other_tabs_stored_result() {
+    let Paying {
+        tab,
+        customer,
+        o,
+        pa,
+        ..
+    } = paying(SLOW, "attempt").await;
+    let b = open(&o);
+    let rb = submit(&b, &js(PAY)).await.unwrap();
+    let ra = settled(pa).await;
+    assert_eq!(num(&ra, "status"), 201.0, "{ra:?}");
+    assert_eq!(text(&rb, "key"), text(&ra, "key"));
+    assert!(flag(&rb, "fromCache"), "{rb:?}");
+    assert_eq!(ledger(&customer).await, vec![text(&ra, "key")]);
+    assert_eq!(b.state(), "succeeded");
+    tab.close();
+    b.finish();
+}
+
+#[wasm_bindgen_test]
+async fn a_record_in_the_store_wins_over_a_key_made_at_open() {
+    // Another tab stored K1 pending and sent it; its mirror write has not reached this tab,
+    // which opens, sees nothing and makes up a key of its own.
+    let customer = uniq("cust");
+    let scope = uniq("cart");
+    let k1 = idemkey::new_key();
+    let mut r = Record::new(
+        k1.clone(),
+        scope.as_str(),
+        js_sys::Date::now(),
+        86_400_000.0,
+    );
+    r.state = State::Pending;
+    r.attempts = 1;
+    r.rev = 2;
+    let fp = idemkey::core::fingerprint::fingerprint(PAY).unwrap();
+    r.fingerprint = Some(fp);
+    let rk = record_key("idemkey", &scope);
+    idb_put(&rk, &r.encode()).await;
+    let (o, ev) = recorded_opts(&scope, &customer, "{}");
+    let c = open(&o);
+    let made_up = c.key();
+    assert_ne!(made_up, k1);
+    let res = submit(&c, &js(PAY)).await.unwrap();
+    assert_eq!(text(&res, "key"), k1, "sent the stored key");
+    assert_eq!(ledger(&customer).await, vec![k1.clone()]);
+    assert_eq!(c.key(), k1);
+    let sent: Vec<String> = events_of(&ev, "attempt")
+        .iter()
+        .map(|e| text(e, "key"))
+        .collect();
+    assert_eq!(sent, vec![k1.clone()], "the made-up key never went out");
+    let stored = Record::decode(&idb_get(&rk).await.unwrap()).unwrap();
+    assert_eq!(
+        (stored.key.as_str(), stored.state),
+        (k1.as_str(), State::Succeeded)
+    );
+    c.finish();
+}
+
+#[wasm_bindgen_test]
+async fn a_key_made_at_open_is_stored_for_the_other_tabs() {
+    let scope = uniq("cart");
+    let o = opts(&scope, "nobody", "{}");
+    let c = open(&o);
+    let rk = record_key("idemkey", &scope);
+    assert!(
+        until(|| mirrored(&scope).is_some(), 5000.0).await,
+        "the new key was not stored"
+    );
+    assert_eq!(mirrored(&scope).unwrap().key, c.key());
+    let stored = Record::decode(&idb_get(&rk).await.unwrap()).unwrap();
+    assert_eq!(stored.key, c.key());
+    let tab = Tab::open().await;
+    let other = tab.checkout(&o);
+    assert_eq!(tab_get(&other, "key").as_string().unwrap(), c.key());
+    tab.close();
+    c.finish();
+}
+
+#[wasm_bindgen_test]
+async fn the_other_tab_learns_the_result_from_a_notice() {
+    let customer = uniq("cust");
+    let scope = uniq("cart");
+    let o = opts(&scope, &customer, "{}");
+    let chan = listen_channel(&record_key("idemkey", &scope));
+    let tab = Tab::open().await;
+    let a = tab.checkout(&o);
+    let (ob, ev) = recorded_opts(&scope, &customer, "{}");
+    let b = open(&ob);
+    let ra = settled(tab_submit(&a, &js(PAY))).await;
+    assert_eq!(num(&ra, "status"), 201.0, "{ra:?}");
+    wait_events(&ev, "state", 2).await;
+    assert_eq!(b.state(), "succeeded");
+    assert_eq!(b.key(), text(&ra, "key"));
+    let seen: Vec<String> = Array::from(&get(&chan, "seen"))
+        .iter()
+        .map(|m| m.as_string().unwrap())
+        .collect();
+    let last = seen.last().expect("notices on the scope's channel");
+    let rec = Record::decode(&last[1..]).unwrap();
+    assert_eq!(&last[..1], "S");
+    assert_eq!(
+        (rec.key.as_str(), rec.state),
+        (b.key().as_str(), State::Succeeded)
+    );
+    tab.close();
+    b.finish();
+}
+
+#[wasm_bindgen_test]
+async fn reset_in_one_tab_stops_the_other_tabs_retries_then_takes_effect() {
+    // Each 503 asks for a 1 s wait: time to reset in the other tab between two tries.
+    let Paying {
+        tab,
+        customer,
+        scope,
+        o,
+        a,
+        a_ev,
+        pa,
+    } = paying(
+        r#"{"mode":"respond","count":3,"status":503,"retry_after":"1"}"#,
+        "retry",
+    )
+    .await;
+    let b = open(&o);
+    let k1 = b.key();
+    assert_eq!(tab_get(&a, "key").as_string().unwrap(), k1);
+    b.reset();
+    let k2 = b.key();
+    assert_ne!(k2, k1, "the new key shows at once");
+    let ra = settled(pa).await;
+    assert_eq!(text(&ra, "error"), "outcome-unknown", "{ra:?}");
+    assert!(text(&ra, "message").contains("abandoned"), "{ra:?}");
+    assert_eq!(
+        events_of(&a_ev, "attempt").len(),
+        1,
+        "the old key was re-sent"
+    );
+    assert!(
+        until(|| mirrored(&scope).is_some_and(|r| r.key == k2), 5000.0).await,
+        "the reset was not stored once the other tab let go"
+    );
+    assert_eq!(mirrored(&scope).unwrap().state, State::Fresh);
+    // The other tab follows, and the next submit anywhere uses the new key.
+    assert!(until(|| tab_get(&a, "key").as_string().unwrap() == k2, 5000.0).await);
+    schedule(&customer, r#"{"mode":"none"}"#).await;
+    let ra = settled(tab_submit(&a, &js(PAY))).await;
+    assert_eq!(text(&ra, "key"), k2, "{ra:?}");
+    assert_eq!(ledger(&customer).await, vec![k2]);
+    tab.close();
+    b.finish();
+}
+
+#[wasm_bindgen_test]
+async fn finish_in_one_tab_waits_for_the_other_tabs_try_on_the_wire() {
+    let Paying {
+        tab,
+        customer,
+        scope,
+        o,
+        a,
+        pa,
+        ..
+    } = paying(SLOW, "attempt").await;
+    let b = open(&o);
+    let k1 = b.key();
+    b.finish();
+    assert_ne!(b.key(), k1);
+    // The try already sent ends as it would have: the charge is made and reported.
+    let ra = settled(pa).await;
+    assert_eq!(num(&ra, "status"), 201.0, "{ra:?}");
+    assert_eq!(text(&ra, "key"), k1);
+    assert!(
+        until(|| mirrored(&scope).is_none(), 5000.0).await,
+        "finish did not remove the record after the other tab's sequence"
+    );
+    assert_eq!(idb_get(&record_key("idemkey", &scope)).await, None);
+    assert!(until(|| tab_get(&a, "key").as_string().unwrap() != k1, 5000.0).await);
+    assert_eq!(tab_get(&a, "state").as_string().unwrap(), "fresh");
+    assert_eq!(ledger(&customer).await, vec![k1]);
+    tab.close();
+}
+
+/// Two tabs without IndexedDB (or with one that fails) race on one scope.
+async fn race_without_indexeddb(break_it: bool) {
+    let tab = Tab::open().await;
+    let w = tab.window();
+    let undo = if break_it {
+        (break_indexed_db(&JsValue::UNDEFINED), break_indexed_db(&w))
+    } else {
+        (hide_indexed_db(&JsValue::UNDEFINED), hide_indexed_db(&w))
+    };
+    let customer = uniq("cust");
+    let scope = uniq("cart");
+    let o = opts(&scope, &customer, "{}");
+    fault(&customer, "delay-after-commit", 1, 500).await;
+    let (a, a_ev) = tab.checkout_recorded(&o);
+    let pa = tab_submit(&a, &js(PAY));
+    wait_events(&a_ev, "attempt", 1).await;
+    let (ob, b_ev) = recorded_opts(&scope, &customer, "{}");
+    let b = open(&ob);
+    let rb = submit(&b, &js(PAY)).await.unwrap();
+    let ra = settled(pa).await;
+    restore(&undo.0);
+    restore(&undo.1);
+    assert_eq!(num(&ra, "status"), 201.0, "{ra:?}");
+    assert_eq!(text(&rb, "key"), text(&ra, "key"));
+    assert!(flag(&rb, "fromCache"));
+    assert_eq!(ledger(&customer).await, vec![text(&ra, "key")]);
+    for ev in [&a_ev, &b_ev] {
+        let fb = events_of(ev, "storage-fallback");
+        assert!(!fb.is_empty(), "no storage-fallback event: {:?}", types(ev));
+        assert_eq!(text(&fb[0], "from"), "indexeddb");
+        assert_eq!(text(&fb[0], "to"), "local");
+        let reason = text(&fb[0], "reason");
+        let want = if break_it {
+            "UnknownError"
+        } else {
+            "IndexedDB unavailable"
+        };
+        assert!(reason.contains(want), "{reason}");
+    }
+    assert_eq!(mirrored(&scope).unwrap().state, State::Succeeded);
+    assert_eq!(idb_get(&record_key("idemkey", &scope)).await, None);
+    tab.close();
+    b.finish();
+}
+
+#[wasm_bindgen_test]
+async fn without_indexeddb_the_record_lives_in_local_storage_and_charges_once() {
+    race_without_indexeddb(false).await;
+}
+
+#[wasm_bindgen_test]
+async fn an_indexeddb_that_fails_falls_back_to_local_storage_and_charges_once() {
+    race_without_indexeddb(true).await;
+}
+
+#[wasm_bindgen_test]
+async fn sweep_deletes_expired_records_from_indexeddb_too() {
+    let ns = &uniq("sw").replace('-', "")[..16];
+    let now = js_sys::Date::now();
+    let old = Record::new(idemkey::new_key(), "old", now - 10_000.0, 1_000.0);
+    let live = Record::new(idemkey::new_key(), "live", now, 60_000.0);
+    let (ko, kl) = (record_key(ns, "old"), record_key(ns, "live"));
+    idb_put(&ko, &old.encode()).await;
+    idb_put(&kl, &live.encode()).await;
+    idb_put(&record_key(&format!("{ns}x"), "old"), &old.encode()).await;
+    idemkey::sweep(Some(ns.to_string())).unwrap();
+    let mut gone = false;
+    for _ in 0..100 {
+        if idb_get(&ko).await.is_none() {
+            gone = true;
+            break;
+        }
+        sleep(20).await;
+    }
+    assert!(gone, "the expired record is still in IndexedDB");
+    assert_eq!(
+        idb_get(&kl).await,
+        Some(live.encode()),
+        "a live record was swept"
+    );
+    assert!(
+        idb_get(&record_key(&format!("{ns}x"), "old"))
+            .await
+            .is_some(),
+        "another namespace was swept"
+    );
+}
