@@ -10,8 +10,11 @@ pub mod options;
 pub mod record;
 pub mod retry_after;
 pub mod server_body;
+pub mod server_chunked;
 pub mod server_faults;
+pub mod server_head;
 pub mod server_headers;
+pub mod server_json;
 
 /// A target's check: panics when `data` breaks a property.
 pub type Check = fn(&[u8]);
@@ -27,4 +30,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("server_headers", server_headers::check),
     ("server_body", server_body::check),
     ("server_faults", server_faults::check),
+    ("server_json", server_json::check),
+    ("server_head", server_head::check),
+    ("server_chunked", server_chunked::check),
 ];
