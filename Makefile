@@ -26,7 +26,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
 	@echo "make cluster the demo on 3 instances, PostgreSQL, the provider service and nginx round-robin"
-	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, npm consumer"
+	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, npm consumer, 200 chaos checkouts"
 	@echo "make pack   the npm tarball in pkg/ and its gzipped size"
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
@@ -102,7 +102,7 @@ cluster: build server
 	bash scripts/cluster.sh $(DEMO_ADDR)
 
 ## ---- tests ----
-test: tools test-host test-wasm test-e2e test-consumer test-storm
+test: tools test-host test-wasm test-e2e test-consumer test-storm test-chaos
 	@echo "make test: all suites passed"
 
 test-host:
