@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make fuzz`: runs every cargo-fuzz target for $1 seconds (default 60) on its committed
+# `make fuzz`: runs every cargo-fuzz target (or the ones named after $1) for $1 seconds
+# (default 60) on its committed
 # corpus (fuzz/corpus/<target>/), minimises the corpus afterwards, and prints executions
 # per target. A crash input lands in fuzz/artifacts/<target>/ and the run fails; commit
 # it: fuzz/props/tests/replay.rs replays it under `make test`.
@@ -13,13 +14,16 @@ cd "$(dirname "$0")"
 export PATH="$HOME/.cargo/bin:$PATH"
 export RUSTC_BOOTSTRAP=1
 secs="${1:-60}"
+shift || true
 logs=target/fuzz-logs
 mkdir -p "$logs"
 
 cargo fuzz build --sanitizer none
 failed=0
 summary=()
-for t in $(cargo fuzz list); do
+targets=("$@")
+[ "${#targets[@]}" -gt 0 ] || mapfile -t targets < <(cargo fuzz list)
+for t in "${targets[@]}"; do
   mkdir -p "corpus/$t"
   log="$logs/$t.log"
   echo "fuzz: $t for ${secs}s"

@@ -30,3 +30,20 @@ fn the_server_canonical_form_of_a_long_number_is_a_fixed_point() {
     let long: Value = serde_json::from_str("[1111111111111111111111]").unwrap();
     assert_eq!(fingerprint(&js), fingerprint(&long));
 }
+
+/// `server_headers` found it: the sf-string `"\"c"` unquoted to the key `"c`, which sent
+/// bare reads as an unterminated quoted string, so that key had no bare spelling (the
+/// header's two spellings are meant to be one key). A key may not begin with `"` now.
+#[test]
+fn a_key_beginning_with_a_quote_is_refused_in_both_spellings() {
+    use idemkey_server::http::headers::parse_key;
+    assert!(parse_key(br#""\"c""#).is_err());
+    assert!(parse_key(br#"  "\"c" "#).is_err());
+    assert!(parse_key(b"\"c").is_err());
+    assert_eq!(
+        parse_key(br#""c\"""#).as_deref(),
+        Ok("c\""),
+        "a quote inside is fine"
+    );
+    assert_eq!(parse_key(b"c\"").as_deref(), Ok("c\""));
+}

@@ -39,6 +39,10 @@ pub fn parse_key(raw: &[u8]) -> Result<String, &'static str> {
     if key.is_empty() {
         return Err("the key is empty");
     }
+    // Sent bare, such a key would read as a quoted string: it has one spelling only.
+    if key.first() == Some(&b'"') {
+        return Err("the key must not begin with a double quote");
+    }
     if key.len() > MAX_KEY_LEN {
         return Err("the key is longer than 255 characters");
     }
