@@ -64,7 +64,7 @@ for n in 1 2 3; do
   a="$(start "instance-$n" "$BIN" --addr 127.0.0.1:0 --database-url "$url" \
         --provider-url "http://$provider" --instance "instance-$n" \
         --static "$ROOT/www" --pkg "$ROOT/pkg" --faults)"
-  upstreams+="    server $a;"$'\n'
+  upstreams+="    server $a max_fails=0;"$'\n'
 done
 
 # nginx in the foreground of its own prefix; every request goes to the next
@@ -83,6 +83,8 @@ http {
   fastcgi_temp_path $dir/nginx-fastcgi;
   uwsgi_temp_path $dir/nginx-uwsgi;
   scgi_temp_path $dir/nginx-scgi;
+  # max_fails=0: a dropped connection (a fault, a killed instance) must not take an
+  # instance out of the rotation; with all three out, nginx answers 502 to everything.
   upstream idemkey {
 $upstreams  }
   server {

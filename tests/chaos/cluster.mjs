@@ -59,8 +59,11 @@ http {
   fastcgi_temp_path ${dir}/nginx-fastcgi;
   uwsgi_temp_path ${dir}/nginx-uwsgi;
   scgi_temp_path ${dir}/nginx-scgi;
+  # max_fails=0: a dropped connection (a fault, a killed instance) must not take the
+  # instance out of the rotation for fail_timeout; with all three out, nginx answers
+  # 502 to everything, page loads included.
   upstream idemkey {
-${upstreams.map((a) => `    server ${a};`).join('\n')}
+${upstreams.map((a) => `    server ${a} max_fails=0;`).join('\n')}
   }
   server {
     listen 127.0.0.1:${port};
