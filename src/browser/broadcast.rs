@@ -2,6 +2,7 @@
 //! tab learns at once what the lock holder stored. A small inline-JS binding; pages
 //! without BroadcastChannel keep the `storage` event alone.
 
+use crate::prelude::*;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(

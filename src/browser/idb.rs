@@ -7,6 +7,7 @@
 //! connection is opened once per page, reopened after the browser closes it, and given up
 //! after 5 s (a browser whose IndexedDB never answers must not hold the scope's lock for ever).
 
+use crate::prelude::*;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;

@@ -3,7 +3,8 @@
 //! The browser releases a Web Lock when its tab dies; a lease is renewed on a timer while
 //! held and lapses on its own once its tab is gone.
 
-use std::rc::Rc;
+use crate::prelude::*;
+use alloc::rc::Rc;
 
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
@@ -107,7 +108,6 @@ async fn lease_acquire(store: &Rc<Store>, key: &str) -> Guard {
     let held = Held {
         store: store.clone(),
         key: key.into(),
-        // A UUID without `core::fmt` (`to_string` would pull it in).
         owner: super::checkout::new_key(),
     };
     loop {

@@ -11,6 +11,7 @@ use super::idb;
 use super::lock::{self, Guard};
 use crate::core::record::{lease_key, Record};
 use crate::core::sync::{may_replace, on_lock, Current, Notice};
+use crate::prelude::*;
 
 /// This tab's hold on the scope: released when dropped.
 pub(crate) struct Locked<'a> {

@@ -1,7 +1,8 @@
 //! The submit flow: lock the scope, read its record, follow core's plan, then the retry
 //! loop (core::retry) with the record stored before every try, and the final answer stored.
 
-use std::rc::Rc;
+use crate::prelude::*;
+use alloc::rc::Rc;
 
 use js_sys::JSON;
 use wasm_bindgen::JsValue;
