@@ -139,6 +139,14 @@ banner="$(head -n1 "$glue" | grep '^/\* @ts-self-types=' || true)"
   --log-level=warning ${banner:+"--banner:js=$banner"} --outfile="$glue.min"
 if cmp -s "$glue.min" "$glue"; then rm "$glue.min"; else mv "$glue.min" "$glue"; fi
 echo "post-pack: $glue minified ($(wc -c <"$glue" | tr -d ' ') bytes)"
+# The JS modules wasm-bindgen copies beside it (snippets/, written readable in src/), fully
+# minified: only their exports are named from outside, and esbuild keeps those.
+if [[ -d "$pkg/snippets" ]]; then
+  while IFS= read -r f; do
+    "$esbuild" "$f" --minify --format=esm --legal-comments=none --log-level=warning --outfile="$f.min"
+    if cmp -s "$f.min" "$f"; then rm "$f.min"; else mv "$f.min" "$f"; fi
+  done < <(find "$pkg/snippets" -name '*.js' | sort)
+fi
 
 # Short import names, in the wasm and the glue together (scripts/short-imports.mjs says why).
 node "$root/scripts/short-imports.mjs" "$pkg"
