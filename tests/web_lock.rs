@@ -6,11 +6,32 @@
 
 mod support;
 
+use js_sys::{Function, Promise};
 use support::*;
+use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen(inline_js = r#"
+export function holdLock(name) {
+  return new Promise((held) => {
+    navigator.locks.request(name, () => new Promise((release) => held(release)));
+  });
+}
+export function within(p, ms) {
+  return Promise.race([p.then((v) => [v]), new Promise((ok) => setTimeout(() => ok(null), ms))]);
+}
+"#)]
+extern "C" {
+    /// Takes the Web Lock `name` as another tab would: resolves, once held, with the
+    /// function that releases it.
+    #[wasm_bindgen(js_name = holdLock)]
+    fn hold_lock(name: &str) -> Promise;
+    /// `[value]` if `p` resolves within `ms`, else `null`.
+    fn within(p: &Promise, ms: f64) -> Promise;
+}
 
 /// The `until` time (ms) of the lease stored at `key`, if any.
 fn lease_until(key: &str) -> Option<f64> {
@@ -105,5 +126,43 @@ async fn reset_between_tries_stops_the_old_attempt_and_frees_the_scope() {
     assert_eq!(num(&r, "status"), 201.0);
     assert_ne!(text(&r, "key"), old);
     assert_eq!(ledger(&customer).await, vec![c.key()]);
+    c.finish();
+}
+
+#[wasm_bindgen_test]
+async fn a_stored_success_answers_while_another_tab_holds_the_scope_lock() {
+    let (c, customer, _ev) = checkout("{}");
+    let r = submit(&c, &js(PAY)).await.unwrap();
+    assert_eq!(num(&r, "status"), 201.0);
+    // Another tab holds the scope's lock (a submit of its own, a reset waiting for its
+    // turn): resolving with the stored answer changes nothing, so it does not wait.
+    let name = format!("idemkey:{}", record_key("idemkey", &c.scope()));
+    let release: Function = JsFuture::from(hold_lock(&name)).await.unwrap().into();
+    let p = c.submit(js(PAY));
+    let got = JsFuture::from(within(&p, 10_000.0)).await.unwrap();
+    release.call0(&JsValue::UNDEFINED).unwrap();
+    assert!(
+        !got.is_null(),
+        "the cached submit waited for the other tab's lock"
+    );
+    let again = js_sys::Array::from(&got).get(0);
+    assert!(flag(&again, "fromCache"));
+    assert_eq!(text(&again, "key"), text(&r, "key"));
+    assert_eq!(ledger(&customer).await.len(), 1);
+    c.finish();
+}
+
+#[wasm_bindgen_test]
+async fn a_submit_right_after_finish_sends_the_next_attempt_not_the_stored_answer() {
+    let (c, customer, _ev) = checkout("{}");
+    let r1 = submit(&c, &js(PAY)).await.unwrap();
+    assert_eq!(num(&r1, "status"), 201.0);
+    // finish() has not had its turn with the lock yet: the stored success is still there,
+    // but it is no longer this page's answer.
+    c.finish();
+    let r2 = submit(&c, &js(PAY)).await.unwrap();
+    assert!(!flag(&r2, "fromCache"), "{r2:?}");
+    assert_ne!(text(&r2, "key"), text(&r1, "key"));
+    assert_eq!(ledger(&customer).await.len(), 2);
     c.finish();
 }

@@ -167,7 +167,7 @@ impl Inner {
     }
 
     /// Decoded, its expiry capped by this page's `ttlSeconds`.
-    fn decode(&self, text: &str) -> crate::error::Result<Record> {
+    pub(crate) fn decode(&self, text: &str) -> crate::error::Result<Record> {
         let mut r = Record::decode(text)?;
         r.limit_ttl(self.opts.ttl_ms());
         Ok(r)

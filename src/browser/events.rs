@@ -90,7 +90,12 @@ impl Emitter {
             Event::StorageCorrupt {
                 reason,
                 quarantine_key,
-            } => ("storage-corrupt", reason.into(), quarantine_key.into(), none),
+            } => (
+                "storage-corrupt",
+                reason.into(),
+                quarantine_key.into(),
+                none,
+            ),
         };
         js_emit(f, t, key, a, b, c);
     }

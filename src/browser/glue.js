@@ -89,8 +89,10 @@ export function chanClose(c) {
 let db;
 
 /**
- * Runs `f(store)` in a transaction of `mode`; resolves with its request's result once the
- * transaction has committed. `null` (no promise) where the page has no IndexedDB.
+ * Runs `f(store)` in a transaction of `mode`; resolves with its request's result: a read's
+ * as soon as the request succeeds (what it read is the committed state; waiting for the
+ * transaction to end would only add a turn of the browser's IndexedDB thread), a write's
+ * once the transaction has committed. `null` (no promise) where the page has no IndexedDB.
  */
 function tx(mode, f) {
   const idb = globalThis.indexedDB;
@@ -121,6 +123,7 @@ function tx(mode, f) {
     .then((b) => new Promise((ok, fail) => {
       const x = b.transaction("records", mode);
       const q = f(x.objectStore("records"));
+      if (mode == "readonly") q.onsuccess = () => ok(q.result);
       x.oncomplete = () => ok(q.result);
       x.onabort = () => fail(x.error || q.error);
     }))

@@ -140,5 +140,8 @@ fn fetchable(o: &Options) -> Result<()> {
     }
     let r: Array = r.unchecked_into();
     let option = r.get(0).as_string().unwrap_or_default();
-    Err(bad(&option, &named("refused by fetch: ", &error_text(&r.get(1)))))
+    Err(bad(
+        &option,
+        &named("refused by fetch: ", &error_text(&r.get(1))),
+    ))
 }
