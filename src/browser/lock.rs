@@ -15,11 +15,7 @@ use crate::core::lease;
 
 // web-sys gates LockManager behind an unstable cfg; this is all we need of it.
 // Resolves with the lock's release function once held; null when there is no Web Locks.
-#[wasm_bindgen(
-    inline_js = "export function lockAcquire(n){const l=globalThis.navigator&&navigator.locks;\
-if(!l||typeof l.request!='function')return null;\
-return new Promise(ok=>{l.request(n,()=>new Promise(ok)).catch(()=>ok(null))})}"
-)]
+#[wasm_bindgen(module = "/src/browser/glue.js")]
 extern "C" {
     #[wasm_bindgen(js_name = lockAcquire)]
     fn lock_acquire(name: &str) -> JsValue;
