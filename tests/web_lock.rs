@@ -1,37 +1,19 @@
 //! Browser tests of the scope's lock: with the storage-lease fallback (Web Locks hidden)
 //! the holder keeps its lease alive for as long as a try takes, and a lease whose tab died
 //! lapses instead of blocking the scope for good; an attempt abandoned between two tries
-//! stops and frees the scope. Against the real reference server.
+//! stops and frees the scope; a submit whose answer is stored resolves without waiting for
+//! the lock, and not after a finish() of its own page. Against the real reference server.
 #![cfg(target_arch = "wasm32")]
 
 mod support;
 
-use js_sys::{Function, Promise};
+use js_sys::Function;
 use support::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
-
-#[wasm_bindgen(inline_js = r#"
-export function holdLock(name) {
-  return new Promise((held) => {
-    navigator.locks.request(name, () => new Promise((release) => held(release)));
-  });
-}
-export function within(p, ms) {
-  return Promise.race([p.then((v) => [v]), new Promise((ok) => setTimeout(() => ok(null), ms))]);
-}
-"#)]
-extern "C" {
-    /// Takes the Web Lock `name` as another tab would: resolves, once held, with the
-    /// function that releases it.
-    #[wasm_bindgen(js_name = holdLock)]
-    fn hold_lock(name: &str) -> Promise;
-    /// `[value]` if `p` resolves within `ms`, else `null`.
-    fn within(p: &Promise, ms: f64) -> Promise;
-}
 
 /// The `until` time (ms) of the lease stored at `key`, if any.
 fn lease_until(key: &str) -> Option<f64> {

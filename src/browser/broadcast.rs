@@ -1,5 +1,5 @@
 //! The BroadcastChannel a scope's tabs post notices on (core::sync::Notice texts), so a
-//! tab learns at once what the lock holder stored. A binding to `glue.js`; pages
+//! tab learns at once what the lock holder stored. A small JS binding (glue.js); pages
 //! without BroadcastChannel keep the `storage` event alone.
 
 use crate::prelude::*;

@@ -1,7 +1,96 @@
-// The browser APIs the Rust glue uses through JS of its own: fetch with its timeout, the
-// Web Lock, the BroadcastChannel and IndexedDB. One module (one file a page fetches), and
-// each function here stands for several web-sys bindings, each of which would be an import
-// of the wasm and a shim in the generated glue. Decisions stay in Rust; this only calls.
+// The browser APIs the module reaches without web-sys (each web-sys binding is an import of
+// the wasm and a shim in the generated glue; one function here stands for several): Web
+// Locks, BroadcastChannel, IndexedDB, fetch with its timeout, and the result, error and
+// event objects. One file, so a page fetches one snippet. Decisions stay in Rust.
+
+// Resolves with the lock's release function once held; null when there is no Web Locks.
+export function lockAcquire(name) {
+  const locks = globalThis.navigator && navigator.locks;
+  if (!locks || typeof locks.request != "function") return null;
+  return new Promise((held) => {
+    locks.request(name, () => new Promise(held)).catch(() => held(null));
+  });
+}
+
+// The channel, or null when the page has no BroadcastChannel; `onText` gets string messages.
+export function chanOpen(name, onText) {
+  if (typeof BroadcastChannel != "function") return null;
+  const chan = new BroadcastChannel(name);
+  chan.onmessage = (e) => {
+    if (typeof e.data == "string") onText(e.data);
+  };
+  return chan;
+}
+
+export function chanPost(chan, text) {
+  try {
+    chan.postMessage(text);
+  } catch (e) {}
+}
+
+export function chanClose(chan) {
+  chan.close();
+}
+
+// The page's connection to database `idemkey`, opened on first use.
+let db;
+
+// Runs `request(store)` in one transaction of `mode`; resolves with its result: a read's as
+// soon as the request succeeds (what it read is the committed state; waiting for the
+// transaction to end only adds a turn of the browser's IndexedDB thread), a write's once
+// committed. null when the page has no IndexedDB; rejects when it fails or, on open, does
+// not answer within 5 s.
+function inStore(mode, request) {
+  const factory = globalThis.indexedDB;
+  if (!factory) return null;
+  if (!db) {
+    db = new Promise((ok, fail) => {
+      setTimeout(() => fail(new DOMException("IndexedDB did not open in 5 s", "TimeoutError")), 5e3);
+      const open = factory.open("idemkey", 1);
+      open.onupgradeneeded = () => open.result.createObjectStore("records");
+      open.onsuccess = () => {
+        const conn = open.result;
+        conn.onclose = () => { db = null; };
+        conn.onversionchange = () => { conn.close(); db = null; };
+        ok(conn);
+      };
+      open.onerror = () => fail(open.error);
+    });
+    db.catch(() => { db = null; });
+  }
+  return db
+    .then((conn) => new Promise((ok, fail) => {
+      const tx = conn.transaction("records", mode);
+      const req = request(tx.objectStore("records"));
+      if (mode == "readonly") req.onsuccess = () => ok(req.result);
+      tx.oncomplete = () => ok(req.result);
+      tx.onabort = () => fail(tx.error || req.error);
+    }))
+    .catch((e) => { db = null; throw e; });
+}
+
+export function idbGet(key) {
+  return inStore("readonly", (s) => s.get(key));
+}
+
+// Stores `value` under `key`; null or undefined deletes it.
+export function idbSet(key, value) {
+  return inStore("readwrite", (s) => (value == null ? s.delete(key) : s.put(value, key)));
+}
+
+// Deletes the entries under `prefix` for which `due(key, value)` is true, in one transaction.
+export function idbSweep(prefix, due) {
+  return inStore("readwrite", (s) => {
+    const cursor = s.openCursor(IDBKeyRange.bound(prefix, prefix + "\uffff"));
+    cursor.onsuccess = () => {
+      const c = cursor.result;
+      if (!c) return;
+      if (typeof c.key == "string" && typeof c.value == "string" && due(c.key, c.value)) c.delete();
+      c.continue();
+    };
+    return cursor;
+  });
+}
 
 /**
  * One HTTP try: `fetch` with the JSON body, `content-type: application/json`, the extra
@@ -18,7 +107,7 @@ export async function send(url, method, headers, keyName, keyValue, body, creden
     const a = headers ? headers.split("\n") : [];
     for (let i = 0; i < a.length; i += 2) h.set(a[i], a[i + 1]);
     h.set(keyName, keyValue);
-    const r = await fetch(url, { method, headers: h, body, credentials, signal: c.signal });
+    const r = await fetch(new Request(url, { method, headers: h, body, credentials, signal: c.signal }));
     const text = await r.text();
     return [r.status, text, r.headers.get("retry-after"), r.headers.get("idempotent-replayed")];
   } catch {
@@ -44,118 +133,6 @@ export function refused(url, headers) {
   } catch (e) {
     return [option, e];
   }
-}
-
-/**
- * Takes the Web Lock `name` (`navigator.locks.request`): resolves with the function that
- * releases it once held, or with `null` if the request fails; `null` (no promise) where the
- * page has no Web Locks.
- */
-export function lockAcquire(name) {
-  const locks = globalThis.navigator && navigator.locks;
-  if (!locks || typeof locks.request != "function") return null;
-  return new Promise((held) => {
-    locks.request(name, () => new Promise(held)).catch(() => held(null));
-  });
-}
-
-/**
- * Joins the BroadcastChannel `name`, passing each string message to `f`; `null` where the
- * page has no BroadcastChannel.
- */
-export function chanOpen(name, f) {
-  if (typeof BroadcastChannel != "function") return null;
-  const c = new BroadcastChannel(name);
-  c.onmessage = (e) => {
-    if (typeof e.data == "string") f(e.data);
-  };
-  return c;
-}
-
-/** Posts `message` on `c` (a closed channel throws: nothing to tell then). */
-export function chanPost(c, message) {
-  try {
-    c.postMessage(message);
-  } catch {}
-}
-
-/** Leaves the channel. */
-export function chanClose(c) {
-  c.close();
-}
-
-// IndexedDB: database "idemkey", object store "records", one connection per page, opened
-// on first use, reopened after the browser closes it, given up after 5 s.
-let db;
-
-/**
- * Runs `f(store)` in a transaction of `mode`; resolves with its request's result: a read's
- * as soon as the request succeeds (what it read is the committed state; waiting for the
- * transaction to end would only add a turn of the browser's IndexedDB thread), a write's
- * once the transaction has committed. `null` (no promise) where the page has no IndexedDB.
- */
-function tx(mode, f) {
-  const idb = globalThis.indexedDB;
-  if (!idb) return null;
-  if (!db) {
-    db = new Promise((ok, fail) => {
-      setTimeout(() => fail(new DOMException("IndexedDB did not open in 5 s", "TimeoutError")), 5e3);
-      const r = idb.open("idemkey", 1);
-      r.onupgradeneeded = () => r.result.createObjectStore("records");
-      r.onsuccess = () => {
-        const b = r.result;
-        b.onclose = () => {
-          db = null;
-        };
-        b.onversionchange = () => {
-          b.close();
-          db = null;
-        };
-        ok(b);
-      };
-      r.onerror = () => fail(r.error);
-    });
-    db.catch(() => {
-      db = null;
-    });
-  }
-  return db
-    .then((b) => new Promise((ok, fail) => {
-      const x = b.transaction("records", mode);
-      const q = f(x.objectStore("records"));
-      if (mode == "readonly") q.onsuccess = () => ok(q.result);
-      x.oncomplete = () => ok(q.result);
-      x.onabort = () => fail(x.error || q.error);
-    }))
-    .catch((e) => {
-      db = null;
-      throw e;
-    });
-}
-
-/** The text stored under `key` (`undefined` when none). */
-export function idbGet(key) {
-  return tx("readonly", (s) => s.get(key));
-}
-
-/** Stores `value` under `key`, or deletes `key` when `value` is null. */
-export function idbSet(key, value) {
-  return tx("readwrite", (s) => (value == null ? s.delete(key) : s.put(value, key)));
-}
-
-/** Deletes, in one transaction, the entries under `prefix` for which `due(key, text)`. */
-export function idbSweep(prefix, due) {
-  return tx("readwrite", (s) => {
-    const q = s.openCursor(IDBKeyRange.bound(prefix, prefix + "\uffff"));
-    q.onsuccess = () => {
-      const c = q.result;
-      if (c) {
-        if (typeof c.key == "string" && typeof c.value == "string" && due(c.key, c.value)) c.delete();
-        c.continue();
-      }
-    };
-    return q;
-  });
 }
 
 /**

@@ -3,7 +3,7 @@
 //! transactions are ordered by the browser across tabs, so what one tab committed is what
 //! the next reader gets (localStorage gives no such promise across tabs).
 //!
-//! A binding to `glue.js`: web-sys's IndexedDB bindings cost many more bytes. The
+//! A small JS binding (glue.js): web-sys's IndexedDB bindings cost many more bytes. The
 //! connection is opened once per page, reopened after the browser closes it, and given up
 //! after 5 s (a browser whose IndexedDB never answers must not hold the scope's lock for ever).
 
