@@ -15,6 +15,7 @@ pub mod server_faults;
 pub mod server_head;
 pub mod server_headers;
 pub mod server_json;
+pub mod server_provider;
 
 /// A target's check: panics when `data` breaks a property.
 pub type Check = fn(&[u8]);
@@ -33,4 +34,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("server_json", server_json::check),
     ("server_head", server_head::check),
     ("server_chunked", server_chunked::check),
+    ("server_provider", server_provider::check),
 ];
