@@ -7,6 +7,7 @@
 //! or state, and a key a tab made up at `open()` never replaces a record it may not have seen.
 
 use crate::core::record::Record;
+use crate::prelude::*;
 
 /// What the tab that has just taken the scope's lock goes on from.
 #[derive(Debug, Clone, PartialEq)]
