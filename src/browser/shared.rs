@@ -35,23 +35,34 @@ impl Inner {
 
     /// A submit's stored answer read without the lock, when there is one to read: this tab
     /// shows a succeeded attempt of the payload `fp`, no `reset()` or `finish()` of this
-    /// tab is waiting, and IndexedDB holds the record. The answer is IndexedDB's record if
-    /// it is that attempt's success still (the browser orders this read after every
-    /// committed write); resolving with it changes nothing stored, so the lock, which
-    /// orders changes, is not needed. `None` sends the submit the locked way.
+    /// tab is waiting, and IndexedDB holds the scope's record. The answer is what the lock
+    /// holder would go on from ([`on_lock`] on IndexedDB's record, which the browser reads
+    /// after every committed write, and the mirror's) if that is still the attempt's
+    /// success. Resolving with it changes nothing stored, so the lock, which orders changes,
+    /// is not needed. `None` (also for anything unreadable) sends the submit the locked way.
     pub(crate) async fn stored_answer(&self, fp: &str) -> Option<Record> {
-        let shown_cached = {
-            let shown = self.rec.borrow();
-            shown.state == State::Succeeded && shown.fingerprint.as_deref() == Some(fp)
-        };
+        let shown = self.rec.borrow().clone();
+        let shown_cached =
+            shown.state == State::Succeeded && shown.fingerprint.as_deref() == Some(fp);
         if !shown_cached || !self.idb.get() || self.intents.get() > 0 {
             return None;
         }
-        let text = idb::get(&self.rec_key).await.ok()??;
-        let r = self.decode(&text).ok()?;
-        let cached = r.scope == self.opts.scope
-            && r.state == State::Succeeded
-            && plan_submit(&r, fp, now_ms()) == SubmitPlan::Cached;
+        let stored = idb::get(&self.rec_key).await.ok()?;
+        let decode = |text: Option<String>| match text {
+            None => Some(None),
+            Some(t) => {
+                let r = self.decode(&t).ok()?;
+                (r.scope == self.opts.scope).then_some(Some(r))
+            }
+        };
+        let stored = decode(stored)?;
+        let mirror = decode(self.store.get(&self.rec_key))?;
+        let Current::Stored(r) = on_lock(stored, mirror, &shown, self.rec_stored.get(), now_ms())
+        else {
+            return None;
+        };
+        let cached =
+            r.state == State::Succeeded && plan_submit(&r, fp, now_ms()) == SubmitPlan::Cached;
         cached.then_some(r)
     }
 
