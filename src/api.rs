@@ -1,5 +1,8 @@
 //! The JavaScript surface: class `Checkout`, `newKey`, `sweep`, the TypeScript types, and
 //! the one conversion of [`Error`] into a JS `Error` (`name` "IdemError", `code`).
+//!
+//! Strings go out as `JsValue`s typed `string`: a `String` return costs each getter a
+//! multi-value shim in the wasm and a copy-and-free wrapper in the generated glue.
 
 use crate::prelude::*;
 use alloc::rc::Rc;
@@ -165,21 +168,21 @@ impl Checkout {
     }
 
     /// This attempt's idempotency key (UUID v4).
-    #[wasm_bindgen(getter)]
-    pub fn key(&self) -> String {
-        self.inner.rec.borrow().key.clone()
+    #[wasm_bindgen(getter, js_name = key, unchecked_return_type = "string")]
+    pub fn key_js(&self) -> JsValue {
+        JsValue::from_str(&self.inner.rec.borrow().key)
     }
 
     /// The scope this checkout was opened for.
-    #[wasm_bindgen(getter)]
-    pub fn scope(&self) -> String {
-        self.inner.opts.scope.clone()
+    #[wasm_bindgen(getter, js_name = scope, unchecked_return_type = "string")]
+    pub fn scope_js(&self) -> JsValue {
+        JsValue::from_str(&self.inner.opts.scope)
     }
 
     /// "fresh", "pending", "succeeded" or "failed".
-    #[wasm_bindgen(getter, unchecked_return_type = "CheckoutState")]
-    pub fn state(&self) -> String {
-        self.inner.rec.borrow().state.as_str().into()
+    #[wasm_bindgen(getter, js_name = state, unchecked_return_type = "CheckoutState")]
+    pub fn state_js(&self) -> JsValue {
+        JsValue::from_str(self.inner.rec.borrow().state.as_str())
     }
 
     /// HTTP tries sent for this key so far (persisted).
@@ -201,16 +204,44 @@ impl Checkout {
     }
 
     /// Where the record really lives: "local", "session" or "memory".
-    #[wasm_bindgen(getter, unchecked_return_type = "StorageKind")]
-    pub fn storage(&self) -> String {
-        self.inner.store.kind().as_str().into()
+    #[wasm_bindgen(getter, js_name = storage, unchecked_return_type = "StorageKind")]
+    pub fn storage_js(&self) -> JsValue {
+        JsValue::from_str(self.inner.store.kind().as_str())
     }
 }
 
 /// A fresh UUID v4.
-#[wasm_bindgen(js_name = newKey)]
-pub fn new_key_js() -> String {
+#[wasm_bindgen(js_name = newKey, unchecked_return_type = "string")]
+pub fn new_key_js() -> JsValue {
+    JsValue::from_str(&new_key())
+}
+
+/// A fresh UUID v4, for Rust callers.
+pub fn new_key_string() -> String {
     new_key()
+}
+
+/// The getters' values for Rust callers (the browser tests), as `String`s.
+impl Checkout {
+    /// This attempt's idempotency key (UUID v4).
+    pub fn key(&self) -> String {
+        self.inner.rec.borrow().key.clone()
+    }
+
+    /// The scope this checkout was opened for.
+    pub fn scope(&self) -> String {
+        self.inner.opts.scope.clone()
+    }
+
+    /// "fresh", "pending", "succeeded" or "failed".
+    pub fn state(&self) -> String {
+        self.inner.rec.borrow().state.as_str().into()
+    }
+
+    /// Where the record really lives: "local", "session" or "memory".
+    pub fn storage(&self) -> String {
+        self.inner.store.kind().as_str().into()
+    }
 }
 
 /// Deletes the expired records of `namespace` (default "idemkey") from local, session and

@@ -42,7 +42,7 @@ mod api;
 mod browser;
 
 #[cfg(target_arch = "wasm32")]
-pub use api::{new_key_js as new_key, sweep, Checkout};
+pub use api::{new_key_string as new_key, sweep, Checkout};
 
 // talc instead of std's dlmalloc: 2.6 KiB less gzipped wasm, and maintained. The module
 // is single-threaded (no atomics), which is what this allocator requires.
