@@ -318,7 +318,13 @@ async fn expired_keys_are_new_operations_and_are_reaped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_operation_never_gets_two_charges() {
-    let (stores, _dir) = stores(Duration::from_secs(60)).await;
+    // A lock that stays live however slow the machine: the key must still be
+    // in progress at the end.
+    let (stores, _dir) = stores_with(Timing {
+        key_ttl: Duration::from_secs(60),
+        lock_timeout: Duration::from_secs(60),
+    })
+    .await;
     for (name, s) in stores {
         let Reserved::Proceed(lock) = s.reserve(&req("u", "fp")).await.unwrap() else {
             panic!("{name}")
