@@ -66,11 +66,17 @@ impl Store {
                     web: RefCell::new(None),
                 };
             }
+            // A write and a read back: storage that takes writes but throws on reads (or
+            // the reverse) would lose the record the next page looks for.
             let probed = web_storage(kind).and_then(|s| {
                 let s = s.ok_or_else(|| String::from("no window"))?;
                 s.set_item(probe_key, "1").map_err(|e| error_text(&e))?;
+                let back = s.get_item(probe_key).map_err(|e| error_text(&e))?;
                 let _ = s.remove_item(probe_key);
-                Ok(s)
+                match back.as_deref() {
+                    Some("1") => Ok(s),
+                    _ => Err("storage does not keep what it is given".into()),
+                }
             });
             match probed {
                 Ok(s) => {
@@ -107,15 +113,7 @@ impl Store {
 
     /// Reads `key`; a backend that throws on read counts as empty.
     pub(crate) fn get(&self, key: &str) -> Option<String> {
-        match &*self.web.borrow() {
-            Some(s) => s.get_item(key).ok().flatten(),
-            None => MEMORY.with(|m| {
-                m.borrow()
-                    .iter()
-                    .find(|(k, _)| k == key)
-                    .map(|(_, v)| v.clone())
-            }),
-        }
+        peek(self.kind.get(), key)
     }
 
     /// Writes `key`; when the backend throws, moves down the chain (dropping the stale copy
@@ -158,14 +156,44 @@ impl Store {
         }
     }
 
-    /// Removes `key` (errors ignored: there is nothing better to do).
+    /// Removes `key` from every backend, where a fallback may have left a copy (errors
+    /// ignored: there is nothing better to do).
     pub(crate) fn remove(&self, key: &str) {
-        match &*self.web.borrow() {
-            Some(s) => {
-                let _ = s.remove_item(key);
-            }
-            None => mem_remove(key),
+        for kind in ALL {
+            remove_in(kind, key);
         }
+    }
+}
+
+/// Every backend, best first.
+pub(crate) const ALL: [StorageKind; 3] = [
+    StorageKind::Local,
+    StorageKind::Session,
+    StorageKind::Memory,
+];
+
+/// `key` in the backend `kind`; `None` when absent or when the backend throws.
+pub(crate) fn peek(kind: StorageKind, key: &str) -> Option<String> {
+    match web_storage(kind) {
+        Ok(Some(s)) => s.get_item(key).ok().flatten(),
+        Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {
+            m.borrow()
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+        }),
+        _ => None,
+    }
+}
+
+/// Removes `key` from the backend `kind` (errors ignored).
+pub(crate) fn remove_in(kind: StorageKind, key: &str) {
+    match web_storage(kind) {
+        Ok(Some(s)) => {
+            let _ = s.remove_item(key);
+        }
+        Ok(None) if kind == StorageKind::Memory => mem_remove(key),
+        _ => {}
     }
 }
 
