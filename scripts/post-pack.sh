@@ -13,8 +13,8 @@
 #   sideEffects ["./snippets/**"] instead of wasm-pack's ["./snippets/*"]: evaluating the
 #               --target web glue (idemkey.js) only defines functions and caches; the work
 #               happens in init() and in calls, so it is side-effect free and tree-shakable.
-#               wasm-bindgen writes inline_js / module snippets to
-#               snippets/<crate>-<hash>/inlineN.js, two levels down, which "./snippets/*"
+#               wasm-bindgen writes module snippets (src/browser/glue.js) to
+#               snippets/<crate>-<hash>/src/browser/glue.js, several levels down, which "./snippets/*"
 #               does not match in webpack or Rollup globs (`*` stops at `/`); those snippets
 #               may run code on evaluation, so they are the one thing marked.
 # It also makes the .d.ts name the TypeScript library it needs: wasm-bindgen declares
@@ -139,6 +139,16 @@ banner="$(head -n1 "$glue" | grep '^/\* @ts-self-types=' || true)"
   --log-level=warning ${banner:+"--banner:js=$banner"} --outfile="$glue.min"
 if cmp -s "$glue.min" "$glue"; then rm "$glue.min"; else mv "$glue.min" "$glue"; fi
 echo "post-pack: $glue minified ($(wc -c <"$glue" | tr -d ' ') bytes)"
+
+# The JS snippets (src/browser/glue.js, kept readable in the repository), minified in place:
+# their exports keep their names, which is all the glue imports.
+if [[ -d "$pkg/snippets" ]]; then
+  while IFS= read -r snippet; do
+    "$esbuild" "$snippet" --minify --format=esm --legal-comments=none --log-level=warning \
+      --outfile="$snippet.min"
+    if cmp -s "$snippet.min" "$snippet"; then rm "$snippet.min"; else mv "$snippet.min" "$snippet"; fi
+  done < <(find "$pkg/snippets" -name '*.js')
+fi
 
 # Short import names, in the wasm and the glue together (scripts/short-imports.mjs says why).
 node "$root/scripts/short-imports.mjs" "$pkg"

@@ -41,6 +41,9 @@ echo "wasm-test: reference server at $url"
 
 # The tests read it at compile time (env!): without it they do not build.
 export IDEMKEY_TEST_SERVER="$url"
+# The runner gives a test binary 20 s by default; a loaded CI machine can need more. A
+# binary that hangs still fails, after this many seconds.
+export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-180}"
 for browser in ${IDEMKEY_BROWSERS:-chrome firefox}; do
   echo "wasm-test: $browser"
   case "$browser" in

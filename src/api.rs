@@ -4,13 +4,14 @@
 use crate::prelude::*;
 use alloc::rc::Rc;
 
-use js_sys::{Promise, Reflect};
+use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::browser::checkout::{new_key, sweep_kinds, Inner};
 use crate::browser::clock::now_ms;
 use crate::browser::flight::Join;
+use crate::browser::js::idem_error;
 use crate::browser::{options, submit};
 use crate::core::options::{validate_namespace, StorageKind, DEFAULT_NAMESPACE};
 use crate::error::Error;
@@ -93,10 +94,7 @@ export type IdemEvent =
 /// The one conversion of an idemkey error into what JS sees: an `Error` with
 /// `name === "IdemError"`, a stable `code` and the message.
 fn to_js(e: &Error) -> JsValue {
-    let err = js_sys::Error::new(&e.message());
-    err.set_name("IdemError");
-    let _ = Reflect::set(&err, &"code".into(), &e.code().into());
-    err.into()
+    idem_error(&e.message(), e.code())
 }
 
 /// One checkout attempt's key, kept across retries, double-clicks, refreshes and tabs.

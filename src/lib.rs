@@ -15,6 +15,9 @@
 //! `#[wasm_bindgen]` surface (`Checkout`, `newKey`, `sweep`). Errors are one enum,
 //! [`error::Error`], turned into a JS `Error` named "IdemError" with a `code` at the boundary.
 #![deny(missing_docs)]
+// The wasm build brings no std: std's panic machinery would link `core::fmt` for messages
+// nobody reads (the module aborts on a panic either way).
+#![cfg_attr(all(target_arch = "wasm32", not(test)), no_std)]
 
 extern crate alloc;
 
@@ -46,3 +49,12 @@ pub use api::{new_key_js as new_key, sweep, Checkout};
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]
 static ALLOC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
+/// A panic aborts the module (`unreachable` traps in the calling JS). std's handler would do
+/// the same after formatting a message to a console a wasm module does not have; the
+/// `std-panic` feature leaves the handler to std, which a test harness links.
+#[cfg(all(target_arch = "wasm32", not(test), not(feature = "std-panic")))]
+#[panic_handler]
+fn panic(_: &::core::panic::PanicInfo) -> ! {
+    ::core::arch::wasm32::unreachable()
+}

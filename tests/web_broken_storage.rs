@@ -17,86 +17,10 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-#[wasm_bindgen(inline_js = r#"
-const P = Storage.prototype;
-const saved = {};
-for (const m of ["getItem", "setItem", "removeItem", "key", "clear"]) saved[m] = P[m];
-const savedLength = Object.getOwnPropertyDescriptor(P, "length");
-const savedAreas = {};
-for (const a of ["localStorage", "sessionStorage"]) {
-  savedAreas[a] = Object.getOwnPropertyDescriptor(window, a) || null;
-}
-const fail = (name) => () => { throw new DOMException("test: " + name, name); };
-const F = IDBFactory.prototype, D = IDBDatabase.prototype, S = IDBObjectStore.prototype;
-const idb = { open: F.open, transaction: D.transaction, put: S.put };
-const idbArea = Object.getOwnPropertyDescriptor(window, "indexedDB");
-
-export function repair() {
-  F.open = idb.open; D.transaction = idb.transaction; S.put = idb.put;
-  if (idbArea) Object.defineProperty(window, "indexedDB", idbArea);
-  else delete window.indexedDB;
-  Object.assign(P, saved);
-  Object.defineProperty(P, "length", savedLength);
-  for (const a of Object.keys(savedAreas)) {
-    if (savedAreas[a]) Object.defineProperty(window, a, savedAreas[a]);
-  }
-}
-export function denyAccess() {
-  for (const a of ["localStorage", "sessionStorage"]) {
-    Object.defineProperty(window, a, { get: fail("SecurityError"), configurable: true });
-  }
-}
-export function throwOnEveryCall() {
-  for (const m of Object.keys(saved)) P[m] = fail("SecurityError");
-  Object.defineProperty(P, "length", { get: fail("SecurityError"), configurable: true });
-}
-export function throwOnWrites() {
-  P.setItem = fail("QuotaExceededError");
-}
-export function throwOnLocalReads() {
-  P.getItem = function (k) {
-    if (this === localStorage) throw new DOMException("test: read", "SecurityError");
-    return saved.getItem.call(this, k);
-  };
-}
-export function throwAfterLocalWrites(n) {
-  let left = n;
-  P.setItem = function (k, v) {
-    if (this === localStorage && left-- <= 0) throw new DOMException("test: quota", "QuotaExceededError");
-    return saved.setItem.call(this, k, v);
-  };
-}
-export function quotaForLocalValues(max) {
-  P.setItem = function (k, v) {
-    if (this === localStorage && String(v).length > max) throw new DOMException("test: quota", "QuotaExceededError");
-    return saved.setItem.call(this, k, v);
-  };
-}
-export function hideIdb() {
-  Object.defineProperty(window, "indexedDB", { value: undefined, configurable: true });
-}
-export function failIdbOpenAndTransactions() {
-  // The open connection fails its next transaction and is dropped; reopening fails too.
-  F.open = fail("UnknownError");
-  D.transaction = fail("InvalidStateError");
-}
-export function quotaOnIdbPut() {
-  S.put = fail("QuotaExceededError");
-}
-export function editOnFirstRetry(recorder, storageKey, edit) {
-  let done = false;
-  return (e) => {
-    if (!done && e.type === "retry") {
-      done = true;
-      const before = saved.getItem.call(localStorage, storageKey);
-      saved.setItem.call(localStorage, storageKey, edit(before));
-    }
-    recorder(e);
-  };
-}
-"#)]
+#[wasm_bindgen(module = "/tests/support/page.js")]
 extern "C" {
-    /// Undoes every patch below (also run first by each test, so one failure stays local).
+    /// Undoes every patch below, and `hide_indexed_db` and `break_indexed_db` of this page
+    /// (also run first by each test, so one failure stays local).
     fn repair();
     /// `window.localStorage` and `sessionStorage` throw SecurityError when touched.
     #[wasm_bindgen(js_name = denyAccess)]
@@ -116,12 +40,9 @@ extern "C" {
     /// `localStorage.setItem` throws QuotaExceededError for values longer than `max`.
     #[wasm_bindgen(js_name = quotaForLocalValues)]
     fn quota_for_local_values(max: u32);
-    /// `window.indexedDB` is undefined.
-    #[wasm_bindgen(js_name = hideIdb)]
-    fn hide_idb();
-    /// `indexedDB.open` throws UnknownError and every transaction InvalidStateError.
-    #[wasm_bindgen(js_name = failIdbOpenAndTransactions)]
-    fn fail_idb_open_and_transactions();
+    /// `indexedDB.open` throws UnknownError ("test: no open").
+    #[wasm_bindgen(js_name = failIdbOpen)]
+    fn fail_idb_open();
     /// Every IndexedDB `put` throws QuotaExceededError.
     #[wasm_bindgen(js_name = quotaOnIdbPut)]
     fn quota_on_idb_put();
@@ -474,7 +395,7 @@ async fn indexeddb_unavailable_keeps_the_pending_key_in_local_storage() {
     repair();
     let customer = uniq("cust");
     let scope = uniq("no-idb");
-    hide_idb();
+    hide_indexed_db(&JsValue::UNDEFINED);
     let k = unknown_outcome(&scope, &customer).await;
     // A reload, still without IndexedDB: the key whose outcome is unknown is resumed.
     let (o, ev) = recorded_opts(&scope, &customer, "{}");
@@ -498,7 +419,8 @@ async fn indexeddb_that_fails_to_open_or_to_run_a_transaction_keeps_the_pending_
     let scope = uniq("idb-fails");
     // IndexedDB holds the pending record, then starts failing.
     let k = unknown_outcome(&scope, &customer).await;
-    fail_idb_open_and_transactions();
+    break_indexed_db(&JsValue::UNDEFINED);
+    fail_idb_open();
     let (o, ev) = recorded_opts(&scope, &customer, "{}");
     let c = open(&o);
     assert_eq!(c.key(), k);
@@ -507,7 +429,7 @@ async fn indexeddb_that_fails_to_open_or_to_run_a_transaction_keeps_the_pending_
     assert_eq!(fb.len(), 1, "{:?}", types(&ev));
     // The transaction of open()'s sweep may have failed first, and the connection with it.
     assert!(
-        ["InvalidStateError", "UnknownError"]
+        ["no transactions", "no open"]
             .iter()
             .any(|e| fb[0].1.contains(e)),
         "{}",
@@ -522,7 +444,7 @@ async fn indexeddb_that_fails_to_open_or_to_run_a_transaction_keeps_the_pending_
     assert!(flag(&cached, "fromCache"));
     let fb = idb_fallbacks(&ev);
     assert_eq!(fb.len(), 1, "{:?}", types(&ev));
-    assert!(fb[0].1.contains("UnknownError"), "{}", fb[0].1);
+    assert!(fb[0].1.contains("no open"), "{}", fb[0].1);
     // IndexedDB comes back with its older copy (pending) of the attempt.
     after_indexeddb_is_back(&scope, &customer, &k).await;
 }

@@ -1,12 +1,15 @@
 //! Browser tests of the scope's lock: with the storage-lease fallback (Web Locks hidden)
 //! the holder keeps its lease alive for as long as a try takes, and a lease whose tab died
 //! lapses instead of blocking the scope for good; an attempt abandoned between two tries
-//! stops and frees the scope. Against the real reference server.
+//! stops and frees the scope; a submit whose answer is stored resolves without waiting for
+//! the lock, and not after a finish() of its own page. Against the real reference server.
 #![cfg(target_arch = "wasm32")]
 
 mod support;
 
+use js_sys::Function;
 use support::*;
+use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
@@ -105,5 +108,43 @@ async fn reset_between_tries_stops_the_old_attempt_and_frees_the_scope() {
     assert_eq!(num(&r, "status"), 201.0);
     assert_ne!(text(&r, "key"), old);
     assert_eq!(ledger(&customer).await, vec![c.key()]);
+    c.finish();
+}
+
+#[wasm_bindgen_test]
+async fn a_stored_success_answers_while_another_tab_holds_the_scope_lock() {
+    let (c, customer, _ev) = checkout("{}");
+    let r = submit(&c, &js(PAY)).await.unwrap();
+    assert_eq!(num(&r, "status"), 201.0);
+    // Another tab holds the scope's lock (a submit of its own, a reset waiting for its
+    // turn): resolving with the stored answer changes nothing, so it does not wait.
+    let name = format!("idemkey:{}", record_key("idemkey", &c.scope()));
+    let release: Function = JsFuture::from(hold_lock(&name)).await.unwrap().into();
+    let p = c.submit(js(PAY));
+    let got = JsFuture::from(within(&p, 10_000.0)).await.unwrap();
+    release.call0(&JsValue::UNDEFINED).unwrap();
+    assert!(
+        !got.is_null(),
+        "the cached submit waited for the other tab's lock"
+    );
+    let again = js_sys::Array::from(&got).get(0);
+    assert!(flag(&again, "fromCache"));
+    assert_eq!(text(&again, "key"), text(&r, "key"));
+    assert_eq!(ledger(&customer).await.len(), 1);
+    c.finish();
+}
+
+#[wasm_bindgen_test]
+async fn a_submit_right_after_finish_sends_the_next_attempt_not_the_stored_answer() {
+    let (c, customer, _ev) = checkout("{}");
+    let r1 = submit(&c, &js(PAY)).await.unwrap();
+    assert_eq!(num(&r1, "status"), 201.0);
+    // finish() has not had its turn with the lock yet: the stored success is still there,
+    // but it is no longer this page's answer.
+    c.finish();
+    let r2 = submit(&c, &js(PAY)).await.unwrap();
+    assert!(!flag(&r2, "fromCache"), "{r2:?}");
+    assert_ne!(text(&r2, "key"), text(&r1, "key"));
+    assert_eq!(ledger(&customer).await.len(), 2);
     c.finish();
 }

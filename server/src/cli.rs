@@ -89,6 +89,12 @@ pub struct Cli {
     #[arg(long, default_value = "info")]
     pub log_level: tracing::Level,
 
+    /// Completed answers this instance keeps in memory, so replays and 422s
+    /// of recent keys skip the database (0: none). Default 10000; off with
+    /// `--faults`, whose ledger reset another instance's cache would miss.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub replay_cache: Option<u32>,
+
     /// Run no receipt worker in this process (run `idemkey-server worker`
     /// beside it instead). Events still go into the outbox.
     #[arg(long)]
@@ -98,6 +104,10 @@ pub struct Cli {
     #[command(flatten)]
     pub outbox: OutboxArgs,
 }
+
+/// Replay cache entries without `--replay-cache` (and without `--faults`):
+/// a few MB at most (a stored answer is under 1 KiB).
+pub const REPLAY_CACHE_DEFAULT: usize = 10_000;
 
 /// The roles besides the server.
 #[derive(Debug, Clone, Subcommand)]
@@ -179,6 +189,23 @@ impl Cli {
             (Some(p), _) => p.clone(),
             (None, DatabaseUrl::Sqlite(p)) => p,
             (None, DatabaseUrl::Postgres(_)) => self.db.with_file_name("provider.db"),
+        }
+    }
+
+    /// Entries of the replay cache: `--replay-cache`, else
+    /// [`REPLAY_CACHE_DEFAULT`], else none with `--faults`. A cache beside
+    /// `--faults` is refused: `DELETE /api/charges` on one instance removes
+    /// completed keys that the caches of the others would still answer.
+    pub fn replay_cache_entries(&self) -> Result<usize, String> {
+        match (self.replay_cache, self.faults) {
+            (Some(n), true) if n > 0 => Err(
+                "--replay-cache cannot be used with --faults: the ledger reset deletes completed keys \
+                 that another instance's cache would still answer (use --replay-cache 0 or leave it out)"
+                    .into(),
+            ),
+            (Some(n), _) => Ok(n as usize),
+            (None, true) => Ok(0),
+            (None, false) => Ok(REPLAY_CACHE_DEFAULT),
         }
     }
 
@@ -283,12 +310,43 @@ mod tests {
         assert_eq!(d.lock_timeout, Duration::from_secs(30));
         assert_eq!(d.provider_latency_ms, 300);
         assert_eq!(d.reaper_period(), Duration::from_secs(60));
+        assert_eq!(d.replay_cache_entries(), Ok(REPLAY_CACHE_DEFAULT));
+        assert_eq!(cli.replay_cache_entries(), Ok(0), "off with --faults");
         assert!(Cli::try_parse_from(["idemkey-server", "--key-ttl", "0"]).is_err());
         assert_eq!(
             d.database(),
             DatabaseUrl::Sqlite("./data/idemkey.db".into())
         );
         assert_eq!(d.provider_file(), PathBuf::from("./data/idemkey.db"));
+    }
+
+    #[test]
+    fn replay_cache_sizes() {
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("idemkey-server").chain(args.iter().copied()))
+        };
+        assert_eq!(
+            parse(&["--replay-cache", "5"])
+                .unwrap()
+                .replay_cache_entries(),
+            Ok(5)
+        );
+        assert_eq!(
+            parse(&["--replay-cache", "0"])
+                .unwrap()
+                .replay_cache_entries(),
+            Ok(0)
+        );
+        let with_faults = parse(&["--replay-cache", "0", "--faults"]).unwrap();
+        assert_eq!(with_faults.replay_cache_entries(), Ok(0));
+        let refused = parse(&["--replay-cache", "5", "--faults"]).unwrap();
+        assert!(refused
+            .replay_cache_entries()
+            .unwrap_err()
+            .contains("--faults"));
+        for bad in ["-1", "1000001", "x", ""] {
+            assert!(parse(&["--replay-cache", bad]).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@ use idemkey_server::cli::{Cli, Command, DatabaseUrl, ProviderArgs};
 use idemkey_server::faults::Faults;
 use idemkey_server::http::routes::{self as app, AppState};
 use idemkey_server::idem::in_flight::InFlight;
+use idemkey_server::idem::replay_cache::ReplayCache;
 use idemkey_server::outbox::faults::DeliveryFaults;
 use idemkey_server::outbox::storage::OutboxStorage;
 use idemkey_server::provider::local::Local;
@@ -95,6 +96,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         faults: Arc::new(Faults::new(cli.faults)),
         outbox,
         in_flight: InFlight::default(),
+        replay_cache: ReplayCache::new(cli.replay_cache_entries()?),
     };
     let listener = tokio::net::TcpListener::bind(&cli.addr)
         .await

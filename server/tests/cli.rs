@@ -114,6 +114,10 @@ fn bad_flags_fail_with_a_message() {
         vec!["--provider-latency-ms", "x"],
         vec!["--addr", "not-an-address"],
         vec!["--no-such-flag"],
+        vec!["--replay-cache", "-1"],
+        vec!["--replay-cache", "1000001"],
+        // The ledger reset of --faults deletes keys other instances' caches hold.
+        vec!["--replay-cache", "10", "--faults"],
     ] {
         let out = Command::new(BIN)
             .args(&args)

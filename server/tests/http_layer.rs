@@ -21,9 +21,8 @@ fn half_closed(addr: std::net::SocketAddr, bytes: &[u8]) -> Option<Resp> {
     (!buf.is_empty()).then(|| parse_response(&buf))
 }
 
-#[test]
-fn a_half_closed_request_gets_its_answer() {
-    let s = Server::start(&["--provider-latency-ms", "5"]);
+fn a_half_closed_request_gets_its_answer(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let c = uid("half");
     let mut unanswered = 0;
     for i in 0..40 {
@@ -49,9 +48,8 @@ fn a_half_closed_request_gets_its_answer() {
     assert_eq!(ledger(s.addr, &c)["count"], 40);
 }
 
-#[test]
-fn a_stalled_body_times_out_with_408() {
-    let s = Server::start(&["--provider-latency-ms", "5"]);
+fn a_stalled_body_times_out_with_408(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let mut sock = TcpStream::connect(s.addr).unwrap();
     sock.set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
@@ -71,9 +69,8 @@ fn a_stalled_body_times_out_with_408() {
     assert_eq!(charge(s.addr, "anonymous", "stall", BODY).status, 201);
 }
 
-#[test]
-fn refusals_by_the_http_layer_are_problems() {
-    let s = Server::start(&["--provider-latency-ms", "5"]);
+fn refusals_by_the_http_layer_are_problems(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let many: String = (0..101).map(|i| format!("X-H{i}: 1\r\n")).collect();
     let long_uri = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(70 * 1024));
     let cases: Vec<(u16, Vec<u8>)> = vec![
@@ -117,9 +114,8 @@ fn refusals_by_the_http_layer_are_problems() {
     );
 }
 
-#[test]
-fn ambiguous_requests_are_refused_with_a_reason() {
-    let s = Server::start(&["--provider-latency-ms", "5"]);
+fn ambiguous_requests_are_refused_with_a_reason(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let c = uid("ambiguous");
     let post = |key: &str, extra: &str, body: &[u8]| {
         let mut req = format!(
@@ -176,9 +172,8 @@ fn ambiguous_requests_are_refused_with_a_reason() {
     );
 }
 
-#[test]
-fn pipelined_bodies_are_delimited_and_every_request_answered_in_order() {
-    let s = Server::start(&["--provider-latency-ms", "5"]);
+fn pipelined_bodies_are_delimited_and_every_request_answered_in_order(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let c = uid("pipe");
     let head = |key: &str, framing: &str| {
         format!(
@@ -210,12 +205,11 @@ fn pipelined_bodies_are_delimited_and_every_request_answered_in_order() {
     assert_eq!(ledger(s.addr, &c)["count"], 2);
 }
 
-#[test]
-fn a_client_that_never_reads_is_cut_after_the_write_timeout() {
+fn a_client_that_never_reads_is_cut_after_the_write_timeout(b: Backend) {
     let dir = tempfile::tempdir().unwrap();
     let big = 32 * 1024 * 1024;
     std::fs::write(dir.path().join("big.bin"), vec![b'x'; big]).unwrap();
-    let s = Server::start(&["--static", dir.path().to_str().unwrap()]);
+    let s = Server::start_with(b, &["--static", dir.path().to_str().unwrap()]);
     let mut sock = TcpStream::connect(s.addr).unwrap();
     sock.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
         .unwrap();
@@ -238,3 +232,12 @@ fn a_client_that_never_reads_is_cut_after_the_write_timeout() {
     );
     assert_eq!(request(s.addr, "GET", "/healthz", &[], b"").status, 200);
 }
+
+both_stores!(
+    a_half_closed_request_gets_its_answer,
+    a_stalled_body_times_out_with_408,
+    refusals_by_the_http_layer_are_problems,
+    ambiguous_requests_are_refused_with_a_reason,
+    pipelined_bodies_are_delimited_and_every_request_answered_in_order,
+    a_client_that_never_reads_is_cut_after_the_write_timeout,
+);

@@ -7,9 +7,8 @@ mod common;
 
 use common::*;
 
-#[test]
-fn a_replay_never_crosses_customers() {
-    let s = Server::start(&["--provider-latency-ms", "5"]);
+fn a_replay_never_crosses_customers(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     let (a, b, c, k) = (uid("a"), uid("b"), uid("c"), uid("shared-key"));
     let first_a = charge(s.addr, &a, &k, BODY);
     let first_b = charge(s.addr, &b, &k, BODY);
@@ -34,9 +33,8 @@ fn a_replay_never_crosses_customers() {
     }
 }
 
-#[test]
-fn faults_and_cors_are_off_unless_asked_and_faults_warns() {
-    let s = Server::start(&["--provider-latency-ms", "5"]);
+fn faults_and_cors_are_off_unless_asked_and_faults_warns(b: Backend) {
+    let s = Server::start_with(b, &["--provider-latency-ms", "5"]);
     for (method, path) in [
         ("POST", "/api/faults"),
         ("GET", "/api/faults"),
@@ -68,7 +66,7 @@ fn faults_and_cors_are_off_unless_asked_and_faults_warns() {
     assert_eq!(pre.header("access-control-allow-credentials"), None);
     assert!(!s.log_text().contains("--faults"), "{}", s.log_text());
 
-    let f = Server::start(&["--faults", "--provider-latency-ms", "5"]);
+    let f = Server::start_with(b, &["--faults", "--provider-latency-ms", "5"]);
     let log = f.log_text();
     assert!(
         log.contains("WARN")
@@ -78,9 +76,8 @@ fn faults_and_cors_are_off_unless_asked_and_faults_warns() {
     );
 }
 
-#[test]
-fn problem_bodies_echo_no_unbounded_input() {
-    let s = Server::start(&["--faults", "--provider-latency-ms", "5"]);
+fn problem_bodies_echo_no_unbounded_input(b: Backend) {
+    let s = Server::start_with(b, &["--faults", "--provider-latency-ms", "5"]);
     let long = "z".repeat(6000);
     let c = uid("echo");
     let key_hdr = format!("k{long}");
@@ -147,15 +144,17 @@ fn problem_bodies_echo_no_unbounded_input() {
     }
 }
 
-#[test]
-fn card_numbers_never_reach_the_log_even_at_trace() {
-    let s = Server::start(&[
-        "--faults",
-        "--provider-latency-ms",
-        "5",
-        "--log-level",
-        "trace",
-    ]);
+fn card_numbers_never_reach_the_log_even_at_trace(b: Backend) {
+    let s = Server::start_with(
+        b,
+        &[
+            "--faults",
+            "--provider-latency-ms",
+            "5",
+            "--log-level",
+            "trace",
+        ],
+    );
     let c = uid("pan");
     let cards = [
         "4242424242424242",
@@ -209,3 +208,10 @@ fn card_numbers_never_reach_the_log_even_at_trace() {
         }
     }
 }
+
+both_stores!(
+    a_replay_never_crosses_customers,
+    faults_and_cors_are_off_unless_asked_and_faults_warns,
+    problem_bodies_echo_no_unbounded_input,
+    card_numbers_never_reach_the_log_even_at_trace,
+);

@@ -1,15 +1,11 @@
 //! The BroadcastChannel a scope's tabs post notices on (core::sync::Notice texts), so a
-//! tab learns at once what the lock holder stored. A small inline-JS binding; pages
+//! tab learns at once what the lock holder stored. A small JS binding (glue.js); pages
 //! without BroadcastChannel keep the `storage` event alone.
 
+use crate::prelude::*;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(
-    inline_js = "export function chanOpen(n,f){if(typeof BroadcastChannel!='function')return null;\
-const c=new BroadcastChannel(n);c.onmessage=e=>{if(typeof e.data=='string')f(e.data)};return c}\
-export function chanPost(c,m){try{c.postMessage(m)}catch(e){}}\
-export function chanClose(c){c.close()}"
-)]
+#[wasm_bindgen(module = "/src/browser/glue.js")]
 extern "C" {
     #[wasm_bindgen(js_name = chanOpen)]
     fn chan_open(name: &str, on_message: &Closure<dyn FnMut(String)>) -> JsValue;

@@ -2,8 +2,9 @@
 //! it, the submit in flight, and the listeners (BroadcastChannel notices, the `storage`
 //! event) that keep the shown record current when another tab stores the scope's record.
 
-use std::cell::{Cell, RefCell};
-use std::rc::{Rc, Weak};
+use crate::prelude::*;
+use alloc::rc::{Rc, Weak};
+use core::cell::{Cell, RefCell};
 
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
@@ -21,14 +22,7 @@ use crate::core::record::{quarantine_key, record_key, sweep_due, Record};
 use crate::core::state::State;
 use crate::core::sync::{removes, supersedes, Notice};
 
-/// A fresh UUID v4 (formatted without `core::fmt`).
-pub(crate) fn new_key() -> String {
-    let mut buf = [0u8; 36];
-    uuid::Uuid::new_v4()
-        .hyphenated()
-        .encode_lower(&mut buf)
-        .to_owned()
-}
+pub(crate) use super::key::new_key;
 
 /// Deletes from the given backends what core's `sweep_due` says: the expired records of
 /// `namespace` and its quarantined copies past their retention; returns how many.
@@ -166,7 +160,7 @@ impl Inner {
     pub(crate) fn decode_or_set_aside(&self, text: &str) -> Option<Record> {
         let reason = match self.decode(text) {
             Ok(r) if r.scope == self.opts.scope => return Some(r),
-            Err(e) => e.to_string(),
+            Err(e) => e.message(),
             Ok(_) => "record belongs to another scope".into(),
         };
         let q = quarantine_key(&self.opts.namespace, &self.opts.scope, now_ms());
@@ -185,7 +179,7 @@ impl Inner {
     }
 
     /// Decoded, its expiry capped by this page's `ttlSeconds`.
-    fn decode(&self, text: &str) -> crate::error::Result<Record> {
+    pub(crate) fn decode(&self, text: &str) -> crate::error::Result<Record> {
         let mut r = Record::decode(text)?;
         r.limit_ttl(self.opts.ttl_ms());
         Ok(r)

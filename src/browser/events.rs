@@ -1,15 +1,15 @@
-//! Events for `onEvent`: built as plain objects, delivered so that a throwing callback
-//! never breaks a submit (the error is logged with `console.error`).
+//! Events for `onEvent`: their fields here, the object built and delivered by `glue.js`
+//! so that a throwing callback never breaks a submit (the error is logged with
+//! `console.error`).
 
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
-use super::js::Obj;
-
-#[wasm_bindgen]
+#[wasm_bindgen(module = "/src/browser/glue.js")]
 extern "C" {
-    #[wasm_bindgen(js_namespace = console, js_name = error)]
-    fn console_error(a: &JsValue, b: &JsValue);
+    /// `f({ type, ...fields, key })`, the fields named after `type`, their values `a`, `b`, `c`.
+    #[wasm_bindgen(js_name = emit)]
+    fn js_emit(f: &Function, type_: &str, key: &str, a: JsValue, b: JsValue, c: JsValue);
 }
 
 /// One event, without the `key` every event carries.
@@ -70,47 +70,33 @@ impl Emitter {
     /// Calls `onEvent({ type, key, ... })`; exceptions are caught and logged.
     pub(crate) fn emit(&self, key: &str, ev: Event) {
         let Some(f) = &self.0 else { return };
-        let o = Obj::new();
-        let o = match ev {
-            Event::Attempt { attempt } => o.set("type", "attempt").set("attempt", attempt),
+        let none = JsValue::UNDEFINED;
+        let (t, a, b, c): (&str, JsValue, JsValue, JsValue) = match ev {
+            Event::Attempt { attempt } => ("attempt", attempt.into(), none.clone(), none),
             Event::Retry {
                 attempt,
                 delay_ms,
                 reason,
-            } => o
-                .set("type", "retry")
-                .set("attempt", attempt)
-                .set("delayMs", delay_ms)
-                .set("reason", reason),
+            } => ("retry", attempt.into(), delay_ms.into(), reason.into()),
             Event::Response {
                 attempt,
                 status,
                 replayed,
-            } => o
-                .set("type", "response")
-                .set("attempt", attempt)
-                .set("status", status)
-                .set("replayed", replayed),
-            Event::State { state, previous } => o
-                .set("type", "state")
-                .set("state", state)
-                .set("previous", previous),
-            Event::StorageFallback { from, to, reason } => o
-                .set("type", "storage-fallback")
-                .set("from", from)
-                .set("to", to)
-                .set("reason", reason),
+            } => ("response", attempt.into(), status.into(), replayed.into()),
+            Event::State { state, previous } => ("state", state.into(), previous.into(), none),
+            Event::StorageFallback { from, to, reason } => {
+                ("storage-fallback", from.into(), to.into(), reason.into())
+            }
             Event::StorageCorrupt {
                 reason,
                 quarantine_key,
-            } => o
-                .set("type", "storage-corrupt")
-                .set("reason", reason)
-                .set("quarantineKey", quarantine_key),
+            } => (
+                "storage-corrupt",
+                reason.into(),
+                quarantine_key.into(),
+                none,
+            ),
         };
-        let ev = o.set("key", key).done();
-        if let Err(e) = f.call1(&JsValue::UNDEFINED, &ev) {
-            console_error(&JsValue::from_str("idemkey: onEvent threw"), &e);
-        }
+        js_emit(f, t, key, a, b, c);
     }
 }

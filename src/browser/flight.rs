@@ -2,8 +2,9 @@
 //! joins it (the same promise, the same result) and another payload is refused; `reset()`,
 //! `finish()` or another tab giving the key up makes the sequence stop before its next try.
 
-use std::cell::{Cell, OnceCell, RefCell};
-use std::rc::Rc;
+use crate::prelude::*;
+use alloc::rc::Rc;
+use core::cell::{Cell, OnceCell, RefCell};
 
 use js_sys::Promise;
 

@@ -1,24 +1,48 @@
-//! One HTTP try with web-sys `fetch`: a per-try timeout through an `AbortController`,
-//! the body read as text, and the two response headers the flow needs.
+//! One HTTP try: `fetch` with a per-try timeout through an `AbortController`, the body read
+//! as text, and the two response headers the flow needs. The call itself is a few lines of
+//! JS (`glue.js`): through web-sys it took a binding, and a shim in the generated glue, for
+//! each of the dozen browser functions it uses.
 //!
-//! web-sys rather than gloo-net, for bytes alone (see the README's "Dependencies"): gloo-net's
+//! No gloo-net, for bytes alone (see the README's "Dependencies"): its
 //! `RequestBuilder::abort_signal(Some(&signal))` would keep `signal.aborted()` just as
-//! usable to tell our timeout from a network error, but the flow needs one `fetch`, and
-//! calling it directly costs less.
+//! usable to tell our timeout from a network error, but the flow needs one `fetch`.
 
 use crate::prelude::*;
-use js_sys::{Function, Promise, Reflect};
+use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, Headers, Request, RequestCredentials, RequestInit, Response};
 
-use super::clock::{clear_timeout, set_timeout};
-
-#[wasm_bindgen]
+#[wasm_bindgen(module = "/src/browser/glue.js")]
 extern "C" {
-    /// The global `fetch` (window or worker).
-    #[wasm_bindgen(js_name = fetch)]
-    fn fetch_request(req: &Request) -> Promise;
+    /// Resolves with `[status, body, retryAfter, replayed]`; rejects with `true` when the
+    /// timeout aborted the try.
+    #[wasm_bindgen(js_name = send)]
+    #[allow(clippy::too_many_arguments)]
+    fn js_send(
+        url: &str,
+        method: &str,
+        headers: &str,
+        key_name: &str,
+        key_value: &str,
+        body: &str,
+        credentials: &str,
+        timeout_ms: f64,
+    ) -> Promise;
+}
+
+/// Extra headers as `glue.js` takes them: names and values joined by "\n" (validated
+/// options contain no CR, LF or NUL).
+pub(crate) fn joined(headers: &[(String, String)]) -> String {
+    let mut s = String::new();
+    for (k, v) in headers {
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        s.push_str(k);
+        s.push('\n');
+        s.push_str(v);
+    }
+    s
 }
 
 /// What one try sends.
@@ -27,8 +51,8 @@ pub(crate) struct Try<'a> {
     pub(crate) url: &'a str,
     /// `POST`, `PUT`, `PATCH` or `DELETE`.
     pub(crate) method: &'a str,
-    /// Extra headers from the options, then the key header.
-    pub(crate) headers: &'a [(String, String)],
+    /// Extra headers from the options, [`joined`].
+    pub(crate) headers: &'a str,
     /// The idempotency key header's name.
     pub(crate) key_name: &'a str,
     /// The key as the header carries it (plain or sf-string).
@@ -63,54 +87,27 @@ pub(crate) enum NoAnswer {
 
 /// Sends one try and reads the whole answer within `timeout_ms`.
 pub(crate) async fn send(t: &Try<'_>) -> Result<Answer, NoAnswer> {
-    let ctrl = AbortController::new().map_err(|_| NoAnswer::Network)?;
-    let signal = ctrl.signal();
-    // `ctrl.abort` bound to `ctrl`: a timer callback without a Rust closure.
-    let abort: Function = Reflect::get(&ctrl, &"abort".into())
-        .map_err(|_| NoAnswer::Network)?
-        .unchecked_into();
-    let timer = set_timeout(&abort.bind0(&ctrl), t.timeout_ms);
-    let r = exchange(t, &signal).await;
-    clear_timeout(&timer);
-    r.map_err(|_| {
-        if signal.aborted() {
-            NoAnswer::Timeout
-        } else {
-            NoAnswer::Network
+    let p = js_send(
+        t.url,
+        t.method,
+        t.headers,
+        t.key_name,
+        t.key_value,
+        t.body,
+        t.credentials,
+        t.timeout_ms,
+    );
+    match JsFuture::from(p).await {
+        Ok(v) => {
+            let a: Array = v.unchecked_into();
+            Ok(Answer {
+                status: a.get(0).as_f64().unwrap_or(0.0) as u16,
+                body: a.get(1).as_string().unwrap_or_default(),
+                retry_after: a.get(2).as_string(),
+                replayed: a.get(3).as_string(),
+            })
         }
-    })
-}
-
-async fn exchange(t: &Try<'_>, signal: &web_sys::AbortSignal) -> Result<Answer, JsValue> {
-    let headers = Headers::new()?;
-    headers.set("content-type", "application/json")?;
-    for (k, v) in t.headers {
-        headers.set(k, v)?;
+        Err(aborted) if aborted.is_truthy() => Err(NoAnswer::Timeout),
+        Err(_) => Err(NoAnswer::Network),
     }
-    headers.set(t.key_name, t.key_value)?;
-    let init = RequestInit::new();
-    init.set_method(t.method);
-    init.set_headers(&headers);
-    init.set_body(&JsValue::from_str(t.body));
-    init.set_credentials(match t.credentials {
-        "omit" => RequestCredentials::Omit,
-        "include" => RequestCredentials::Include,
-        _ => RequestCredentials::SameOrigin,
-    });
-    init.set_signal(Some(signal));
-    let req = Request::new_with_str_and_init(t.url, &init)?;
-    let resp: Response = JsFuture::from(fetch_request(&req)).await?.unchecked_into();
-    let h = resp.headers();
-    let retry_after = h.get("retry-after").ok().flatten();
-    let replayed = h.get(crate::core::header::REPLAYED_HEADER).ok().flatten();
-    let body = JsFuture::from(resp.text()?)
-        .await?
-        .as_string()
-        .unwrap_or_default();
-    Ok(Answer {
-        status: resp.status(),
-        body,
-        retry_after,
-        replayed,
-    })
 }

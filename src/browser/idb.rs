@@ -3,28 +3,18 @@
 //! transactions are ordered by the browser across tabs, so what one tab committed is what
 //! the next reader gets (localStorage gives no such promise across tabs).
 //!
-//! A small inline-JS binding: web-sys's IndexedDB bindings cost many more bytes. The
+//! A small JS binding (glue.js): web-sys's IndexedDB bindings cost many more bytes. The
 //! connection is opened once per page, reopened after the browser closes it, and given up
 //! after 5 s (a browser whose IndexedDB never answers must not hold the scope's lock for ever).
 
+use crate::prelude::*;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::js::error_text;
 
-#[wasm_bindgen(inline_js = "let d;\
-function t(m,f){const i=globalThis.indexedDB;if(!i)return null;\
-if(!d){d=new Promise((y,n)=>{setTimeout(()=>n(new DOMException('IndexedDB did not open in 5 s','TimeoutError')),5e3);\
-const r=i.open('idemkey',1);r.onupgradeneeded=()=>r.result.createObjectStore('records');\
-r.onsuccess=()=>{const b=r.result;b.onclose=()=>{d=null};b.onversionchange=()=>{b.close();d=null};y(b)};\
-r.onerror=()=>n(r.error)});d.catch(()=>{d=null})}\
-return d.then(b=>new Promise((y,n)=>{const x=b.transaction('records',m),q=f(x.objectStore('records'));\
-x.oncomplete=()=>y(q.result);x.onabort=()=>n(x.error||q.error)})).catch(e=>{d=null;throw e})}\
-export function idbGet(k){return t('readonly',s=>s.get(k))}\
-export function idbSet(k,v){return t('readwrite',s=>v==null?s.delete(k):s.put(v,k))}\
-export function idbSweep(p,f){return t('readwrite',s=>{const q=s.openCursor(IDBKeyRange.bound(p,p+'\\uffff'));\
-q.onsuccess=()=>{const c=q.result;if(c){if(typeof c.key=='string'&&typeof c.value=='string'&&f(c.key,c.value))c.delete();c.continue()}};return q})}")]
+#[wasm_bindgen(module = "/src/browser/glue.js")]
 extern "C" {
     #[wasm_bindgen(js_name = idbGet)]
     fn idb_get(key: &str) -> JsValue;

@@ -1,27 +1,25 @@
-//! Tiny helpers for JS values: building plain objects field by field (smaller than serde
-//! here), reading a property, the text of a thrown value.
+//! Tiny helpers for JS values: the result and error objects (built by `glue.js`, smaller
+//! than serde or a `Reflect::set` per field), reading a property, the text of a thrown value.
 
 use crate::prelude::*;
-use js_sys::{Object, Reflect};
-use wasm_bindgen::JsValue;
+use js_sys::Reflect;
+use wasm_bindgen::prelude::*;
 
-/// A plain JS object under construction.
-pub(crate) struct Obj(Object);
-
-impl Obj {
-    /// An empty `{}`.
-    pub(crate) fn new() -> Obj {
-        Obj(Object::new())
-    }
-    /// Sets `name` to any value (setting a data property on a plain object cannot fail).
-    pub(crate) fn set(self, name: &str, value: impl Into<JsValue>) -> Obj {
-        let _ = Reflect::set(&self.0, &JsValue::from_str(name), &value.into());
-        self
-    }
-    /// The finished object.
-    pub(crate) fn done(self) -> JsValue {
-        self.0.into()
-    }
+#[wasm_bindgen(module = "/src/browser/glue.js")]
+extern "C" {
+    /// `{ key, status, ok, body, replayed, fromCache, attempts }`, `body` parsed as JSON
+    /// when it is JSON, `null` when empty.
+    pub(crate) fn result(
+        key: &str,
+        status: u16,
+        body: &str,
+        replayed: bool,
+        from_cache: bool,
+        attempts: u32,
+    ) -> JsValue;
+    /// An `Error` with `name` "IdemError", `message` and `code`.
+    #[wasm_bindgen(js_name = idemError)]
+    pub(crate) fn idem_error(message: &str, code: &str) -> JsValue;
 }
 
 /// `obj[name]`, or `undefined` when `obj` is not an object or the getter throws.

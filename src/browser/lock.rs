@@ -3,7 +3,8 @@
 //! The browser releases a Web Lock when its tab dies; a lease is renewed on a timer while
 //! held and lapses on its own once its tab is gone.
 
-use std::rc::Rc;
+use crate::prelude::*;
+use alloc::rc::Rc;
 
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
@@ -15,11 +16,7 @@ use crate::core::lease;
 
 // web-sys gates LockManager behind an unstable cfg; this is all we need of it.
 // Resolves with the lock's release function once held; null when there is no Web Locks.
-#[wasm_bindgen(
-    inline_js = "export function lockAcquire(n){const l=globalThis.navigator&&navigator.locks;\
-if(!l||typeof l.request!='function')return null;\
-return new Promise(ok=>{l.request(n,()=>new Promise(ok)).catch(()=>ok(null))})}"
-)]
+#[wasm_bindgen(module = "/src/browser/glue.js")]
 extern "C" {
     #[wasm_bindgen(js_name = lockAcquire)]
     fn lock_acquire(name: &str) -> JsValue;
@@ -107,7 +104,6 @@ async fn lease_acquire(store: &Rc<Store>, key: &str) -> Guard {
     let held = Held {
         store: store.clone(),
         key: key.into(),
-        // A UUID without `core::fmt` (`to_string` would pull it in).
         owner: super::checkout::new_key(),
     };
     loop {

@@ -8,9 +8,9 @@
 
 use crate::prelude::*;
 use js_sys::{Array, Function, Object, Reflect};
-use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{Headers, Request};
+use wasm_bindgen::prelude::*;
 
+use super::http::joined;
 use super::js::error_text;
 use crate::core::options::{Options, RawOptions};
 use crate::error::{Error, Result};
@@ -122,18 +122,26 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>)> {
     Ok((opts, on_event))
 }
 
+#[wasm_bindgen(module = "/src/browser/glue.js")]
+extern "C" {
+    /// `null`, or `[option, error]` for what `fetch` would refuse.
+    fn refused(url: &str, headers: &str) -> JsValue;
+}
+
 /// Asks the browser whether `fetch` will take the endpoint and the extra headers, by its
 /// own rules (URL parsing against the page, credentials in URLs, header values that are
 /// not byte strings such as "€"). Checked at open: refused later, every try would fail
 /// before leaving the page, be retried as a network error and end as `outcome-unknown`
 /// with a pending key although nothing was ever sent.
 fn fetchable(o: &Options) -> Result<()> {
-    let refused =
-        |option: &str, e: JsValue| bad(option, &named("refused by fetch: ", &error_text(&e)));
-    let h = Headers::new().map_err(|e| refused("headers", e))?;
-    for (name, value) in &o.headers {
-        h.set(name, value).map_err(|e| refused("headers", e))?;
+    let r = refused(&o.endpoint, &joined(&o.headers));
+    if r.is_null() {
+        return Ok(());
     }
-    Request::new_with_str(&o.endpoint).map_err(|e| refused("endpoint", e))?;
-    Ok(())
+    let r: Array = r.unchecked_into();
+    let option = r.get(0).as_string().unwrap_or_default();
+    Err(bad(
+        &option,
+        &named("refused by fetch: ", &error_text(&r.get(1))),
+    ))
 }

@@ -10,7 +10,9 @@ use super::events::Event;
 use super::idb;
 use super::lock::{self, Guard};
 use crate::core::record::{lease_key, Record};
+use crate::core::state::{plan_submit, State, SubmitPlan};
 use crate::core::sync::{may_replace, on_lock, Current, Notice};
+use crate::prelude::*;
 
 /// This tab's hold on the scope: released when dropped.
 pub(crate) struct Locked<'a> {
@@ -29,6 +31,28 @@ impl Inner {
             inner: self,
             _guard: guard,
         }
+    }
+
+    /// A submit's stored answer read without the lock, when there is one to read: this tab
+    /// shows a succeeded attempt of the payload `fp`, no `reset()` or `finish()` of this
+    /// tab is waiting, and IndexedDB holds the record. The answer is IndexedDB's record if
+    /// it is that attempt's success still (the browser orders this read after every
+    /// committed write); resolving with it changes nothing stored, so the lock, which
+    /// orders changes, is not needed. `None` sends the submit the locked way.
+    pub(crate) async fn stored_answer(&self, fp: &str) -> Option<Record> {
+        let shown_cached = {
+            let shown = self.rec.borrow();
+            shown.state == State::Succeeded && shown.fingerprint.as_deref() == Some(fp)
+        };
+        if !shown_cached || !self.idb.get() || self.intents.get() > 0 {
+            return None;
+        }
+        let text = idb::get(&self.rec_key).await.ok()??;
+        let r = self.decode(&text).ok()?;
+        let cached = r.scope == self.opts.scope
+            && r.state == State::Succeeded
+            && plan_submit(&r, fp, now_ms()) == SubmitPlan::Cached;
+        cached.then_some(r)
     }
 
     /// IndexedDB failed: the Web Storage store holds the record from now on.

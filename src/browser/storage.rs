@@ -2,17 +2,17 @@
 //! fallback chain local -> session -> memory whenever a backend throws (SecurityError when
 //! storage is disabled, QuotaExceededError, Safari private mode).
 
-use std::cell::{Cell, RefCell};
+use crate::prelude::*;
+use core::cell::{Cell, RefCell};
 
 use crate::core::options::StorageKind;
 
 use super::js::error_text;
+use super::page::PageCell;
 
-thread_local! {
-    /// The memory backend: one list of `(key, value)` per page, shared by every checkout
-    /// (a handful of entries: a Vec costs fewer bytes than a map).
-    static MEMORY: RefCell<Vec<(String, String)>> = const { RefCell::new(Vec::new()) };
-}
+/// The memory backend: one list of `(key, value)` per page, shared by every checkout
+/// (a handful of entries: a Vec costs fewer bytes than a map).
+static MEMORY: PageCell<Vec<(String, String)>> = PageCell::new(Vec::new());
 
 /// A backend change: `(from, to, reason)`, reported as a `storage-fallback` event.
 pub(crate) struct Fallback {

@@ -1,7 +1,8 @@
 //! The submit flow: lock the scope, read its record, follow core's plan, then the retry
 //! loop (core::retry) with the record stored before every try, and the final answer stored.
 
-use std::rc::Rc;
+use crate::prelude::*;
+use alloc::rc::Rc;
 
 use js_sys::JSON;
 use wasm_bindgen::JsValue;
@@ -11,7 +12,7 @@ use super::clock::{now_ms, random01, sleep};
 use super::events::Event;
 use super::flight::Flight;
 use super::http::{self, Answer, NoAnswer};
-use super::js::{error_text, Obj};
+use super::js::{self, error_text};
 use super::shared::Locked;
 use crate::core::fingerprint::fingerprint;
 use crate::core::header::{format_key, is_replayed};
@@ -35,20 +36,7 @@ pub(crate) fn prepare(payload: &JsValue) -> Result<(String, String)> {
 /// `{ key, status, ok, body, replayed, fromCache, attempts }`; the body parsed as JSON,
 /// else the text, `null` when empty.
 fn result(key: &str, r: &StoredResponse, from_cache: bool, attempts: u32) -> JsValue {
-    let body = if r.body.is_empty() {
-        JsValue::NULL
-    } else {
-        JSON::parse(&r.body).unwrap_or_else(|_| JsValue::from_str(&r.body))
-    };
-    Obj::new()
-        .set("key", key)
-        .set("status", r.status)
-        .set("ok", (200..300).contains(&r.status))
-        .set("body", body)
-        .set("replayed", r.replayed)
-        .set("fromCache", from_cache)
-        .set("attempts", attempts)
-        .done()
+    js::result(key, r.status, &r.body, r.replayed, from_cache, attempts)
 }
 
 /// The stored result, if `rec` holds one.
@@ -67,6 +55,11 @@ pub(crate) async fn run(
     body: String,
     started: f64,
 ) -> Result<JsValue> {
+    if let Some(rec) = inner.stored_answer(&flight.fp).await {
+        if let Some(r) = cached(&rec) {
+            return Ok(r);
+        }
+    }
     let held = inner.hold().await;
     let (mut rec, _) = held.read().await;
     // Includes "another tab failed this very payload while we waited: its answer is ours".
@@ -112,6 +105,7 @@ async fn tries(
     let policy = o.retry_policy();
     let t0 = now_ms();
     let key_value = format_key(&rec.key, o.header_format);
+    let headers = http::joined(&o.headers);
     let mut retries = 0;
     loop {
         if flight.abandoned() {
@@ -134,7 +128,7 @@ async fn tries(
         let t = http::Try {
             url: &o.endpoint,
             method: &o.method,
-            headers: &o.headers,
+            headers: &headers,
             key_name: &o.header_name,
             key_value: &key_value,
             body,

@@ -8,6 +8,7 @@
 
 use crate::core::record::Record;
 use crate::core::state::State;
+use crate::prelude::*;
 
 /// What the tab that has just taken the scope's lock goes on from.
 #[derive(Debug, Clone, PartialEq)]

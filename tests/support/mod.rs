@@ -12,49 +12,7 @@ use js_sys::{Array, Function, Promise, Reflect, JSON};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-#[wasm_bindgen(inline_js = r#"
-export function recorder() {
-  const f = (e) => { f.events.push(e); f.times.push(Date.now()); };
-  f.events = []; f.times = [];
-  return f;
-}
-export function thrower() { return () => { throw new Error("onEvent boom"); }; }
-export function breakStorage(all) {
-  const orig = Storage.prototype.setItem;
-  Storage.prototype.setItem = function (k, v) {
-    if (all || this === localStorage) throw new DOMException("test quota", "QuotaExceededError");
-    return orig.call(this, k, v);
-  };
-  return () => { Storage.prototype.setItem = orig; };
-}
-export function hideLocks() {
-  Object.defineProperty(navigator, "locks", { value: undefined, configurable: true });
-  return () => { delete navigator.locks; };
-}
-export function spyFetch(watch) {
-  const orig = globalThis.fetch;
-  const seen = [];
-  globalThis.fetch = function (req, init) {
-    if (req instanceof Request) seen.push({ url: req.url, key: req.headers.get("idempotency-key"),
-      custom: req.headers.get("paypal-request-id"), method: req.method,
-      stored: watch ? localStorage.getItem(watch) : null });
-    return orig.call(this, req, init);
-  };
-  const restore = () => { globalThis.fetch = orig; };
-  restore.seen = seen;
-  return restore;
-}
-export async function api(url, method, customer, body) {
-  const r = await fetch(url, { method, headers: { "x-customer-id": customer, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body) });
-  const t = await r.text();
-  if (!r.ok) throw new Error("test api " + method + " " + url + ": " + r.status + " " + t);
-  return t ? JSON.parse(t) : null;
-}
-export function fireStorage(key, newValue, oldValue) {
-  window.dispatchEvent(new StorageEvent("storage", { key, newValue, oldValue, storageArea: localStorage }));
-}
-"#)]
+#[wasm_bindgen(module = "/tests/support/page.js")]
 extern "C" {
     /// A function that records the events it is called with in `.events`, and when
     /// (`Date.now()`) in `.times`.
@@ -76,6 +34,12 @@ extern "C" {
     pub fn spy_fetch_watching(watch: &str) -> Function;
     #[wasm_bindgen(catch)]
     fn api(url: &str, method: &str, customer: &str, body: JsValue) -> Result<Promise, JsValue>;
+    /// Takes the Web Lock `name` as another tab would: resolves, once held, with the
+    /// function that releases it.
+    #[wasm_bindgen(js_name = holdLock)]
+    pub fn hold_lock(name: &str) -> Promise;
+    /// `[value]` if `p` resolves within `ms`, else `null`.
+    pub fn within(p: &Promise, ms: f64) -> Promise;
     /// Dispatches a `storage` event for localStorage as another tab's write would.
     #[wasm_bindgen(js_name = fireStorage)]
     pub fn fire_storage(key: &str, new_value: Option<String>);

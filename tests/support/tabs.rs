@@ -8,73 +8,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::{get, recorder};
 
-#[wasm_bindgen(inline_js = r#"
-export function hideIndexedDb(w) {
-  w = w || window;
-  // A global's attributes live on the window itself: keep the real one to put it back.
-  const real = Object.getOwnPropertyDescriptor(w, "indexedDB");
-  Object.defineProperty(w, "indexedDB", { value: undefined, configurable: true });
-  return () => { if (real) Object.defineProperty(w, "indexedDB", real); else delete w.indexedDB; };
-}
-export function breakIndexedDb(w) {
-  const proto = (w || window).IDBDatabase.prototype;
-  const orig = proto.transaction;
-  proto.transaction = function () { throw new DOMException("test: no transactions", "UnknownError"); };
-  return () => { proto.transaction = orig; };
-}
-export function idbPut(key, value) {
-  return new Promise((ok, no) => {
-    const r = indexedDB.open("idemkey", 1);
-    r.onupgradeneeded = () => r.result.createObjectStore("records");
-    r.onerror = () => no(r.error);
-    r.onsuccess = () => {
-      const db = r.result, t = db.transaction("records", "readwrite");
-      t.objectStore("records").put(value, key);
-      t.oncomplete = () => { db.close(); ok(); };
-      t.onabort = () => no(t.error);
-    };
-  });
-}
-export function idbGet(key) {
-  return new Promise((ok, no) => {
-    const r = indexedDB.open("idemkey", 1);
-    r.onupgradeneeded = () => r.result.createObjectStore("records");
-    r.onerror = () => no(r.error);
-    r.onsuccess = () => {
-      const db = r.result, q = db.transaction("records").objectStore("records").get(key);
-      q.onsuccess = () => { db.close(); ok(q.result === undefined ? null : q.result); };
-      q.onerror = () => no(q.error);
-    };
-  });
-}
-export async function openTab() {
-  const f = document.createElement("iframe");
-  document.body.appendChild(f);
-  const w = f.contentWindow;
-  const m = await w.eval('import("/wasm-bindgen-test.js")');
-  await m.default("/wasm-bindgen-test_bg.wasm");
-  if (typeof m.Checkout !== "function") throw new Error("the test module exports no Checkout");
-  return { frame: f, window: w, module: m };
-}
-export function tabOpen(tab, options) { return tab.module.Checkout.open(tab.window.structuredClone(options)); }
-export function tabOpenRecorded(tab, options, rec) {
-  const o = tab.window.structuredClone(options);
-  o.onEvent = rec;
-  return tab.module.Checkout.open(o);
-}
-export function tabSubmit(c, payload) {
-  return c.submit(payload).then(
-    (r) => ({ ok: r.ok, status: r.status, key: r.key, fromCache: r.fromCache, attempts: r.attempts }),
-    (e) => ({ error: e.code, message: e.message }));
-}
-export function tabClose(tab) { tab.frame.remove(); }
-export function listenChannel(name) {
-  const c = new BroadcastChannel(name);
-  c.seen = [];
-  c.onmessage = (e) => c.seen.push(e.data);
-  return c;
-}
-"#)]
+#[wasm_bindgen(module = "/tests/support/page.js")]
 extern "C" {
     /// Hides `indexedDB` on the window `w` (this page's when undefined); returns the restore.
     #[wasm_bindgen(js_name = hideIndexedDb)]

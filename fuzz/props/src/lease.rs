@@ -4,14 +4,12 @@
 //! always renew it; another tab may take it only once it lapsed, or when it claims more
 //! than one lease length ahead (a clock that jumped).
 
+use crate::clock_and_rest;
 use idemkey::core::lease::{can_acquire, Lease, LEASE_MS};
 
 /// Decodes `data` as a stored lease and checks who may take it at a time from `data`.
 pub fn check(data: &[u8]) {
-    let (now, rest) = match data.split_first_chunk::<8>() {
-        Some((n, rest)) => ((u64::from_le_bytes(*n) >> 20) as f64, rest),
-        None => (0.0, data),
-    };
+    let (now, rest) = clock_and_rest(data, 0.0);
     let Ok(text) = std::str::from_utf8(rest) else {
         return;
     };

@@ -16,6 +16,41 @@ pub mod server_head;
 pub mod server_headers;
 pub mod server_json;
 
+/// Splits `data` into a clock in ms, read from its first 8 bytes, and the rest; `default`
+/// and all of `data` when it is shorter. The clock reaches about year 2527: far beyond any
+/// real clock, well inside f64's whole numbers.
+pub fn clock_and_rest(data: &[u8], default: f64) -> (f64, &[u8]) {
+    match data.split_first_chunk::<8>() {
+        Some((n, rest)) => ((u64::from_le_bytes(*n) >> 20) as f64, rest),
+        None => (default, data),
+    }
+}
+
+/// Feeds `bytes` to a streaming scanner in pieces of `step` bytes (0: all at once) until
+/// `feed` gives a verdict; the bytes taken and that verdict (`None`: it wants more). A
+/// scanner that asks for more must have taken its whole piece.
+pub fn feed_in_pieces<V>(
+    bytes: &[u8],
+    step: usize,
+    mut feed: impl FnMut(&[u8]) -> (usize, Option<V>),
+) -> (usize, Option<V>) {
+    let pieces: Vec<&[u8]> = if step == 0 {
+        vec![bytes]
+    } else {
+        bytes.chunks(step).collect()
+    };
+    let mut taken = 0;
+    for piece in pieces {
+        let (n, verdict) = feed(piece);
+        taken += n;
+        if verdict.is_some() {
+            return (taken, verdict);
+        }
+        assert_eq!(n, piece.len(), "More before the piece ended");
+    }
+    (taken, None)
+}
+
 /// A target's check: panics when `data` breaks a property.
 pub type Check = fn(&[u8]);
 

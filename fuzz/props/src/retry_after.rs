@@ -4,15 +4,12 @@
 //! refused on overflow; a date that parses re-formats as an IMF-fixdate that parses to the
 //! same instant, and the wait is that instant minus now, never negative.
 
+use crate::clock_and_rest;
 use idemkey::core::retry_after::{http_date_ms, parse_retry_after};
 
 /// Parses the text after the first 8 bytes of `data` (the clock, ms) as a `Retry-After`.
 pub fn check(data: &[u8]) {
-    let (now, rest) = match data.split_first_chunk::<8>() {
-        // Up to about year 2527: far beyond any real clock, well inside f64's whole numbers.
-        Some((n, rest)) => ((u64::from_le_bytes(*n) >> 20) as f64, rest),
-        None => (1_700_000_000_000.0, data),
-    };
+    let (now, rest) = clock_and_rest(data, 1_700_000_000_000.0);
     let Ok(v) = std::str::from_utf8(rest) else {
         return;
     };

@@ -5,26 +5,17 @@
 //! encodes itself (any chunk sizes, extensions, trailers), followed by anything, ends
 //! exactly where its encoding ends.
 
+use crate::feed_in_pieces;
 use arbitrary::{Result, Unstructured};
 use idemkey_server::http::chunked::{ChunkedScanner, Step};
 
 fn scan(bytes: &[u8], step: usize) -> (usize, Step) {
     let mut s = ChunkedScanner::default();
-    let mut taken = 0;
-    let pieces: Vec<&[u8]> = if step == 0 {
-        vec![bytes]
-    } else {
-        bytes.chunks(step).collect()
-    };
-    for piece in pieces {
-        let (n, st) = s.feed(piece);
-        taken += n;
-        match st {
-            Step::More => assert_eq!(n, piece.len(), "More before the piece ended"),
-            done => return (taken, done),
-        }
-    }
-    (taken, Step::More)
+    let (taken, verdict) = feed_in_pieces(bytes, step, |piece| match s.feed(piece) {
+        (n, Step::More) => (n, None),
+        (n, done) => (n, Some(done)),
+    });
+    (taken, verdict.unwrap_or(Step::More))
 }
 
 /// A valid chunked encoding of arbitrary chunks, and what follows it.

@@ -6,6 +6,7 @@
 //! (httparse) reads completely too, with the same Content-Length, so nothing the guard
 //! lets through is refused by hyper with an empty body.
 
+use crate::feed_in_pieces;
 use idemkey_server::http::head::{Framing, HeadParser, Scan};
 use idemkey_server::http::limits::BODY_LIMIT;
 
@@ -20,27 +21,15 @@ enum Verdict {
 /// Feeds `bytes` in pieces of `step` bytes (0: all at once).
 fn scan(bytes: &[u8], step: usize) -> (usize, Verdict) {
     let mut p = HeadParser::default();
-    let mut taken = 0;
-    let pieces: Vec<&[u8]> = if step == 0 {
-        vec![bytes]
-    } else {
-        bytes.chunks(step).collect()
-    };
-    for piece in pieces {
-        let (n, s) = p.feed(piece);
-        taken += n;
-        match s {
-            Scan::More => assert_eq!(n, piece.len(), "More before the piece ended"),
-            Scan::Done(f) => return (taken, Verdict::Done(f)),
-            Scan::Refuse(e) => {
-                return (
-                    taken,
-                    Verdict::Refuse(e.status_code().0.as_u16(), e.to_string()),
-                )
-            }
-        }
-    }
-    (taken, Verdict::More)
+    let (taken, verdict) = feed_in_pieces(bytes, step, |piece| match p.feed(piece) {
+        (n, Scan::More) => (n, None),
+        (n, Scan::Done(f)) => (n, Some(Verdict::Done(f))),
+        (n, Scan::Refuse(e)) => (
+            n,
+            Some(Verdict::Refuse(e.status_code().0.as_u16(), e.to_string())),
+        ),
+    });
+    (taken, verdict.unwrap_or(Verdict::More))
 }
 
 /// Reads the bytes after the first one as a request head; the first picks the split.

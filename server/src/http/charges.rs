@@ -21,7 +21,7 @@ use crate::http::headers as key;
 use crate::http::problem::{ApiError, ApiResult};
 use crate::http::routes::AppState;
 use crate::idem::fingerprint::fingerprint;
-use crate::idem::phases::{outcome, phases, Answer};
+use crate::idem::phases::{outcome, phases, Answer, Deps};
 use crate::ids::new_id;
 use crate::provider::PaymentRequest;
 use crate::store::model::{Outcome, StoredResponse};
@@ -56,16 +56,14 @@ pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) 
     };
     let (c, k) = (customer.clone(), idem_key.clone());
     let task = tokio::spawn(async move {
-        phases(
-            &*st.store,
-            &st.provider,
-            &st.faults,
-            &st.in_flight,
-            c,
-            k,
-            input,
-        )
-        .await
+        let deps = Deps {
+            store: &*st.store,
+            provider: &st.provider,
+            faults: &st.faults,
+            in_flight: &st.in_flight,
+            cache: &st.replay_cache,
+        };
+        phases(deps, c, k, input).await
     });
     let result = task
         .await
@@ -73,7 +71,7 @@ pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) 
     match result {
         Ok(answer) => {
             tracing::info!(customer, key = idem_key, status = answer.response.status, replayed = answer.replayed,
-                fault = ?answer.fault.as_ref().map(|f| f.mode), "charge answered");
+                cached = answer.from_cache, fault = ?answer.fault.as_ref().map(|f| f.mode), "charge answered");
             finish(answer).await
         }
         Err(e) => {
@@ -157,6 +155,7 @@ pub async fn create_naive(State(st): State<AppState>, headers: HeaderMap, body: 
         Ok(Answer {
             response,
             replayed: false,
+            from_cache: false,
             fault,
         })
     }

@@ -20,6 +20,7 @@ use crate::faults::{self, Faults};
 use crate::http::problem::{echo, ApiError};
 use crate::http::{charges, receipts};
 use crate::idem::in_flight::InFlight;
+use crate::idem::replay_cache::ReplayCache;
 use crate::outbox::storage::OutboxStorage;
 use crate::provider::Provider;
 use crate::store::SharedStore;
@@ -37,6 +38,8 @@ pub struct AppState {
     pub outbox: Arc<dyn OutboxStorage>,
     /// Keys this instance's requests are working on.
     pub in_flight: InFlight,
+    /// Completed answers recently read from the store (off with `--faults`).
+    pub replay_cache: ReplayCache,
 }
 
 async fn healthz() -> Json<Value> {

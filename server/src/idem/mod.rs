@@ -1,8 +1,10 @@
 //! Idempotency itself: the three phases, payload fingerprints, recovery of
-//! operations whose request died, and the reaper. Storage-agnostic.
+//! operations whose request died, the reaper and the cache of completed
+//! answers. Storage-agnostic.
 
 pub mod fingerprint;
 pub mod in_flight;
 pub mod phases;
 pub mod reaper;
 pub mod recovery;
+pub mod replay_cache;

@@ -8,6 +8,8 @@
 //! provider outside any transaction, with the same key. Phase 3 commits the
 //! charge and the response together.
 
+use std::time::{Duration, Instant};
+
 use axum::http::StatusCode;
 use serde_json::json;
 
@@ -16,6 +18,7 @@ use crate::http::body::ChargeInput;
 use crate::http::problem::{problem_body, ApiError, ApiResult, PROBLEM_JSON};
 use crate::idem::fingerprint::fingerprint;
 use crate::idem::in_flight::InFlight;
+use crate::idem::replay_cache::{Cached, ReplayCache};
 use crate::ids::{new_id, now_ms};
 use crate::provider::{Payment, PaymentRequest, Provider};
 use crate::store::model::{
@@ -29,6 +32,8 @@ pub struct Answer {
     pub response: StoredResponse,
     /// True when it is a replay.
     pub replayed: bool,
+    /// True when this instance's cache of completed answers gave it.
+    pub from_cache: bool,
     /// The fault this request took, if any.
     pub fault: Option<Fault>,
 }
@@ -38,17 +43,30 @@ impl Answer {
         Answer {
             response,
             replayed: true,
+            from_cache: false,
             fault: None,
         }
     }
 }
 
+/// What a keyed request needs besides itself: the store, the provider, the
+/// fault queues, this instance's running keys and its cache.
+pub struct Deps<'a> {
+    /// The idempotency store.
+    pub store: &'a dyn Store,
+    /// The payment provider stand-in.
+    pub provider: &'a Provider,
+    /// Scheduled faults.
+    pub faults: &'a Faults,
+    /// Keys this instance's requests are working on.
+    pub in_flight: &'a InFlight,
+    /// Completed answers recently read from the store.
+    pub cache: &'a ReplayCache,
+}
+
 /// Runs the look-up and phases 1 to 3 for one keyed request.
 pub async fn phases(
-    store: &dyn Store,
-    provider: &Provider,
-    faults: &Faults,
-    in_flight: &InFlight,
+    deps: Deps<'_>,
     customer: String,
     idem_key: String,
     input: ChargeInput,
@@ -58,8 +76,33 @@ pub async fn phases(
         key: idem_key.clone(),
         fingerprint: fingerprint(&input.raw),
     };
+    let Deps {
+        store,
+        provider,
+        faults,
+        in_flight,
+        cache,
+    } = deps;
+    match cache.get(&req) {
+        Some(Cached::Replay(r)) => {
+            return Ok(Answer {
+                from_cache: true,
+                ..Answer::replay(r)
+            })
+        }
+        Some(Cached::KeyReused) => return Err(ApiError::KeyReused),
+        None => {}
+    }
+    let asked = Instant::now();
     match store.lookup(&req).await? {
-        Lookup::Replay(r) => return Ok(Answer::replay(r)),
+        Lookup::Replay {
+            response,
+            expires_in_ms,
+        } => {
+            let left = Duration::from_millis(u64::try_from(expires_in_ms).unwrap_or(0));
+            cache.put(&req, &response, asked, left);
+            return Ok(Answer::replay(response));
+        }
         Lookup::KeyReused => return Err(ApiError::KeyReused),
         Lookup::InProgress => return Err(ApiError::InProgress),
         Lookup::Free => {}
@@ -134,6 +177,7 @@ pub async fn phases(
     Ok(Answer {
         response,
         replayed,
+        from_cache: false,
         fault,
     })
 }

@@ -112,7 +112,17 @@ async fn a_key_goes_free_then_in_progress_then_done_and_replays() {
         };
         assert_eq!(stored, StoredResponse::created(&ch), "{name}");
         match s.lookup(&req("k", "fp")).await.unwrap() {
-            Lookup::Replay(r) => assert_eq!(r, stored, "{name}"),
+            Lookup::Replay {
+                response,
+                expires_in_ms,
+            } => {
+                assert_eq!(response, stored, "{name}");
+                // The key expires a TTL after it was reserved, on the store's clock.
+                assert!(
+                    expires_in_ms > 0 && expires_in_ms <= 60_000,
+                    "{name}: {expires_in_ms}"
+                );
+            }
             other => panic!("{name}: {other:?}"),
         }
         match s.reserve(&req("k", "fp")).await.unwrap() {

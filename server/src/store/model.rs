@@ -70,8 +70,15 @@ pub struct KeyRequest {
 /// What the read-only look-up found; it never waits for a writer.
 #[derive(Debug)]
 pub enum Lookup {
-    /// The key is done: its stored answer.
-    Replay(StoredResponse),
+    /// The key is done: its stored answer, which stays the key's answer
+    /// until the key expires, `expires_in_ms` after the look-up (the store's
+    /// clock).
+    Replay {
+        /// The stored answer.
+        response: StoredResponse,
+        /// Milliseconds from the look-up to the key's expiry.
+        expires_in_ms: i64,
+    },
     /// The key is known with another payload.
     KeyReused,
     /// Another request holds a live lock on the key.
@@ -169,6 +176,20 @@ pub enum Decision {
         /// The operation id to keep.
         reservation: String,
     },
+}
+
+/// The read-only look-up's answer for `row`, judged by [`decide`].
+pub fn lookup(row: Option<KeyRow>, fingerprint: &str, now: i64, lock_ms: i64) -> Lookup {
+    let expires_at = row.as_ref().map_or(now, |r| r.expires_at);
+    match decide(row, fingerprint, now, lock_ms) {
+        Decision::Replay(response) => Lookup::Replay {
+            response,
+            expires_in_ms: expires_at - now,
+        },
+        Decision::KeyReused => Lookup::KeyReused,
+        Decision::InProgress => Lookup::InProgress,
+        Decision::New | Decision::TakeOver { .. } => Lookup::Free,
+    }
 }
 
 /// Judges `row` for a request with `fingerprint` at `now` (ms, the store's clock).

@@ -14,8 +14,8 @@ use tokio_postgres::Row;
 use super::schema::NOW_MS;
 use crate::ids::new_id;
 use crate::store::model::{
-    decide, Completed, Decision, KeyRequest, KeyRow, Lock, Lookup, Outcome, Reserved, StaleKey,
-    StoredResponse,
+    self, decide, Completed, Decision, KeyRequest, KeyRow, Lock, Lookup, Outcome, Reserved,
+    StaleKey, StoredResponse,
 };
 use crate::store::{StoreError, StoreResult};
 
@@ -63,19 +63,11 @@ fn key_row(r: &Row) -> StoreResult<(KeyRow, i64)> {
 pub async fn lookup(c: &impl GenericClient, req: &KeyRequest, lock_ms: i64) -> StoreResult<Lookup> {
     let stmt = c.prepare_cached(&select_row("")).await?;
     let row = c.query_opt(&stmt, &[&req.customer, &req.key]).await?;
-    let (row, now) = match row {
-        Some(r) => {
-            let (row, now) = key_row(&r)?;
-            (Some(row), now)
-        }
-        None => return Ok(Lookup::Free),
+    let Some(r) = row else {
+        return Ok(Lookup::Free);
     };
-    Ok(match decide(row, &req.fingerprint, now, lock_ms) {
-        Decision::Replay(r) => Lookup::Replay(r),
-        Decision::KeyReused => Lookup::KeyReused,
-        Decision::InProgress => Lookup::InProgress,
-        Decision::New | Decision::TakeOver { .. } => Lookup::Free,
-    })
+    let (row, now) = key_row(&r)?;
+    Ok(model::lookup(Some(row), &req.fingerprint, now, lock_ms))
 }
 
 /// Phase 1, step one: the atomic insert of a key nobody has. `Some` when this

@@ -12,8 +12,8 @@ use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
 use super::ledger;
 use crate::ids::new_id;
 use crate::store::model::{
-    decide, Completed, Decision, KeyRequest, KeyRow, Lock, Lookup, Outcome, Reserved, StaleKey,
-    StoredResponse,
+    self, decide, Completed, Decision, KeyRequest, KeyRow, Lock, Lookup, Outcome, Reserved,
+    StaleKey, StoredResponse,
 };
 
 /// Reads `response_status, response_type, response_body` from `row`, starting
@@ -59,12 +59,7 @@ pub fn lookup(
     lock_ms: i64,
 ) -> rusqlite::Result<Lookup> {
     let row = key_row(conn, &req.customer, &req.key)?;
-    Ok(match decide(row, &req.fingerprint, now, lock_ms) {
-        Decision::Replay(r) => Lookup::Replay(r),
-        Decision::KeyReused => Lookup::KeyReused,
-        Decision::InProgress => Lookup::InProgress,
-        Decision::New | Decision::TakeOver { .. } => Lookup::Free,
-    })
+    Ok(model::lookup(row, &req.fingerprint, now, lock_ms))
 }
 
 /// Phase 1.

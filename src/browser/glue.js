@@ -1,0 +1,188 @@
+// The browser APIs the module reaches without web-sys (each web-sys binding is an import of
+// the wasm and a shim in the generated glue; one function here stands for several): Web
+// Locks, BroadcastChannel, IndexedDB, fetch with its timeout, and the result, error and
+// event objects. One file, so a page fetches one snippet. Decisions stay in Rust.
+
+// Resolves with the lock's release function once held; null when there is no Web Locks.
+export function lockAcquire(name) {
+  const locks = globalThis.navigator && navigator.locks;
+  if (!locks || typeof locks.request != "function") return null;
+  return new Promise((held) => {
+    locks.request(name, () => new Promise(held)).catch(() => held(null));
+  });
+}
+
+// The channel, or null when the page has no BroadcastChannel; `onText` gets string messages.
+export function chanOpen(name, onText) {
+  if (typeof BroadcastChannel != "function") return null;
+  const chan = new BroadcastChannel(name);
+  chan.onmessage = (e) => {
+    if (typeof e.data == "string") onText(e.data);
+  };
+  return chan;
+}
+
+export function chanPost(chan, text) {
+  try {
+    chan.postMessage(text);
+  } catch (e) {}
+}
+
+export function chanClose(chan) {
+  chan.close();
+}
+
+// The page's connection to database `idemkey`, opened on first use.
+let db;
+
+// Runs `request(store)` in one transaction of `mode`; resolves with its result: a read's as
+// soon as the request succeeds (what it read is the committed state; waiting for the
+// transaction to end only adds a turn of the browser's IndexedDB thread), a write's once
+// committed. null when the page has no IndexedDB; rejects when it fails or, on open, does
+// not answer within 5 s.
+function inStore(mode, request) {
+  const factory = globalThis.indexedDB;
+  if (!factory) return null;
+  if (!db) {
+    db = new Promise((ok, fail) => {
+      setTimeout(() => fail(new DOMException("IndexedDB did not open in 5 s", "TimeoutError")), 5e3);
+      const open = factory.open("idemkey", 1);
+      open.onupgradeneeded = () => open.result.createObjectStore("records");
+      open.onsuccess = () => {
+        const conn = open.result;
+        conn.onclose = () => { db = null; };
+        conn.onversionchange = () => { conn.close(); db = null; };
+        ok(conn);
+      };
+      open.onerror = () => fail(open.error);
+    });
+    db.catch(() => { db = null; });
+  }
+  return db
+    .then((conn) => new Promise((ok, fail) => {
+      const tx = conn.transaction("records", mode);
+      const req = request(tx.objectStore("records"));
+      if (mode == "readonly") req.onsuccess = () => ok(req.result);
+      tx.oncomplete = () => ok(req.result);
+      tx.onabort = () => fail(tx.error || req.error);
+    }))
+    .catch((e) => { db = null; throw e; });
+}
+
+export function idbGet(key) {
+  return inStore("readonly", (s) => s.get(key));
+}
+
+// Stores `value` under `key`; null or undefined deletes it.
+export function idbSet(key, value) {
+  return inStore("readwrite", (s) => (value == null ? s.delete(key) : s.put(value, key)));
+}
+
+// Deletes the entries under `prefix` for which `due(key, value)` is true, in one transaction.
+export function idbSweep(prefix, due) {
+  return inStore("readwrite", (s) => {
+    const cursor = s.openCursor(IDBKeyRange.bound(prefix, prefix + "\uffff"));
+    cursor.onsuccess = () => {
+      const c = cursor.result;
+      if (!c) return;
+      if (typeof c.key == "string" && typeof c.value == "string" && due(c.key, c.value)) c.delete();
+      c.continue();
+    };
+    return cursor;
+  });
+}
+
+/**
+ * One HTTP try: `fetch` with the JSON body, `content-type: application/json`, the extra
+ * headers (`headers`: names and values joined by "\n", which neither may contain) and the
+ * key's header, aborted after `ms`. Resolves with `[status, body text, Retry-After,
+ * Idempotent-Replayed]` once the whole body is read; rejects with whether our timeout
+ * aborted it (`true`) or it failed on its own (`false`: network error, CORS refusal).
+ */
+export async function send(url, method, headers, keyName, keyValue, body, credentials, ms) {
+  const c = new AbortController();
+  const t = setTimeout(() => c.abort(), ms);
+  try {
+    const h = new Headers({ "content-type": "application/json" });
+    const a = headers ? headers.split("\n") : [];
+    for (let i = 0; i < a.length; i += 2) h.set(a[i], a[i + 1]);
+    h.set(keyName, keyValue);
+    const r = await fetch(new Request(url, { method, headers: h, body, credentials, signal: c.signal }));
+    const text = await r.text();
+    return [r.status, text, r.headers.get("retry-after"), r.headers.get("idempotent-replayed")];
+  } catch {
+    throw c.signal.aborted;
+  } finally {
+    clearTimeout(t);
+  }
+}
+
+/**
+ * Whether `fetch` would refuse the endpoint or the extra headers (`headers` as for
+ * `send`), by the browser's own rules: `null`, or `[option, the error]`.
+ */
+export function refused(url, headers) {
+  let option = "headers";
+  try {
+    const h = new Headers();
+    const a = headers ? headers.split("\n") : [];
+    for (let i = 0; i < a.length; i += 2) h.set(a[i], a[i + 1]);
+    option = "endpoint";
+    new Request(url);
+    return null;
+  } catch (e) {
+    return [option, e];
+  }
+}
+
+/**
+ * What `submit()` resolves with; `body` is the response text, parsed as JSON when it is
+ * JSON, `null` when empty.
+ */
+export function result(key, status, body, replayed, fromCache, attempts) {
+  let b = null;
+  if (body) {
+    try {
+      b = JSON.parse(body);
+    } catch {
+      b = body;
+    }
+  }
+  return { key, status, ok: status >= 200 && status < 300, body: b, replayed, fromCache, attempts };
+}
+
+/** The `Error` idemkey throws and rejects with: `name` "IdemError" and a stable `code`. */
+export function idemError(message, code) {
+  const e = new Error(message);
+  e.name = "IdemError";
+  e.code = code;
+  return e;
+}
+
+// The fields of each event type, in the order `emit` passes their values.
+const EVENT_FIELDS = {
+  attempt: ["attempt"],
+  retry: ["attempt", "delayMs", "reason"],
+  response: ["attempt", "status", "replayed"],
+  state: ["state", "previous"],
+  "storage-fallback": ["from", "to", "reason"],
+  "storage-corrupt": ["reason", "quarantineKey"],
+};
+
+/**
+ * Calls `onEvent` (`f`) with `{ type, ...fields, key }`; what it throws is logged, never
+ * rethrown (a page's bug in its event handler must not break a submit).
+ */
+export function emit(f, type, key, a, b, c) {
+  const e = { type };
+  const values = [a, b, c];
+  EVENT_FIELDS[type].forEach((name, i) => {
+    e[name] = values[i];
+  });
+  e.key = key;
+  try {
+    f(e);
+  } catch (x) {
+    console.error("idemkey: onEvent threw", x);
+  }
+}

@@ -1,0 +1,191 @@
+// The test pages' own JS: one file, so a page fetches one snippet for it (the test
+// runner's server hangs a page that opens more than four connections at once).
+export function recorder() {
+  const f = (e) => { f.events.push(e); f.times.push(Date.now()); };
+  f.events = []; f.times = [];
+  return f;
+}
+export function thrower() { return () => { throw new Error("onEvent boom"); }; }
+export function breakStorage(all) {
+  const orig = Storage.prototype.setItem;
+  Storage.prototype.setItem = function (k, v) {
+    if (all || this === localStorage) throw new DOMException("test quota", "QuotaExceededError");
+    return orig.call(this, k, v);
+  };
+  return () => { Storage.prototype.setItem = orig; };
+}
+export function hideLocks() {
+  Object.defineProperty(navigator, "locks", { value: undefined, configurable: true });
+  return () => { delete navigator.locks; };
+}
+export function spyFetch(watch) {
+  const orig = globalThis.fetch;
+  const seen = [];
+  globalThis.fetch = function (req, init) {
+    if (req instanceof Request) seen.push({ url: req.url, key: req.headers.get("idempotency-key"),
+      custom: req.headers.get("paypal-request-id"), method: req.method,
+      stored: watch ? localStorage.getItem(watch) : null });
+    return orig.call(this, req, init);
+  };
+  const restore = () => { globalThis.fetch = orig; };
+  restore.seen = seen;
+  return restore;
+}
+export async function api(url, method, customer, body) {
+  const r = await fetch(url, { method, headers: { "x-customer-id": customer, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body) });
+  const t = await r.text();
+  if (!r.ok) throw new Error("test api " + method + " " + url + ": " + r.status + " " + t);
+  return t ? JSON.parse(t) : null;
+}
+export function holdLock(name) {
+  return new Promise((held) => {
+    navigator.locks.request(name, () => new Promise((release) => held(release)));
+  });
+}
+export function within(p, ms) {
+  return Promise.race([p.then((v) => [v]), new Promise((ok) => setTimeout(() => ok(null), ms))]);
+}
+export function fireStorage(key, newValue, oldValue) {
+  window.dispatchEvent(new StorageEvent("storage", { key, newValue, oldValue, storageArea: localStorage }));
+}
+
+export function hideIndexedDb(w) {
+  w = w || window;
+  // A global's attributes live on the window itself: keep the real one to put it back.
+  const real = Object.getOwnPropertyDescriptor(w, "indexedDB");
+  Object.defineProperty(w, "indexedDB", { value: undefined, configurable: true });
+  return () => { if (real) Object.defineProperty(w, "indexedDB", real); else delete w.indexedDB; };
+}
+export function breakIndexedDb(w) {
+  const proto = (w || window).IDBDatabase.prototype;
+  const orig = proto.transaction;
+  proto.transaction = function () { throw new DOMException("test: no transactions", "UnknownError"); };
+  return () => { proto.transaction = orig; };
+}
+export function idbPut(key, value) {
+  return new Promise((ok, no) => {
+    const r = indexedDB.open("idemkey", 1);
+    r.onupgradeneeded = () => r.result.createObjectStore("records");
+    r.onerror = () => no(r.error);
+    r.onsuccess = () => {
+      const db = r.result, t = db.transaction("records", "readwrite");
+      t.objectStore("records").put(value, key);
+      t.oncomplete = () => { db.close(); ok(); };
+      t.onabort = () => no(t.error);
+    };
+  });
+}
+export function idbGet(key) {
+  return new Promise((ok, no) => {
+    const r = indexedDB.open("idemkey", 1);
+    r.onupgradeneeded = () => r.result.createObjectStore("records");
+    r.onerror = () => no(r.error);
+    r.onsuccess = () => {
+      const db = r.result, q = db.transaction("records").objectStore("records").get(key);
+      q.onsuccess = () => { db.close(); ok(q.result === undefined ? null : q.result); };
+      q.onerror = () => no(q.error);
+    };
+  });
+}
+export async function openTab() {
+  const f = document.createElement("iframe");
+  document.body.appendChild(f);
+  const w = f.contentWindow;
+  const m = await w.eval('import("/wasm-bindgen-test.js")');
+  await m.default("/wasm-bindgen-test_bg.wasm");
+  if (typeof m.Checkout !== "function") throw new Error("the test module exports no Checkout");
+  return { frame: f, window: w, module: m };
+}
+export function tabOpen(tab, options) { return tab.module.Checkout.open(tab.window.structuredClone(options)); }
+export function tabOpenRecorded(tab, options, rec) {
+  const o = tab.window.structuredClone(options);
+  o.onEvent = rec;
+  return tab.module.Checkout.open(o);
+}
+export function tabSubmit(c, payload) {
+  return c.submit(payload).then(
+    (r) => ({ ok: r.ok, status: r.status, key: r.key, fromCache: r.fromCache, attempts: r.attempts }),
+    (e) => ({ error: e.code, message: e.message }));
+}
+export function tabClose(tab) { tab.frame.remove(); }
+export function listenChannel(name) {
+  const c = new BroadcastChannel(name);
+  c.seen = [];
+  c.onmessage = (e) => c.seen.push(e.data);
+  return c;
+}
+
+// Storage broken on purpose (web_broken_storage): each patch overrides methods of the
+// browser's own Storage and IndexedDB objects; repair() puts the real ones back.
+const SP = Storage.prototype;
+const realStorage = {};
+for (const m of ["getItem", "setItem", "removeItem", "key", "clear"]) realStorage[m] = SP[m];
+const savedLength = Object.getOwnPropertyDescriptor(SP, "length");
+const savedAreas = {};
+for (const a of ["localStorage", "sessionStorage"]) {
+  savedAreas[a] = Object.getOwnPropertyDescriptor(window, a) || null;
+}
+const failWith = (name) => () => { throw new DOMException("test: " + name, name); };
+const IF = IDBFactory.prototype, ID = IDBDatabase.prototype, IS = IDBObjectStore.prototype;
+const realIdb = { open: IF.open, transaction: ID.transaction, put: IS.put };
+const realIdbArea = Object.getOwnPropertyDescriptor(window, "indexedDB");
+
+export function repair() {
+  IF.open = realIdb.open; ID.transaction = realIdb.transaction; IS.put = realIdb.put;
+  if (realIdbArea) Object.defineProperty(window, "indexedDB", realIdbArea);
+  else delete window.indexedDB;
+  Object.assign(SP, realStorage);
+  Object.defineProperty(SP, "length", savedLength);
+  for (const a of Object.keys(savedAreas)) {
+    if (savedAreas[a]) Object.defineProperty(window, a, savedAreas[a]);
+  }
+}
+export function denyAccess() {
+  for (const a of ["localStorage", "sessionStorage"]) {
+    Object.defineProperty(window, a, { get: failWith("SecurityError"), configurable: true });
+  }
+}
+export function throwOnEveryCall() {
+  for (const m of Object.keys(realStorage)) SP[m] = failWith("SecurityError");
+  Object.defineProperty(SP, "length", { get: failWith("SecurityError"), configurable: true });
+}
+export function throwOnWrites() {
+  SP.setItem = failWith("QuotaExceededError");
+}
+export function throwOnLocalReads() {
+  SP.getItem = function (k) {
+    if (this === localStorage) throw new DOMException("test: read", "SecurityError");
+    return realStorage.getItem.call(this, k);
+  };
+}
+export function throwAfterLocalWrites(n) {
+  let left = n;
+  SP.setItem = function (k, v) {
+    if (this === localStorage && left-- <= 0) throw new DOMException("test: quota", "QuotaExceededError");
+    return realStorage.setItem.call(this, k, v);
+  };
+}
+export function quotaForLocalValues(max) {
+  SP.setItem = function (k, v) {
+    if (this === localStorage && String(v).length > max) throw new DOMException("test: quota", "QuotaExceededError");
+    return realStorage.setItem.call(this, k, v);
+  };
+}
+export function failIdbOpen() {
+  IF.open = () => { throw new DOMException("test: no open", "UnknownError"); };
+}
+export function quotaOnIdbPut() {
+  IS.put = failWith("QuotaExceededError");
+}
+export function editOnFirstRetry(recorder, storageKey, edit) {
+  let done = false;
+  return (e) => {
+    if (!done && e.type === "retry") {
+      done = true;
+      const before = realStorage.getItem.call(localStorage, storageKey);
+      realStorage.setItem.call(localStorage, storageKey, edit(before));
+    }
+    recorder(e);
+  };
+}
