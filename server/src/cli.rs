@@ -95,6 +95,12 @@ pub struct Cli {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub replay_cache: Option<u32>,
 
+    /// File whose bytes (at least 32) key the payload fingerprints
+    /// (HMAC-SHA256); give every instance the same file. Without it the key
+    /// is a random one kept in the database, shared by every instance on it.
+    #[arg(long, value_name = "FILE")]
+    pub fingerprint_secret_file: Option<PathBuf>,
+
     /// Run no receipt worker in this process (run `idemkey-server worker`
     /// beside it instead). Events still go into the outbox.
     #[arg(long)]

@@ -19,6 +19,7 @@ use clap::Parser;
 use idemkey_server::cli::{Cli, Command, DatabaseUrl, ProviderArgs};
 use idemkey_server::faults::Faults;
 use idemkey_server::http::routes::{self as app, AppState};
+use idemkey_server::idem::fingerprint::{random_secret, Fingerprinter};
 use idemkey_server::idem::in_flight::InFlight;
 use idemkey_server::idem::replay_cache::ReplayCache;
 use idemkey_server::outbox::faults::DeliveryFaults;
@@ -90,6 +91,18 @@ async fn run(cli: Cli) -> Result<(), String> {
             Duration::from_millis(cli.provider_latency_ms),
         )?),
     };
+    let fingerprints = Fingerprinter::new(&match &cli.fingerprint_secret_file {
+        Some(path) => std::fs::read(path)
+            .map_err(|e| format!("--fingerprint-secret-file {}: {e}", path.display()))?,
+        None => store
+            .secret("fingerprint", &random_secret()?)
+            .await
+            .map_err(|e| format!("cannot read the fingerprint secret: {e}"))?,
+    })
+    .map_err(|e| match &cli.fingerprint_secret_file {
+        Some(path) => format!("--fingerprint-secret-file {}: {e}", path.display()),
+        None => e,
+    })?;
     let state = AppState {
         store: store.clone(),
         provider,
@@ -97,6 +110,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         outbox,
         in_flight: InFlight::default(),
         replay_cache: ReplayCache::new(cli.replay_cache_entries()?),
+        fingerprints,
     };
     let listener = tokio::net::TcpListener::bind(&cli.addr)
         .await

@@ -107,7 +107,12 @@ fn default_db_is_data_idemkey_db_and_its_directory_is_created() {
 fn bad_flags_fail_with_a_message() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("flags.db");
+    let short = dir.path().join("short.secret");
+    std::fs::write(&short, b"too short to key anything").unwrap();
+    let short = short.to_str().unwrap();
     for args in [
+        vec!["--fingerprint-secret-file", "/nonexistent/secret"],
+        vec!["--fingerprint-secret-file", short],
         vec!["--key-ttl", "0"],
         vec!["--key-ttl", "soon"],
         vec!["--lock-timeout", "-1s"],

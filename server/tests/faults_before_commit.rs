@@ -79,7 +79,10 @@ fn respond_answers_exactly_as_scheduled_and_stores_nothing(b: Backend) {
     for t in taken {
         assert_eq!((&t["mode"], &t["key"]), (&json!("respond"), &json!(k)));
         assert_eq!(t["fingerprint"], taken[0]["fingerprint"]);
-        assert!(t["fingerprint"].as_str().unwrap().starts_with("sha256:"));
+        assert!(t["fingerprint"]
+            .as_str()
+            .unwrap()
+            .starts_with("hmac-sha256:"));
     }
     // Nothing was stored, so the key is still free: even another payload is a
     // first request.

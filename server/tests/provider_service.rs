@@ -84,6 +84,45 @@ fn the_service_pays_once_per_key_and_operation_and_refuses_bad_calls() {
         let r = pay(&p, Some("k3"), bad);
         assert_eq!(r.status / 100, 4, "{bad:?}: {}", r.text());
     }
+    // Values no instance sends, refused with a 400 that names the member (an
+    // amount beyond what its table holds was a 503 before, as if it were down).
+    for (bad, member) in [
+        (
+            r#"{"operation":"op","amount":18446744073709551615,"currency":"usd"}"#,
+            "amount",
+        ),
+        (
+            r#"{"operation":"op","amount":0,"currency":"usd"}"#,
+            "amount",
+        ),
+        (
+            r#"{"operation":"op","amount":100000000,"currency":"usd"}"#,
+            "amount",
+        ),
+        (
+            r#"{"operation":"op","amount":1,"currency":"US"}"#,
+            "currency",
+        ),
+        (
+            r#"{"operation":"","amount":1,"currency":"usd"}"#,
+            "operation",
+        ),
+        (
+            r#"{"operation":"o p","amount":1,"currency":"usd"}"#,
+            "operation",
+        ),
+        (
+            r#"{"operation":"op","amount":1,"currency":"usd","card":"42x"}"#,
+            "card",
+        ),
+    ] {
+        let r = pay(&p, Some("k4"), bad);
+        assert_eq!(r.status, 400, "{bad}: {}", r.text());
+        let error = r.json()["error"].as_str().unwrap_or_default().to_string();
+        assert!(error.contains(&format!("`{member}`")), "{bad}: {error}");
+    }
+    let stats = request(p.addr, "GET", "/v1/stats", &[("X-Customer-Id", "c")], b"").json();
+    assert_eq!(stats["calls"], 4, "a refused call is not counted");
     let r = request(
         p.addr,
         "GET",

@@ -129,7 +129,7 @@ impl<'a> Notice<'a> {
     /// Reads a posted text; `None` for anything else (another script on the channel).
     pub fn parse(text: &'a str) -> Option<Notice<'a>> {
         let rest = text.get(1..).filter(|r| !r.is_empty())?;
-        Some(match text.as_bytes()[0] {
+        Some(match *text.as_bytes().first()? {
             b'S' => Notice::Stored(rest),
             b'R' => Notice::Removed(rest),
             b'A' => Notice::Abandon(rest),

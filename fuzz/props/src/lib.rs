@@ -15,6 +15,7 @@ pub mod server_faults;
 pub mod server_head;
 pub mod server_headers;
 pub mod server_json;
+pub mod server_provider;
 
 /// Splits `data` into a clock in ms, read from its first 8 bytes, and the rest; `default`
 /// and all of `data` when it is shorter. The clock reaches about year 2527: far beyond any
@@ -68,4 +69,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("server_json", server_json::check),
     ("server_head", server_head::check),
     ("server_chunked", server_chunked::check),
+    ("server_provider", server_provider::check),
 ];

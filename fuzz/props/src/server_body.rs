@@ -19,8 +19,15 @@ use http_body::Frame;
 use idemkey::core::json::Json;
 use idemkey_server::http::body::{read_json, validate_charge, CURRENCIES, MAX_AMOUNT};
 use idemkey_server::http::problem::ApiError;
-use idemkey_server::idem::fingerprint::{canonical, fingerprint};
+use idemkey_server::idem::fingerprint::{canonical, Fingerprinter};
 use serde_json::Value;
+
+/// The server's fingerprint under a fixed secret (any secret keeps the properties).
+fn fingerprint(v: &Value) -> String {
+    Fingerprinter::new(&[42; 32])
+        .expect("a 32-byte secret")
+        .of(v)
+}
 
 /// Largest body read, as the server's limit.
 const BODY_LIMIT: usize = 64 * 1024;

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use idemkey_server::faults::Faults;
 use idemkey_server::http::body::validate_charge;
 use idemkey_server::http::problem::ApiError;
-use idemkey_server::idem::fingerprint::fingerprint;
+use idemkey_server::idem::fingerprint::Fingerprinter;
 use idemkey_server::idem::in_flight::InFlight;
 use idemkey_server::idem::replay_cache::ReplayCache;
 use idemkey_server::idem::{phases, recovery};
@@ -30,6 +30,10 @@ use idemkey_server::store::{Store, StoreResult};
 use proptest::prelude::*;
 
 const LOCK_MS: i64 = 1_000;
+
+fn fingerprints() -> Fingerprinter {
+    Fingerprinter::new(&[42; 32]).unwrap()
+}
 const TTL_MS: i64 = 10_000;
 
 #[derive(Debug, Clone)]
@@ -240,6 +244,10 @@ impl Store for ModelStore {
         all.retain(|c| c.customer != customer);
         Ok(((before - all.len()) as u64, 0))
     }
+
+    async fn secret(&self, _name: &str, candidate: &[u8]) -> StoreResult<Vec<u8>> {
+        Ok(candidate.to_vec())
+    }
 }
 
 const CUSTOMERS: [&str; 2] = ["alice", "bob"];
@@ -301,7 +309,7 @@ impl Run {
 
     fn input(b: usize) -> (idemkey_server::http::body::ChargeInput, String) {
         let v: serde_json::Value = serde_json::from_str(BODIES[b]).unwrap();
-        let fp = fingerprint(&v);
+        let fp = fingerprints().of(&v);
         (validate_charge(v).unwrap(), fp)
     }
 
@@ -329,6 +337,7 @@ impl Run {
             // The model's clock is not the host's: a cache would count its
             // deadlines on the wrong one.
             cache: &ReplayCache::off(),
+            fingerprints: &fingerprints(),
         };
         let got = phases::phases(deps, CUSTOMERS[c].into(), KEYS[k].into(), input).await;
         match expect {

@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::http::json::parse_strict;
 use crate::http::limits::{BODY_LIMIT, BODY_TIMEOUT, DRAIN_LIMIT};
 use crate::http::problem::ApiError;
+use crate::provider::MaskedCard;
 
 /// Largest accepted charge amount, in minor units.
 pub const MAX_AMOUNT: u64 = 99_999_999;
@@ -100,10 +101,7 @@ pub struct ChargeInput {
 /// number: the body is left out and the card shows its last four digits.
 impl std::fmt::Debug for ChargeInput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let card = self
-            .card
-            .as_deref()
-            .map(|c| format!("****{}", &c[c.len().saturating_sub(4)..]));
+        let card = self.card.as_deref().map(MaskedCard);
         f.debug_struct("ChargeInput")
             .field("amount", &self.amount)
             .field("currency", &self.currency)

@@ -20,7 +20,6 @@ use crate::http::body::{read_json, validate_charge};
 use crate::http::headers as key;
 use crate::http::problem::{ApiError, ApiResult};
 use crate::http::routes::AppState;
-use crate::idem::fingerprint::fingerprint;
 use crate::idem::phases::{outcome, phases, Answer, Deps};
 use crate::ids::new_id;
 use crate::provider::PaymentRequest;
@@ -62,6 +61,7 @@ pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) 
             faults: &st.faults,
             in_flight: &st.in_flight,
             cache: &st.replay_cache,
+            fingerprints: &st.fingerprints,
         };
         phases(deps, c, k, input).await
     });
@@ -117,7 +117,9 @@ pub async fn create_naive(State(st): State<AppState>, headers: HeaderMap, body: 
     let result = async {
         let customer = key::customer(&headers)?;
         let input = validate_charge(read_json(&headers, body).await?)?;
-        let fault = st.faults.take(&customer, None, &fingerprint(&input.raw));
+        let fault = st
+            .faults
+            .take(&customer, None, &st.fingerprints.of(&input.raw));
         if let Some(e) = fault.as_ref().and_then(Fault::before_commit) {
             return Err(e);
         }

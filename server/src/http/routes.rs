@@ -19,6 +19,7 @@ use crate::cli::Cli;
 use crate::faults::{self, Faults};
 use crate::http::problem::{echo, ApiError};
 use crate::http::{charges, receipts};
+use crate::idem::fingerprint::Fingerprinter;
 use crate::idem::in_flight::InFlight;
 use crate::idem::replay_cache::ReplayCache;
 use crate::outbox::storage::OutboxStorage;
@@ -40,6 +41,8 @@ pub struct AppState {
     pub in_flight: InFlight,
     /// Completed answers recently read from the store (off with `--faults`).
     pub replay_cache: ReplayCache,
+    /// Payload fingerprints under the secret all instances share.
+    pub fingerprints: Fingerprinter,
 }
 
 async fn healthz() -> Json<Value> {

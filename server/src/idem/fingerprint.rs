@@ -1,4 +1,11 @@
-//! Payload fingerprints: SHA-256 of a canonical JSON rendering.
+//! Payload fingerprints: HMAC-SHA256, under a server secret, of a canonical
+//! JSON rendering.
+//!
+//! Keyed because the body holds the card number: a plain hash, stored with
+//! the key (and shown by `GET /api/faults`), would let anyone who reads it
+//! test guesses of a card number offline (there are few enough numbers under
+//! a known prefix). The secret is the same for every instance on a database
+//! and across restarts (see [`Fingerprinter`]), or a retry would be a 422.
 //!
 //! A retry must be recognised even when the client serialised its object with
 //! another key order or whitespace, so the fingerprint is taken over a canonical
@@ -10,8 +17,12 @@
 
 use std::fmt::Write;
 
+use hmac::{Hmac, KeyInit, Mac};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
+
+/// Bytes a secret must have at least (HMAC-SHA256's own output size).
+pub const MIN_SECRET: usize = 32;
 
 /// Writes `v` canonically into `out`.
 pub fn canonical(v: &Value, out: &mut String) {
@@ -47,26 +58,67 @@ pub fn canonical(v: &Value, out: &mut String) {
     }
 }
 
-/// `sha256:` followed by the lowercase hex digest of the canonical form.
-pub fn fingerprint(v: &Value) -> String {
-    let mut text = String::new();
-    canonical(v, &mut text);
-    let digest = Sha256::digest(text.as_bytes());
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for b in digest.iter() {
-        // Writing to a String cannot fail.
-        let _ = write!(out, "{b:02x}");
+/// Fingerprints payloads under one secret; cheap to clone.
+///
+/// The secret comes from `--fingerprint-secret-file` (every instance given
+/// the same file), or else from the store, which keeps the first one any
+/// instance offered, so instances and restarts on one database agree.
+#[derive(Clone)]
+pub struct Fingerprinter {
+    mac: Hmac<Sha256>,
+}
+
+impl Fingerprinter {
+    /// A fingerprinter keyed with `secret` (at least [`MIN_SECRET`] bytes).
+    pub fn new(secret: &[u8]) -> Result<Fingerprinter, String> {
+        if secret.len() < MIN_SECRET {
+            return Err(format!(
+                "a fingerprint secret needs at least {MIN_SECRET} bytes, this one has {}",
+                secret.len()
+            ));
+        }
+        let mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret)
+            .map_err(|e| format!("fingerprint secret: {e}"))?;
+        Ok(Fingerprinter { mac })
     }
-    out
+
+    /// `hmac-sha256:` followed by the lowercase hex HMAC of the canonical form.
+    pub fn of(&self, v: &Value) -> String {
+        let mut text = String::new();
+        canonical(v, &mut text);
+        let mut mac = self.mac.clone();
+        mac.update(text.as_bytes());
+        let digest = mac.finalize().into_bytes();
+        let mut out = String::with_capacity(12 + 64);
+        out.push_str("hmac-sha256:");
+        for b in digest.iter() {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "{b:02x}");
+        }
+        out
+    }
+}
+
+/// A fresh random secret of [`MIN_SECRET`] bytes, from the operating system.
+pub fn random_secret() -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut secret = vec![0u8; MIN_SECRET];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut secret))
+        .map_err(|e| format!("cannot read /dev/urandom for a fingerprint secret: {e}"))?;
+    Ok(secret)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const SECRET: &[u8] = b"idemkey-test-secret-0123456789abcdef";
+
     fn fp(s: &str) -> String {
-        fingerprint(&serde_json::from_str(s).unwrap())
+        Fingerprinter::new(SECRET)
+            .unwrap()
+            .of(&serde_json::from_str(s).unwrap())
     }
 
     #[test]
@@ -74,7 +126,7 @@ mod tests {
         let a = fp(r#"{"amount":100,"currency":"usd","items":[{"sku":"a","qty":1}]}"#);
         let b = fp("{ \"items\" : [ {\"qty\":1, \"sku\":\"a\"} ],\n \"currency\":\"usd\", \"amount\": 100 }");
         assert_eq!(a, b);
-        assert!(a.starts_with("sha256:") && a.len() == 7 + 64);
+        assert!(a.starts_with("hmac-sha256:") && a.len() == 12 + 64);
     }
 
     #[test]
@@ -97,10 +149,23 @@ mod tests {
 
     #[test]
     fn known_digest() {
-        // sha256("{}") — pins the hash function and the hex encoding.
+        // HMAC-SHA256(SECRET, "{}") as Python's hmac module computes it: pins the
+        // function, the key and the hex encoding.
         assert_eq!(
             fp("{}"),
-            "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+            "hmac-sha256:196c2d5acd83fe09695bd789dd9ad19110db171ecd82178576cc03fe6d82b988"
         );
+    }
+
+    #[test]
+    fn another_secret_is_another_fingerprint_and_short_secrets_are_refused() {
+        let v = serde_json::json!({"amount": 1, "card": "4242424242424242"});
+        let a = Fingerprinter::new(SECRET).unwrap().of(&v);
+        let b = Fingerprinter::new(&[7u8; 32]).unwrap().of(&v);
+        assert_ne!(a, b);
+        assert!(Fingerprinter::new(&[7u8; 31]).is_err());
+        let r = random_secret().unwrap();
+        assert_eq!(r.len(), MIN_SECRET);
+        assert_ne!(r, random_secret().unwrap());
     }
 }

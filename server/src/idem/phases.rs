@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::faults::{Fault, FaultMode, Faults};
 use crate::http::body::ChargeInput;
 use crate::http::problem::{problem_body, ApiError, ApiResult, PROBLEM_JSON};
-use crate::idem::fingerprint::fingerprint;
+use crate::idem::fingerprint::Fingerprinter;
 use crate::idem::in_flight::InFlight;
 use crate::idem::replay_cache::{Cached, ReplayCache};
 use crate::ids::{new_id, now_ms};
@@ -50,7 +50,8 @@ impl Answer {
 }
 
 /// What a keyed request needs besides itself: the store, the provider, the
-/// fault queues, this instance's running keys and its cache.
+/// fault queues, this instance's running keys, its cache and its
+/// fingerprint secret.
 pub struct Deps<'a> {
     /// The idempotency store.
     pub store: &'a dyn Store,
@@ -62,6 +63,8 @@ pub struct Deps<'a> {
     pub in_flight: &'a InFlight,
     /// Completed answers recently read from the store.
     pub cache: &'a ReplayCache,
+    /// Payload fingerprints under the server's secret.
+    pub fingerprints: &'a Fingerprinter,
 }
 
 /// Runs the look-up and phases 1 to 3 for one keyed request.
@@ -74,7 +77,7 @@ pub async fn phases(
     let req = KeyRequest {
         customer: customer.clone(),
         key: idem_key.clone(),
-        fingerprint: fingerprint(&input.raw),
+        fingerprint: deps.fingerprints.of(&input.raw),
     };
     let Deps {
         store,
@@ -82,6 +85,7 @@ pub async fn phases(
         faults,
         in_flight,
         cache,
+        fingerprints: _,
     } = deps;
     match cache.get(&req) {
         Some(Cached::Replay(r)) => {

@@ -28,8 +28,20 @@ pub const DECLINED_CARD: &str = "4000000000000002";
 #[error("payment provider unavailable: {0}")]
 pub struct ProviderError(pub String);
 
-/// A payment request.
-#[derive(Debug, Clone)]
+/// A card number as logs and `Debug` may show it: its last four characters.
+pub struct MaskedCard<'a>(pub &'a str);
+
+impl std::fmt::Debug for MaskedCard<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // By characters, not bytes: a card from the network may be any text.
+        let n = self.0.chars().count();
+        let last: String = self.0.chars().skip(n.saturating_sub(4)).collect();
+        write!(f, "\"****{last}\"")
+    }
+}
+
+/// A payment request. Its `Debug` masks the card ([`MaskedCard`]).
+#[derive(Clone)]
 pub struct PaymentRequest {
     /// Customer scope.
     pub customer: String,
@@ -43,6 +55,19 @@ pub struct PaymentRequest {
     pub currency: String,
     /// Card number, digits only.
     pub card: Option<String>,
+}
+
+impl std::fmt::Debug for PaymentRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PaymentRequest")
+            .field("customer", &self.customer)
+            .field("key", &self.key)
+            .field("reservation", &self.reservation)
+            .field("amount", &self.amount)
+            .field("currency", &self.currency)
+            .field("card", &self.card.as_deref().map(MaskedCard))
+            .finish()
+    }
 }
 
 /// The provider's answer.
@@ -121,5 +146,38 @@ impl Provider {
             Provider::Local(p) => p.delete_customer(customer).await,
             Provider::Remote(p) => p.delete_customer(customer).await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::service::PayBody;
+    use super::*;
+
+    #[test]
+    fn debug_output_masks_the_card() {
+        let req = PaymentRequest {
+            customer: "c".into(),
+            key: "k".into(),
+            reservation: "op_1".into(),
+            amount: 100,
+            currency: "usd".into(),
+            card: Some("4242424242424242".into()),
+        };
+        let body: PayBody = serde_json::from_str(
+            r#"{"operation":"op_1","amount":100,"currency":"usd","card":"5555555555554444"}"#,
+        )
+        .unwrap();
+        for (shown, last4) in [(format!("{req:?}"), "4242"), (format!("{body:?}"), "4444")] {
+            assert!(
+                shown.contains(&format!("****{last4}"))
+                    && !shown.contains("55555")
+                    && !shown.contains("424242"),
+                "{shown}"
+            );
+        }
+        // Any text: the mask counts characters, never cuts one.
+        assert_eq!(format!("{:?}", MaskedCard("ééé€1234")), "\"****1234\"");
+        assert_eq!(format!("{:?}", MaskedCard("€é")), "\"****€é\"");
     }
 }

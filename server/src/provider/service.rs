@@ -5,6 +5,7 @@
 //!
 //! - `POST /v1/payments` `{ operation, amount, currency, card? }`: pays once,
 //!   answers `{ approved, reference }` (the first answer on every repeat);
+//!   values no instance sends are a 400 naming the member;
 //! - `GET /v1/payments?operation=…`: the recorded payment or 404, never a new one;
 //! - `GET /v1/stats`: `{ calls, payments }`; `DELETE /v1/payments`: forgets
 //!   the customer's payments;
@@ -21,11 +22,12 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::local::Local;
-use super::PaymentRequest;
+use super::{MaskedCard, PaymentRequest};
+use crate::http::body::MAX_AMOUNT;
 use crate::http::headers;
 
-/// `POST /v1/payments` body.
-#[derive(Debug, Deserialize)]
+/// `POST /v1/payments` body. Its `Debug` masks the card.
+#[derive(Deserialize)]
 pub struct PayBody {
     /// The operation id (new after a key's TTL, kept across takeovers).
     pub operation: String,
@@ -35,6 +37,42 @@ pub struct PayBody {
     pub currency: String,
     /// Card number, digits only.
     pub card: Option<String>,
+}
+
+impl std::fmt::Debug for PayBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PayBody")
+            .field("operation", &self.operation)
+            .field("amount", &self.amount)
+            .field("currency", &self.currency)
+            .field("card", &self.card.as_deref().map(MaskedCard))
+            .finish()
+    }
+}
+
+impl PayBody {
+    /// Refuses values no instance sends, naming the member: an amount outside
+    /// the charge range (one beyond `i64` would not read back from the
+    /// table), a currency that is not three lowercase letters, an operation
+    /// that is not 1-255 visible ASCII, a card that is not 12-19 digits.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=MAX_AMOUNT).contains(&self.amount) {
+            return Err(format!("`amount` must be 1 to {MAX_AMOUNT}"));
+        }
+        if self.currency.len() != 3 || !self.currency.bytes().all(|c| c.is_ascii_lowercase()) {
+            return Err("`currency` must be three lowercase letters".into());
+        }
+        let op = self.operation.as_bytes();
+        if op.is_empty() || op.len() > 255 || !op.iter().all(|b| (0x21..=0x7e).contains(b)) {
+            return Err("`operation` must be 1-255 visible ASCII characters".into());
+        }
+        if let Some(card) = &self.card {
+            if !(12..=19).contains(&card.len()) || !card.bytes().all(|b| b.is_ascii_digit()) {
+                return Err("`card` must be 12-19 digits".into());
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `GET /v1/payments` query.
@@ -68,6 +106,9 @@ async fn pay(
         Ok(b) => b,
         Err(e) => return refuse(StatusCode::BAD_REQUEST, e.body_text()),
     };
+    if let Err(e) = b.validate() {
+        return refuse(StatusCode::BAD_REQUEST, e);
+    }
     let req = PaymentRequest {
         customer,
         key,

@@ -93,6 +93,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// Deletes a customer's charges and keys; returns how many of each.
     async fn delete_customer(&self, customer: &str) -> StoreResult<(u64, u64)>;
+
+    /// The secret `name` shared by every instance on this store: the first
+    /// one any of them offered, or `candidate`, stored now if none was.
+    async fn secret(&self, name: &str, candidate: &[u8]) -> StoreResult<Vec<u8>>;
 }
 
 /// The store as handlers share it.

@@ -17,6 +17,7 @@ pub mod idempotency_keys;
 pub mod ledger;
 pub mod outbox;
 pub mod schema;
+pub mod secrets;
 
 use std::future::Future;
 use std::str::FromStr;
@@ -123,6 +124,7 @@ impl PgStore {
                 if present != schema::TABLES.len() as i64 {
                     tx.batch_execute(schema::SCHEMA).await?;
                     tx.batch_execute(outbox::SCHEMA).await?;
+                    tx.batch_execute(secrets::SCHEMA).await?;
                 }
                 tx.commit().await?;
                 Ok(())
@@ -254,6 +256,14 @@ impl Store for PgStore {
             let n = ledger::delete_customer(&tx, customer).await?;
             tx.commit().await?;
             Ok(n)
+        })
+        .await
+    }
+
+    async fn secret(&self, name: &str, candidate: &[u8]) -> StoreResult<Vec<u8>> {
+        self.bounded(async {
+            let c = self.pool.get().await?;
+            secrets::keep_first(&c, name, candidate).await
         })
         .await
     }

@@ -20,6 +20,7 @@ pub const TABLES: &[&str] = &[
     "outbox_events",
     "processed_events",
     "receipts",
+    "server_secrets",
 ];
 
 /// Tables and indexes; `IF NOT EXISTS` everywhere.

@@ -9,6 +9,7 @@ pub mod idempotency_keys;
 pub mod ledger;
 pub mod outbox;
 pub mod provider_payments;
+pub mod secrets;
 
 use std::path::Path;
 
@@ -44,7 +45,7 @@ impl SqliteStore {
     /// Opens (creating if needed) the file and its directory.
     pub fn open(path: &Path, timing: Timing) -> Result<SqliteStore, String> {
         Ok(SqliteStore {
-            db: Sqlite::open(path, &[SCHEMA, outbox::SCHEMA])?,
+            db: Sqlite::open(path, &[SCHEMA, outbox::SCHEMA, secrets::SCHEMA])?,
             timing,
         })
     }
@@ -123,6 +124,13 @@ impl Store for SqliteStore {
         let c = customer.to_string();
         self.db
             .write(move |conn| ledger::delete_customer(conn, &c))
+            .await
+    }
+
+    async fn secret(&self, name: &str, candidate: &[u8]) -> StoreResult<Vec<u8>> {
+        let (n, c) = (name.to_string(), candidate.to_vec());
+        self.db
+            .write(move |conn| secrets::keep_first(conn, &n, &c))
             .await
     }
 }
