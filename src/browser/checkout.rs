@@ -132,24 +132,19 @@ impl Inner {
         )
     }
 
-    /// The record in Web Storage or memory: the store's own backend first, then the others,
-    /// where an earlier fallback (a quota hit, a refused write) may have left it. An
-    /// unreadable one is set aside (and removed) and the search goes on.
+    /// The record in Web Storage or memory, best backend first: the store's own, or one
+    /// an earlier fallback (a quota hit, a refused write) left it in. An unreadable one is
+    /// set aside (and removed) and the search goes on.
     pub(crate) fn read_mirror(&self) -> Option<Record> {
-        let own = self.store.kind();
-        let others = storage::ALL.into_iter().filter(|k| *k != own);
-        [own]
-            .into_iter()
-            .chain(others)
-            .find_map(|k| self.read_in(k))
+        storage::ALL.into_iter().find_map(|k| self.read_in(k))
     }
 
     /// The record in the backend `kind`; unreadable text there is set aside and removed.
     pub(crate) fn read_in(&self, kind: StorageKind) -> Option<Record> {
-        let text = storage::peek(kind, &self.rec_key)?;
+        let text = storage::peek(kind, &self.rec_key, false)?;
         let r = self.decode_or_set_aside(&text);
         if r.is_none() {
-            storage::remove_in(kind, &self.rec_key);
+            storage::peek(kind, &self.rec_key, true);
         }
         r
     }

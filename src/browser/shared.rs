@@ -127,9 +127,9 @@ impl Locked<'_> {
             &text
         } else {
             // `rev` 0: IndexedDB does not hold this copy (see core::sync::store_missed).
-            let mut r = rec.clone();
-            r.rev = 0;
-            zero = r.encode();
+            let rev = core::mem::replace(&mut rec.rev, 0);
+            zero = rec.encode();
+            rec.rev = rev;
             &zero
         };
         let fb = i.store.set(&i.rec_key, web);
