@@ -186,3 +186,85 @@ export function emit(f, type, key, a, b, c) {
     console.error("idemkey: onEvent threw", x);
   }
 }
+
+// `Checkout.open`'s options: each name, the slot `readOptions` puts its value in, and what
+// it must be. No prototype, so a name such as "toString" is unknown like any other.
+const OPTIONS = {
+  __proto__: null,
+  scope: [0, "string"],
+  endpoint: [1, "string"],
+  method: [2, "string"],
+  headers: [3, "headers"],
+  headerName: [4, "string"],
+  headerFormat: [5, "string"],
+  ttlSeconds: [6, "number"],
+  timeoutMs: [7, "number"],
+  maxRetries: [8, "number"],
+  backoff: [0, "backoff"],
+  deadlineMs: [11, "number"],
+  storage: [12, "string"],
+  namespace: [13, "string"],
+  credentials: [14, "string"],
+  onEvent: [15, "function"],
+};
+const BACKOFF = { __proto__: null, baseMs: [9, "number"], maxMs: [10, "number"] };
+
+/** Whether `v` is a plain object's kind of value (not null, an array or a function). */
+const isObject = (v) => typeof v == "object" && v !== null && !Array.isArray(v);
+
+/** `obj[name]`, or undefined when its getter throws. */
+function read(obj, name) {
+  try {
+    return obj[name];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Puts the own enumerable properties of `obj` (`option`, named `prefix` + name) into
+ * `out` by `table`; throws `[option, reason]` for the first one that is unknown or of the
+ * wrong type. `undefined` and `null` mean "not given".
+ */
+function fill(obj, option, prefix, table, out) {
+  if (!isObject(obj)) throw [option, "must be an object"];
+  for (const name of Object.keys(obj)) {
+    const spec = table[name];
+    if (!spec) throw [prefix + name, "is not a known option"];
+    const v = read(obj, name);
+    if (v == null) continue;
+    const [slot, kind] = spec;
+    if (kind == "backoff") {
+      fill(v, "backoff", "backoff.", BACKOFF, out);
+    } else if (kind == "headers") {
+      if (!isObject(v)) throw ["headers", "must be an object"];
+      const pairs = [];
+      for (const h of Object.keys(v)) {
+        const value = read(v, h);
+        if (typeof value != "string") throw ["headers", "values must be strings"];
+        pairs.push(h, value);
+      }
+      out[slot] = pairs;
+    } else if (typeof v != kind) {
+      throw [prefix + name, "must be a " + kind];
+    } else {
+      out[slot] = v;
+    }
+  }
+}
+
+/**
+ * The options object read into 16 slots (the headers as `[name, value, ...]`), its types
+ * checked and nothing else (the rules are the Rust core's); or `{ option, reason }` for
+ * the first unknown or wrongly typed one.
+ */
+export function readOptions(options) {
+  const out = new Array(16);
+  try {
+    fill(options, "options", "", OPTIONS, out);
+  } catch (e) {
+    if (Array.isArray(e)) return { option: e[0], reason: e[1] };
+    throw e;
+  }
+  return out;
+}

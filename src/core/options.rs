@@ -25,14 +25,12 @@ impl StorageKind {
 
     /// The inverse of [`StorageKind::as_str`].
     pub fn parse(s: &str) -> Option<StorageKind> {
-        let i = STORAGE_KINDS.iter().position(|k| *k == s)?;
-        Some(
-            [
-                StorageKind::Local,
-                StorageKind::Session,
-                StorageKind::Memory,
-            ][i],
-        )
+        Some(match s {
+            "local" => StorageKind::Local,
+            "session" => StorageKind::Session,
+            "memory" => StorageKind::Memory,
+            _ => return None,
+        })
     }
 }
 
@@ -53,8 +51,11 @@ impl HeaderFormat {
 
     /// The inverse of [`HeaderFormat::as_str`].
     pub fn parse(s: &str) -> Option<HeaderFormat> {
-        let i = HEADER_FORMATS.iter().position(|f| *f == s)?;
-        Some([HeaderFormat::Plain, HeaderFormat::SfString][i])
+        Some(match s {
+            "plain" => HeaderFormat::Plain,
+            "sf-string" => HeaderFormat::SfString,
+            _ => return None,
+        })
     }
 }
 
@@ -154,7 +155,7 @@ impl Options {
     /// Checks every option and fills in the defaults of the options it was not given.
     pub fn validate(raw: RawOptions) -> Result<Options> {
         let scope = raw.scope.ok_or_else(|| bad("scope", "is required"))?;
-        let n = scope.encode_utf16().count();
+        let n = utf16_len(&scope);
         if n == 0 || n > MAX_SCOPE_LEN {
             return Err(bad("scope", "must be 1 to 200 characters long"));
         }
@@ -165,18 +166,20 @@ impl Options {
         if has_crlf(&endpoint) {
             return Err(bad("endpoint", "must not contain CR, LF or NUL"));
         }
-        let method = METHODS[choice(
+        let method = choice(
             raw.method.map(|m| m.to_ascii_uppercase()),
             "method",
             &METHODS,
-        )?]
+        )?
         .into();
         let header_name = raw.header_name.unwrap_or_else(|| "Idempotency-Key".into());
         if !is_token(&header_name) {
             return Err(bad("headerName", "must be an HTTP token"));
         }
-        let header_format = [HeaderFormat::Plain, HeaderFormat::SfString]
-            [choice(raw.header_format, "headerFormat", &HEADER_FORMATS)?];
+        let header_format = match choice(raw.header_format, "headerFormat", &HEADER_FORMATS)? {
+            "plain" => HeaderFormat::Plain,
+            _ => HeaderFormat::SfString,
+        };
         for (name, value) in &raw.headers {
             if !is_token(name) {
                 return Err(bad("headers", "a name is not an HTTP token"));
@@ -206,14 +209,11 @@ impl Options {
         if backoff_base_ms > backoff_max_ms {
             return Err(bad("backoff.baseMs", "must not exceed backoff.maxMs"));
         }
-        let storage = [
-            StorageKind::Local,
-            StorageKind::Session,
-            StorageKind::Memory,
-        ][choice(raw.storage, "storage", &STORAGE_KINDS)?];
+        let storage = choice(raw.storage, "storage", &STORAGE_KINDS)?;
+        let storage = StorageKind::parse(storage).unwrap_or(StorageKind::Local);
         let namespace = raw.namespace.unwrap_or_else(|| DEFAULT_NAMESPACE.into());
         validate_namespace(&namespace)?;
-        let credentials = CREDENTIALS[choice(raw.credentials, "credentials", &CREDENTIALS)?].into();
+        let credentials = choice(raw.credentials, "credentials", &CREDENTIALS)?.into();
         Ok(Options {
             scope,
             endpoint,
@@ -252,7 +252,7 @@ impl Options {
 /// The `namespace` rule, shared by `Checkout.open` and `sweep()`: 1 to
 /// [`MAX_NAMESPACE_LEN`] UTF-16 code units, without `:` (the storage key separator).
 pub fn validate_namespace(namespace: &str) -> Result<()> {
-    let n = namespace.encode_utf16().count();
+    let n = utf16_len(namespace);
     if n == 0 || n > MAX_NAMESPACE_LEN || namespace.contains(':') {
         return Err(bad(
             "namespace",
@@ -266,11 +266,14 @@ fn bad(option: &str, reason: &str) -> Error {
     Error::invalid_option(option, reason)
 }
 
-/// The index of `v` in `allowed`; 0 (the default) when absent. The error lists the values.
-fn choice(v: Option<String>, option: &str, allowed: &[&str]) -> Result<usize> {
-    let Some(v) = v else { return Ok(0) };
-    if let Some(i) = allowed.iter().position(|a| *a == v) {
-        return Ok(i);
+/// The entry of `allowed` that `v` is; the first one (the default) when absent. The error
+/// lists the values.
+fn choice(v: Option<String>, option: &str, allowed: &[&'static str]) -> Result<&'static str> {
+    let Some(v) = v else {
+        return Ok(allowed.first().copied().unwrap_or_default());
+    };
+    if let Some(a) = allowed.iter().find(|a| **a == v) {
+        return Ok(a);
     }
     let mut why = String::from("must be one of:");
     for a in allowed {
@@ -308,6 +311,15 @@ pub fn is_token(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// The length of `s` in UTF-16 code units (JS `length`): one per UTF-8 sequence, two for a
+/// four-byte one. (`encode_utf16().count()` links a vectorised char counter many times
+/// this size.)
+fn utf16_len(s: &str) -> usize {
+    s.bytes()
+        .map(|b| (b & 0xc0 != 0x80) as usize + (b >= 0xf0) as usize)
+        .sum()
 }
 
 fn has_crlf(s: &str) -> bool {

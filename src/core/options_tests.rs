@@ -299,3 +299,18 @@ fn tokens() {
         assert!(!is_token(t), "{t:?}");
     }
 }
+
+#[test]
+fn utf16_len_counts_as_js_length_does() {
+    for t in [
+        "",
+        "a",
+        "é",
+        "€",
+        "𝄞",
+        "a𝄞é€z",
+        "\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff}",
+    ] {
+        assert_eq!(utf16_len(t), t.encode_utf16().count(), "{t:?}");
+    }
+}

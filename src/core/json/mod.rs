@@ -136,12 +136,13 @@ impl Json {
 
 /// Appends the decimal digits of `n`, without going through `core::fmt`.
 pub fn push_u64(out: &mut String, mut n: u64) {
+    // 20 digits hold any u64; filled from the end, without an index that could panic.
     let mut buf = [0u8; 20];
     let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
+    for slot in buf.iter_mut().rev() {
+        *slot = b'0' + (n % 10) as u8;
         n /= 10;
+        i -= 1;
         if n == 0 {
             break;
         }
