@@ -242,8 +242,6 @@ fn after_the_ttl_a_key_is_a_new_operation(b: Backend) {
 }
 
 fn the_reaper_deletes_expired_keys_but_not_charges(b: Backend) {
-    // The TTL leaves a slow machine ample time to make the three charges
-    // before the first one expires.
     let s = Server::start_with(
         b,
         &[
@@ -256,6 +254,7 @@ fn the_reaper_deletes_expired_keys_but_not_charges(b: Backend) {
         ],
     );
     let c = uid("cust");
+    let first = Instant::now();
     for _ in 0..3 {
         assert_eq!(charge(s.addr, &c, &uid("key"), BODY).status, 201);
     }
@@ -269,7 +268,11 @@ fn the_reaper_deletes_expired_keys_but_not_charges(b: Backend) {
             .parse()
             .expect("a number")
     };
-    assert_eq!(count_keys(), 3);
+    let kept = count_keys();
+    // A loaded machine may take the whole TTL to get here.
+    if first.elapsed() < Duration::from_secs(2) {
+        assert_eq!(kept, 3, "reaped before they expired");
+    }
     let t0 = Instant::now();
     while count_keys() > 0 {
         assert!(

@@ -132,12 +132,19 @@ impl Inner {
         )
     }
 
-    /// The mirror's record; an unreadable one is set aside (and removed from the mirror).
+    /// The record in Web Storage or memory, best backend first: the store's own, or one
+    /// an earlier fallback (a quota hit, a refused write) left it in. An unreadable one is
+    /// set aside (and removed) and the search goes on.
     pub(crate) fn read_mirror(&self) -> Option<Record> {
-        let text = self.store.get(&self.rec_key)?;
+        storage::ALL.into_iter().find_map(|k| self.read_in(k))
+    }
+
+    /// The record in the backend `kind`; unreadable text there is set aside and removed.
+    pub(crate) fn read_in(&self, kind: StorageKind) -> Option<Record> {
+        let text = storage::peek(kind, &self.rec_key, false)?;
         let r = self.decode_or_set_aside(&text);
         if r.is_none() {
-            self.store.remove(&self.rec_key);
+            storage::peek(kind, &self.rec_key, true);
         }
         r
     }

@@ -85,26 +85,18 @@ impl Locked<'_> {
     /// The scope's record as the last lock holder stored it: what this tab goes on from.
     pub(crate) async fn current(&self) -> Current {
         let i = self.inner;
-        let mut text = None;
-        let mut from_idb = false;
+        let mut idb_text = None;
         if i.idb.get() {
             match idb::get(&i.rec_key).await {
-                Ok(t) => {
-                    text = t;
-                    from_idb = true;
-                }
+                Ok(t) => idb_text = Some(t),
                 Err(reason) => i.idb_failed(&reason),
             }
         }
-        let stored = if from_idb {
-            text.and_then(|t| i.decode_or_set_aside(&t))
-        } else {
-            i.read_mirror()
-        };
-        let mirror = if from_idb && stored.is_none() {
-            i.read_mirror()
-        } else {
-            None
+        // Always read: the mirror may hold a write IndexedDB refused.
+        let web = i.read_mirror();
+        let (stored, mirror) = match idb_text {
+            Some(t) => (t.and_then(|t| i.decode_or_set_aside(&t)), web),
+            None => (web, None),
         };
         let shown = i.rec.borrow().clone();
         on_lock(stored, mirror, &shown, i.rec_stored.get(), now_ms())
@@ -135,34 +127,47 @@ impl Locked<'_> {
     /// Stores `rec` (its `rev` counted up) for every tab, and shows it here.
     pub(crate) async fn store(&self, rec: &mut Record) {
         rec.rev += 1;
+        let i = self.inner;
         let text = rec.encode();
-        self.write(Some(&text), Notice::Stored(&text)).await;
-        self.inner.show(rec, true);
+        self.idb_write(Some(&text)).await;
+        // Text in the way that cannot be read (edited by hand, another version) is set
+        // aside with its event, not overwritten unseen.
+        i.read_in(i.store.kind());
+        let zero;
+        let web = if i.idb.get() {
+            &text
+        } else {
+            // `rev` 0: IndexedDB does not hold this copy (see core::sync::store_missed).
+            let rev = core::mem::replace(&mut rec.rev, 0);
+            zero = rec.encode();
+            rec.rev = rev;
+            &zero
+        };
+        let fb = i.store.set(&i.rec_key, web);
+        let key = i.rec.borrow().key.clone();
+        i.report(&key, fb);
+        i.post(Notice::Stored(&text));
+        i.show(rec, true);
     }
 
-    /// Removes the scope's record, whose key is `key`, for every tab.
+    /// Removes the scope's record, whose key is `key`, for every tab and from every
+    /// backend.
     pub(crate) async fn remove(&self, key: &str) {
-        self.write(None, Notice::Removed(key)).await;
+        self.idb_write(None).await;
+        self.inner.store.remove(&self.inner.rec_key);
+        self.inner.post(Notice::Removed(key));
     }
 
-    /// The one place the scope's record is written (`None` removes it): into the store,
-    /// then the mirror, then the notice to the other tabs.
-    async fn write(&self, text: Option<&str>, notice: Notice<'_>) {
+    /// Writes IndexedDB first (`None` deletes), when it holds the scope's record: the
+    /// Web Storage copy follows, so another tab's copy is never newer than what it holds
+    /// unless this write failed.
+    async fn idb_write(&self, text: Option<&str>) {
         let i = self.inner;
         if i.idb.get() {
             if let Err(reason) = idb::set(&i.rec_key, text).await {
                 i.idb_failed(&reason);
             }
         }
-        match text {
-            Some(t) => {
-                let fb = i.store.set(&i.rec_key, t);
-                let key = i.rec.borrow().key.clone();
-                i.report(&key, fb);
-            }
-            None => i.store.remove(&i.rec_key),
-        }
-        i.post(notice);
     }
 
     /// `reset()` (`keep`: store `next`) or `finish()` (remove the record) made while this

@@ -3,7 +3,7 @@
 //! storage is disabled, QuotaExceededError, Safari private mode).
 
 use crate::prelude::*;
-use core::cell::{Cell, RefCell};
+use core::cell::Cell;
 
 use crate::core::options::StorageKind;
 
@@ -51,44 +51,34 @@ fn next(kind: StorageKind) -> StorageKind {
 /// One checkout's storage: the backend in use, which only ever moves down the chain.
 pub(crate) struct Store {
     kind: Cell<StorageKind>,
-    web: RefCell<Option<web_sys::Storage>>,
 }
 
 impl Store {
-    /// Opens `wanted`, probing it with a set and remove of `probe_key`; each backend that
-    /// throws adds a [`Fallback`] to `out` and the next one is tried.
+    /// Opens `wanted`, probing it with a set, get and remove of `probe_key`; each backend
+    /// that throws adds a [`Fallback`] to `out` and the next one is tried.
     pub(crate) fn open(wanted: StorageKind, probe_key: &str, out: &mut Vec<Fallback>) -> Store {
         let mut kind = wanted;
-        loop {
-            if kind == StorageKind::Memory {
-                return Store {
-                    kind: Cell::new(kind),
-                    web: RefCell::new(None),
-                };
-            }
+        while kind != StorageKind::Memory {
+            // A write and a read: storage that takes writes but throws on reads (or the
+            // reverse) would lose the record the next page looks for.
             let probed = web_storage(kind).and_then(|s| {
                 let s = s.ok_or_else(|| String::from("no window"))?;
                 s.set_item(probe_key, "1").map_err(|e| error_text(&e))?;
+                s.get_item(probe_key).map_err(|e| error_text(&e))?;
                 let _ = s.remove_item(probe_key);
-                Ok(s)
+                Ok(())
             });
-            match probed {
-                Ok(s) => {
-                    return Store {
-                        kind: Cell::new(kind),
-                        web: RefCell::new(Some(s)),
-                    }
-                }
-                Err(reason) => {
-                    let to = next(kind);
-                    out.push(Fallback {
-                        from: kind.as_str(),
-                        to: to.as_str(),
-                        reason,
-                    });
-                    kind = to;
-                }
-            }
+            let Err(reason) = probed else { break };
+            let to = next(kind);
+            out.push(Fallback {
+                from: kind.as_str(),
+                to: to.as_str(),
+                reason,
+            });
+            kind = to;
+        }
+        Store {
+            kind: Cell::new(kind),
         }
     }
 
@@ -99,23 +89,15 @@ impl Store {
 
     /// Whether a `storage` event's area is this store's backend.
     pub(crate) fn is_area(&self, area: Option<web_sys::Storage>) -> bool {
-        match (&*self.web.borrow(), area) {
-            (Some(mine), Some(theirs)) => js_sys::Object::is(mine, &theirs),
+        match (web_storage(self.kind.get()), area) {
+            (Ok(Some(mine)), Some(theirs)) => js_sys::Object::is(&mine, &theirs),
             _ => false,
         }
     }
 
     /// Reads `key`; a backend that throws on read counts as empty.
     pub(crate) fn get(&self, key: &str) -> Option<String> {
-        match &*self.web.borrow() {
-            Some(s) => s.get_item(key).ok().flatten(),
-            None => MEMORY.with(|m| {
-                m.borrow()
-                    .iter()
-                    .find(|(k, _)| k == key)
-                    .map(|(_, v)| v.clone())
-            }),
-        }
+        peek(self.kind.get(), key, false)
     }
 
     /// Writes `key`; when the backend throws, moves down the chain (dropping the stale copy
@@ -123,33 +105,32 @@ impl Store {
     pub(crate) fn set(&self, key: &str, value: &str) -> Vec<Fallback> {
         let mut out = Vec::new();
         loop {
-            let web = self.web.borrow().clone();
-            let Some(s) = web else {
-                mem_remove(key);
-                MEMORY.with(|m| m.borrow_mut().push((key.into(), value.into())));
-                return out;
-            };
-            let Err(e) = s.set_item(key, value) else {
-                return out;
-            };
-            let _ = s.remove_item(key);
             let from = self.kind.get();
+            let mut reason = match web_storage(from) {
+                Ok(Some(s)) => match s.set_item(key, value) {
+                    Ok(()) => return out,
+                    Err(e) => {
+                        let _ = s.remove_item(key);
+                        error_text(&e)
+                    }
+                },
+                Err(r) => r,
+                Ok(None) => {
+                    peek(StorageKind::Memory, key, true);
+                    MEMORY.with(|m| m.borrow_mut().push((key.into(), value.into())));
+                    return out;
+                }
+            };
             let mut to = next(from);
-            let mut reason = error_text(&e);
-            let mut web = None;
             while to != StorageKind::Memory {
                 match web_storage(to) {
-                    Ok(Some(s)) => {
-                        web = Some(s);
-                        break;
-                    }
+                    Ok(Some(_)) => break,
                     Ok(None) => {}
                     Err(r) => reason = r,
                 }
                 to = next(to);
             }
             self.kind.set(to);
-            *self.web.borrow_mut() = web;
             out.push(Fallback {
                 from: from.as_str(),
                 to: to.as_str(),
@@ -158,20 +139,40 @@ impl Store {
         }
     }
 
-    /// Removes `key` (errors ignored: there is nothing better to do).
+    /// Removes `key` from every backend, where a fallback may have left a copy (errors
+    /// ignored: there is nothing better to do).
     pub(crate) fn remove(&self, key: &str) {
-        match &*self.web.borrow() {
-            Some(s) => {
-                let _ = s.remove_item(key);
-            }
-            None => mem_remove(key),
+        for kind in ALL {
+            peek(kind, key, true);
         }
     }
 }
 
-/// Removes `key` from the memory backend.
-fn mem_remove(key: &str) {
-    MEMORY.with(|m| m.borrow_mut().retain(|(k, _)| k != key));
+/// Every backend, best first.
+pub(crate) const ALL: [StorageKind; 3] = [
+    StorageKind::Local,
+    StorageKind::Session,
+    StorageKind::Memory,
+];
+
+/// `key` in the backend `kind` (`None` when absent or when the backend throws); with
+/// `take`, also removed from it (errors ignored: there is nothing better to do).
+pub(crate) fn peek(kind: StorageKind, key: &str, take: bool) -> Option<String> {
+    match web_storage(kind) {
+        Ok(Some(s)) => {
+            let v = s.get_item(key).ok().flatten();
+            if take {
+                let _ = s.remove_item(key);
+            }
+            v
+        }
+        Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {
+            let mut m = m.borrow_mut();
+            let i = m.iter().position(|(k, _)| k == key)?;
+            Some(if take { m.remove(i).1 } else { m[i].1.clone() })
+        }),
+        _ => None,
+    }
 }
 
 /// Removes, from the given backends, the entries under `prefix` for which `drop(key, value)`

@@ -30,7 +30,8 @@ pub struct Record {
     /// Format version, [`RECORD_VERSION`].
     pub version: u32,
     /// How many times the scope's lock holders stored this key's record; 0 for a record
-    /// that was never stored, or one an older release wrote (it had no such field).
+    /// that was never stored, one an older release wrote (it had no such field), or a
+    /// Web Storage copy that IndexedDB does not hold (its write failed or it is missing).
     /// Another tab's copy with a higher `rev` of the same key is newer.
     pub rev: u64,
     /// The idempotency key (UUID).

@@ -7,6 +7,7 @@
 //! or state, and a key a tab made up at `open()` never replaces a record it may not have seen.
 
 use crate::core::record::Record;
+use crate::core::state::State;
 use crate::prelude::*;
 
 /// What the tab that has just taken the scope's lock goes on from.
@@ -14,8 +15,8 @@ use crate::prelude::*;
 pub enum Current {
     /// The live record stored for the scope: every tab uses it.
     Stored(Record),
-    /// A live record only the Web Storage mirror holds, written by a release that had no
-    /// other store: used, and moved into the store by the next write.
+    /// A live record the Web Storage mirror holds and the store lacks ([`store_missed`]):
+    /// used, and moved into the store by the next write.
     Legacy(Record),
     /// Nothing live is stored and this tab's record was never stored (made at `open()` or
     /// by `reset()`): it becomes the scope's record.
@@ -32,9 +33,9 @@ impl Current {
     }
 }
 
-/// Decides [`Current`] at `now_ms` from the store's record (`stored`), the mirror's when
-/// the store holds none (`mirror`), and what this tab shows (`shown`, `shown_stored`: it
-/// was read from or written to the store).
+/// Decides [`Current`] at `now_ms` from the store's record (`stored`), the mirror's
+/// (`mirror`), and what this tab shows (`shown`, `shown_stored`: it was read from or
+/// written to the store).
 pub fn on_lock(
     stored: Option<Record>,
     mirror: Option<Record>,
@@ -43,18 +44,32 @@ pub fn on_lock(
     now_ms: f64,
 ) -> Current {
     let live = |r: &Record| !r.is_expired(now_ms);
-    if let Some(r) = stored.filter(live) {
-        return Current::Stored(r);
+    let stored = stored.filter(live);
+    if let Some(m) = mirror.filter(|m| live(m) && store_missed(m, stored.as_ref())) {
+        return Current::Legacy(m);
     }
-    // `rev` 0: never written by a lock holder of this release. A mirror copy with a `rev`
-    // whose store entry is gone was finished: it must not come back.
-    if let Some(r) = mirror.filter(|r| r.rev == 0 && live(r)) {
-        return Current::Legacy(r);
+    if let Some(r) = stored {
+        return Current::Stored(r);
     }
     if !shown_stored && live(shown) {
         Current::Mine
     } else {
         Current::Fresh
+    }
+}
+
+/// Whether the mirror's copy `m` holds what the store (holding `stored`) lacks: a write the
+/// store refused, or a record it lost. The mirror is written after the store, so a late
+/// copy in another tab is only ever older: the same key with a higher `rev`, or a later
+/// attempt, is news. `rev` 0 marks a copy the store does not hold (written while it
+/// failed, or by a release before it). With nothing stored, a copy with a `rev` was
+/// finished by a tab, unless its outcome is unknown: a key that may have charged is kept
+/// rather than lost to a store that was cleared.
+pub fn store_missed(m: &Record, stored: Option<&Record>) -> bool {
+    match stored {
+        Some(s) if s.key == m.key => m.rev == 0 || m.rev > s.rev,
+        Some(s) => m.created_at > s.created_at,
+        None => m.rev == 0 || m.state == State::Pending,
     }
 }
 

@@ -148,3 +148,53 @@ fn foreign_or_empty_notices_are_ignored() {
         assert_eq!(Notice::parse(t), None, "{t:?}");
     }
 }
+
+#[test]
+fn a_mirror_copy_the_store_missed_wins() {
+    let mine = rec(K2, NOW, 0);
+    let stored = rec(K1, NOW - 5.0, 2);
+    // Same key: a higher rev, or rev 0 (written while the store failed), is news.
+    for m in [rec(K1, NOW - 5.0, 3), rec(K1, NOW - 5.0, 0)] {
+        assert!(store_missed(&m, Some(&stored)));
+        assert_eq!(
+            on_lock(Some(stored.clone()), Some(m.clone()), &mine, true, NOW),
+            Current::Legacy(m)
+        );
+    }
+    // A late copy in another tab is older: the store's record stands.
+    for m in [rec(K1, NOW - 5.0, 1), rec(K1, NOW - 5.0, 2)] {
+        assert!(!store_missed(&m, Some(&stored)));
+    }
+    // Another key: only a later attempt than the stored one.
+    assert!(store_missed(&rec(K2, NOW, 1), Some(&stored)));
+    assert!(!store_missed(&rec(K2, NOW - 9.0, 0), Some(&stored)));
+    // An expired copy never wins.
+    let old = rec(K1, NOW - TTL - 1.0, 9);
+    assert_eq!(
+        on_lock(Some(stored.clone()), Some(old), &mine, true, NOW),
+        Current::Stored(stored)
+    );
+}
+
+#[test]
+fn with_nothing_stored_a_pending_copy_is_kept_and_a_finished_one_is_not() {
+    let shown = rec(K1, NOW - 5.0, 3);
+    let mut pending = shown.clone();
+    pending.state = State::Pending;
+    pending.fingerprint = Some("f1:00".into());
+    // The store lost it (cleared, or its writes failed): the key that may have charged stays.
+    assert_eq!(
+        on_lock(None, Some(pending.clone()), &shown, true, NOW),
+        Current::Legacy(pending)
+    );
+    for state in [State::Fresh, State::Succeeded, State::Failed] {
+        let mut m = shown.clone();
+        m.state = state;
+        assert!(!store_missed(&m, None), "{state:?}");
+        assert_eq!(on_lock(None, Some(m), &shown, true, NOW), Current::Fresh);
+        // Unless it was written while the store failed.
+        let mut z = rec(K1, NOW - 5.0, 0);
+        z.state = state;
+        assert!(store_missed(&z, None), "{state:?}");
+    }
+}

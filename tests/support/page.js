@@ -115,3 +115,77 @@ export function listenChannel(name) {
   c.onmessage = (e) => c.seen.push(e.data);
   return c;
 }
+
+// Storage broken on purpose (web_broken_storage): each patch overrides methods of the
+// browser's own Storage and IndexedDB objects; repair() puts the real ones back.
+const SP = Storage.prototype;
+const realStorage = {};
+for (const m of ["getItem", "setItem", "removeItem", "key", "clear"]) realStorage[m] = SP[m];
+const savedLength = Object.getOwnPropertyDescriptor(SP, "length");
+const savedAreas = {};
+for (const a of ["localStorage", "sessionStorage"]) {
+  savedAreas[a] = Object.getOwnPropertyDescriptor(window, a) || null;
+}
+const failWith = (name) => () => { throw new DOMException("test: " + name, name); };
+const IF = IDBFactory.prototype, ID = IDBDatabase.prototype, IS = IDBObjectStore.prototype;
+const realIdb = { open: IF.open, transaction: ID.transaction, put: IS.put };
+const realIdbArea = Object.getOwnPropertyDescriptor(window, "indexedDB");
+
+export function repair() {
+  IF.open = realIdb.open; ID.transaction = realIdb.transaction; IS.put = realIdb.put;
+  if (realIdbArea) Object.defineProperty(window, "indexedDB", realIdbArea);
+  else delete window.indexedDB;
+  Object.assign(SP, realStorage);
+  Object.defineProperty(SP, "length", savedLength);
+  for (const a of Object.keys(savedAreas)) {
+    if (savedAreas[a]) Object.defineProperty(window, a, savedAreas[a]);
+  }
+}
+export function denyAccess() {
+  for (const a of ["localStorage", "sessionStorage"]) {
+    Object.defineProperty(window, a, { get: failWith("SecurityError"), configurable: true });
+  }
+}
+export function throwOnEveryCall() {
+  for (const m of Object.keys(realStorage)) SP[m] = failWith("SecurityError");
+  Object.defineProperty(SP, "length", { get: failWith("SecurityError"), configurable: true });
+}
+export function throwOnWrites() {
+  SP.setItem = failWith("QuotaExceededError");
+}
+export function throwOnLocalReads() {
+  SP.getItem = function (k) {
+    if (this === localStorage) throw new DOMException("test: read", "SecurityError");
+    return realStorage.getItem.call(this, k);
+  };
+}
+export function throwAfterLocalWrites(n) {
+  let left = n;
+  SP.setItem = function (k, v) {
+    if (this === localStorage && left-- <= 0) throw new DOMException("test: quota", "QuotaExceededError");
+    return realStorage.setItem.call(this, k, v);
+  };
+}
+export function quotaForLocalValues(max) {
+  SP.setItem = function (k, v) {
+    if (this === localStorage && String(v).length > max) throw new DOMException("test: quota", "QuotaExceededError");
+    return realStorage.setItem.call(this, k, v);
+  };
+}
+export function failIdbOpen() {
+  IF.open = () => { throw new DOMException("test: no open", "UnknownError"); };
+}
+export function quotaOnIdbPut() {
+  IS.put = failWith("QuotaExceededError");
+}
+export function editOnFirstRetry(recorder, storageKey, edit) {
+  let done = false;
+  return (e) => {
+    if (!done && e.type === "retry") {
+      done = true;
+      const before = realStorage.getItem.call(localStorage, storageKey);
+      realStorage.setItem.call(localStorage, storageKey, edit(before));
+    }
+    recorder(e);
+  };
+}

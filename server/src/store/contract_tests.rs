@@ -193,6 +193,7 @@ async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
             panic!("{name}")
         };
         s.release("c", "r", &first).await.unwrap();
+        let taken_at = Instant::now();
         let Reserved::Proceed(second) = s.reserve(&req("r", "fp")).await.unwrap() else {
             panic!("{name}: a released key is free at once")
         };
@@ -212,10 +213,11 @@ async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
             "{name}"
         );
         // Stale after the lock timeout: listed, and claimed by one taker only.
-        assert!(
-            s.stale_keys(10).await.unwrap().is_empty(),
-            "{name}: still fresh"
-        );
+        let fresh = s.stale_keys(10).await.unwrap().is_empty();
+        // A loaded machine may take the whole lock timeout to get here.
+        if taken_at.elapsed() < LOCK {
+            assert!(fresh, "{name}: still fresh");
+        }
         tokio::time::sleep(LOCK + Duration::from_millis(100)).await;
         let stale = s.stale_keys(10).await.unwrap();
         assert_eq!(stale.len(), 1, "{name}");
@@ -316,7 +318,13 @@ async fn expired_keys_are_new_operations_and_are_reaped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_operation_never_gets_two_charges() {
-    let (stores, _dir) = stores(Duration::from_secs(60)).await;
+    // A lock that stays live however slow the machine: the key must still be
+    // in progress at the end.
+    let (stores, _dir) = stores_with(Timing {
+        key_ttl: Duration::from_secs(60),
+        lock_timeout: Duration::from_secs(60),
+    })
+    .await;
     for (name, s) in stores {
         let Reserved::Proceed(lock) = s.reserve(&req("u", "fp")).await.unwrap() else {
             panic!("{name}")

@@ -9,15 +9,17 @@
 #![allow(dead_code)]
 
 pub mod pg;
+pub mod process;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
+
+use self::process::Proc;
 
 /// Which store a test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,7 +144,7 @@ impl Db {
 
 /// A running server process.
 pub struct Server {
-    child: Child,
+    proc: Proc,
     /// Where it listens.
     pub addr: SocketAddr,
     /// Its stderr log.
@@ -175,8 +177,8 @@ impl Server {
                 .unwrap()
                 .as_nanos()
         ));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_idemkey-server"))
-            .args(["--addr", "127.0.0.1:0"])
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_idemkey-server"));
+        cmd.args(["--addr", "127.0.0.1:0"])
             .args(db.args())
             // Quiet unless the test asks for a level itself.
             .args(if args.contains(&"--log-level") {
@@ -184,15 +186,10 @@ impl Server {
             } else {
                 &["--log-level", "warn"][..]
             })
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log).expect("log file"))
-            .spawn()
-            .expect("spawn idemkey-server");
-        let addr = read_listening_line(&mut child, &log);
+            .args(args);
+        let (proc, addr) = listening(cmd, &log);
         Server {
-            child,
+            proc,
             addr,
             log,
             db: db.file.clone(),
@@ -206,17 +203,12 @@ impl Server {
         full.extend_from_slice(args);
         let db = Db::new(Backend::Sqlite);
         let log = db.dir().join("server.log");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_idemkey-server"))
-            .args(["--addr", "127.0.0.1:0", "--log-level", "warn"])
-            .args(&full)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log).expect("log file"))
-            .spawn()
-            .expect("spawn idemkey-server");
-        let addr = read_listening_line(&mut child, &log);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_idemkey-server"));
+        cmd.args(["--addr", "127.0.0.1:0", "--log-level", "warn"])
+            .args(&full);
+        let (proc, addr) = listening(cmd, &log);
         Server {
-            child,
+            proc,
             addr,
             log,
             db: file.to_path_buf(),
@@ -231,63 +223,40 @@ impl Server {
 
     /// Its process id.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.proc.pid()
     }
 
     /// SIGKILL, no shutdown.
     pub fn kill9(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.proc.kill9();
     }
 
     /// Waits for the process to exit by itself (e.g. an abort fault).
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
-        let t0 = std::time::Instant::now();
-        while t0.elapsed() < timeout {
-            if let Some(st) = self.child.try_wait().expect("try_wait") {
-                return Some(st);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
+        self.proc.wait_exit(timeout)
     }
 
     /// The server's stderr so far.
     pub fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
+        self.proc.log_text()
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill9();
-    }
-}
-
-fn read_listening_line(child: &mut Child, log: &Path) -> SocketAddr {
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        let mut line = String::new();
-        let _ = reader.read_line(&mut line);
-        let _ = tx.send(line);
-        // Keep draining so that extra output would not block the server; the
-        // CLI test checks there is none.
-        let mut rest = String::new();
-        let _ = reader.read_to_string(&mut rest);
-    });
-    let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
+/// Starts `cmd` (the server or the provider service) and reads the address
+/// of its `listening on http://ADDR` line.
+fn listening(cmd: Command, log: &Path) -> (Proc, SocketAddr) {
+    let (proc, line) = Proc::start(cmd, log);
     let addr = line
-        .trim()
         .strip_prefix("listening on http://")
         .unwrap_or_else(|| {
             panic!(
-                "no listening line (got {line:?}); server log:\n{}",
-                std::fs::read_to_string(log).unwrap_or_default()
+                "no listening line (got {line:?}); log:\n{}",
+                proc.log_text()
             )
-        });
-    addr.parse().expect("address")
+        })
+        .parse()
+        .expect("address");
+    (proc, addr)
 }
 
 /// A parsed HTTP response.
@@ -577,7 +546,7 @@ pub fn wait_reserved(db: &Db, customer: &str, key: &str) {
 
 /// A running `idemkey-server provider` process.
 pub struct ProviderProc {
-    child: Child,
+    _proc: Proc,
     /// Its base URL, `http://127.0.0.1:PORT`.
     pub url: String,
     /// Where it listens.
@@ -590,35 +559,23 @@ impl ProviderProc {
     pub fn start(latency_ms: u64) -> ProviderProc {
         let dir = tempfile::tempdir().expect("tempdir");
         let log = dir.path().join("provider.log");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_idemkey-server"))
-            .args([
-                "provider",
-                "--addr",
-                "127.0.0.1:0",
-                "--log-level",
-                "warn",
-                "--db",
-            ])
-            .arg(dir.path().join("provider.db"))
-            .args(["--latency-ms", &latency_ms.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log).expect("log file"))
-            .spawn()
-            .expect("spawn idemkey-server provider");
-        let addr = read_listening_line(&mut child, &log);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_idemkey-server"));
+        cmd.args([
+            "provider",
+            "--addr",
+            "127.0.0.1:0",
+            "--log-level",
+            "warn",
+            "--db",
+        ])
+        .arg(dir.path().join("provider.db"))
+        .args(["--latency-ms", &latency_ms.to_string()]);
+        let (proc, addr) = listening(cmd, &log);
         ProviderProc {
-            child,
+            _proc: proc,
             url: format!("http://{addr}"),
             addr,
             _dir: dir,
         }
-    }
-}
-
-impl Drop for ProviderProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

@@ -3,24 +3,20 @@
 //! the outbox straight from the SQLite file.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::common::process::Proc;
 use crate::common::{get_json, Db};
 
 /// `idemkey-server worker` on a database.
 pub struct WorkerProc {
-    child: Child,
+    proc: Proc,
     /// Its id, as its claims record it.
     pub id: String,
-    /// Its stderr log.
-    pub log: PathBuf,
 }
 
 impl WorkerProc {
@@ -34,70 +30,40 @@ impl WorkerProc {
                 .unwrap()
                 .as_nanos()
         ));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_idemkey-server"))
-            .arg("worker")
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_idemkey-server"));
+        cmd.arg("worker")
             .args(match &db.url {
                 None => vec!["--db".into(), db.file.clone().into_os_string()],
                 Some(url) => vec!["--database-url".into(), url.into()],
             })
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log).expect("log file"))
-            .spawn()
-            .expect("spawn idemkey-server worker");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            let _ = tx.send(line);
-            let mut rest = String::new();
-            let _ = reader.read_to_string(&mut rest);
-        });
-        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
+            .args(args);
+        let (proc, line) = Proc::start(cmd, &log);
         let id = line
-            .trim()
             .strip_prefix("worker ")
             .and_then(|l| l.strip_suffix(" running"))
             .unwrap_or_else(|| {
                 panic!(
                     "no `worker ID running` line (got {line:?}); log:\n{}",
-                    std::fs::read_to_string(&log).unwrap_or_default()
+                    proc.log_text()
                 )
             })
             .to_string();
-        WorkerProc { child, id, log }
+        WorkerProc { proc, id }
     }
 
     /// SIGKILL, no shutdown.
     pub fn kill9(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.proc.kill9();
     }
 
     /// Waits for the process to exit by itself.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
-        let t0 = Instant::now();
-        while t0.elapsed() < timeout {
-            if let Some(st) = self.child.try_wait().expect("try_wait") {
-                return Some(st);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
+        self.proc.wait_exit(timeout)
     }
 
     /// Its stderr so far.
     pub fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for WorkerProc {
-    fn drop(&mut self) {
-        self.kill9();
+        self.proc.log_text()
     }
 }
 

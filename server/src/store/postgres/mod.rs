@@ -165,6 +165,18 @@ impl Store for PgStore {
                 if let Some(lock) = keys::insert_new(&c, req, ttl).await? {
                     return Ok(Reserved::Proceed(lock));
                 }
+                // The key exists. A replay, a 422 or a 409 writes nothing, so
+                // a plain read answers it, as the look-up does: requests
+                // racing for one key do not queue on its row lock (holding
+                // pooled connections while they wait). Only a write (a new
+                // operation on an expired key, a takeover of a stale one)
+                // locks the row and judges it again.
+                match keys::lookup(&c, req, lock).await? {
+                    Lookup::Replay { response, .. } => return Ok(Reserved::Replay(response)),
+                    Lookup::KeyReused => return Ok(Reserved::KeyReused),
+                    Lookup::InProgress => return Ok(Reserved::InProgress),
+                    Lookup::Free => {}
+                }
                 let tx = c.transaction().await?;
                 if let Some(r) = keys::reserve_existing(&tx, req, ttl, lock).await? {
                     tx.commit().await?;
