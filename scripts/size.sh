@@ -3,14 +3,14 @@
 # JS glue and any JS snippets wasm-bindgen wrote beside it (each file is fetched and
 # compressed on its own), and their sum, in KiB.
 # Exits non-zero when the sum is over the budget, BUDGET_KIB. The default is a ratchet a
-# little above what the module weighs with its cross-tab store (about 43.8 KiB); the goal is
+# little above what the module weighs with its cross-tab store (about 44.2 KiB); the goal is
 # 30 KiB, and the default moves down with every cut that lands.
 # Usage: scripts/size.sh [PKG_DIR]
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pkg="${1:-$root/pkg}"
-budget_kib="${BUDGET_KIB:-44}"
+budget_kib="${BUDGET_KIB:-44.5}"
 
 gz() { gzip -9 -c "$1" | wc -c | tr -d ' '; }
 kib() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1024 }'; }
@@ -36,7 +36,8 @@ for f in "${files[@]}"; do
 done
 printf '%-40s %10s %8s KiB  (budget %s KiB)\n' "total" "$raw_sum" "$(kib "$gz_sum")" "$budget_kib"
 
-if (( gz_sum > budget_kib * 1024 )); then
+# KiB may have decimals: compared in awk, not in bash's integer arithmetic.
+if awk -v g="$gz_sum" -v b="$budget_kib" 'BEGIN { exit !(g > b * 1024) }'; then
   echo "size: over budget: $(kib "$gz_sum") KiB gzip -9 > $budget_kib KiB" >&2
   exit 1
 fi

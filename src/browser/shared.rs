@@ -9,6 +9,7 @@ use super::clock::now_ms;
 use super::events::Event;
 use super::idb;
 use super::lock::{self, Guard};
+use super::storage;
 use crate::core::record::{lease_key, Record};
 use crate::core::state::{plan_submit, State, SubmitPlan};
 use crate::core::sync::{may_replace, on_lock, Current, Notice};
@@ -56,7 +57,11 @@ impl Inner {
             }
         };
         let stored = decode(stored)?;
-        let mirror = decode(self.store.get(&self.rec_key))?;
+        // Where the lock holder looks too: the first Web Storage backend holding the record.
+        let text = storage::ALL
+            .into_iter()
+            .find_map(|k| storage::peek(k, &self.rec_key, false));
+        let mirror = decode(text)?;
         let Current::Stored(r) = on_lock(stored, mirror, &shown, self.rec_stored.get(), now_ms())
         else {
             return None;
