@@ -259,5 +259,6 @@ pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
             StorageKind::Memory,
         ],
         &ns,
+        false,
     ))
 }

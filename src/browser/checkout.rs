@@ -16,6 +16,7 @@ use super::clock::now_ms;
 use super::events::{Emitter, Event};
 use super::flight::SingleFlight;
 use super::idb;
+use super::page::PageCell;
 use super::storage::{self, Fallback, Store};
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{quarantine_key, record_key, sweep_due, Record};
@@ -24,15 +25,30 @@ use crate::core::sync::{removes, supersedes, Notice};
 
 pub(crate) use super::key::new_key;
 
+/// The namespaces whose IndexedDB records `open()` has swept in this page: once per page
+/// load is enough for records that live for hours, and a scan of the store delays the
+/// submit that follows.
+static IDB_SWEPT: PageCell<Vec<String>> = PageCell::new(Vec::new());
+
 /// Deletes from the given backends what core's `sweep_due` says: the expired records of
 /// `namespace` and its quarantined copies past their retention; returns how many.
 /// With local storage among them, IndexedDB's copies go the same way, in the background
-/// (they are not counted).
-pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str) -> u32 {
+/// (they are not counted), unless `once_per_page` and this page has swept them already.
+pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str, once_per_page: bool) -> u32 {
     let mut prefix = String::from(namespace);
     prefix.push(':');
     let now = now_ms();
-    if kinds.contains(&StorageKind::Local) {
+    let unswept = || {
+        IDB_SWEPT.with(|s| {
+            let mut s = s.borrow_mut();
+            let unswept = !s.iter().any(|n| n == namespace);
+            if unswept {
+                s.push(namespace.into());
+            }
+            unswept
+        })
+    };
+    if kinds.contains(&StorageKind::Local) && (!once_per_page || unswept()) {
         let (ns, p) = (String::from(namespace), prefix.clone());
         spawn_local(async move {
             idb::sweep(&p, move |k, v| sweep_due(&ns, &k, &v, now)).await;
@@ -75,13 +91,14 @@ impl Inner {
     /// Opens the scope: picks the storage (with fallbacks), sweeps it (expired records,
     /// quarantined copies past their retention) and shows the mirror's record. Writes
     /// nothing: with no readable record, the new key is stored by the lock holder only if
-    /// the scope's store holds none (in the background, at once).
+    /// the scope's store holds none (in the background, at once), unless a submit,
+    /// `reset()` or `finish()` of this tab gets there first and does so itself.
     pub(crate) fn open(opts: Options, on_event: Option<Function>) -> Rc<Inner> {
         let mut fallbacks = Vec::new();
         let mut probe = String::from(opts.namespace.as_str());
         probe.push_str(":probe");
         let store = Rc::new(Store::open(opts.storage, &probe, &mut fallbacks));
-        sweep_kinds(&[store.kind()], &opts.namespace);
+        sweep_kinds(&[store.kind()], &opts.namespace, true);
         let rec_key = record_key(&opts.namespace, &opts.scope);
         let first = Record::new(new_key(), opts.scope.as_str(), now_ms(), opts.ttl_ms());
         let local = store.kind() == StorageKind::Local;
@@ -108,7 +125,18 @@ impl Inner {
         if !inner.rec_stored.get() {
             if local {
                 let i = inner.clone();
-                spawn_local(async move { i.hold().await.establish().await });
+                spawn_local(async move {
+                    // A submit, reset() or finish() asked for the lock meanwhile: it reads
+                    // and stores the scope's record itself, and would wait behind this.
+                    let waiting = || i.flight.busy() || i.intents.get() > 0;
+                    if waiting() {
+                        return;
+                    }
+                    let held = i.hold().await;
+                    if !waiting() {
+                        held.establish().await;
+                    }
+                });
             } else {
                 // Session and memory stores belong to this tab alone, which has just read
                 // all they hold: nobody else's record can be missed.

@@ -57,6 +57,11 @@ impl SingleFlight {
         }
     }
 
+    /// Whether a sequence is in flight.
+    pub(crate) fn busy(&self) -> bool {
+        self.0.borrow().is_some()
+    }
+
     /// Starts a sequence for `fp`: `run` turns it into the promise callers share.
     pub(crate) fn start(&self, fp: String, run: impl FnOnce(Rc<Flight>) -> Promise) -> Promise {
         let f = Rc::new(Flight {

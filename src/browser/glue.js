@@ -37,10 +37,10 @@ let db;
 
 // Runs `request(store)` in one transaction of `mode`; resolves with its result: a read's as
 // soon as the request succeeds (what it read is the committed state; waiting for the
-// transaction to end only adds a turn of the browser's IndexedDB thread), a write's once
-// committed. null when the page has no IndexedDB; rejects when it fails or, on open, does
+// transaction to end only adds a turn of the browser's IndexedDB thread) unless `whole`
+// (a cursor's request succeeds once per step), a write's once committed. null when the page has no IndexedDB; rejects when it fails or, on open, does
 // not answer within 5 s.
-function inStore(mode, request) {
+function inStore(mode, request, whole) {
   const factory = globalThis.indexedDB;
   if (!factory) return null;
   if (!db) {
@@ -62,7 +62,7 @@ function inStore(mode, request) {
     .then((conn) => new Promise((ok, fail) => {
       const tx = conn.transaction("records", mode);
       const req = request(tx.objectStore("records"));
-      if (mode == "readonly") req.onsuccess = () => ok(req.result);
+      if (mode == "readonly" && !whole) req.onsuccess = () => ok(req.result);
       tx.oncomplete = () => ok(req.result);
       tx.onabort = () => fail(tx.error || req.error);
     }))
@@ -78,18 +78,30 @@ export function idbSet(key, value) {
   return inStore("readwrite", (s) => (value == null ? s.delete(key) : s.put(value, key)));
 }
 
-// Deletes the entries under `prefix` for which `due(key, value)` is true, in one transaction.
-export function idbSweep(prefix, due) {
-  return inStore("readwrite", (s) => {
-    const cursor = s.openCursor(IDBKeyRange.bound(prefix, prefix + "\uffff"));
+// Deletes the entries under `prefix` for which `due(key, value)` is true, deciding inside
+// the deleting transaction. A read-only scan goes first: a readwrite transaction holds up
+// every other reader and writer of the store (a submit's among them), and most sweeps find
+// nothing to delete.
+export async function idbSweep(prefix, due) {
+  const range = IDBKeyRange.bound(prefix, prefix + "\uffff");
+  let found = false;
+  const scan = (remove) => (s) => {
+    const cursor = s.openCursor(range);
     cursor.onsuccess = () => {
       const c = cursor.result;
       if (!c) return;
-      if (typeof c.key == "string" && typeof c.value == "string" && due(c.key, c.value)) c.delete();
+      if (typeof c.key == "string" && typeof c.value == "string" && due(c.key, c.value)) {
+        found = true;
+        if (remove) c.delete();
+      }
       c.continue();
     };
     return cursor;
-  });
+  };
+  const read = inStore("readonly", scan(false), true);
+  if (!read) return null;
+  await read;
+  if (found) await inStore("readwrite", scan(true));
 }
 
 /**
