@@ -8,6 +8,7 @@
 //! after 5 s (a browser whose IndexedDB never answers must not hold the scope's lock for ever).
 
 use crate::prelude::*;
+use core::future::Future;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -37,9 +38,11 @@ pub(crate) async fn get(key: &str) -> Result<Option<String>, String> {
     Ok(settle(idb_get(key)).await?.as_string())
 }
 
-/// Stores `value` under `key` (removes it for `None`); resolves once committed.
-pub(crate) async fn set(key: &str, value: Option<&str>) -> Result<(), String> {
-    settle(idb_set(key, value)).await.map(|_| ())
+/// Stores `value` under `key` (removes it for `None`); resolves once committed. The
+/// transaction starts when this is called, not when the future is first polled.
+pub(crate) fn set(key: &str, value: Option<&str>) -> impl Future<Output = Result<(), String>> {
+    let p = idb_set(key, value);
+    async move { settle(p).await.map(|_| ()) }
 }
 
 /// Deletes, in one transaction, the entries under `prefix` for which `due(key, text)` says

@@ -4,6 +4,9 @@
 //! Where IndexedDB is missing or fails (with a `storage-fallback` event), or for session
 //! and memory storage, the Web Storage store itself holds the record.
 
+use alloc::rc::Rc;
+use wasm_bindgen_futures::spawn_local;
+
 use super::checkout::Inner;
 use super::clock::now_ms;
 use super::events::Event;
@@ -132,26 +135,58 @@ impl Locked<'_> {
     /// Stores `rec` (its `rev` counted up) for every tab, and shows it here.
     pub(crate) async fn store(&self, rec: &mut Record) {
         rec.rev += 1;
-        let i = self.inner;
         let text = rec.encode();
         self.idb_write(Some(&text)).await;
+        self.mirror(rec, &text);
+    }
+
+    /// Stores a submit's final answer like [`Locked::store`], without waiting for
+    /// IndexedDB to commit it: the mirror is written at once, so the submit can resolve,
+    /// and the lock is released once IndexedDB has the answer, so the next lock holder
+    /// reads it there. A page that goes away first leaves the mirror's copy ahead of the
+    /// store's, and the next lock holder goes on from the mirror's (core::sync's
+    /// `store_missed`): either way the answer is kept.
+    pub(crate) fn store_answer(self, owner: Rc<Inner>, mut rec: Record) {
+        let i = self.inner;
+        rec.rev += 1;
+        let text = rec.encode();
+        let write = i.idb.get().then(|| idb::set(&i.rec_key, Some(&text)));
+        self.mirror(&rec, &text);
+        let Locked { _guard, .. } = self;
+        spawn_local(async move {
+            let held = Locked {
+                inner: &owner,
+                _guard,
+            };
+            let Some(write) = write else { return };
+            if let Err(reason) = write.await {
+                owner.idb_failed(&reason);
+                held.mirror(&rec, &text);
+            }
+        });
+    }
+
+    /// Writes `text`, the encoded `rec`, to the Web Storage mirror (the record's store when
+    /// IndexedDB has failed), tells the other tabs and shows it here.
+    fn mirror(&self, rec: &Record, text: &str) {
+        let i = self.inner;
         // Text in the way that cannot be read (edited by hand, another version) is set
         // aside with its event, not overwritten unseen.
         i.read_in(i.store.kind());
         let zero;
         let web = if i.idb.get() {
-            &text
+            text
         } else {
             // `rev` 0: IndexedDB does not hold this copy (see core::sync::store_missed).
-            let rev = core::mem::replace(&mut rec.rev, 0);
-            zero = rec.encode();
-            rec.rev = rev;
+            let mut r = rec.clone();
+            r.rev = 0;
+            zero = r.encode();
             &zero
         };
         let fb = i.store.set(&i.rec_key, web);
         let key = i.rec.borrow().key.clone();
         i.report(&key, fb);
-        i.post(Notice::Stored(&text));
+        i.post(Notice::Stored(text));
         i.show(rec, true);
     }
 

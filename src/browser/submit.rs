@@ -48,7 +48,7 @@ fn cached(rec: &Record) -> Option<JsValue> {
 
 /// Runs one submit sequence of this tab, `started` when `submit()` was called: lock the
 /// scope, read its record, plan, send the tries (each stored before it leaves), store the
-/// final answer; the lock is released when this returns.
+/// final answer; the lock is released once IndexedDB has that answer.
 pub(crate) async fn run(
     inner: Rc<Inner>,
     flight: Rc<Flight>,
@@ -85,7 +85,7 @@ pub(crate) async fn run(
     rec.updated_at = now_ms();
     let out = result(&rec.key, &answer, false, rec.attempts);
     rec.response = Some(answer);
-    held.store(&mut rec).await;
+    held.store_answer(inner.clone(), rec);
     Ok(out)
 }
 
