@@ -21,7 +21,7 @@
 # `[Symbol.dispose](): void` on every class, which fails `tsc` (without skipLibCheck) in
 # projects whose `lib` predates ES2025/esnext.disposable; a
 # `/// <reference lib="esnext.disposable" />` line on top fixes that for every consumer.
-# The wasm's imports get short names (wasm-bindgen's carry a hash each, twice over), and
+# The wasm's imports and exports get short names (wasm-bindgen's carry a hash each, twice over), and
 # the JS glue is minified with esbuild (whitespace and syntax only: names stay, so
 # `Checkout.name` and stack traces still read "Checkout"; the doc comments live on in the
 # .d.ts): a quarter of what a page downloads, and bundlers' minifiers give the same result.
@@ -150,8 +150,9 @@ if [[ -d "$pkg/snippets" ]]; then
   done < <(find "$pkg/snippets" -name '*.js')
 fi
 
-# Short import names, in the wasm and the glue together (scripts/short-imports.mjs says why).
-node "$root/scripts/short-imports.mjs" "$pkg"
+# Short import and export names, in the wasm and the glue together (scripts/short-names.mjs
+# says why).
+node "$root/scripts/short-names.mjs" "$pkg"
 
 # Smoke test: the glue and the wasm load together and answer.
 PKG_DIR="$pkg" node --input-type=module - <<'JS'

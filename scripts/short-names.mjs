@@ -1,20 +1,23 @@
-// Renames the wasm's imports from the JS glue to short names, in the wasm and in the glue
-// together. wasm-bindgen names each import after the JS function plus a 16-digit hash
-// (`__wbg_getItem_49556a3e59cfb688`); the hashes do not compress, and each name is written
-// twice, in the wasm's import section and as a key of the glue's import object.
-// Usage: node scripts/short-imports.mjs PKG_DIR   (idempotent: short names are left alone)
+// Renames the wasm's imports from the JS glue and its exports to short names, in the wasm
+// and in the glue together. wasm-bindgen names each import after the JS function plus a
+// 16-digit hash (`__wbg_getItem_49556a3e59cfb688`), and closures' entry points likewise
+// (`wasm_bindgen__convert__closures_____invoke__h0085c9ea410ee7c7`); the hashes do not
+// compress, and each name is written in the wasm and again in the glue (an import as a key
+// of the import object, an export as `wasm.name`, once per use). The export `memory` keeps
+// its name: `init()` resolves with the exports, and a page may read it.
+// Usage: node scripts/short-names.mjs PKG_DIR   (idempotent: short names are left alone)
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const dir = process.argv[2];
-if (!dir) throw new Error("usage: short-imports.mjs PKG_DIR");
+if (!dir) throw new Error("usage: short-names.mjs PKG_DIR");
 const wasmPath = join(dir, "idemkey_bg.wasm");
 const gluePath = join(dir, "idemkey.js");
 const wasm = readFileSync(wasmPath);
 let glue = readFileSync(gluePath, "utf8");
 const MODULE = "./idemkey_bg.js";
 
-const die = (msg) => { console.error(`short-imports: ${msg}`); process.exit(1); };
+const die = (msg) => { console.error(`short-names: ${msg}`); process.exit(1); };
 
 // LEB128 unsigned, as the wasm binary format writes lengths and counts.
 function readU32(buf, at) {
@@ -60,6 +63,11 @@ while (at < wasm.length) {
   const id = wasm[at];
   const [size, body] = readU32(wasm, at + 1);
   const end = body + size;
+  if (id === 7) {
+    parts.push(exportSection(body, end));
+    at = end;
+    continue;
+  }
   if (id !== 2) {
     parts.push(wasm.subarray(at, end));
     at = end;
@@ -91,7 +99,7 @@ while (at < wasm.length) {
     else die(`import ${mod}.${field}: unknown kind ${kind}`);
     let newField = field;
     if (mod === MODULE && field.startsWith("$")) {
-      console.log("short-imports: already done");
+      console.log("short-names: already done");
       process.exit(0);
     }
     if (mod === MODULE && once(field)) {
@@ -110,8 +118,36 @@ while (at < wasm.length) {
   at = end;
 }
 
+// The export section, each export the glue reads only as `wasm.name` renamed (there and
+// in the glue), `memory` and anything else the glue names otherwise left alone.
+function exportSection(body, end) {
+  const [count, first] = readU32(wasm, body);
+  const out = [writeU32(count)];
+  let p = first;
+  for (let i = 0; i < count; i++) {
+    const [field, afterField] = name(wasm, p);
+    const descEnd = readU32(wasm, afterField + 1)[1]; // kind, then the index
+    // A name with wasm-bindgen's hash is one token wherever the glue has it (the export, and
+    // the JS function of the same name that calls it): every occurrence is renamed.
+    const hashed = /__h[0-9a-f]{16}$/.test(field);
+    const uses = new RegExp(`\\b${hashed ? "" : "wasm\\."}${field.replace(/\$/g, "\\$")}\\b`, "g");
+    const mentions = glue.split(field).length - 1;
+    let newField = field;
+    if (field !== "memory" && mentions > 0 && (glue.match(uses) || []).length === mentions) {
+      newField = shortName(next++);
+      glue = glue.replace(uses, hashed ? newField : `wasm.${newField}`);
+      renamed++;
+    }
+    out.push(encodeName(newField), wasm.subarray(afterField, descEnd));
+    p = descEnd;
+  }
+  if (p !== end) die("the export section did not parse to its end");
+  const section = Buffer.concat(out);
+  return Buffer.concat([Buffer.from([7]), writeU32(section.length), section]);
+}
+
 if (renamed) {
   writeFileSync(wasmPath, Buffer.concat(parts));
   writeFileSync(gluePath, glue);
 }
-console.log(`short-imports: ${renamed} imports renamed${kept ? `, ${kept} kept (named elsewhere in the glue)` : ""}`);
+console.log(`short-names: ${renamed} imports and exports renamed${kept ? `, ${kept} kept (named elsewhere in the glue)` : ""}`);
