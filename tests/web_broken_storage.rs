@@ -52,68 +52,61 @@ extern "C" {
     fn edit_on_first_retry(recorder: &Function, storage_key: &str, edit: &Function) -> Function;
 }
 
-fn fallbacks(ev: &Function) -> Vec<(String, String)> {
-    events_of(ev, "storage-fallback")
-        .iter()
-        .map(|e| (text(e, "from"), text(e, "to")))
+/// The `storage-fallback` events, each as `"from -> to"`.
+fn fallbacks(ev: &Function) -> Vec<String> {
+    let fb = events_of(ev, "storage-fallback");
+    fb.iter()
+        .map(|e| format!("{} -> {}", text(e, "from"), text(e, "to")))
         .collect()
 }
 
-fn stored(scope: &str) -> Option<Record> {
-    local()
-        .get_item(&record_key("idemkey", scope))
-        .unwrap()
-        .map(|t| Record::decode(&t).expect("the stored record reads"))
-}
-
-fn session() -> web_sys::Storage {
-    web_sys::window()
-        .unwrap()
-        .session_storage()
-        .unwrap()
-        .unwrap()
-}
-
-/// Waits until the key made at `open()` is stored (the lock holder does it in the
-/// background); panics after 10 s.
-async fn wait_stored(scope: &str) {
-    assert!(
-        until(|| stored(scope).is_some(), 10_000.0).await,
-        "the new key was not stored within 10 s"
-    );
-}
-
-/// The `storage-fallback` events from IndexedDB, as `(to, reason)`.
-fn idb_fallbacks(ev: &Function) -> Vec<(String, String)> {
-    events_of(ev, "storage-fallback")
+/// The one `storage-fallback` event from IndexedDB, as `(to, reason)`.
+fn the_idb_fallback(ev: &Function) -> (String, String) {
+    let fb: Vec<_> = events_of(ev, "storage-fallback")
         .iter()
         .filter(|e| text(e, "from") == "indexeddb")
         .map(|e| (text(e, "to"), text(e, "reason")))
-        .collect()
+        .collect();
+    assert_eq!(fb.len(), 1, "{:?}", types(ev));
+    fb[0].clone()
 }
 
-/// A checkout on `scope` for `customer` whose first submit of [`PAY`] ended with an
-/// unknown outcome after the server committed the charge (the answer was dropped): the
-/// record is pending under its key, and the ledger holds that key's one charge.
-async fn unknown_outcome(scope: &str, customer: &str) -> String {
-    let c = open(&opts(scope, customer, r#"{"maxRetries":0}"#));
-    fault(customer, "drop-after-commit", 1, 0).await;
-    let e = submit(&c, &js(PAY))
-        .await
-        .expect_err("the answer was dropped");
+/// A fault spec: the server answers the next charge with a 503.
+const ONE_503: &str = r#"{"mode":"respond","status":503,"count":1}"#;
+
+/// A new [`Case`] on the page's storage repaired first (so one failure stays local).
+fn case(what: &str) -> Case {
+    repair();
+    Case::new(what)
+}
+
+/// A reload of the page (a checkout for `t` with default options), which must find the
+/// attempt `k` succeeded, else panics with `why`.
+fn reload_finds_succeeded(t: &Case, k: &str, why: &str) -> Checkout {
+    let again = open(&opts(&t.scope, &t.customer, "{}"));
+    let found = (again.key(), again.state());
+    assert_eq!(found, (k.to_string(), "succeeded".into()), "{why}");
+    again
+}
+
+/// A first submit of [`PAY`] for `t` that ended with an unknown outcome after the server
+/// committed the charge (the answer was dropped): the record is pending under the returned
+/// key, and the ledger holds that key's one charge.
+async fn unknown_outcome(t: &Case) -> String {
+    let c = open(&opts(&t.scope, &t.customer, r#"{"maxRetries":0}"#));
+    fault(&t.customer, "drop-after-commit", 1, 0).await;
+    let e = pay(&c).await.expect_err("the answer was dropped");
     assert_idem_error(&e, "outcome-unknown", "");
     assert_eq!(c.state(), "pending");
-    assert_eq!(ledger(customer).await, vec![c.key()], "committed once");
+    assert_eq!(t.ledger().await, vec![c.key()], "committed once");
     c.key()
 }
 
 #[wasm_bindgen_test]
 async fn storage_that_throws_on_every_call_runs_in_memory() {
-    repair();
     for deny in [false, true] {
-        let customer = uniq("cust");
-        let scope = uniq("all-throw");
-        let (o, ev) = recorded_opts(&scope, &customer, "{}");
+        let t = case("all-throw");
+        let (o, ev) = t.opts("{}");
         if deny {
             deny_access();
         } else {
@@ -121,58 +114,48 @@ async fn storage_that_throws_on_every_call_runs_in_memory() {
         }
         let c = Checkout::open(o.clone()).expect("open survives");
         assert_eq!(c.storage(), "memory");
-        assert_eq!(
-            fallbacks(&ev),
-            [
-                ("local".into(), "session".into()),
-                ("session".into(), "memory".into())
-            ]
-        );
-        let r = submit(&c, &js(PAY)).await.expect("submit works in memory");
+        assert_eq!(fallbacks(&ev), ["local -> session", "session -> memory"]);
+        let r = pay(&c).await.expect("submit works in memory");
         assert_eq!((num(&r, "status"), c.state()), (201.0, "succeeded".into()));
         // A second checkout of the page (a re-render) finds the same attempt in memory.
         let again = Checkout::open(o).unwrap();
         assert_eq!(again.key(), c.key());
-        let cached = submit(&again, &js(PAY)).await.unwrap();
+        let cached = pay(&again).await.unwrap();
         assert!(flag(&cached, "fromCache"));
         assert!(idemkey::sweep(None).is_ok(), "sweep survives");
         repair();
-        assert_eq!(ledger(&customer).await, vec![c.key()]);
+        assert_eq!(t.ledger().await, vec![c.key()]);
         c.finish();
     }
 }
 
 #[wasm_bindgen_test]
 async fn storage_that_throws_only_on_writes_keeps_the_pending_key() {
-    repair();
-    let customer = uniq("cust");
-    let scope = uniq("ro");
-    let k = unknown_outcome(&scope, &customer).await;
+    let t = case("ro");
+    let k = unknown_outcome(&t).await;
     // The page reloads with storage now refusing writes (a full disk): the record is
     // still readable, and its key's outcome is unknown.
     throw_on_writes();
-    let (o, ev) = recorded_opts(&scope, &customer, "{}");
+    let (o, ev) = t.opts("{}");
     let c = Checkout::open(o).expect("open survives");
     let key = c.key();
-    let r = submit(&c, &js(PAY)).await;
+    let r = pay(&c).await;
     repair();
     assert!(!fallbacks(&ev).is_empty(), "a storage-fallback event");
     assert_eq!(key, k, "the pending key was given up: {:?}", types(&ev));
     let r = r.expect("the resumed submit gets the stored answer");
     assert_eq!(num(&r, "status"), 201.0);
     assert!(flag(&r, "replayed"));
-    assert_eq!(ledger(&customer).await, vec![k], "charged once");
+    assert_eq!(t.ledger().await, vec![k], "charged once");
     c.finish();
 }
 
 #[wasm_bindgen_test]
 async fn storage_that_throws_only_on_reads_never_overwrites_what_it_could_not_read() {
-    repair();
-    let customer = uniq("cust");
-    let scope = uniq("wo");
-    let k = unknown_outcome(&scope, &customer).await;
+    let t = case("wo");
+    let k = unknown_outcome(&t).await;
     throw_on_local_reads();
-    let (o, ev) = recorded_opts(&scope, &customer, "{}");
+    let (o, ev) = t.opts("{}");
     let c = Checkout::open(o);
     repair();
     let c = c.expect("open survives");
@@ -182,7 +165,7 @@ async fn storage_that_throws_only_on_reads_never_overwrites_what_it_could_not_re
         types(&ev)
     );
     assert_eq!(
-        stored(&scope).map(|r| r.key),
+        t.stored().map(|r| r.key),
         Some(k.clone()),
         "the pending record it could not read was overwritten"
     );
@@ -191,94 +174,75 @@ async fn storage_that_throws_only_on_reads_never_overwrites_what_it_could_not_re
 
 #[wasm_bindgen_test]
 async fn quota_exceeded_in_the_middle_of_a_submit_keeps_the_key_after_a_reload() {
-    repair();
-    let customer = uniq("cust");
-    let scope = uniq("quota-mid");
-    let (o, ev) = recorded_opts(&scope, &customer, FAST);
-    let c = open(&o);
-    wait_stored(&scope).await;
-    schedule(&customer, r#"{"mode":"respond","status":503,"count":1}"#).await;
+    let t = case("quota-mid");
+    let (c, ev) = t.open(FAST);
+    t.wait_stored().await;
+    schedule(&t.customer, ONE_503).await;
     // The pending write before the first try lands; the one before the second does not.
     throw_after_local_writes(1);
-    let r = submit(&c, &js(PAY)).await;
+    let r = pay(&c).await;
     repair();
     let r = r.expect("the submit goes on in sessionStorage");
     assert_eq!(num(&r, "status"), 201.0);
     assert_eq!(c.storage(), "session");
-    assert_eq!(fallbacks(&ev), [("local".into(), "session".into())]);
-    assert_eq!(ledger(&customer).await, vec![c.key()]);
+    assert_eq!(fallbacks(&ev), ["local -> session"]);
+    assert_eq!(t.ledger().await, vec![c.key()]);
     // A reload once localStorage has room again: the attempt is not forgotten.
-    let again = open(&opts(&scope, &customer, "{}"));
-    assert_eq!(
-        (again.key(), again.state()),
-        (c.key(), "succeeded".into()),
-        "the reload lost the succeeded attempt"
-    );
-    let cached = submit(&again, &js(PAY)).await.unwrap();
+    let again = reload_finds_succeeded(&t, &c.key(), "the reload lost the succeeded attempt");
+    let cached = pay(&again).await.unwrap();
     assert!(flag(&cached, "fromCache"));
-    assert_eq!(ledger(&customer).await.len(), 1, "charged once");
-    session()
-        .remove_item(&record_key("idemkey", &scope))
-        .unwrap();
+    assert_eq!(t.ledger().await.len(), 1, "charged once");
+    session().remove_item(&t.key()).unwrap();
     again.finish();
 }
 
 #[wasm_bindgen_test]
 async fn quota_exceeded_by_a_large_answer_keeps_the_answer() {
-    repair();
-    let customer = uniq("cust");
-    let scope = uniq("quota-big");
-    let (o, ev) = recorded_opts(&scope, &customer, "{}");
-    let c = open(&o);
+    let t = case("quota-big");
+    let (c, ev) = t.open("{}");
     let big = "x".repeat(8 * 1024);
     schedule(
-        &customer,
+        &t.customer,
         &format!(r#"{{"mode":"respond","status":200,"body":"{big}","content_type":"text/plain"}}"#),
     )
     .await;
     quota_for_local_values(4 * 1024);
-    let r = submit(&c, &js(PAY)).await;
+    let r = pay(&c).await;
     repair();
     let r = r.expect("resolves with the answer");
     assert_eq!(num(&r, "status"), 200.0);
     assert_eq!(c.state(), "succeeded");
-    assert_eq!(fallbacks(&ev), [("local".into(), "session".into())]);
-    let again = open(&opts(&scope, &customer, "{}"));
-    assert_eq!(
-        (again.key(), again.state()),
-        (c.key(), "succeeded".into()),
-        "the reload lost the answer stored in sessionStorage"
-    );
-    session()
-        .remove_item(&record_key("idemkey", &scope))
-        .unwrap();
+    assert_eq!(fallbacks(&ev), ["local -> session"]);
+    let why = "the reload lost the answer stored in sessionStorage";
+    let again = reload_finds_succeeded(&t, &c.key(), why);
+    session().remove_item(&t.key()).unwrap();
     again.finish();
 }
 
 /// Submits [`PAY`] with a 503 first and `edit` applied to the stored record between the
-/// two tries; returns the checkout, its events, the result and the customer.
-async fn edited_between_tries(
-    edit: &str,
-) -> (Checkout, Function, Result<JsValue, JsValue>, String, String) {
-    let customer = uniq("cust");
-    let scope = uniq("edited");
+/// two tries; checks that the submit still ends in one 201 charge under the checkout's key,
+/// and returns the case, the checkout, its events and the answer.
+async fn edited_between_tries(edit: &str) -> (Case, Checkout, Function, JsValue) {
+    let t = case("edited");
     let ev = recorder();
-    let o = opts(&scope, &customer, FAST);
+    let o = opts(&t.scope, &t.customer, FAST);
     let f = Function::new_with_args("old", edit);
-    set(
-        &o,
-        "onEvent",
-        &edit_on_first_retry(&ev, &record_key("idemkey", &scope), &f),
-    );
+    set(&o, "onEvent", &edit_on_first_retry(&ev, &t.key(), &f));
     let c = open(&o);
-    schedule(&customer, r#"{"mode":"respond","status":503,"count":1}"#).await;
-    let r = submit(&c, &js(PAY)).await;
-    (c, ev, r, customer, scope)
+    schedule(&t.customer, ONE_503).await;
+    let r = pay(&c).await.expect("the submit finishes");
+    let k = c.key();
+    assert_eq!(
+        (text(&r, "key"), num(&r, "status")),
+        (k.clone(), 201.0),
+        "{edit}"
+    );
+    assert_eq!(t.ledger().await, vec![k], "one charge, the key's");
+    (t, c, ev, r)
 }
 
 #[wasm_bindgen_test]
 async fn a_record_edited_by_hand_between_two_tries_keeps_the_key() {
-    repair();
     for edit in [
         // Another key, already "succeeded": a forged success must not end the attempt.
         r#"const r = JSON.parse(old); r.key = "00000000-0000-4000-8000-000000000000";
@@ -288,41 +252,23 @@ async fn a_record_edited_by_hand_between_two_tries_keeps_the_key() {
         r#"const r = JSON.parse(old); r.state = "fresh"; r.attempts = 0; r.fp = null;
            return JSON.stringify(r);"#,
     ] {
-        let (c, ev, r, customer, scope) = edited_between_tries(edit).await;
-        let k = c.key();
-        let r = r.expect("the submit finishes");
-        assert_eq!(text(&r, "key"), k);
-        assert_eq!(num(&r, "status"), 201.0);
+        let (t, c, ev, r) = edited_between_tries(edit).await;
         assert_eq!(num(&r, "attempts"), 2.0);
         assert_eq!(types(&ev).iter().filter(|t| *t == "attempt").count(), 2);
-        assert_eq!(
-            ledger(&customer).await,
-            vec![k.clone()],
-            "one charge, the key's"
-        );
-        let s = stored(&scope).unwrap();
-        assert_eq!((s.key, s.state.as_str()), (k, "succeeded"), "{edit}");
+        let s = t.stored().unwrap();
+        assert_eq!((s.key, s.state.as_str()), (c.key(), "succeeded"), "{edit}");
         c.finish();
     }
 }
 
 #[wasm_bindgen_test]
 async fn a_record_made_unreadable_between_two_tries_is_set_aside_with_an_event() {
-    repair();
     for edit in [
         r#"return "{not json";"#,
         r#"return old.replace('"v":1', '"v":99');"#,
     ] {
-        let (c, ev, r, customer, scope) = edited_between_tries(edit).await;
-        let k = c.key();
-        let r = r.expect("the submit finishes");
-        assert_eq!((text(&r, "key"), num(&r, "status")), (k.clone(), 201.0));
-        assert_eq!(
-            ledger(&customer).await,
-            vec![k.clone()],
-            "one charge, the key's"
-        );
-        assert_eq!(stored(&scope).unwrap().key, k);
+        let (t, c, ev, _) = edited_between_tries(edit).await;
+        assert_eq!(t.stored().unwrap().key, c.key());
         let bad = events_of(&ev, "storage-corrupt");
         assert_eq!(bad.len(), 1, "{edit}: events {:?}", types(&ev));
         let q = text(&bad[0], "quarantineKey");
@@ -337,12 +283,10 @@ async fn a_record_made_unreadable_between_two_tries_is_set_aside_with_an_event()
 
 #[wasm_bindgen_test]
 async fn a_record_from_the_future_is_set_aside_not_resumed_or_lost() {
-    repair();
-    let customer = uniq("cust");
-    let scope = uniq("future");
-    let rk = record_key("idemkey", &scope);
+    let t = case("future");
+    let rk = t.key();
     let now = js_sys::Date::now();
-    let mut r = Record::new(idemkey::new_key(), scope.as_str(), now, 60_000.0);
+    let mut r = Record::new(idemkey::new_key(), t.scope.as_str(), now, 60_000.0);
     r.state = idemkey::core::state::State::Pending;
     r.fingerprint = Some("f1:0000000000000000".into());
     r.attempts = 1;
@@ -350,8 +294,7 @@ async fn a_record_from_the_future_is_set_aside_not_resumed_or_lost() {
         .encode()
         .replacen("{\"v\":1,", "{\"v\":99,\"extra\":[1,2],", 1);
     local().set_item(&rk, &future).unwrap();
-    let (o, ev) = recorded_opts(&scope, &customer, "{}");
-    let c = open(&o);
+    let (c, ev) = t.open("{}");
     assert_eq!(c.state(), "fresh");
     assert_ne!(c.key(), r.key);
     let bad = events_of(&ev, "storage-corrupt");
@@ -365,7 +308,7 @@ async fn a_record_from_the_future_is_set_aside_not_resumed_or_lost() {
     // The same record arriving from another tab later is ignored, not adopted.
     fire_storage(&rk, Some(future.clone()));
     assert_eq!(c.state(), "fresh");
-    let r = submit(&c, &js(PAY)).await.unwrap();
+    let r = pay(&c).await.unwrap();
     assert_eq!(num(&r, "status"), 201.0);
     local().remove_item(&q).unwrap();
     c.finish();
@@ -373,104 +316,86 @@ async fn a_record_from_the_future_is_set_aside_not_resumed_or_lost() {
 
 /// After IndexedDB came back (empty, or holding an older copy): a reload finds the attempt
 /// that succeeded while it was gone, and a submit of the same payload sends nothing.
-async fn after_indexeddb_is_back(scope: &str, customer: &str, k: &str) {
+async fn after_indexeddb_is_back(t: &Case, k: &str) {
     repair();
-    let again = open(&opts(scope, customer, "{}"));
-    assert_eq!(
-        (again.key(), again.state()),
-        (k.to_string(), "succeeded".into())
-    );
-    let r = submit(&again, &js(PAY)).await.unwrap();
+    let again = reload_finds_succeeded(t, k, "the reload lost what succeeded without IndexedDB");
+    let r = pay(&again).await.unwrap();
     assert_eq!(text(&r, "key"), k, "a new key once IndexedDB came back");
     assert!(
         flag(&r, "fromCache"),
         "sent again once IndexedDB came back: {r:?}"
     );
-    assert_eq!(ledger(customer).await, vec![k.to_string()], "charged once");
+    assert_eq!(t.ledger().await, vec![k.to_string()], "charged once");
     again.finish();
 }
 
 #[wasm_bindgen_test]
 async fn indexeddb_unavailable_keeps_the_pending_key_in_local_storage() {
-    repair();
-    let customer = uniq("cust");
-    let scope = uniq("no-idb");
+    let t = case("no-idb");
     hide_indexed_db(&JsValue::UNDEFINED);
-    let k = unknown_outcome(&scope, &customer).await;
+    let k = unknown_outcome(&t).await;
     // A reload, still without IndexedDB: the key whose outcome is unknown is resumed.
-    let (o, ev) = recorded_opts(&scope, &customer, "{}");
-    let c = open(&o);
+    let (c, ev) = t.open("{}");
     assert_eq!(c.key(), k);
-    let r = submit(&c, &js(PAY)).await;
-    let fb = idb_fallbacks(&ev);
-    assert_eq!(fb.len(), 1, "{:?}", types(&ev));
-    assert_eq!(fb[0].0, "local");
-    assert!(fb[0].1.contains("IndexedDB unavailable"), "{}", fb[0].1);
+    let r = pay(&c).await;
+    let (to, reason) = the_idb_fallback(&ev);
+    assert_eq!(to, "local");
+    assert!(reason.contains("IndexedDB unavailable"), "{reason}");
     let r = r.expect("the resumed submit gets the stored answer");
     assert_eq!((text(&r, "key"), num(&r, "status")), (k.clone(), 201.0));
     assert!(flag(&r, "replayed"));
-    after_indexeddb_is_back(&scope, &customer, &k).await;
+    after_indexeddb_is_back(&t, &k).await;
 }
 
 #[wasm_bindgen_test]
 async fn indexeddb_that_fails_to_open_or_to_run_a_transaction_keeps_the_pending_key() {
-    repair();
-    let customer = uniq("cust");
-    let scope = uniq("idb-fails");
+    let t = case("idb-fails");
     // IndexedDB holds the pending record, then starts failing.
-    let k = unknown_outcome(&scope, &customer).await;
+    let k = unknown_outcome(&t).await;
     break_indexed_db(&JsValue::UNDEFINED);
     fail_idb_open();
-    let (o, ev) = recorded_opts(&scope, &customer, "{}");
-    let c = open(&o);
+    let (c, ev) = t.open("{}");
     assert_eq!(c.key(), k);
-    let r = submit(&c, &js(PAY)).await;
-    let fb = idb_fallbacks(&ev);
-    assert_eq!(fb.len(), 1, "{:?}", types(&ev));
+    let r = pay(&c).await;
+    let (_, reason) = the_idb_fallback(&ev);
     // The transaction of open()'s sweep may have failed first, and the connection with it.
     assert!(
         ["no transactions", "no open"]
             .iter()
-            .any(|e| fb[0].1.contains(e)),
-        "{}",
-        fb[0].1
+            .any(|e| reason.contains(e)),
+        "{reason}"
     );
     let r = r.expect("the resumed submit gets the stored answer");
     assert_eq!((text(&r, "key"), num(&r, "status")), (k.clone(), 201.0));
     // Once the connection is gone, reopening it fails as well.
-    let (o, ev) = recorded_opts(&scope, &customer, "{}");
-    let again = open(&o);
-    let cached = submit(&again, &js(PAY)).await.unwrap();
+    let (again, ev) = t.open("{}");
+    let cached = pay(&again).await.unwrap();
     assert!(flag(&cached, "fromCache"));
-    let fb = idb_fallbacks(&ev);
-    assert_eq!(fb.len(), 1, "{:?}", types(&ev));
-    assert!(fb[0].1.contains("no open"), "{}", fb[0].1);
+    let (_, reason) = the_idb_fallback(&ev);
+    assert!(reason.contains("no open"), "{reason}");
     // IndexedDB comes back with its older copy (pending) of the attempt.
-    after_indexeddb_is_back(&scope, &customer, &k).await;
+    after_indexeddb_is_back(&t, &k).await;
 }
 
 #[wasm_bindgen_test]
 async fn indexeddb_out_of_quota_in_the_middle_of_a_submit_keeps_the_answer() {
-    repair();
     for from_the_start in [false, true] {
-        let customer = uniq("cust");
-        let scope = uniq("idb-quota");
-        let (o, ev) = recorded_opts(&scope, &customer, FAST);
+        let t = case("idb-quota");
+        let (o, ev) = t.opts(FAST);
         if from_the_start {
             quota_on_idb_put();
         }
         let c = open(&o);
-        wait_stored(&scope).await;
-        schedule(&customer, r#"{"mode":"respond","status":503,"count":1}"#).await;
+        t.wait_stored().await;
+        schedule(&t.customer, ONE_503).await;
         quota_on_idb_put();
-        let r = submit(&c, &js(PAY)).await;
-        let fb = idb_fallbacks(&ev);
-        assert_eq!(fb.len(), 1, "{:?}", types(&ev));
-        assert_eq!(fb[0].0, "local");
-        assert!(fb[0].1.contains("QuotaExceededError"), "{}", fb[0].1);
+        let r = pay(&c).await;
+        let (to, reason) = the_idb_fallback(&ev);
+        assert_eq!(to, "local");
+        assert!(reason.contains("QuotaExceededError"), "{reason}");
         let r = r.expect("the submit goes on in localStorage");
         assert_eq!(num(&r, "status"), 201.0);
         assert_eq!((num(&r, "attempts"), c.state()), (2.0, "succeeded".into()));
-        after_indexeddb_is_back(&scope, &customer, &c.key()).await;
+        after_indexeddb_is_back(&t, &c.key()).await;
     }
 }

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
-use std::thread;
+use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -51,6 +51,85 @@ fn settle(addrs: &[SocketAddr], start: usize, c: &str, k: &str, unavailable: &At
         thread::sleep(Duration::from_millis(50));
     }
     unreachable!()
+}
+
+/// Workers, each charging new keys one after another until stopped, every key
+/// settled with [`settle`] (first to the worker's own instance) and answered 201.
+struct Load {
+    started: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+    unavailable: Arc<AtomicUsize>,
+    answers: Arc<Mutex<HashMap<String, Resp>>>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+impl Load {
+    /// `n` workers on `addrs` for customer `c`; worker `w` names its keys `w{w}-{i}`.
+    fn start(n: usize, addrs: &[SocketAddr], c: &str) -> Load {
+        let started = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let unavailable = Arc::new(AtomicUsize::new(0));
+        let answers: Arc<Mutex<HashMap<String, Resp>>> = Arc::default();
+        let workers = (0..n)
+            .map(|w| {
+                let (started, stop, unavailable, answers) = (
+                    started.clone(),
+                    stop.clone(),
+                    unavailable.clone(),
+                    answers.clone(),
+                );
+                let (c, addrs) = (c.to_string(), addrs.to_vec());
+                thread::spawn(move || {
+                    let mut i = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        let k = format!("w{w}-{i}");
+                        started.fetch_add(1, Ordering::Relaxed);
+                        let r = settle(&addrs, w, &c, &k, &unavailable);
+                        assert_eq!(r.status, 201, "{k}: {}", r.text());
+                        answers.lock().unwrap().insert(k, r);
+                        i += 1;
+                    }
+                })
+            })
+            .collect();
+        Load {
+            started,
+            stop,
+            unavailable,
+            answers,
+            workers,
+        }
+    }
+
+    /// How many keys the workers have started on.
+    fn started(&self) -> usize {
+        self.started.load(Ordering::Relaxed)
+    }
+
+    /// How many answers were 503 so far.
+    fn unavailable(&self) -> usize {
+        self.unavailable.load(Ordering::Relaxed)
+    }
+
+    /// Stops the workers once their keys are settled: each key's answer, and how
+    /// many answers were 503.
+    fn stop(self) -> (HashMap<String, Resp>, usize) {
+        self.stop.store(true, Ordering::Relaxed);
+        for w in self.workers {
+            w.join().unwrap();
+        }
+        let answers = std::mem::take(&mut *self.answers.lock().unwrap());
+        (answers, self.unavailable.load(Ordering::Relaxed))
+    }
+}
+
+/// Polls `cond` every 10 ms until it holds; panics with `what` after `limit`.
+fn wait_for(limit: Duration, what: &str, cond: impl Fn() -> bool) {
+    let t0 = Instant::now();
+    while !cond() {
+        assert!(t0.elapsed() < limit, "{what}");
+        thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Each key of `keys` has exactly one charge, and the provider one payment each.
@@ -176,46 +255,14 @@ fn kill_9_of_one_instance_mid_load_leaves_one_charge_and_one_payment_per_key() {
     let mut inst = three(&db, &p, &extra);
     let addrs: Vec<SocketAddr> = inst.iter().map(|s| s.addr).collect();
     let c = uid("cust");
-    let started = Arc::new(AtomicUsize::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let unavailable = Arc::new(AtomicUsize::new(0));
-    let keys: Arc<Mutex<HashSet<String>>> = Arc::default();
-    let workers: Vec<_> = (0..9)
-        .map(|w| {
-            let (started, stop, unavailable, keys, c, addrs) = (
-                started.clone(),
-                stop.clone(),
-                unavailable.clone(),
-                keys.clone(),
-                c.clone(),
-                addrs.clone(),
-            );
-            thread::spawn(move || {
-                let mut i = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    let k = format!("w{w}-{i}");
-                    keys.lock().unwrap().insert(k.clone());
-                    started.fetch_add(1, Ordering::Relaxed);
-                    // The first try goes to this worker's instance; retries move on.
-                    let r = settle(&addrs, w, &c, &k, &unavailable);
-                    assert_eq!(r.status, 201, "{k}: {}", r.text());
-                    i += 1;
-                }
-            })
-        })
-        .collect();
-    let t0 = Instant::now();
-    while started.load(Ordering::Relaxed) < 60 {
-        assert!(t0.elapsed() < Duration::from_secs(60), "load too slow");
-        thread::sleep(Duration::from_millis(5));
-    }
+    // The first try of a key goes to its worker's instance; retries move on.
+    let load = Load::start(9, &addrs, &c);
+    wait_for(Duration::from_secs(60), "load too slow", || {
+        load.started() >= 60
+    });
     inst[0].kill9();
     thread::sleep(Duration::from_millis(1500));
-    stop.store(true, Ordering::Relaxed);
-    for w in workers {
-        w.join().unwrap();
-    }
-    let keys = std::mem::take(&mut *keys.lock().unwrap());
+    let keys: HashSet<String> = load.stop().0.into_keys().collect();
     eprintln!("{} keys, instance 0 killed mid-load", keys.len());
     assert_once_each(addrs[1], &c, &keys);
     // The killed instance restarts cleanly and replays what the others did.
@@ -243,50 +290,13 @@ fn the_database_stopped_and_started_under_load_gives_503s_then_recovers() {
     );
     let addrs: Vec<SocketAddr> = inst.iter().map(|s| s.addr).collect();
     let c = uid("cust");
-    let started = Arc::new(AtomicUsize::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let unavailable = Arc::new(AtomicUsize::new(0));
-    let outcomes: Arc<Mutex<HashMap<String, String>>> = Arc::default();
-    let workers: Vec<_> = (0..6)
-        .map(|w| {
-            let (started, stop, unavailable, outcomes, c, addrs) = (
-                started.clone(),
-                stop.clone(),
-                unavailable.clone(),
-                outcomes.clone(),
-                c.clone(),
-                addrs.clone(),
-            );
-            thread::spawn(move || {
-                let mut i = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    let k = format!("w{w}-{i}");
-                    started.fetch_add(1, Ordering::Relaxed);
-                    let r = settle(&addrs, w, &c, &k, &unavailable);
-                    assert_eq!(r.status, 201, "{k}: {}", r.text());
-                    outcomes
-                        .lock()
-                        .unwrap()
-                        .insert(k, r.json()["id"].as_str().unwrap().to_string());
-                    i += 1;
-                }
-            })
-        })
-        .collect();
-    let t0 = Instant::now();
-    while started.load(Ordering::Relaxed) < 30 {
-        assert!(t0.elapsed() < Duration::from_secs(60), "load too slow");
-        thread::sleep(Duration::from_millis(5));
-    }
+    let load = Load::start(6, &addrs, &c);
+    wait_for(Duration::from_secs(60), "load too slow", || {
+        load.started() >= 30
+    });
     pg.stop();
-    let down = Instant::now();
-    while unavailable.load(Ordering::Relaxed) < 10 {
-        assert!(
-            down.elapsed() < Duration::from_secs(30),
-            "no 503 while the database was down"
-        );
-        thread::sleep(Duration::from_millis(20));
-    }
+    let why = "no 503 while the database was down";
+    wait_for(Duration::from_secs(30), why, || load.unavailable() >= 10);
     // Answers come quickly while it is down: 503s, not hangs.
     let t = Instant::now();
     let r = try_charge(addrs[0], &c, "probe-while-down", BODY)
@@ -299,28 +309,21 @@ fn the_database_stopped_and_started_under_load_gives_503s_then_recovers() {
         t.elapsed()
     );
     pg.restart();
-    let back = started.load(Ordering::Relaxed);
-    let t = Instant::now();
-    while started.load(Ordering::Relaxed) < back + 30 {
-        assert!(
-            t.elapsed() < Duration::from_secs(60),
-            "no recovery after the database came back"
-        );
-        thread::sleep(Duration::from_millis(20));
-    }
-    stop.store(true, Ordering::Relaxed);
-    for w in workers {
-        w.join().unwrap();
-    }
-    let outcomes = std::mem::take(&mut *outcomes.lock().unwrap());
+    let back = load.started();
+    let why = "no recovery after the database came back";
+    wait_for(Duration::from_secs(60), why, || load.started() >= back + 30);
+    let (answers, unavailable) = load.stop();
+    let outcomes: HashMap<String, String> = answers
+        .into_iter()
+        .map(|(k, r)| (k, r.json()["id"].as_str().unwrap().to_string()))
+        .collect();
     eprintln!(
-        "{} keys, {} answers 503 while the database was down",
-        outcomes.len(),
-        unavailable.load(Ordering::Relaxed)
+        "{} keys, {unavailable} answers 503 while the database was down",
+        outcomes.len()
     );
     let mut keys: HashSet<String> = outcomes.keys().cloned().collect();
     // The probe's outcome is unknown to its client; settle it like any other.
-    let probe = settle(&addrs, 0, &c, "probe-while-down", &unavailable);
+    let probe = settle(&addrs, 0, &c, "probe-while-down", &AtomicUsize::new(0));
     assert_eq!(probe.status, 201);
     keys.insert("probe-while-down".into());
     assert_once_each(addrs[2], &c, &keys);

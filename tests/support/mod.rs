@@ -3,7 +3,10 @@
 //! (faults, including exact scheduled answers, and the ledger).
 #![allow(dead_code)]
 
+mod case;
 mod tabs;
+#[allow(unused_imports)]
+pub use case::*;
 #[allow(unused_imports)]
 pub use tabs::*;
 
@@ -106,6 +109,11 @@ pub async fn submit(c: &Checkout, payload: &JsValue) -> Result<JsValue, JsValue>
     JsFuture::from(c.submit(payload.clone())).await
 }
 
+/// Awaits `checkout.submit(PAY)`.
+pub async fn pay(c: &Checkout) -> Result<JsValue, JsValue> {
+    submit(c, &js(PAY)).await
+}
+
 /// The events a [`recorder`] got, as `type` strings.
 pub fn types(rec: &Function) -> Vec<String> {
     Array::from(&get(rec, "events"))
@@ -204,6 +212,15 @@ pub async fn sleep(ms: i32) {
 /// localStorage.
 pub fn local() -> web_sys::Storage {
     web_sys::window().unwrap().local_storage().unwrap().unwrap()
+}
+
+/// sessionStorage.
+pub fn session() -> web_sys::Storage {
+    web_sys::window()
+        .unwrap()
+        .session_storage()
+        .unwrap()
+        .unwrap()
 }
 
 /// The record key of `scope` in namespace `ns`.
