@@ -11,7 +11,7 @@ use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::browser::checkout::{new_key, sweep_kinds, Inner};
+use crate::browser::checkout::{new_key, sweep_kinds, IdbSweep, Inner};
 use crate::browser::clock::now_ms;
 use crate::browser::flight::Join;
 use crate::browser::js::idem_error;
@@ -259,6 +259,6 @@ pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
             StorageKind::Memory,
         ],
         &ns,
-        false,
+        IdbSweep::Always,
     ))
 }

@@ -399,3 +399,19 @@ async fn indexeddb_out_of_quota_in_the_middle_of_a_submit_keeps_the_answer() {
         after_indexeddb_is_back(&t, &c.key()).await;
     }
 }
+
+#[wasm_bindgen_test]
+async fn storage_that_throws_only_on_reads_resumes_the_pending_key_indexeddb_holds() {
+    let t = case("ro-idb");
+    let k = unknown_outcome(&t).await;
+    // The page reloads and its localStorage now throws on reads: the pending record is
+    // still in IndexedDB, where every tab of the origin reads it.
+    throw_on_local_reads();
+    let (c, ev) = t.open("{}");
+    let r = pay(&c).await;
+    repair();
+    let r = r.expect("the submit goes on");
+    assert_eq!(text(&r, "key"), k, "a new key was sent: {:?}", types(&ev));
+    assert_eq!(t.ledger().await, vec![k], "charged once");
+    c.finish();
+}

@@ -25,30 +25,38 @@ use crate::core::sync::{removes, supersedes, Notice};
 
 pub(crate) use super::key::new_key;
 
-/// The namespaces whose IndexedDB records `open()` has swept in this page: once per page
-/// load is enough for records that live for hours, and a scan of the store delays the
-/// submit that follows.
+/// Which IndexedDB records a sweep deletes besides the Web Storage ones.
+#[derive(PartialEq)]
+pub(crate) enum IdbSweep {
+    /// The namespace's, in the background.
+    Always,
+    /// The namespace's, unless this page has swept them already: once per page load is
+    /// enough for records that live for hours, and each sweep is a scan of the store that
+    /// delays the submit after it.
+    OncePerPage,
+    /// None.
+    Never,
+}
+
+/// The namespaces whose IndexedDB records this page has swept.
 static IDB_SWEPT: PageCell<Vec<String>> = PageCell::new(Vec::new());
 
 /// Deletes from the given backends what core's `sweep_due` says: the expired records of
-/// `namespace` and its quarantined copies past their retention; returns how many.
-/// With local storage among them, IndexedDB's copies go the same way, in the background
-/// (they are not counted), unless `once_per_page` and this page has swept them already.
-pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str, once_per_page: bool) -> u32 {
+/// `namespace` and its quarantined copies past their retention; returns how many (the
+/// IndexedDB ones, deleted in the background as `idb` says, are not counted).
+pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str, idb: IdbSweep) -> u32 {
     let mut prefix = String::from(namespace);
     prefix.push(':');
     let now = now_ms();
-    let unswept = || {
-        IDB_SWEPT.with(|s| {
-            let mut s = s.borrow_mut();
-            let unswept = !s.iter().any(|n| n == namespace);
-            if unswept {
-                s.push(namespace.into());
-            }
-            unswept
-        })
-    };
-    if kinds.contains(&StorageKind::Local) && (!once_per_page || unswept()) {
+    let unswept = IDB_SWEPT.with(|s| {
+        let mut s = s.borrow_mut();
+        let unswept = !s.iter().any(|n| n == namespace);
+        if unswept && idb != IdbSweep::Never {
+            s.push(namespace.into());
+        }
+        unswept
+    });
+    if idb == IdbSweep::Always || (idb == IdbSweep::OncePerPage && unswept) {
         let (ns, p) = (String::from(namespace), prefix.clone());
         spawn_local(async move {
             idb::sweep(&p, move |k, v| sweep_due(&ns, &k, &v, now)).await;
@@ -98,10 +106,18 @@ impl Inner {
         let mut probe = String::from(opts.namespace.as_str());
         probe.push_str(":probe");
         let store = Rc::new(Store::open(opts.storage, &probe, &mut fallbacks));
-        sweep_kinds(&[store.kind()], &opts.namespace, true);
+        // `storage: "local"` shares the record with every tab through IndexedDB, also when
+        // localStorage has failed and the mirror is sessionStorage or memory: another
+        // tab's pending key stays within reach.
+        let shared = opts.storage == StorageKind::Local;
+        let idb_sweep = if shared {
+            IdbSweep::OncePerPage
+        } else {
+            IdbSweep::Never
+        };
+        sweep_kinds(&[store.kind()], &opts.namespace, idb_sweep);
         let rec_key = record_key(&opts.namespace, &opts.scope);
         let first = Record::new(new_key(), opts.scope.as_str(), now_ms(), opts.ttl_ms());
-        let local = store.kind() == StorageKind::Local;
         let inner = Rc::new(Inner {
             opts,
             store,
@@ -109,7 +125,7 @@ impl Inner {
             rec: RefCell::new(first),
             rec_stored: Cell::new(false),
             rec_key,
-            idb: Cell::new(local),
+            idb: Cell::new(shared),
             intents: Cell::new(0),
             flight: SingleFlight::default(),
             channel: RefCell::new(None),
@@ -123,7 +139,7 @@ impl Inner {
         inner.report(&key, fallbacks);
         inner.listen();
         if !inner.rec_stored.get() {
-            if local {
+            if shared {
                 let i = inner.clone();
                 spawn_local(async move {
                     // A submit, reset() or finish() asked for the lock meanwhile: it reads
@@ -287,10 +303,10 @@ impl Inner {
         });
     }
 
-    /// Joins the scope's channel and listens for `storage` events (local storage only:
-    /// session and memory records belong to this tab or page).
+    /// Joins the scope's channel and listens for `storage` events (`storage: "local"`
+    /// only: session and memory records belong to this tab or page).
     fn listen(self: &Rc<Inner>) {
-        if self.store.kind() != StorageKind::Local {
+        if self.opts.storage != StorageKind::Local {
             return;
         }
         let weak: Weak<Inner> = Rc::downgrade(self);
