@@ -59,11 +59,13 @@ impl Inner {
                 (r.scope == self.opts.scope).then_some(Some(r))
             }
         };
-        let stored = decode(stored)?;
         // Where the lock holder looks too: the first Web Storage backend holding the record.
+        // A copy of what IndexedDB holds is no news (same key, same `rev`): read once.
         let text = storage::ALL
             .into_iter()
-            .find_map(|k| storage::peek(k, &self.rec_key, false));
+            .find_map(|k| storage::peek(k, &self.rec_key, false))
+            .filter(|t| Some(t) != stored.as_ref());
+        let stored = decode(stored)?;
         let mirror = decode(text)?;
         let Current::Stored(r) = on_lock(stored, mirror, &shown, self.rec_stored.get(), now_ms())
         else {
