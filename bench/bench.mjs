@@ -7,6 +7,7 @@ import { launchChromium, startServer } from '../tests/support/reference.mjs';
 const out = process.argv[2] ?? 'target/bench/results.md';
 const CLIENT_ROUNDS = 300;
 const INIT_ROUNDS = 100; // a fresh page each
+const TRACE_ROUNDS = 100;
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 const p95 = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length * 0.95)]; };
@@ -52,6 +53,7 @@ async function clientOverhead(url) {
     };
     const page = await open('index.html');
     const r = await page.evaluate((n) => window.runBench(n), CLIENT_ROUNDS);
+    r.trace = await page.evaluate((n) => window.runTrace(n), TRACE_ROUNDS);
     await page.close();
     r.init = [];
     r.bytes = [];
@@ -110,6 +112,17 @@ try {
     row('idemkey: submit on a succeeded checkout (fromCache, no request)', c.cached, c.readBase, 3),
     row('baseline: fetch the wasm as an ArrayBuffer', c.bytes),
     row(`idemkey: init() (fetch, streaming compile, instantiate; ${INIT_ROUNDS} fresh pages, a URL of its own each)`, c.init, c.bytes),
+    ``,
+    `## Where a checkout's time goes (${TRACE_ROUNDS} rounds of open + submit + finish, timed apart from the ratios)`,
+    ``,
+    `Marks from the page's own \`navigator.locks.request\`, \`fetch\` and \`Response.text\`, wrapped for this pass only.`,
+    `open: \`Checkout.open\` itself; lock: until the scope's Web Lock is granted; stored before the request:`,
+    `IndexedDB's read and the pending write, until \`fetch\` is called; request: until the answer's body is`,
+    `read; after the answer: until \`submit()\` resolves. All but "request" is what idemkey adds to a fetch.`,
+    ``,
+    `| phase | median ms | p95 ms |`,
+    `| --- | ---: | ---: |`,
+    ...Object.entries(c.trace).map(([phase, xs]) => `| ${phase} | ${median(xs).toFixed(2)} | ${p95(xs).toFixed(2)} |`),
     ``,
   ];
   writeFileSync(out, lines.join('\n'));
