@@ -16,6 +16,7 @@ use super::clock::now_ms;
 use super::events::{Emitter, Event};
 use super::flight::SingleFlight;
 use super::idb;
+use super::lock;
 use super::page::PageCell;
 use super::storage::{self, Fallback, Store};
 use crate::core::options::{Options, StorageKind};
@@ -100,16 +101,20 @@ impl Inner {
     /// quarantined copies past their retention) and shows the mirror's record. Writes
     /// nothing: with no readable record, the new key is stored by the lock holder only if
     /// the scope's store holds none (in the background, at once), unless a submit,
-    /// `reset()` or `finish()` of this tab gets there first and does so itself.
+    /// `reset()` or `finish()` of this tab gets there first (it reads the record itself
+    /// and stores what it needs).
     pub(crate) fn open(opts: Options, on_event: Option<Function>) -> Rc<Inner> {
         let mut fallbacks = Vec::new();
         let mut probe = String::from(opts.namespace.as_str());
         probe.push_str(":probe");
         let store = Rc::new(Store::open(opts.storage, &probe, &mut fallbacks));
         // `storage: "local"` shares the record with every tab through IndexedDB, also when
-        // localStorage has failed and the mirror is sessionStorage or memory: another
-        // tab's pending key stays within reach.
-        let shared = opts.storage == StorageKind::Local;
+        // localStorage has failed and the mirror is sessionStorage or memory (another tab's
+        // pending key stays within reach), as long as the lock spans tabs: the storage
+        // lease that stands in for Web Locks lives in the store, one tab's own after a
+        // fallback.
+        let shared = opts.storage == StorageKind::Local
+            && (store.kind() == StorageKind::Local || lock::web_locks());
         let idb_sweep = if shared {
             IdbSweep::OncePerPage
         } else {
@@ -143,7 +148,8 @@ impl Inner {
                 let i = inner.clone();
                 spawn_local(async move {
                     // A submit, reset() or finish() asked for the lock meanwhile: it reads
-                    // and stores the scope's record itself, and would wait behind this.
+                    // the scope's record itself and stores what it needs, and would wait
+                    // behind this.
                     let waiting = || i.flight.busy() || i.intents.get() > 0;
                     if waiting() {
                         return;
@@ -303,10 +309,10 @@ impl Inner {
         });
     }
 
-    /// Joins the scope's channel and listens for `storage` events (`storage: "local"`
-    /// only: session and memory records belong to this tab or page).
+    /// Joins the scope's channel and listens for `storage` events (only where the record
+    /// is shared: session and memory records belong to this tab or page).
     fn listen(self: &Rc<Inner>) {
-        if self.opts.storage != StorageKind::Local {
+        if !self.idb.get() {
             return;
         }
         let weak: Weak<Inner> = Rc::downgrade(self);

@@ -3,12 +3,17 @@
 // Locks, BroadcastChannel, IndexedDB, fetch with its timeout, and the result, error and
 // event objects. One file, so a page fetches one snippet. Decisions stay in Rust.
 
+// Whether the page has the Web Locks API.
+export function webLocks() {
+  const locks = globalThis.navigator && navigator.locks;
+  return !!locks && typeof locks.request == "function";
+}
+
 // Resolves with the lock's release function once held; null when there is no Web Locks.
 export function lockAcquire(name) {
-  const locks = globalThis.navigator && navigator.locks;
-  if (!locks || typeof locks.request != "function") return null;
+  if (!webLocks()) return null;
   return new Promise((held) => {
-    locks.request(name, () => new Promise(held)).catch(() => held(null));
+    navigator.locks.request(name, () => new Promise(held)).catch(() => held(null));
   });
 }
 
@@ -35,10 +40,11 @@ export function chanClose(chan) {
 // The page's connection to database `idemkey`, opened on first use.
 let db;
 
-// Runs `request(store)` in one transaction of `mode`; resolves with its result: a read's as
-// soon as the request succeeds (what it read is the committed state; waiting for the
-// transaction to end only adds a turn of the browser's IndexedDB thread) unless `whole`
-// (a cursor's request succeeds once per step), a write's once committed. null when the page has no IndexedDB; rejects when it fails or, on open, does
+// Runs `request(store)` in one transaction of `mode`; resolves with its result: a write's
+// once committed; a read's as soon as the request succeeds (what it read is the committed
+// state, and waiting for the transaction to end only adds a turn of the browser's
+// IndexedDB thread), or once the transaction ends with `whole` (a cursor's request
+// succeeds once per step). null when the page has no IndexedDB; rejects when it fails or, on open, does
 // not answer within 5 s.
 function inStore(mode, request, whole) {
   const factory = globalThis.indexedDB;
@@ -83,10 +89,9 @@ export function idbSet(key, value) {
 // every other reader and writer of the store (a submit's among them), and most sweeps find
 // nothing to delete.
 export async function idbSweep(prefix, due) {
-  const range = IDBKeyRange.bound(prefix, prefix + "\uffff");
   let found = false;
   const scan = (remove) => (s) => {
-    const cursor = s.openCursor(range);
+    const cursor = s.openCursor(IDBKeyRange.bound(prefix, prefix + "\uffff"));
     cursor.onsuccess = () => {
       const c = cursor.result;
       if (!c) return;

@@ -20,6 +20,9 @@ use crate::core::lease;
 extern "C" {
     #[wasm_bindgen(js_name = lockAcquire)]
     fn lock_acquire(name: &str) -> JsValue;
+    /// Whether the page has the Web Locks API.
+    #[wasm_bindgen(js_name = webLocks)]
+    pub(crate) fn web_locks() -> bool;
 }
 
 /// A storage lease this tab holds (or is trying to take): where it lives and whose it is.
