@@ -38,8 +38,9 @@ pub(crate) async fn get(key: &str) -> Result<Option<String>, String> {
     Ok(settle(idb_get(key)).await?.as_string())
 }
 
-/// Stores `value` under `key` (removes it for `None`); resolves once committed. The
-/// transaction starts when this is called, not when the future is first polled.
+/// Stores `value` under `key` (removes it for `None`); resolves once committed. The write
+/// is queued when this is called, not when the future is first polled: any IndexedDB
+/// request this module makes after the call comes after the write.
 pub(crate) fn set(key: &str, value: Option<&str>) -> impl Future<Output = Result<(), String>> {
     let p = idb_set(key, value);
     async move { settle(p).await.map(|_| ()) }
@@ -49,6 +50,6 @@ pub(crate) fn set(key: &str, value: Option<&str>) -> impl Future<Output = Result
 /// so (decided inside the transaction: no lock holder's write can slip in between).
 pub(crate) async fn sweep(prefix: &str, due: impl FnMut(String, String) -> bool + 'static) {
     let due = Closure::<dyn FnMut(String, String) -> bool>::new(due);
-    // Errors ignored: an entry not swept now is swept by a later open() or sweep().
+    // Errors ignored: an entry not swept now is swept by sweep() or by open() in a later page.
     let _ = settle(idb_sweep(prefix, &due)).await;
 }

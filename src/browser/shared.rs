@@ -145,9 +145,9 @@ impl Locked<'_> {
     /// Stores a submit's final answer like [`Locked::store`], without waiting for
     /// IndexedDB to commit it: the mirror is written at once, so the submit can resolve,
     /// and the lock is released once IndexedDB has the answer, so the next lock holder
-    /// reads it there. A page that goes away first leaves the mirror's copy ahead of the
-    /// store's, and the next lock holder goes on from the mirror's (core::sync's
-    /// `store_missed`): either way the answer is kept.
+    /// reads it there. For a mirror in localStorage: a page that goes away first leaves
+    /// the mirror's copy ahead of the store's, and the next lock holder goes on from the
+    /// mirror's (core::sync's `store_missed`), so either way the answer is kept.
     pub(crate) fn store_answer(self, owner: Rc<Inner>, mut rec: Record) {
         let i = self.inner;
         rec.rev += 1;

@@ -16,6 +16,7 @@ use super::js::{self, error_text};
 use super::shared::Locked;
 use crate::core::fingerprint::fingerprint;
 use crate::core::header::{format_key, is_replayed};
+use crate::core::options::StorageKind;
 use crate::core::record::{Record, StoredResponse};
 use crate::core::retry::{classify, Class, Next, TryOutcome};
 use crate::core::retry_after::parse_retry_after;
@@ -48,7 +49,8 @@ fn cached(rec: &Record) -> Option<JsValue> {
 
 /// Runs one submit sequence of this tab, `started` when `submit()` was called: lock the
 /// scope, read its record, plan, send the tries (each stored before it leaves), store the
-/// final answer; the lock is released once IndexedDB has that answer.
+/// final answer; the lock is released once IndexedDB has that answer (which the submit
+/// does not wait for when localStorage holds the copy).
 pub(crate) async fn run(
     inner: Rc<Inner>,
     flight: Rc<Flight>,
@@ -85,7 +87,12 @@ pub(crate) async fn run(
     rec.updated_at = now_ms();
     let out = result(&rec.key, &answer, false, rec.attempts);
     rec.response = Some(answer);
-    held.store_answer(inner.clone(), rec);
+    // Resolved before IndexedDB has it only where the copy outlives the page.
+    if inner.store.kind() == StorageKind::Local {
+        held.store_answer(inner.clone(), rec);
+    } else {
+        held.store(&mut rec).await;
+    }
     Ok(out)
 }
 
