@@ -13,6 +13,7 @@ const dir = process.argv[2];
 if (!dir) throw new Error("usage: short-names.mjs PKG_DIR");
 const wasmPath = join(dir, "idemkey_bg.wasm");
 const gluePath = join(dir, "idemkey.js");
+const dtsPath = join(dir, "idemkey.d.ts");
 const wasm = readFileSync(wasmPath);
 let glue = readFileSync(gluePath, "utf8");
 const MODULE = "./idemkey_bg.js";
@@ -126,6 +127,10 @@ function exportSection(body, end) {
   let p = first;
   for (let i = 0; i < count; i++) {
     const [field, afterField] = name(wasm, p);
+    if (field.startsWith("$")) {
+      console.log("short-names: already done");
+      process.exit(0);
+    }
     const descEnd = readU32(wasm, afterField + 1)[1]; // kind, then the index
     // A name with wasm-bindgen's hash is one token wherever the glue has it (the export, and
     // the JS function of the same name that calls it): every occurrence is renamed.
@@ -149,5 +154,13 @@ function exportSection(body, end) {
 if (renamed) {
   writeFileSync(wasmPath, Buffer.concat(parts));
   writeFileSync(gluePath, glue);
+  // The .d.ts types what init() resolves with, export by export: `memory` is the one whose
+  // name is kept, the others have no name a page could rely on.
+  const dts = readFileSync(dtsPath, "utf8");
+  const trimmed = dts.replace(/(export interface InitOutput \{\n)([^}]*)(\})/,
+    (all, open, body, close) => open + body.split("\n").filter((l) => /^\s*readonly memory:/.test(l)).join("\n") + "\n" + close);
+  if (!/export interface InitOutput \{\n\s*readonly memory: WebAssembly\.Memory;\n\}/.test(trimmed))
+    die(`${dtsPath}: InitOutput is not as expected`);
+  writeFileSync(dtsPath, trimmed);
 }
 console.log(`short-names: ${renamed} imports and exports renamed${kept ? `, ${kept} kept (named elsewhere in the glue)` : ""}`);
