@@ -203,7 +203,7 @@ impl Checkout {
         self.inner.rec.borrow().expires_at
     }
 
-    /// Where the record really lives: "local", "session" or "memory".
+    /// Where this tab's copy of the record is (after any fallback): "local", "session", "memory".
     #[wasm_bindgen(getter, js_name = storage, unchecked_return_type = "StorageKind")]
     pub fn storage_js(&self) -> JsValue {
         JsValue::from_str(self.inner.store.kind().as_str())
@@ -238,7 +238,7 @@ impl Checkout {
         self.inner.rec.borrow().state.as_str().into()
     }
 
-    /// Where the record really lives: "local", "session" or "memory".
+    /// Where this tab's copy of the record is (after any fallback): "local", "session", "memory".
     pub fn storage(&self) -> String {
         self.inner.store.kind().as_str().into()
     }
