@@ -1,9 +1,8 @@
-//! Browser tests with the browser's own storage broken on purpose by page JS: storage that
+//! Browser tests with the browser's Web Storage broken on purpose by page JS: storage that
 //! throws on every call, only on writes, only on reads, or only after N writes; a quota
 //! exceeded in the middle of a submit; a record edited by hand between two tries; a record
-//! from a future version; IndexedDB missing, failing to open or to run a transaction, or
-//! out of quota. Each ends in a defined state with an event, against the real reference
-//! server, and no key whose outcome is unknown is ever silently given up.
+//! from a future version. Each ends in a defined state with an event, against the real
+//! reference server, and no key whose outcome is unknown is ever silently given up.
 #![cfg(target_arch = "wasm32")]
 
 mod support;
@@ -16,91 +15,6 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
-
-#[wasm_bindgen(module = "/tests/support/page.js")]
-extern "C" {
-    /// Undoes every patch below, and `hide_indexed_db` and `break_indexed_db` of this page
-    /// (also run first by each test, so one failure stays local).
-    fn repair();
-    /// `window.localStorage` and `sessionStorage` throw SecurityError when touched.
-    #[wasm_bindgen(js_name = denyAccess)]
-    fn deny_access();
-    /// Every Storage method and `length` throw SecurityError.
-    #[wasm_bindgen(js_name = throwOnEveryCall)]
-    fn throw_on_every_call();
-    /// `setItem` throws QuotaExceededError everywhere; reads work.
-    #[wasm_bindgen(js_name = throwOnWrites)]
-    fn throw_on_writes();
-    /// `localStorage.getItem` throws; writes work.
-    #[wasm_bindgen(js_name = throwOnLocalReads)]
-    fn throw_on_local_reads();
-    /// `localStorage.setItem` works `n` more times, then throws QuotaExceededError.
-    #[wasm_bindgen(js_name = throwAfterLocalWrites)]
-    fn throw_after_local_writes(n: u32);
-    /// `localStorage.setItem` throws QuotaExceededError for values longer than `max`.
-    #[wasm_bindgen(js_name = quotaForLocalValues)]
-    fn quota_for_local_values(max: u32);
-    /// `indexedDB.open` throws UnknownError ("test: no open").
-    #[wasm_bindgen(js_name = failIdbOpen)]
-    fn fail_idb_open();
-    /// Every IndexedDB `put` throws QuotaExceededError.
-    #[wasm_bindgen(js_name = quotaOnIdbPut)]
-    fn quota_on_idb_put();
-    /// An `onEvent` that passes events to `recorder` and, at the first `retry` event,
-    /// replaces the localStorage value of `storage_key` with `edit(old value)`.
-    #[wasm_bindgen(js_name = editOnFirstRetry)]
-    fn edit_on_first_retry(recorder: &Function, storage_key: &str, edit: &Function) -> Function;
-}
-
-/// The `storage-fallback` events, each as `"from -> to"`.
-fn fallbacks(ev: &Function) -> Vec<String> {
-    let fb = events_of(ev, "storage-fallback");
-    fb.iter()
-        .map(|e| format!("{} -> {}", text(e, "from"), text(e, "to")))
-        .collect()
-}
-
-/// The one `storage-fallback` event from IndexedDB, as `(to, reason)`.
-fn the_idb_fallback(ev: &Function) -> (String, String) {
-    let fb: Vec<_> = events_of(ev, "storage-fallback")
-        .iter()
-        .filter(|e| text(e, "from") == "indexeddb")
-        .map(|e| (text(e, "to"), text(e, "reason")))
-        .collect();
-    assert_eq!(fb.len(), 1, "{:?}", types(ev));
-    fb[0].clone()
-}
-
-/// A fault spec: the server answers the next charge with a 503.
-const ONE_503: &str = r#"{"mode":"respond","status":503,"count":1}"#;
-
-/// A new [`Case`] on the page's storage repaired first (so one failure stays local).
-fn case(what: &str) -> Case {
-    repair();
-    Case::new(what)
-}
-
-/// A reload of the page (a checkout for `t` with default options), which must find the
-/// attempt `k` succeeded, else panics with `why`.
-fn reload_finds_succeeded(t: &Case, k: &str, why: &str) -> Checkout {
-    let again = open(&opts(&t.scope, &t.customer, "{}"));
-    let found = (again.key(), again.state());
-    assert_eq!(found, (k.to_string(), "succeeded".into()), "{why}");
-    again
-}
-
-/// A first submit of [`PAY`] for `t` that ended with an unknown outcome after the server
-/// committed the charge (the answer was dropped): the record is pending under the returned
-/// key, and the ledger holds that key's one charge.
-async fn unknown_outcome(t: &Case) -> String {
-    let c = open(&opts(&t.scope, &t.customer, r#"{"maxRetries":0}"#));
-    fault(&t.customer, "drop-after-commit", 1, 0).await;
-    let e = pay(&c).await.expect_err("the answer was dropped");
-    assert_idem_error(&e, "outcome-unknown", "");
-    assert_eq!(c.state(), "pending");
-    assert_eq!(t.ledger().await, vec![c.key()], "committed once");
-    c.key()
-}
 
 #[wasm_bindgen_test]
 async fn storage_that_throws_on_every_call_runs_in_memory() {
@@ -169,6 +83,22 @@ async fn storage_that_throws_only_on_reads_never_overwrites_what_it_could_not_re
         Some(k.clone()),
         "the pending record it could not read was overwritten"
     );
+    c.finish();
+}
+
+#[wasm_bindgen_test]
+async fn storage_that_throws_only_on_reads_resumes_the_pending_key_indexeddb_holds() {
+    let t = case("ro-idb");
+    let k = unknown_outcome(&t).await;
+    // The page reloads and its localStorage now throws on reads: the pending record is
+    // still in IndexedDB, where every tab of the origin reads it.
+    throw_on_local_reads();
+    let (c, ev) = t.open("{}");
+    let r = pay(&c).await;
+    repair();
+    let r = r.expect("the submit goes on");
+    assert_eq!(text(&r, "key"), k, "a new key was sent: {:?}", types(&ev));
+    assert_eq!(t.ledger().await, vec![k], "charged once");
     c.finish();
 }
 
@@ -311,107 +241,5 @@ async fn a_record_from_the_future_is_set_aside_not_resumed_or_lost() {
     let r = pay(&c).await.unwrap();
     assert_eq!(num(&r, "status"), 201.0);
     local().remove_item(&q).unwrap();
-    c.finish();
-}
-
-/// After IndexedDB came back (empty, or holding an older copy): a reload finds the attempt
-/// that succeeded while it was gone, and a submit of the same payload sends nothing.
-async fn after_indexeddb_is_back(t: &Case, k: &str) {
-    repair();
-    let again = reload_finds_succeeded(t, k, "the reload lost what succeeded without IndexedDB");
-    let r = pay(&again).await.unwrap();
-    assert_eq!(text(&r, "key"), k, "a new key once IndexedDB came back");
-    assert!(
-        flag(&r, "fromCache"),
-        "sent again once IndexedDB came back: {r:?}"
-    );
-    assert_eq!(t.ledger().await, vec![k.to_string()], "charged once");
-    again.finish();
-}
-
-#[wasm_bindgen_test]
-async fn indexeddb_unavailable_keeps_the_pending_key_in_local_storage() {
-    let t = case("no-idb");
-    hide_indexed_db(&JsValue::UNDEFINED);
-    let k = unknown_outcome(&t).await;
-    // A reload, still without IndexedDB: the key whose outcome is unknown is resumed.
-    let (c, ev) = t.open("{}");
-    assert_eq!(c.key(), k);
-    let r = pay(&c).await;
-    let (to, reason) = the_idb_fallback(&ev);
-    assert_eq!(to, "local");
-    assert!(reason.contains("IndexedDB unavailable"), "{reason}");
-    let r = r.expect("the resumed submit gets the stored answer");
-    assert_eq!((text(&r, "key"), num(&r, "status")), (k.clone(), 201.0));
-    assert!(flag(&r, "replayed"));
-    after_indexeddb_is_back(&t, &k).await;
-}
-
-#[wasm_bindgen_test]
-async fn indexeddb_that_fails_to_open_or_to_run_a_transaction_keeps_the_pending_key() {
-    let t = case("idb-fails");
-    // IndexedDB holds the pending record, then starts failing.
-    let k = unknown_outcome(&t).await;
-    break_indexed_db(&JsValue::UNDEFINED);
-    fail_idb_open();
-    let (c, ev) = t.open("{}");
-    assert_eq!(c.key(), k);
-    let r = pay(&c).await;
-    let (_, reason) = the_idb_fallback(&ev);
-    // The transaction of open()'s sweep may have failed first, and the connection with it.
-    assert!(
-        ["no transactions", "no open"]
-            .iter()
-            .any(|e| reason.contains(e)),
-        "{reason}"
-    );
-    let r = r.expect("the resumed submit gets the stored answer");
-    assert_eq!((text(&r, "key"), num(&r, "status")), (k.clone(), 201.0));
-    // Once the connection is gone, reopening it fails as well.
-    let (again, ev) = t.open("{}");
-    let cached = pay(&again).await.unwrap();
-    assert!(flag(&cached, "fromCache"));
-    let (_, reason) = the_idb_fallback(&ev);
-    assert!(reason.contains("no open"), "{reason}");
-    // IndexedDB comes back with its older copy (pending) of the attempt.
-    after_indexeddb_is_back(&t, &k).await;
-}
-
-#[wasm_bindgen_test]
-async fn indexeddb_out_of_quota_in_the_middle_of_a_submit_keeps_the_answer() {
-    for from_the_start in [false, true] {
-        let t = case("idb-quota");
-        let (o, ev) = t.opts(FAST);
-        if from_the_start {
-            quota_on_idb_put();
-        }
-        let c = open(&o);
-        t.wait_stored().await;
-        schedule(&t.customer, ONE_503).await;
-        quota_on_idb_put();
-        let r = pay(&c).await;
-        let (to, reason) = the_idb_fallback(&ev);
-        assert_eq!(to, "local");
-        assert!(reason.contains("QuotaExceededError"), "{reason}");
-        let r = r.expect("the submit goes on in localStorage");
-        assert_eq!(num(&r, "status"), 201.0);
-        assert_eq!((num(&r, "attempts"), c.state()), (2.0, "succeeded".into()));
-        after_indexeddb_is_back(&t, &c.key()).await;
-    }
-}
-
-#[wasm_bindgen_test]
-async fn storage_that_throws_only_on_reads_resumes_the_pending_key_indexeddb_holds() {
-    let t = case("ro-idb");
-    let k = unknown_outcome(&t).await;
-    // The page reloads and its localStorage now throws on reads: the pending record is
-    // still in IndexedDB, where every tab of the origin reads it.
-    throw_on_local_reads();
-    let (c, ev) = t.open("{}");
-    let r = pay(&c).await;
-    repair();
-    let r = r.expect("the submit goes on");
-    assert_eq!(text(&r, "key"), k, "a new key was sent: {:?}", types(&ev));
-    assert_eq!(t.ledger().await, vec![k], "charged once");
     c.finish();
 }

@@ -3,8 +3,11 @@
 //! (faults, including exact scheduled answers, and the ledger).
 #![allow(dead_code)]
 
+mod broken;
 mod case;
 mod tabs;
+#[allow(unused_imports)]
+pub use broken::*;
 #[allow(unused_imports)]
 pub use case::*;
 #[allow(unused_imports)]

@@ -1,0 +1,113 @@
+//! Browser tests with IndexedDB broken on purpose by page JS: missing, failing to open or
+//! to run a transaction, out of quota in the middle of a submit or for the answer alone.
+//! Each ends in a defined state with a `storage-fallback` event, against the real
+//! reference server: the pending key is kept and, once IndexedDB is back, nothing is sent
+//! again with a new key.
+#![cfg(target_arch = "wasm32")]
+
+mod support;
+
+use idemkey::core::state::State;
+use support::*;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen_test]
+async fn indexeddb_unavailable_keeps_the_pending_key_in_local_storage() {
+    let t = case("no-idb");
+    hide_indexed_db(&JsValue::UNDEFINED);
+    let k = unknown_outcome(&t).await;
+    // A reload, still without IndexedDB: the key whose outcome is unknown is resumed.
+    let (c, ev) = t.open("{}");
+    assert_eq!(c.key(), k);
+    let r = pay(&c).await;
+    let (to, reason) = the_idb_fallback(&ev);
+    assert_eq!(to, "local");
+    assert!(reason.contains("IndexedDB unavailable"), "{reason}");
+    let r = r.expect("the resumed submit gets the stored answer");
+    assert_eq!((text(&r, "key"), num(&r, "status")), (k.clone(), 201.0));
+    assert!(flag(&r, "replayed"));
+    after_indexeddb_is_back(&t, &k).await;
+}
+
+#[wasm_bindgen_test]
+async fn indexeddb_that_fails_to_open_or_to_run_a_transaction_keeps_the_pending_key() {
+    let t = case("idb-fails");
+    // IndexedDB holds the pending record, then starts failing.
+    let k = unknown_outcome(&t).await;
+    break_indexed_db(&JsValue::UNDEFINED);
+    fail_idb_open();
+    let (c, ev) = t.open("{}");
+    assert_eq!(c.key(), k);
+    let r = pay(&c).await;
+    let (_, reason) = the_idb_fallback(&ev);
+    // The transaction of open()'s sweep may have failed first, and the connection with it.
+    assert!(
+        ["no transactions", "no open"]
+            .iter()
+            .any(|e| reason.contains(e)),
+        "{reason}"
+    );
+    let r = r.expect("the resumed submit gets the stored answer");
+    assert_eq!((text(&r, "key"), num(&r, "status")), (k.clone(), 201.0));
+    // Once the connection is gone, reopening it fails as well.
+    let (again, ev) = t.open("{}");
+    let cached = pay(&again).await.unwrap();
+    assert!(flag(&cached, "fromCache"));
+    let (_, reason) = the_idb_fallback(&ev);
+    assert!(reason.contains("no open"), "{reason}");
+    // IndexedDB comes back with its older copy (pending) of the attempt.
+    after_indexeddb_is_back(&t, &k).await;
+}
+
+#[wasm_bindgen_test]
+async fn indexeddb_out_of_quota_in_the_middle_of_a_submit_keeps_the_answer() {
+    for from_the_start in [false, true] {
+        let t = case("idb-quota");
+        let (o, ev) = t.opts(FAST);
+        if from_the_start {
+            quota_on_idb_put();
+        }
+        let c = open(&o);
+        t.wait_stored().await;
+        schedule(&t.customer, ONE_503).await;
+        quota_on_idb_put();
+        let r = pay(&c).await;
+        let (to, reason) = the_idb_fallback(&ev);
+        assert_eq!(to, "local");
+        assert!(reason.contains("QuotaExceededError"), "{reason}");
+        let r = r.expect("the submit goes on in localStorage");
+        assert_eq!(num(&r, "status"), 201.0);
+        assert_eq!((num(&r, "attempts"), c.state()), (2.0, "succeeded".into()));
+        after_indexeddb_is_back(&t, &c.key()).await;
+    }
+}
+
+#[wasm_bindgen_test]
+async fn indexeddb_refusing_only_the_answer_keeps_the_answer() {
+    let t = case("idb-answer");
+    let (c, ev) = t.open(FAST);
+    t.wait_stored().await;
+    // The write before the try lands; IndexedDB refuses the answer's, which the submit
+    // does not wait for.
+    fault(&t.customer, "delay-after-commit", 1, 500).await;
+    let p = c.submit(js(PAY));
+    wait_events(&ev, "attempt", 1).await;
+    quota_on_idb_put();
+    let r = JsFuture::from(p).await.expect("the submit resolves");
+    assert_eq!(num(&r, "status"), 201.0);
+    wait_events(&ev, "storage-fallback", 1).await;
+    let (to, reason) = the_idb_fallback(&ev);
+    assert_eq!(to, "local");
+    assert!(reason.contains("QuotaExceededError"), "{reason}");
+    let copy = t.stored().expect("the answer's copy");
+    assert_eq!(
+        (copy.state, copy.rev),
+        (State::Succeeded, 0),
+        "not marked as missed"
+    );
+    after_indexeddb_is_back(&t, &c.key()).await;
+}
