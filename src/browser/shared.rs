@@ -76,12 +76,13 @@ impl Inner {
         cached.then_some(r)
     }
 
-    /// IndexedDB failed: the Web Storage store holds the record from now on.
-    fn idb_failed(&self, reason: &str) {
+    /// IndexedDB failed: the Web Storage store holds the record from now on. The event
+    /// names `key`, the key of the record in hand (not always the one shown: a `reset()`
+    /// may have shown a new key since).
+    fn idb_failed(&self, key: &str, reason: &str) {
         self.idb.set(false);
-        let key = self.rec.borrow().key.clone();
         self.events.emit(
-            &key,
+            key,
             Event::StorageFallback {
                 from: "indexeddb",
                 to: self.store.kind().as_str(),
@@ -99,7 +100,11 @@ impl Locked<'_> {
         if i.idb.get() {
             match idb::get(&i.rec_key).await {
                 Ok(t) => idb_text = Some(t),
-                Err(reason) => i.idb_failed(&reason),
+                Err(reason) => {
+                    // Cloned first: the event's handler may call back into this checkout.
+                    let key = i.rec.borrow().key.clone();
+                    i.idb_failed(&key, &reason);
+                }
             }
         }
         // Always read: the mirror may hold a write IndexedDB refused.
@@ -162,7 +167,7 @@ impl Locked<'_> {
             };
             let Some(write) = write else { return };
             if let Err(reason) = write.await {
-                owner.idb_failed(&reason);
+                owner.idb_failed(&rec.key, &reason);
                 held.mirror(&rec, &text);
             }
         });
@@ -207,7 +212,8 @@ impl Locked<'_> {
         let i = self.inner;
         if i.idb.get() {
             if let Err(reason) = idb::set(&i.rec_key, text).await {
-                i.idb_failed(&reason);
+                let key = i.rec.borrow().key.clone();
+                i.idb_failed(&key, &reason);
             }
         }
     }
