@@ -46,7 +46,7 @@ const state: CheckoutState = checkout.state;    // "fresh" | "pending" | "succee
 const attempts: number = checkout.attempts;     // HTTP tries sent with this key (persisted)
 const created: number = checkout.createdAt;     // ms since the epoch
 const expires: number = checkout.expiresAt;
-const where: StorageKind = checkout.storage;    // where the record lives after any fallback
+const where: StorageKind = checkout.storage;    // where this tab's copy is, after any fallback
 // #endregion checkout
 
 // #region result
