@@ -346,3 +346,47 @@ async fn sweep_deletes_expired_records_from_indexeddb_too() {
         "another namespace was swept"
     );
 }
+
+#[wasm_bindgen_test]
+async fn open_sweeps_indexeddb_once_per_namespace_and_page() {
+    let ns = &uniq("op").replace('-', "")[..16];
+    let now = js_sys::Date::now();
+    let expired = |scope: &str| {
+        let r = Record::new(idemkey::new_key(), scope, now - 10_000.0, 1_000.0);
+        (record_key(ns, scope), r.encode())
+    };
+    let gone = |key: String| async move {
+        for _ in 0..250 {
+            if idb_get(&key).await.is_none() {
+                return true;
+            }
+            sleep(20).await;
+        }
+        false
+    };
+    let in_ns = |scope: &str| {
+        open(&opts(
+            scope,
+            "nobody",
+            &format!(r#"{{"namespace":"{ns}"}}"#),
+        ))
+    };
+    let (k1, v1) = expired("first");
+    idb_put(&k1, &v1).await;
+    let a = in_ns("a");
+    assert!(
+        gone(k1).await,
+        "the page's first open() of the namespace did not sweep it"
+    );
+    // A second open() of the namespace in this page leaves IndexedDB alone (a scan per
+    // open would delay every submit behind it); sweep() still sweeps.
+    let (k2, v2) = expired("second");
+    idb_put(&k2, &v2).await;
+    let b = in_ns("b");
+    sleep(500).await;
+    assert!(idb_get(&k2).await.is_some(), "open() swept IndexedDB again");
+    idemkey::sweep(Some(ns.to_string())).unwrap();
+    assert!(gone(k2).await, "sweep() did not sweep IndexedDB");
+    a.finish();
+    b.finish();
+}
