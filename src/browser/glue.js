@@ -44,8 +44,8 @@ let db;
 // once committed; a read's as soon as the request succeeds (what it read is the committed
 // state, and waiting for the transaction to end only adds a turn of the browser's
 // IndexedDB thread), or once the transaction ends with `whole` (a cursor's request
-// succeeds once per step). null when the page has no IndexedDB; rejects when it fails or, on open, does
-// not answer within 5 s.
+// succeeds once per step). null when the page has no IndexedDB; rejects when it fails or,
+// on open, does not answer within 5 s.
 function inStore(mode, request, whole) {
   const factory = globalThis.indexedDB;
   if (!factory) return null;

@@ -159,13 +159,14 @@ impl Locked<'_> {
         let text = rec.encode();
         let write = i.idb.get().then(|| idb::set(&i.rec_key, Some(&text)));
         self.mirror(&rec, &text);
+        // Without IndexedDB the mirror is the store: the lock goes when `self` does.
+        let Some(write) = write else { return };
         let Locked { _guard, .. } = self;
         spawn_local(async move {
             let held = Locked {
                 inner: &owner,
                 _guard,
             };
-            let Some(write) = write else { return };
             if let Err(reason) = write.await {
                 owner.idb_failed(&rec.key, &reason);
                 held.mirror(&rec, &text);
