@@ -4,7 +4,7 @@
 
 use crate::prelude::*;
 use alloc::rc::{Rc, Weak};
-use core::cell::{Cell, RefCell};
+use core::cell::Cell;
 
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
@@ -12,6 +12,7 @@ use wasm_bindgen_futures::spawn_local;
 use web_sys::StorageEvent;
 
 use super::broadcast::Channel;
+use super::cell::Slot;
 use super::clock::now_ms;
 use super::events::{Emitter, Event};
 use super::flight::SingleFlight;
@@ -79,7 +80,7 @@ pub(crate) struct Inner {
     /// `onEvent`.
     pub(crate) events: Emitter,
     /// The record as this tab shows it.
-    pub(crate) rec: RefCell<Record>,
+    pub(crate) rec: Slot<Record>,
     /// Whether `rec` came from or went to the scope's store; if not, it is a key this tab
     /// made up, which must never replace a record it may not have seen.
     pub(crate) rec_stored: Cell<bool>,
@@ -92,8 +93,8 @@ pub(crate) struct Inner {
     pub(crate) intents: Cell<u32>,
     /// The submit sequence in flight in this tab.
     pub(crate) flight: SingleFlight,
-    channel: RefCell<Option<Channel>>,
-    listener: RefCell<Option<Listener>>,
+    channel: Slot<Option<Channel>>,
+    listener: Slot<Option<Listener>>,
 }
 
 impl Inner {
@@ -127,14 +128,14 @@ impl Inner {
             opts,
             store,
             events: Emitter(on_event),
-            rec: RefCell::new(first),
+            rec: Slot::new(first),
             rec_stored: Cell::new(false),
             rec_key,
             idb: Cell::new(shared),
             intents: Cell::new(0),
             flight: SingleFlight::default(),
-            channel: RefCell::new(None),
-            listener: RefCell::new(None),
+            channel: Slot::new(None),
+            listener: Slot::new(None),
         });
         if let Some(r) = inner.read_mirror().filter(|r| !r.is_expired(now_ms())) {
             inner.rec.replace(r);

@@ -4,9 +4,11 @@
 
 use crate::prelude::*;
 use alloc::rc::Rc;
-use core::cell::{Cell, OnceCell, RefCell};
+use core::cell::{Cell, OnceCell};
 
 use js_sys::Promise;
+
+use super::cell::Slot;
 
 /// One submit sequence of this tab.
 pub(crate) struct Flight {
@@ -14,7 +16,7 @@ pub(crate) struct Flight {
     pub(crate) fp: String,
     promise: OnceCell<Promise>,
     /// The key it sends with, once it has read the scope's record.
-    key: RefCell<Option<String>>,
+    key: Slot<Option<String>>,
     abandoned: Cell<bool>,
 }
 
@@ -42,7 +44,7 @@ pub(crate) enum Join {
 
 /// The sequence in flight in this tab, if any.
 #[derive(Default)]
-pub(crate) struct SingleFlight(RefCell<Option<Rc<Flight>>>);
+pub(crate) struct SingleFlight(Slot<Option<Rc<Flight>>>);
 
 impl SingleFlight {
     /// What a `submit()` of the payload with fingerprint `fp` meets.
@@ -67,7 +69,7 @@ impl SingleFlight {
         let f = Rc::new(Flight {
             fp,
             promise: OnceCell::new(),
-            key: RefCell::new(None),
+            key: Slot::new(None),
             abandoned: Cell::new(false),
         });
         let p = run(f.clone());

@@ -3,6 +3,7 @@
 //! clock, events, and the submit flow. Thin by design: every decision is in `core`.
 
 pub(crate) mod broadcast;
+pub(crate) mod cell;
 pub(crate) mod checkout;
 pub(crate) mod clock;
 pub(crate) mod events;
