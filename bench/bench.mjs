@@ -8,6 +8,7 @@ const out = process.argv[2] ?? 'target/bench/results.md';
 const CLIENT_ROUNDS = 300;
 const INIT_ROUNDS = 100; // a fresh page each
 const TRACE_ROUNDS = 100;
+const IDB_ROUNDS = 100; // of 20 calls each
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 const p95 = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length * 0.95)]; };
@@ -54,6 +55,7 @@ async function clientOverhead(url) {
     const page = await open('index.html');
     const r = await page.evaluate((n) => window.runBench(n), CLIENT_ROUNDS);
     r.trace = await page.evaluate((n) => window.runTrace(n), TRACE_ROUNDS);
+    r.idb = await page.evaluate((n) => window.runIdbSteps(n), IDB_ROUNDS);
     await page.close();
     r.init = [];
     r.bytes = [];
@@ -123,6 +125,16 @@ try {
     `| phase | median ms | p95 ms |`,
     `| --- | ---: | ---: |`,
     ...Object.entries(c.trace).map(([phase, xs]) => `| ${phase} | ${median(xs).toFixed(2)} | ${p95(xs).toFixed(2)} |`),
+    ``,
+    `## IndexedDB before the request: two transactions, or one (${IDB_ROUNDS} interleaved rounds of 20)`,
+    ``,
+    `A submit reads the scope's record, then stores it pending, in two transactions. One readwrite`,
+    `transaction that reads, decides and writes is what a merge of the two would cost.`,
+    ``,
+    `| case | median ms | p95 ms | ratio (median) | ratio (p95) |`,
+    `| --- | ---: | ---: | ---: | ---: |`,
+    row('baseline: one readwrite transaction (get, then put)', c.idb.one, null),
+    row("idemkey: a read, then a readwrite put", c.idb.two, c.idb.one),
     ``,
   ];
   writeFileSync(out, lines.join('\n'));
