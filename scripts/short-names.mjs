@@ -1,5 +1,6 @@
 // Renames the wasm's imports from the JS glue and its exports to short names, in the wasm
-// and in the glue together. wasm-bindgen names each import after the JS function plus a
+// and in the glue together, and the modules it imports from (`./idemkey_bg.js`, the
+// snippets' paths: keys of the import object, written in the wasm once per import). wasm-bindgen names each import after the JS function plus a
 // 16-digit hash (`__wbg_getItem_49556a3e59cfb688`), and closures' entry points likewise
 // (`wasm_bindgen__convert__closures_____invoke__h0085c9ea410ee7c7`); the hashes do not
 // compress, and each name is written in the wasm and again in the glue (an import as a key
@@ -60,6 +61,8 @@ const once = (n) => glue.split(n).length === 2 && new RegExp(`[\\s{,]${n.replace
 
 const parts = [wasm.subarray(0, 8)];
 let at = 8, renamed = 0, kept = 0, next = 0;
+// Each import module's short name: the wasm repeats the module's name in every import.
+const modules = new Map();
 while (at < wasm.length) {
   const id = wasm[at];
   const [size, body] = readU32(wasm, at + 1);
@@ -99,10 +102,11 @@ while (at < wasm.length) {
     else if (kind === 4) descEnd = readU32(wasm, afterField + 2)[1]; // tag: attribute, type
     else die(`import ${mod}.${field}: unknown kind ${kind}`);
     let newField = field;
-    if (mod === MODULE && field.startsWith("$")) {
+    if (mod.startsWith("$")) {
       console.log("short-names: already done");
       process.exit(0);
     }
+    if (!modules.has(mod)) modules.set(mod, `$${modules.size}`);
     if (mod === MODULE && once(field)) {
       newField = shortName(next++);
       glue = glue.replace(new RegExp(`([\\s{,])${field}:`), `$1${newField}:`);
@@ -110,10 +114,18 @@ while (at < wasm.length) {
     } else if (mod === MODULE) {
       kept++;
     }
-    out.push(encodeName(mod), encodeName(newField), wasm.subarray(afterField, descEnd));
+    out.push(encodeName(modules.get(mod)), encodeName(newField), wasm.subarray(afterField, descEnd));
     p = descEnd;
   }
   if (p !== end) die("the import section did not parse to its end");
+  // The import object's keys follow the module names (`"./idemkey_bg.js": {...}`); the
+  // `import ... from "..."` lines, which name the real files, have no colon and stay.
+  for (const [mod, short] of modules) {
+    const key = `${JSON.stringify(mod)}:`;
+    if (!glue.includes(key)) die(`the glue has no import object key ${key}`);
+    glue = glue.split(key).join(`${JSON.stringify(short)}:`);
+    renamed++;
+  }
   const section = Buffer.concat(out);
   parts.push(Buffer.from([2]), writeU32(section.length), section);
   at = end;
@@ -163,4 +175,4 @@ if (renamed) {
     die(`${dtsPath}: InitOutput is not as expected`);
   writeFileSync(dtsPath, trimmed);
 }
-console.log(`short-names: ${renamed} imports and exports renamed${kept ? `, ${kept} kept (named elsewhere in the glue)` : ""}`);
+console.log(`short-names: ${renamed} imports, exports and modules renamed${kept ? `, ${kept} kept (named elsewhere in the glue)` : ""}`);
