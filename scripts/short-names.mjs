@@ -1,7 +1,8 @@
 // Renames the wasm's imports from the JS glue and its exports to short names, in the wasm
 // and in the glue together, and the modules it imports from (`./idemkey_bg.js`, the
-// snippets' paths: keys of the import object, written in the wasm once per import). wasm-bindgen names each import after the JS function plus a
-// 16-digit hash (`__wbg_getItem_49556a3e59cfb688`), and closures' entry points likewise
+// snippets' paths: keys of the import object, written in the wasm once per import).
+// wasm-bindgen names each import after the JS function plus a 16-digit hash
+// (`__wbg_getItem_49556a3e59cfb688`), and closures' entry points likewise
 // (`wasm_bindgen__convert__closures_____invoke__h0085c9ea410ee7c7`); the hashes do not
 // compress, and each name is written in the wasm and again in the glue (an import as a key
 // of the import object, an export as `wasm.name`, once per use). The export `memory` keeps
