@@ -64,7 +64,7 @@ pub fn parse_sf_string(raw: &[u8]) -> Result<Vec<u8>, &'static str> {
 pub fn is_replayed(value: Option<&str>) -> bool {
     match value {
         Some(v) => {
-            let v = v.trim_matches(|c| c == ' ' || c == '\t');
+            let v = v.trim_ascii();
             v.eq_ignore_ascii_case("true") || v == "?1"
         }
         None => false,

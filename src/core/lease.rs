@@ -1,6 +1,7 @@
 //! The storage-lease fallback for the cross-tab lock where the Web Locks API is missing:
 //! a `owner|until` value under the scope's lease key that expires on its own.
 
+use crate::core::ascii::{digits, rsplit_byte};
 use crate::core::json::push_u64;
 use crate::prelude::*;
 
@@ -51,11 +52,11 @@ impl Lease {
 
     /// Reads the stored form; `None` for anything malformed (treated as no lease).
     pub fn decode(s: &str) -> Option<Lease> {
-        let (owner, until) = s.rsplit_once('|')?;
-        if owner.is_empty() || until.is_empty() || !until.bytes().all(|b| b.is_ascii_digit()) {
+        let (owner, until) = rsplit_byte(s, b'|')?;
+        if owner.is_empty() {
             return None;
         }
-        let until: u64 = until.parse().ok()?;
+        let until = digits(until)?;
         Some(Lease {
             owner: owner.into(),
             until_ms: until as f64,

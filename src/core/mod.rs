@@ -1,6 +1,7 @@
 //! The pure core: record format, payload fingerprint, retry policy, state machine,
 //! option validation. No web-sys here, so all of it is tested on the host with `cargo test`.
 
+pub mod ascii;
 pub mod fingerprint;
 pub mod header;
 pub mod json;

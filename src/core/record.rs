@@ -1,5 +1,6 @@
 //! The stored record of one checkout attempt (versioned JSON) and the storage key names.
 
+use crate::core::ascii::{digits, rsplit_byte};
 use crate::core::json::{push_u64, write_str, Json};
 use crate::core::state::State;
 use crate::error::{Error, Result};
@@ -327,12 +328,11 @@ pub fn parse_quarantine_key<'a>(namespace: &str, storage_key: &'a str) -> Option
         .strip_prefix(namespace)?
         .strip_prefix(":corrupt:")?;
     // Scopes may contain ':'; the time is after the last one.
-    let (scope, ms) = rest.rsplit_once(':')?;
-    if scope.is_empty() || ms.is_empty() || ms.len() > 16 || !ms.bytes().all(|b| b.is_ascii_digit())
-    {
+    let (scope, ms) = rsplit_byte(rest, b':')?;
+    if scope.is_empty() || ms.len() > 16 {
         return None;
     }
-    Some((scope, ms.parse().ok()?))
+    Some((scope, digits(ms)?))
 }
 
 /// Whether `sweep()` deletes the storage entry `storage_key` = `value` of `namespace` at

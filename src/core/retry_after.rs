@@ -1,5 +1,6 @@
 //! `Retry-After` (RFC 9110 §10.2.3): delta-seconds or an HTTP-date in any of its three forms.
 
+use crate::core::ascii::digits as number;
 use crate::prelude::*;
 
 const MONTHS: [&str; 12] = [
@@ -21,10 +22,9 @@ const LONG_DAYS: [&str; 7] = [
 /// A date in the past means "now" (`Some(0)`); anything unparseable, negative or
 /// overflowing is `None`, and the caller falls back to its own backoff.
 pub fn parse_retry_after(value: &str, now_ms: f64) -> Option<u64> {
-    let v = value.trim_matches(|c| c == ' ' || c == '\t');
+    let v = value.trim_ascii();
     if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
-        let secs: u64 = v.parse().ok()?;
-        return secs.checked_mul(1000);
+        return number(v)?.checked_mul(1000);
     }
     let at = http_date_ms(v, now_ms)?;
     let wait = at - now_ms;
@@ -33,7 +33,7 @@ pub fn parse_retry_after(value: &str, now_ms: f64) -> Option<u64> {
 
 /// Parses an HTTP-date (IMF-fixdate, RFC 850 or asctime) to ms since the epoch.
 pub fn http_date_ms(v: &str, now_ms: f64) -> Option<f64> {
-    let t: Vec<&str> = v.split_whitespace().collect();
+    let t: Vec<&str> = v.split_ascii_whitespace().collect();
     let (day, month, year, time) = match t.as_slice() {
         // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
         [wd, d, m, y, time, "GMT"] => {
@@ -43,11 +43,11 @@ pub fn http_date_ms(v: &str, now_ms: f64) -> Option<f64> {
         // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
         [wd, date, time, "GMT"] => {
             day_name(wd.strip_suffix(',')?, &LONG_DAYS)?;
-            let mut p = date.split('-');
-            let (d, m, y) = (p.next()?, p.next()?, p.next()?);
-            if p.next().is_some() {
+            // dd-Mmm-yy, the only form its parts can take.
+            if date.len() != 9 || date.as_bytes()[2] != b'-' || date.as_bytes()[6] != b'-' {
                 return None;
             }
+            let (d, m, y) = (date.get(0..2)?, date.get(3..6)?, date.get(7..9)?);
             (two(d)?, month(m)?, rfc850_year(two(y)?, now_ms), *time)
         }
         // asctime: Sun Nov  6 08:49:37 1994
@@ -78,10 +78,7 @@ fn month(s: &str) -> Option<u32> {
 }
 
 fn digits(s: &str) -> Option<u32> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
+    number(s)?.try_into().ok()
 }
 
 fn two(s: &str) -> Option<u32> {

@@ -11,6 +11,8 @@ fn delta_seconds() {
     assert_eq!(parse_retry_after("1", NOW), Some(1000));
     assert_eq!(parse_retry_after("120", NOW), Some(120_000));
     assert_eq!(parse_retry_after(" 5\t", NOW), Some(5000));
+    // Surrounding ASCII whitespace of any kind (browsers strip CR and LF already).
+    assert_eq!(parse_retry_after("\r\n5\n", NOW), Some(5000));
     assert_eq!(parse_retry_after("007", NOW), Some(7000));
     assert_eq!(
         parse_retry_after("18446744073709551", NOW),
@@ -51,6 +53,13 @@ fn garbage_negative_and_overflow_are_none() {
         "Sun, 06-Nov-94 08:49:37 GMT",
         "Sunday, 06-Nov-1994 08:49:37 GMT",
         "Sunday, 06-Nov-94-1 08:49:37 GMT",
+        "Sunday, 6-Nov-94 08:49:37 GMT",
+        "Sunday, 06-Nov-9 08:49:37 GMT",
+        "Sunday, 06/Nov/94 08:49:37 GMT",
+        "Sunday, 06-Nov94- 08:49:37 GMT",
+        "Sunday, 06-Nôv-94 08:49:37 GMT",
+        "Sunday, 06-No-94- 08:49:37 GMT",
+        "Sun,\u{a0}06 Nov 1994 08:49:37 GMT",
         "Sun Nov 106 08:49:37 1994",
         "Sun Nov 6 08:49:37 94",
         "Sunday Nov  6 08:49:37 1994",

@@ -1,0 +1,28 @@
+//! Byte-level reading of the ASCII-delimited texts the core parses (storage keys, leases,
+//! numbers, header values). `str`'s `parse`, `rsplit_once` and `trim_matches` are generic
+//! over every type, pattern and Unicode, and each costs the wasm hundreds of bytes; the
+//! delimiters here are ASCII bytes, which never occur inside a multi-byte character.
+
+/// The value of `s` when it is one or more ASCII digits and fits a `u64`.
+pub fn digits(s: &str) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    s.bytes().try_fold(0u64, |n, b| {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        n.checked_mul(10)?.checked_add(d as u64)
+    })
+}
+
+/// `s` split around the last `sep`, an ASCII byte; `None` when it has none.
+pub fn rsplit_byte(s: &str, sep: u8) -> Option<(&str, &str)> {
+    let i = s.bytes().rposition(|b| b == sep)?;
+    Some((s.get(..i)?, s.get(i + 1..)?))
+}
+
+#[cfg(test)]
+#[path = "ascii_tests.rs"]
+mod tests;
