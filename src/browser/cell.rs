@@ -18,12 +18,16 @@ impl<T> Slot<T> {
 
     /// The value, shared; traps if it is mutably borrowed.
     pub(crate) fn borrow(&self) -> Ref<'_, T> {
-        self.0.try_borrow().unwrap_or_else(|_| core::arch::wasm32::unreachable())
+        self.0
+            .try_borrow()
+            .unwrap_or_else(|_| core::arch::wasm32::unreachable())
     }
 
     /// The value, exclusively; traps if it is borrowed.
     pub(crate) fn borrow_mut(&self) -> RefMut<'_, T> {
-        self.0.try_borrow_mut().unwrap_or_else(|_| core::arch::wasm32::unreachable())
+        self.0
+            .try_borrow_mut()
+            .unwrap_or_else(|_| core::arch::wasm32::unreachable())
     }
 
     /// Puts `value` in and returns the old value.

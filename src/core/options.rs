@@ -160,7 +160,7 @@ impl Options {
             return Err(bad("scope", "must be 1 to 200 characters long"));
         }
         let endpoint = raw.endpoint.ok_or_else(|| bad("endpoint", "is required"))?;
-        if endpoint.trim().is_empty() {
+        if endpoint.chars().all(char::is_whitespace) {
             return Err(bad("endpoint", "must not be empty"));
         }
         if has_crlf(&endpoint) {
@@ -253,7 +253,7 @@ impl Options {
 /// [`MAX_NAMESPACE_LEN`] UTF-16 code units, without `:` (the storage key separator).
 pub fn validate_namespace(namespace: &str) -> Result<()> {
     let n = utf16_len(namespace);
-    if n == 0 || n > MAX_NAMESPACE_LEN || namespace.contains(':') {
+    if n == 0 || n > MAX_NAMESPACE_LEN || namespace.bytes().any(|b| b == b':') {
         return Err(bad(
             "namespace",
             "must be 1 to 64 characters long, without ':'",
@@ -309,8 +309,14 @@ fn int(v: Option<f64>, &(option, default, min, max): &(&str, u32, u32, u32)) -> 
 /// RFC 9110 `token`: what a header name may be made of.
 pub fn is_token(s: &str) -> bool {
     !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        && s.bytes().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'!' | b'#'
+                        ..=b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~'
+                )
+        })
 }
 
 /// The length of `s` in UTF-16 code units (JS `length`): one per UTF-8 sequence, two for a
@@ -323,7 +329,7 @@ fn utf16_len(s: &str) -> usize {
 }
 
 fn has_crlf(s: &str) -> bool {
-    s.contains(['\r', '\n', '\0'])
+    s.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0))
 }
 
 #[cfg(test)]

@@ -314,3 +314,18 @@ fn utf16_len_counts_as_js_length_does() {
         assert_eq!(utf16_len(t), t.encode_utf16().count(), "{t:?}");
     }
 }
+
+#[test]
+fn is_token_takes_exactly_the_rfc9110_tchars() {
+    const TCHAR: &[u8] = b"!#$%&'*+-.^_`|~";
+    for b in 0..=255u8 {
+        let tchar = b.is_ascii_alphanumeric() || TCHAR.contains(&b);
+        let s = [b'a', b, b'z'];
+        assert_eq!(
+            is_token(&String::from_utf8_lossy(&s)),
+            tchar,
+            "byte {b:#04x}"
+        );
+    }
+    assert!(!is_token(""));
+}

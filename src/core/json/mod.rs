@@ -1,6 +1,7 @@
 //! A small strict JSON (RFC 8259) parser and writer, so the wasm needs no serde_json:
 //! records are read and written with it, payloads are canonicalised with it.
 
+use crate::core::ascii::digits;
 use crate::prelude::*;
 use core::cmp::Ordering;
 
@@ -115,7 +116,7 @@ impl Json {
     /// The value of a number written as a plain non-negative integer that fits a `u64`.
     pub fn as_u64(&self) -> Option<u64> {
         match self {
-            Json::Num(n) if n.bytes().all(|c| c.is_ascii_digit()) => n.parse().ok(),
+            Json::Num(n) => digits(n),
             _ => None,
         }
     }
@@ -177,8 +178,23 @@ pub fn write_str(s: &str, out: &mut String) {
 }
 
 /// Orders strings by UTF-16 code units, which differs from byte order above U+FFFF.
+///
+/// UTF-8 bytes order by code point. The two orders part only where a character above
+/// U+FFFF (lead byte 0xF0 to 0xF4; surrogates 0xD800 to 0xDFFF in UTF-16) meets one from
+/// U+E000 to U+FFFF (lead byte 0xEE or 0xEF), so the first differing byte is compared with
+/// those lead bytes ranked as UTF-16 ranks them. (`encode_utf16` costs the wasm a UTF-8
+/// decoder.) The strings agree up to that byte, so it is a lead byte in both or in neither.
 fn utf16_cmp(a: &str, b: &str) -> Ordering {
-    a.encode_utf16().cmp(b.encode_utf16())
+    let rank = |b: u8| match b {
+        0xF0..=0xF4 => b - 2,
+        0xEE | 0xEF => b + 5,
+        _ => b,
+    };
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => rank(a[i]).cmp(&rank(b[i])),
+        None => a.len().cmp(&b.len()),
+    }
 }
 
 #[cfg(test)]

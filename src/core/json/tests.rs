@@ -289,6 +289,28 @@ fn canonical_order_is_utf16_code_units() {
 }
 
 #[test]
+fn utf16_cmp_agrees_with_comparing_the_utf16_code_units() {
+    // Each edge of UTF-8's and UTF-16's encodings, alone and in pairs.
+    let chars = [
+        "a", "\u{7f}", "\u{80}", "\u{7ff}", "\u{800}", "\u{d7ff}", "\u{e000}", "\u{ff61}",
+        "\u{ffff}", "\u{10000}", "\u{1f600}", "\u{10ffff}",
+    ];
+    let mut strings = vec![String::new()];
+    for a in chars {
+        strings.push(a.into());
+        for b in chars {
+            strings.push(format!("{a}{b}"));
+        }
+    }
+    for a in &strings {
+        for b in &strings {
+            let want = a.encode_utf16().cmp(b.encode_utf16());
+            assert_eq!(super::utf16_cmp(a, b), want, "{a:?} vs {b:?}");
+        }
+    }
+}
+
+#[test]
 fn accessors() {
     let v = p(
         r#"{"s":"x","n":42,"f":1.5,"neg":-1,"e":1e3,"big":18446744073709551616,"b":true,"z":null}"#,
