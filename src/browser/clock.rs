@@ -6,12 +6,6 @@ use wasm_bindgen_futures::JsFuture;
 
 #[wasm_bindgen]
 extern "C" {
-    /// The global `setTimeout` (window or worker).
-    #[wasm_bindgen(js_name = setTimeout)]
-    pub(crate) fn set_timeout(f: &Function, ms: f64) -> JsValue;
-    /// The global `clearTimeout`.
-    #[wasm_bindgen(js_name = clearTimeout)]
-    pub(crate) fn clear_timeout(id: &JsValue);
     /// The global `setInterval`.
     #[wasm_bindgen(js_name = setInterval)]
     pub(crate) fn set_interval(f: &Function, ms: f64) -> JsValue;
@@ -30,10 +24,15 @@ pub(crate) fn random01() -> f64 {
     js_sys::Math::random()
 }
 
-/// Resolves after `ms` milliseconds.
+#[wasm_bindgen(module = "/src/browser/glue.js")]
+extern "C" {
+    /// A promise resolved after `ms` milliseconds (`setTimeout`).
+    #[wasm_bindgen(js_name = sleep)]
+    fn js_sleep(ms: f64) -> Promise;
+}
+
+/// Resolves after `ms` milliseconds. (A promise made in glue.js: `Promise::new` with a
+/// Rust closure costs the wasm an import and the closure's shims.)
 pub(crate) async fn sleep(ms: f64) {
-    let p = Promise::new(&mut |resolve, _| {
-        set_timeout(&resolve, ms);
-    });
-    let _ = JsFuture::from(p).await;
+    let _ = JsFuture::from(js_sleep(ms)).await;
 }

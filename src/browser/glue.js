@@ -1,7 +1,12 @@
 // The browser APIs the module reaches without web-sys (each web-sys binding is an import of
 // the wasm and a shim in the generated glue; one function here stands for several): Web
-// Locks, BroadcastChannel, IndexedDB, fetch with its timeout, and the result, error and
-// event objects. One file, so a page fetches one snippet. Decisions stay in Rust.
+// Locks, BroadcastChannel, IndexedDB, fetch with its timeout, a sleep, and the result,
+// error and event objects. One file, so a page fetches one snippet. Decisions stay in Rust.
+
+// Resolves after `ms` milliseconds.
+export function sleep(ms) {
+  return new Promise((done) => setTimeout(done, ms));
+}
 
 // Whether the page has the Web Locks API.
 export function webLocks() {
