@@ -1,7 +1,8 @@
 //! Byte-level reading of the ASCII-delimited texts the core parses (storage keys, leases,
-//! numbers, header values). `str`'s `parse`, `rsplit_once` and `trim_matches` are generic
-//! over every type, pattern and Unicode, and each costs the wasm hundreds of bytes; the
-//! delimiters here are ASCII bytes, which never occur inside a multi-byte character.
+//! numbers). `str`'s `parse` and `rsplit_once` are generic over every type and pattern,
+//! and each costs the wasm hundreds of bytes; the delimiters here are ASCII bytes, which
+//! never occur inside a multi-byte character. (Header values are trimmed with `str`'s
+//! `trim_ascii`, for the same reason.)
 
 /// The value of `s` when it is one or more ASCII digits and fits a `u64`.
 pub fn digits(s: &str) -> Option<u64> {

@@ -23,7 +23,8 @@ const LONG_DAYS: [&str; 7] = [
 /// overflowing is `None`, and the caller falls back to its own backoff.
 pub fn parse_retry_after(value: &str, now_ms: f64) -> Option<u64> {
     let v = value.trim_ascii();
-    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+    if v.bytes().all(|b| b.is_ascii_digit()) {
+        // `number` refuses "" and a count of seconds that overflows.
         return number(v)?.checked_mul(1000);
     }
     let at = http_date_ms(v, now_ms)?;
