@@ -5,6 +5,9 @@
 use crate::prelude::*;
 use core::cell::Cell;
 
+use wasm_bindgen::prelude::*;
+use web_sys::Storage;
+
 use crate::core::options::StorageKind;
 
 use super::js::error_text;
@@ -24,21 +27,26 @@ pub(crate) struct Fallback {
     pub(crate) reason: String,
 }
 
-/// The Web Storage object of a kind, or the error text when the browser refuses it.
-fn web_storage(kind: StorageKind) -> Result<Option<web_sys::Storage>, String> {
-    let Some(w) = web_sys::window() else {
+/// The Web Storage object of a kind, `None` for memory or a page with no window (Node, a
+/// worker), or the error text when the browser refuses it.
+fn web_storage(kind: StorageKind) -> Result<Option<Storage>, String> {
+    if kind == StorageKind::Memory {
         return Ok(None);
-    };
-    let r = match kind {
-        StorageKind::Local => w.local_storage(),
-        StorageKind::Session => w.session_storage(),
-        StorageKind::Memory => return Ok(None),
-    };
-    match r {
-        Ok(Some(s)) => Ok(Some(s)),
-        Ok(None) => Err("storage unavailable".into()),
+    }
+    match web_storage_js(kind == StorageKind::Local) {
+        Ok(s) if s.is_null() => Ok(None),
+        Ok(s) if s.is_undefined() => Err("storage unavailable".into()),
+        Ok(s) => Ok(Some(s.unchecked_into())),
         Err(e) => Err(error_text(&e)),
     }
+}
+
+#[wasm_bindgen(module = "/src/browser/glue.js")]
+extern "C" {
+    /// `localStorage` or `sessionStorage`: null without a window, undefined when the
+    /// browser has none to give; throws what the browser throws when it refuses it.
+    #[wasm_bindgen(catch, js_name = webStorage)]
+    fn web_storage_js(local: bool) -> Result<JsValue, JsValue>;
 }
 
 fn next(kind: StorageKind) -> StorageKind {
@@ -88,7 +96,7 @@ impl Store {
     }
 
     /// Whether a `storage` event's area is this store's backend.
-    pub(crate) fn is_area(&self, area: Option<web_sys::Storage>) -> bool {
+    pub(crate) fn is_area(&self, area: Option<Storage>) -> bool {
         match (web_storage(self.kind.get()), area) {
             (Ok(Some(mine)), Some(theirs)) => js_sys::Object::is(&mine, &theirs),
             _ => false,
