@@ -143,46 +143,50 @@ impl Record {
     /// so the caller can set the text aside instead of trusting it.
     pub fn decode(text: &str) -> Result<Record> {
         let j = Json::parse(text).map_err(|e| corrupt("not JSON: ", &e))?;
+        Record::from_json(&j)
+    }
+
+    /// The record `j` describes. Every check reads borrowed values and the strings are
+    /// copied at the end, so an early return has nothing to drop (each one would otherwise
+    /// carry the drops of the fields read before it).
+    fn from_json(j: &Json) -> Result<Record> {
         if !matches!(j, Json::Obj(_)) {
             return Err(corrupt("not a JSON object", ""));
         }
-        let version = field(&j, "v")?
-            .as_u64()
-            .ok_or_else(|| corrupt("unsupported version", ""))?;
-        if version != RECORD_VERSION as u64 {
+        if field(j, "v")?.as_u64() != Some(RECORD_VERSION as u64) {
             return Err(corrupt("unsupported version", ""));
         }
         // Optional: records written before it existed have none.
         let rev = match j.get("rev") {
             None => 0,
-            Some(_) => int(&j, "rev", MAX_SAFE)?,
+            Some(_) => int(j, "rev", MAX_SAFE)?,
         };
-        let key = string(&j, "key")?;
-        if !is_uuid(&key) {
+        let key = string(j, "key")?;
+        if !is_uuid(key) {
             return Err(corrupt("field `key`: ", "not a UUID"));
         }
-        let scope = string(&j, "scope")?;
+        let scope = string(j, "scope")?;
         if scope.is_empty() {
             return Err(corrupt("field `scope`: ", "empty"));
         }
-        let fingerprint = match field(&j, "fp")? {
+        let fingerprint = match field(j, "fp")? {
             Json::Null => None,
-            Json::Str(s) if !s.is_empty() => Some(s.clone()),
+            Json::Str(s) if !s.is_empty() => Some(s),
             _ => return Err(bad_type("fp")),
         };
-        let state = State::parse(&string(&j, "state")?)
+        let state = State::parse(string(j, "state")?)
             .ok_or_else(|| corrupt("field `state`: ", "unknown state"))?;
         if state != State::Fresh && fingerprint.is_none() {
             return Err(corrupt("field `fp`: ", "missing for a sent attempt"));
         }
-        let attempts = int(&j, "attempts", u32::MAX as u64)? as u32;
-        let created_at = time(&j, "createdAt")?;
-        let expires_at = time(&j, "expiresAt")?;
-        let updated_at = time(&j, "updatedAt")?;
+        let attempts = int(j, "attempts", u32::MAX as u64)? as u32;
+        let created_at = time(j, "createdAt")?;
+        let expires_at = time(j, "expiresAt")?;
+        let updated_at = time(j, "updatedAt")?;
         if expires_at < created_at {
             return Err(corrupt("field `expiresAt`: ", "before createdAt"));
         }
-        let response = match field(&j, "response")? {
+        let response = match field(j, "response")? {
             Json::Null => None,
             r @ Json::Obj(_) => {
                 let status = int(r, "status", 599)?;
@@ -193,26 +197,26 @@ impl Record {
                 let replayed = field(r, "replayed")?
                     .as_bool()
                     .ok_or_else(|| bad_type("replayed"))?;
-                Some(StoredResponse {
-                    status: status as u16,
-                    body,
-                    replayed,
-                })
+                Some((status as u16, body, replayed))
             }
             _ => return Err(bad_type("response")),
         };
         Ok(Record {
             version: RECORD_VERSION,
             rev,
-            key,
-            scope,
-            fingerprint,
+            key: key.into(),
+            scope: scope.into(),
+            fingerprint: fingerprint.map(String::from),
             state,
             attempts,
             created_at,
             expires_at,
             updated_at,
-            response,
+            response: response.map(|(status, body, replayed)| StoredResponse {
+                status,
+                body: body.into(),
+                replayed,
+            }),
         })
     }
 }
@@ -248,11 +252,8 @@ fn bad_type(name: &str) -> Error {
     Error::CorruptRecord(s)
 }
 
-fn string(j: &Json, name: &str) -> Result<String> {
-    field(j, name)?
-        .as_str()
-        .map(String::from)
-        .ok_or_else(|| bad_type(name))
+fn string<'a>(j: &'a Json, name: &str) -> Result<&'a str> {
+    field(j, name)?.as_str().ok_or_else(|| bad_type(name))
 }
 
 fn int(j: &Json, name: &str, max: u64) -> Result<u64> {
