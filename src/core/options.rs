@@ -157,12 +157,18 @@ impl Options {
     /// The checks read `raw` borrowed and the strings are moved out at the end, so an early
     /// return drops `raw` whole (one call) rather than whichever of its fields are left.
     pub fn validate(raw: RawOptions) -> Result<Options> {
-        let scope = raw.scope.as_deref().ok_or_else(|| bad("scope", "is required"))?;
+        let scope = raw
+            .scope
+            .as_deref()
+            .ok_or_else(|| bad("scope", "is required"))?;
         let n = utf16_len(scope);
         if n == 0 || n > MAX_SCOPE_LEN {
             return Err(bad("scope", "must be 1 to 200 characters long"));
         }
-        let endpoint = raw.endpoint.as_deref().ok_or_else(|| bad("endpoint", "is required"))?;
+        let endpoint = raw
+            .endpoint
+            .as_deref()
+            .ok_or_else(|| bad("endpoint", "is required"))?;
         if endpoint.chars().all(char::is_whitespace) {
             return Err(bad("endpoint", "must not be empty"));
         }
@@ -170,7 +176,10 @@ impl Options {
             return Err(bad("endpoint", "must not contain CR, LF or NUL"));
         }
         let method = choice(
-            raw.method.as_deref().map(str::to_ascii_uppercase).as_deref(),
+            raw.method
+                .as_deref()
+                .map(str::to_ascii_uppercase)
+                .as_deref(),
             "method",
             &METHODS,
         )?;
@@ -178,7 +187,11 @@ impl Options {
         if !is_token(header_name) {
             return Err(bad("headerName", "must be an HTTP token"));
         }
-        let header_format = match choice(raw.header_format.as_deref(), "headerFormat", &HEADER_FORMATS)? {
+        let header_format = match choice(
+            raw.header_format.as_deref(),
+            "headerFormat",
+            &HEADER_FORMATS,
+        )? {
             "plain" => HeaderFormat::Plain,
             _ => HeaderFormat::SfString,
         };
