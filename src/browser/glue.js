@@ -18,6 +18,21 @@ export function webStorage(local) {
   return w && ((local ? w.localStorage : w.sessionStorage) ?? undefined);
 }
 
+// One call on the Web Storage object `s`: `op` 0 getItem(key), 1 setItem(key, value),
+// 2 removeItem(key), 3 the keys that start with `key` (one call instead of a wasm import
+// per method). Throws what the browser throws.
+export function storageOp(s, op, key, value) {
+  if (op == 0) return s.getItem(key);
+  if (op == 1) return s.setItem(key, value);
+  if (op == 2) return s.removeItem(key);
+  const keys = [];
+  for (let i = 0; i < s.length; i++) {
+    const k = s.key(i);
+    if (k != null && k.startsWith(key)) keys.push(k);
+  }
+  return keys;
+}
+
 // Adds (`add`) or removes `f` as the window's `storage` event listener.
 export function onStorageEvent(f, add) {
   const w = page();
