@@ -9,12 +9,12 @@ use alloc::rc::Rc;
 
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use crate::browser::checkout::{new_key, sweep_kinds, IdbSweep, Inner};
 use crate::browser::clock::now_ms;
 use crate::browser::flight::Join;
 use crate::browser::js::idem_error;
+use crate::browser::task::future_to_promise;
 use crate::browser::{options, submit};
 use crate::core::options::{validate_namespace, StorageKind, DEFAULT_NAMESPACE};
 use crate::error::Error;

@@ -8,7 +8,6 @@ use core::cell::Cell;
 
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::spawn_local;
 use web_sys::StorageEvent;
 
 use super::broadcast::Channel;
@@ -20,6 +19,7 @@ use super::idb;
 use super::lock;
 use super::page::PageCell;
 use super::storage::{self, Fallback, Store};
+use super::task::spawn_local;
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{quarantine_key, record_key, sweep_due, Record};
 use crate::core::state::State;

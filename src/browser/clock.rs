@@ -2,7 +2,8 @@
 
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
+
+use super::task::JsFuture;
 
 #[wasm_bindgen]
 extern "C" {

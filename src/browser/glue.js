@@ -3,6 +3,30 @@
 // Locks, BroadcastChannel, IndexedDB, fetch with its timeout, a sleep, and the result,
 // error and event objects. One file, so a page fetches one snippet. Decisions stay in Rust.
 
+// The executor's JS half (task.rs): a microtask, a promise's outcome reported to one
+// callback, a promise settled from Rust.
+export function microtask(f) {
+  queueMicrotask(f);
+}
+
+// Calls `settled(id, ok, value)` once `p` settles.
+export function watch(p, id, settled) {
+  p.then((v) => settled(id, true, v), (e) => settled(id, false, e));
+}
+
+// A new promise and what settles it: [promise, resolve, reject].
+export function deferred() {
+  let d;
+  const p = new Promise((ok, fail) => {
+    d = [ok, fail];
+  });
+  return [p, ...d];
+}
+
+export function settle(d, ok, value) {
+  d[ok ? 1 : 2](value);
+}
+
 // Resolves after `ms` milliseconds.
 export function sleep(ms) {
   return new Promise((done) => setTimeout(done, ms));

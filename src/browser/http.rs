@@ -10,7 +10,8 @@
 use crate::prelude::*;
 use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
+
+use super::task::JsFuture;
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]
 extern "C" {

@@ -11,9 +11,9 @@ use crate::prelude::*;
 use core::future::Future;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 
 use super::js::error_text;
+use super::task::JsFuture;
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]
 extern "C" {

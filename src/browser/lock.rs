@@ -8,10 +8,10 @@ use alloc::rc::Rc;
 
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 
 use super::clock::{clear_interval, now_ms, random01, set_interval, sleep};
 use super::storage::Store;
+use super::task::JsFuture;
 use crate::core::lease;
 
 // web-sys gates LockManager behind an unstable cfg; this is all we need of it.

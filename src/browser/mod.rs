@@ -1,6 +1,6 @@
 //! The browser glue: storage with fallback, the cross-tab store (IndexedDB, the Web
 //! Storage mirror, BroadcastChannel notices) and lock, fetch with timeout, single flight,
-//! clock, events, and the submit flow. Thin by design: every decision is in `core`.
+//! clock, events, the submit flow, and the executor its futures run on. Thin by design: every decision is in `core`.
 
 pub(crate) mod broadcast;
 pub(crate) mod cell;
@@ -18,3 +18,4 @@ pub(crate) mod page;
 pub(crate) mod shared;
 pub(crate) mod storage;
 pub(crate) mod submit;
+pub(crate) mod task;

@@ -5,7 +5,6 @@
 //! and memory storage, the Web Storage store itself holds the record.
 
 use alloc::rc::Rc;
-use wasm_bindgen_futures::spawn_local;
 
 use super::checkout::Inner;
 use super::clock::now_ms;
@@ -13,6 +12,7 @@ use super::events::Event;
 use super::idb;
 use super::lock::{self, Guard};
 use super::storage;
+use super::task::spawn_local;
 use crate::core::record::{lease_key, Record};
 use crate::core::state::{plan_submit, State, SubmitPlan};
 use crate::core::sync::{may_replace, on_lock, Current, Notice};
