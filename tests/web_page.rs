@@ -1,16 +1,26 @@
 //! Browser tests of what a page's checkouts share: one BroadcastChannel (making one per
-//! checkout slowed every `Checkout.open`), on which they still hear each other. Against
-//! the real reference server.
+//! checkout slowed every `Checkout.open`), on which they still hear each other; and a
+//! finish() that asks the other tabs to stop sending its key only while a tab may still be
+//! sending it. Against the real reference server.
 #![cfg(target_arch = "wasm32")]
 
 mod support;
 
 use idemkey::Checkout;
+use js_sys::Array;
 use support::*;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
+
+/// The notice texts a [`listen_channel`] member has got so far.
+fn seen(chan: &JsValue) -> Vec<String> {
+    Array::from(&get(chan, "seen"))
+        .iter()
+        .filter_map(|m| m.as_string())
+        .collect()
+}
 
 #[wasm_bindgen_test]
 async fn the_checkouts_of_a_page_share_one_channel_and_hear_each_other() {
@@ -36,4 +46,36 @@ async fn the_checkouts_of_a_page_share_one_channel_and_hear_each_other() {
         c.finish();
     }
     a.finish();
+}
+
+#[wasm_bindgen_test]
+async fn finish_asks_the_tabs_to_stop_sending_only_a_key_without_a_stored_answer() {
+    let t = Case::new("fin");
+    let chan = listen_channel(&t.key());
+    let (c, _) = t.open("{}");
+    let r = pay(&c).await.unwrap();
+    assert_eq!(num(&r, "status"), 201.0);
+    c.finish();
+    let key = text(&r, "key");
+    let removed = format!("R{key}");
+    assert!(
+        until(|| seen(&chan).contains(&removed), 10_000.0).await,
+        "no removal notice: {:?}",
+        seen(&chan)
+    );
+    // No lock holder sends a key whose final answer it reads: nothing to stop.
+    assert!(
+        !seen(&chan).contains(&format!("A{key}")),
+        "{:?}",
+        seen(&chan)
+    );
+    // A key nobody has an answer for may be on its way in another tab.
+    let (fresh, _) = t.open("{}");
+    let abandon = format!("A{}", fresh.key());
+    fresh.finish();
+    assert!(
+        until(|| seen(&chan).contains(&abandon), 10_000.0).await,
+        "no abandon notice: {:?}",
+        seen(&chan)
+    );
 }

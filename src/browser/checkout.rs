@@ -23,7 +23,7 @@ use super::storage::{self, Fallback, Store};
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{quarantine_key, record_key, sweep_due, Record};
 use crate::core::state::State;
-use crate::core::sync::{removes, supersedes, Notice};
+use crate::core::sync::{may_be_sending, removes, supersedes, Notice};
 
 pub(crate) use super::key::new_key;
 
@@ -293,15 +293,19 @@ impl Inner {
     }
 
     /// Shows a new key (state fresh) at once and stops this tab's submit before its next
-    /// try; asks the other tabs to stop sending the old key; then, with the lock (after any
-    /// sequence in flight), stores the new record (`keep`) or removes the old one.
+    /// try; asks the other tabs to stop sending the old key (unless no tab can be); then,
+    /// with the lock (after any sequence in flight), stores the new record (`keep`) or
+    /// removes the old one.
     fn start_over(self: &Rc<Self>, keep: bool) {
         let seen = self.rec.borrow().key.clone();
+        let sending = may_be_sending(&self.rec.borrow(), self.rec_stored.get());
         let next = self.fresh();
         self.set_shown(&next, false);
         self.intents.set(self.intents.get() + 1);
         self.flight.abandon(None);
-        self.post(Notice::Abandon(&seen));
+        if sending {
+            self.post(Notice::Abandon(&seen));
+        }
         let inner = self.clone();
         spawn_local(async move {
             let shown = inner.hold().await.start_over(&seen, next, keep).await;
