@@ -1,11 +1,13 @@
-//! Browser tests of what a page's checkouts share: one BroadcastChannel (making one per
-//! checkout slowed every `Checkout.open`), on which they still hear each other; and a
-//! finish() that asks the other tabs to stop sending its key only while a tab may still be
-//! sending it. Against the real reference server.
+//! Browser tests of what a page's checkouts share and do once: one BroadcastChannel (making
+//! one per checkout slowed every `Checkout.open`), on which they still hear each other; a
+//! sweep of a namespace's Web Storage at the first `open()` of the page; and a finish()
+//! that asks the other tabs to stop sending its key only while a tab may still be sending
+//! it. Against the real reference server.
 #![cfg(target_arch = "wasm32")]
 
 mod support;
 
+use idemkey::core::record::Record;
 use idemkey::Checkout;
 use js_sys::Array;
 use support::*;
@@ -78,4 +80,36 @@ async fn finish_asks_the_tabs_to_stop_sending_only_a_key_without_a_stored_answer
         "no abandon notice: {:?}",
         seen(&chan)
     );
+}
+
+#[wasm_bindgen_test]
+fn open_sweeps_a_namespaces_web_storage_once_per_page() {
+    let ns = &uniq("ws").replace('-', "")[..16];
+    let now = js_sys::Date::now();
+    let expired = |scope: &str| Record::new(idemkey::new_key(), scope, now - 10_000.0, 1_000.0);
+    let plant = |s: &web_sys::Storage, scope: &str| {
+        let k = record_key(ns, scope);
+        s.set_item(&k, &expired(scope).encode()).unwrap();
+        k
+    };
+    let in_ns = |scope: &str, storage: &str| {
+        let extra = format!(r#"{{"namespace":"{ns}","storage":"{storage}"}}"#);
+        open(&opts(scope, "nobody", &extra))
+    };
+    let k1 = plant(&local(), "first");
+    let a = in_ns("a", "local");
+    assert_eq!(local().get_item(&k1).unwrap(), None, "the first open() did not sweep");
+    // The page has swept the namespace: another open() reads no key of the backend.
+    let k2 = plant(&local(), "second");
+    let b = in_ns("b", "local");
+    assert!(local().get_item(&k2).unwrap().is_some(), "open() swept again");
+    // Another backend of the namespace is swept at its own first open().
+    let k3 = plant(&session(), "third");
+    let c = in_ns("c", "session");
+    assert_eq!(session().get_item(&k3).unwrap(), None, "sessionStorage was not swept");
+    assert_eq!(idemkey::sweep(Some(ns.to_string())).unwrap(), 1);
+    assert_eq!(local().get_item(&k2).unwrap(), None, "sweep() did not sweep");
+    for c in [a, b, c] {
+        c.finish();
+    }
 }
