@@ -129,6 +129,29 @@ const done = text === before && !dtsChanged && !changelogChanged;
 console.log(`post-pack: ${dir} ${done ? "already complete" : "completed"} (${out.name}@${out.version})`);
 JS
 
+# wasm-bindgen imports a snippet once per `extern` block that reaches it (`import * as
+# import1 from "./snippets/..."`, then import2, ...) and lists each under the same key of
+# the import object, which esbuild warns about; the same module namespace each time, so the
+# first one is kept. Idempotent: a glue without repeats is left as it is.
+PKG_DIR="$pkg" node --input-type=module - <<'JS'
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+const file = join(process.env.PKG_DIR, "idemkey.js");
+const text = readFileSync(file, "utf8");
+const first = new Map();
+const lines = text.split("\n").filter((line) => {
+  let m = line.match(/^import \* as (import\d+) from ("[^"]+")$/);
+  if (m) {
+    if (first.has(m[2])) return false;
+    first.set(m[2], m[1]);
+    return true;
+  }
+  m = line.match(/^\s*("[^"]+"): (import\d+),$/);
+  return !m || !first.has(m[1]) || first.get(m[1]) === m[2];
+});
+if (lines.length < text.split("\n").length) writeFileSync(file, lines.join("\n"));
+JS
+
 # The glue, minified in place; Deno and tsc read the `@ts-self-types` comment wasm-bindgen
 # puts on top, so it is kept.
 esbuild="$root/node_modules/.bin/esbuild"

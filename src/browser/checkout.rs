@@ -72,6 +72,14 @@ pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str, idb: IdbSweep)
     storage::remove_where(kinds, &prefix, |k, v| sweep_due(namespace, k, v, now))
 }
 
+#[wasm_bindgen(module = "/src/browser/glue.js")]
+extern "C" {
+    /// Adds (`add`) or removes `f` as the window's `storage` event listener; nothing
+    /// without a window.
+    #[wasm_bindgen(js_name = onStorageEvent)]
+    fn on_storage_event(f: &JsValue, add: bool);
+}
+
 /// The `storage` event listener, kept to remove it when the checkout is freed.
 type Listener = Closure<dyn FnMut(StorageEvent)>;
 
@@ -343,14 +351,13 @@ impl Inner {
                     inner.on_notice(&text);
                 }
             }));
-        let Some(w) = web_sys::window() else { return };
         let weak: Weak<Inner> = Rc::downgrade(self);
         let cb = Closure::<dyn FnMut(StorageEvent)>::new(move |ev: StorageEvent| {
             if let Some(inner) = weak.upgrade() {
                 inner.on_storage(&ev);
             }
         });
-        let _ = w.add_event_listener_with_callback("storage", cb.as_ref().unchecked_ref());
+        on_storage_event(cb.as_ref(), true);
         self.listener.replace(Some(cb));
     }
 
@@ -400,8 +407,8 @@ impl Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let (Some(cb), Some(w)) = (self.listener.take(), web_sys::window()) {
-            let _ = w.remove_event_listener_with_callback("storage", cb.as_ref().unchecked_ref());
+        if let Some(cb) = self.listener.take() {
+            on_storage_event(cb.as_ref(), false);
         }
     }
 }

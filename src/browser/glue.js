@@ -8,6 +8,37 @@ export function sleep(ms) {
   return new Promise((done) => setTimeout(done, ms));
 }
 
+// The page's window; null in Node, a worker, anywhere else without one.
+const page = () => (typeof Window == "function" && globalThis instanceof Window ? globalThis : null);
+
+// `localStorage` (`local`) or `sessionStorage`: null without a window, undefined when the
+// browser gives none; throws what the browser throws when it refuses it (SecurityError).
+export function webStorage(local) {
+  const w = page();
+  return w && ((local ? w.localStorage : w.sessionStorage) ?? undefined);
+}
+
+// One call on the Web Storage object `s`: `op` 0 getItem(key), 1 setItem(key, value),
+// 2 removeItem(key), 3 the keys that start with `key` (one call instead of a wasm import
+// per method). Throws what the browser throws.
+export function storageOp(s, op, key, value) {
+  if (op == 0) return s.getItem(key);
+  if (op == 1) return s.setItem(key, value);
+  if (op == 2) return s.removeItem(key);
+  const keys = [];
+  for (let i = 0; i < s.length; i++) {
+    const k = s.key(i);
+    if (k != null && k.startsWith(key)) keys.push(k);
+  }
+  return keys;
+}
+
+// Adds (`add`) or removes `f` as the window's `storage` event listener.
+export function onStorageEvent(f, add) {
+  const w = page();
+  if (w) add ? w.addEventListener("storage", f) : w.removeEventListener("storage", f);
+}
+
 // Whether the page has the Web Locks API.
 export function webLocks() {
   const locks = globalThis.navigator && navigator.locks;
@@ -194,6 +225,20 @@ export function result(key, status, body, replayed, fromCache, attempts) {
   return { key, status, ok: status >= 200 && status < 300, body: b, replayed, fromCache, attempts };
 }
 
+/** `name: message` of a thrown value (DOMException, Error), or "unknown error". */
+export function errorText(e) {
+  const text = (k) => {
+    try {
+      const v = e[k];
+      return typeof v == "string" ? v : null;
+    } catch {
+      return null;
+    }
+  };
+  const name = text("name") ?? "", message = text("message");
+  return (message == null ? name : name ? `${name}: ${message}` : message) || "unknown error";
+}
+
 /** The `Error` idemkey throws and rejects with: `name` "IdemError" and a stable `code`. */
 export function idemError(message, code) {
   const e = new Error(message);
@@ -298,15 +343,15 @@ function fill(obj, option, prefix, table, out) {
 
 /**
  * The options object read into 16 slots (the headers as `[name, value, ...]`), its types
- * checked and nothing else (the rules are the Rust core's); or `{ option, reason }` for
- * the first unknown or wrongly typed one.
+ * checked and nothing else (the rules are the Rust core's); or `[option, reason]` for the
+ * first unknown or wrongly typed one.
  */
 export function readOptions(options) {
   const out = new Array(16);
   try {
     fill(options, "options", "", OPTIONS, out);
   } catch (e) {
-    if (Array.isArray(e)) return { option: e[0], reason: e[1] };
+    if (Array.isArray(e)) return e;
     throw e;
   }
   return out;

@@ -12,7 +12,7 @@ use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
 
 use super::http::joined;
-use super::js::{error_text, get};
+use super::js::error_text;
 use crate::core::options::{Options, RawOptions};
 use crate::error::{Error, Result};
 
@@ -29,13 +29,11 @@ fn named(prefix: &str, name: &str) -> String {
 
 /// Validated options and the `onEvent` callback, or `invalid-options` naming the option.
 pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>)> {
-    let r = read_options(js);
-    if !Array::is_array(&r) {
-        let text = |name| get(&r, name).as_string().unwrap_or_default();
-        return Err(bad(&text("option"), &text("reason")));
-    }
-    let a: Array = r.unchecked_into();
+    let a = read_options(js);
     let s = |i| a.get(i).as_string();
+    if a.length() == 2 {
+        return Err(bad(&s(0).unwrap_or_default(), &s(1).unwrap_or_default()));
+    }
     let n = |i| a.get(i).as_f64();
     let mut headers = Vec::new();
     if let Some(h) = a.get(3).dyn_ref::<Array>() {
@@ -70,9 +68,9 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>)> {
 extern "C" {
     /// `null`, or `[option, error]` for what `fetch` would refuse.
     fn refused(url: &str, headers: &str) -> JsValue;
-    /// The options object's values by slot (types checked), or `{ option, reason }`.
+    /// The options object's 16 values by slot (types checked), or `[option, reason]`.
     #[wasm_bindgen(js_name = readOptions)]
-    fn read_options(options: &JsValue) -> JsValue;
+    fn read_options(options: &JsValue) -> Array;
 }
 
 /// Asks the browser whether `fetch` will take the endpoint and the extra headers, by its

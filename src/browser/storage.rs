@@ -5,6 +5,9 @@
 use crate::prelude::*;
 use core::cell::Cell;
 
+use wasm_bindgen::prelude::*;
+use web_sys::Storage;
+
 use crate::core::options::StorageKind;
 
 use super::js::error_text;
@@ -24,21 +27,56 @@ pub(crate) struct Fallback {
     pub(crate) reason: String,
 }
 
-/// The Web Storage object of a kind, or the error text when the browser refuses it.
-fn web_storage(kind: StorageKind) -> Result<Option<web_sys::Storage>, String> {
-    let Some(w) = web_sys::window() else {
+/// The Web Storage object of a kind, `None` for memory or a page with no window (Node, a
+/// worker), or the error text when the browser refuses it.
+fn web_storage(kind: StorageKind) -> Result<Option<Storage>, String> {
+    if kind == StorageKind::Memory {
         return Ok(None);
-    };
-    let r = match kind {
-        StorageKind::Local => w.local_storage(),
-        StorageKind::Session => w.session_storage(),
-        StorageKind::Memory => return Ok(None),
-    };
-    match r {
-        Ok(Some(s)) => Ok(Some(s)),
-        Ok(None) => Err("storage unavailable".into()),
+    }
+    match web_storage_js(kind == StorageKind::Local) {
+        Ok(s) if s.is_null() => Ok(None),
+        Ok(s) if s.is_undefined() => Err("storage unavailable".into()),
+        Ok(s) => Ok(Some(s.unchecked_into())),
         Err(e) => Err(error_text(&e)),
     }
+}
+
+#[wasm_bindgen(module = "/src/browser/glue.js")]
+extern "C" {
+    /// `localStorage` or `sessionStorage`: null without a window, undefined when the
+    /// browser has none to give; throws what the browser throws when it refuses it.
+    #[wasm_bindgen(catch, js_name = webStorage)]
+    fn web_storage_js(local: bool) -> Result<JsValue, JsValue>;
+    /// One call on a Web Storage object (`op`: 0 getItem, 1 setItem, 2 removeItem, 3 the keys
+    /// starting with `key`); throws what the browser throws.
+    #[wasm_bindgen(catch, js_name = storageOp)]
+    fn storage_op(s: &Storage, op: u8, key: &str, value: &str) -> Result<JsValue, JsValue>;
+}
+
+/// `getItem`.
+fn get_item(s: &Storage, key: &str) -> Result<Option<String>, JsValue> {
+    storage_op(s, 0, key, "").map(|v| v.as_string())
+}
+
+/// `setItem`.
+fn set_item(s: &Storage, key: &str, value: &str) -> Result<(), JsValue> {
+    storage_op(s, 1, key, value).map(drop)
+}
+
+/// `removeItem`, errors ignored: there is nothing better to do.
+fn remove_item(s: &Storage, key: &str) {
+    let _ = storage_op(s, 2, key, "");
+}
+
+/// The keys that start with `prefix`; none when the backend throws.
+fn keys(s: &Storage, prefix: &str) -> Vec<String> {
+    let Ok(a) = storage_op(s, 3, prefix, "") else {
+        return Vec::new();
+    };
+    let a: js_sys::Array = a.unchecked_into();
+    (0..a.length())
+        .filter_map(|i| a.get(i).as_string())
+        .collect()
 }
 
 fn next(kind: StorageKind) -> StorageKind {
@@ -63,9 +101,9 @@ impl Store {
             // reverse) would lose the record the next page looks for.
             let probed = web_storage(kind).and_then(|s| {
                 let s = s.ok_or_else(|| String::from("no window"))?;
-                s.set_item(probe_key, "1").map_err(|e| error_text(&e))?;
-                s.get_item(probe_key).map_err(|e| error_text(&e))?;
-                let _ = s.remove_item(probe_key);
+                set_item(&s, probe_key, "1").map_err(|e| error_text(&e))?;
+                get_item(&s, probe_key).map_err(|e| error_text(&e))?;
+                remove_item(&s, probe_key);
                 Ok(())
             });
             let Err(reason) = probed else { break };
@@ -88,7 +126,7 @@ impl Store {
     }
 
     /// Whether a `storage` event's area is this store's backend.
-    pub(crate) fn is_area(&self, area: Option<web_sys::Storage>) -> bool {
+    pub(crate) fn is_area(&self, area: Option<Storage>) -> bool {
         match (web_storage(self.kind.get()), area) {
             (Ok(Some(mine)), Some(theirs)) => js_sys::Object::is(&mine, &theirs),
             _ => false,
@@ -107,10 +145,10 @@ impl Store {
         loop {
             let from = self.kind.get();
             let mut reason = match web_storage(from) {
-                Ok(Some(s)) => match s.set_item(key, value) {
+                Ok(Some(s)) => match set_item(&s, key, value) {
                     Ok(()) => return out,
                     Err(e) => {
-                        let _ = s.remove_item(key);
+                        remove_item(&s, key);
                         error_text(&e)
                     }
                 },
@@ -160,9 +198,9 @@ pub(crate) const ALL: [StorageKind; 3] = [
 pub(crate) fn peek(kind: StorageKind, key: &str, take: bool) -> Option<String> {
     match web_storage(kind) {
         Ok(Some(s)) => {
-            let v = s.get_item(key).ok().flatten();
+            let v = get_item(&s, key).ok().flatten();
             if take {
-                let _ = s.remove_item(key);
+                remove_item(&s, key);
             }
             v
         }
@@ -187,15 +225,14 @@ pub(crate) fn remove_where(
         match web_storage(kind) {
             Ok(Some(s)) => {
                 // Keys first: removing while walking by index would skip entries.
-                let doomed: Vec<String> = (0..s.length().unwrap_or(0))
-                    .filter_map(|i| s.key(i).ok().flatten())
-                    .filter(|k| {
-                        k.starts_with(prefix)
-                            && s.get_item(k).ok().flatten().is_some_and(|v| drop(k, &v))
-                    })
-                    .collect();
-                for k in doomed {
-                    n += s.remove_item(&k).is_ok() as u32;
+                for k in keys(&s, prefix) {
+                    if get_item(&s, &k)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|v| drop(&k, &v))
+                    {
+                        n += storage_op(&s, 2, &k, "").is_ok() as u32;
+                    }
                 }
             }
             Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {

@@ -153,30 +153,45 @@ const CREDENTIALS: [&str; 3] = ["same-origin", "omit", "include"];
 
 impl Options {
     /// Checks every option and fills in the defaults of the options it was not given.
+    ///
+    /// The checks read `raw` borrowed and the strings are moved out at the end, so an early
+    /// return drops `raw` whole (one call) rather than whichever of its fields are left.
     pub fn validate(raw: RawOptions) -> Result<Options> {
-        let scope = raw.scope.ok_or_else(|| bad("scope", "is required"))?;
-        let n = utf16_len(&scope);
+        let scope = raw
+            .scope
+            .as_deref()
+            .ok_or_else(|| bad("scope", "is required"))?;
+        let n = utf16_len(scope);
         if n == 0 || n > MAX_SCOPE_LEN {
             return Err(bad("scope", "must be 1 to 200 characters long"));
         }
-        let endpoint = raw.endpoint.ok_or_else(|| bad("endpoint", "is required"))?;
+        let endpoint = raw
+            .endpoint
+            .as_deref()
+            .ok_or_else(|| bad("endpoint", "is required"))?;
         if endpoint.chars().all(char::is_whitespace) {
             return Err(bad("endpoint", "must not be empty"));
         }
-        if has_crlf(&endpoint) {
+        if has_crlf(endpoint) {
             return Err(bad("endpoint", "must not contain CR, LF or NUL"));
         }
         let method = choice(
-            raw.method.map(|m| m.to_ascii_uppercase()),
+            raw.method
+                .as_deref()
+                .map(str::to_ascii_uppercase)
+                .as_deref(),
             "method",
             &METHODS,
-        )?
-        .into();
-        let header_name = raw.header_name.unwrap_or_else(|| "Idempotency-Key".into());
-        if !is_token(&header_name) {
+        )?;
+        let header_name = raw.header_name.as_deref().unwrap_or("Idempotency-Key");
+        if !is_token(header_name) {
             return Err(bad("headerName", "must be an HTTP token"));
         }
-        let header_format = match choice(raw.header_format, "headerFormat", &HEADER_FORMATS)? {
+        let header_format = match choice(
+            raw.header_format.as_deref(),
+            "headerFormat",
+            &HEADER_FORMATS,
+        )? {
             "plain" => HeaderFormat::Plain,
             _ => HeaderFormat::SfString,
         };
@@ -188,7 +203,7 @@ impl Options {
                 return Err(bad("headers", "a value contains CR, LF or NUL"));
             }
             // Letting `headers` set the key's header would silently replace the key.
-            if name.eq_ignore_ascii_case(&header_name) {
+            if name.eq_ignore_ascii_case(header_name) {
                 return Err(bad("headers", "must not set the key's header (headerName)"));
             }
         }
@@ -209,15 +224,16 @@ impl Options {
         if backoff_base_ms > backoff_max_ms {
             return Err(bad("backoff.baseMs", "must not exceed backoff.maxMs"));
         }
-        let storage = choice(raw.storage, "storage", &STORAGE_KINDS)?;
+        let storage = choice(raw.storage.as_deref(), "storage", &STORAGE_KINDS)?;
         let storage = StorageKind::parse(storage).unwrap_or(StorageKind::Local);
-        let namespace = raw.namespace.unwrap_or_else(|| DEFAULT_NAMESPACE.into());
-        validate_namespace(&namespace)?;
-        let credentials = choice(raw.credentials, "credentials", &CREDENTIALS)?.into();
+        let namespace = raw.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+        validate_namespace(namespace)?;
+        let credentials = choice(raw.credentials.as_deref(), "credentials", &CREDENTIALS)?;
+        let (header_name, namespace) = (header_name.into(), namespace.into());
         Ok(Options {
-            scope,
-            endpoint,
-            method,
+            scope: raw.scope.unwrap_or_default(),
+            endpoint: raw.endpoint.unwrap_or_default(),
+            method: method.into(),
             headers: raw.headers,
             header_name,
             header_format,
@@ -229,7 +245,7 @@ impl Options {
             deadline_ms,
             storage,
             namespace,
-            credentials,
+            credentials: credentials.into(),
         })
     }
 
@@ -268,7 +284,7 @@ fn bad(option: &str, reason: &str) -> Error {
 
 /// The entry of `allowed` that `v` is; the first one (the default) when absent. The error
 /// lists the values.
-fn choice(v: Option<String>, option: &str, allowed: &[&'static str]) -> Result<&'static str> {
+fn choice(v: Option<&str>, option: &str, allowed: &[&'static str]) -> Result<&'static str> {
     let Some(v) = v else {
         return Ok(allowed.first().copied().unwrap_or_default());
     };

@@ -142,78 +142,116 @@ impl Record {
     /// Reads a stored record; anything unexpected is `CorruptRecord` with the reason,
     /// so the caller can set the text aside instead of trusting it.
     pub fn decode(text: &str) -> Result<Record> {
-        let j = Json::parse(text).map_err(|e| corrupt("not JSON: ", &e))?;
+        let j = Json::parse(text).map_err(|e| {
+            let mut s = String::from("not JSON: ");
+            s.push_str(&e);
+            Error::CorruptRecord(s)
+        })?;
+        Record::from_json(&j).map_err(Corrupt::into_error)
+    }
+
+    /// The record `j` describes. Every check reads borrowed values and the strings are
+    /// copied at the end, so an early return has nothing to drop; the reason is two static
+    /// texts, made into a message once by [`Corrupt::into_error`].
+    fn from_json(j: &Json) -> core::result::Result<Record, Corrupt> {
         if !matches!(j, Json::Obj(_)) {
-            return Err(corrupt("not a JSON object", ""));
+            return Err(Corrupt("", "not a JSON object"));
         }
-        let version = field(&j, "v")?
-            .as_u64()
-            .ok_or_else(|| corrupt("unsupported version", ""))?;
-        if version != RECORD_VERSION as u64 {
-            return Err(corrupt("unsupported version", ""));
+        if field(j, "v")?.as_u64() != Some(RECORD_VERSION as u64) {
+            return Err(Corrupt("", "unsupported version"));
         }
         // Optional: records written before it existed have none.
         let rev = match j.get("rev") {
             None => 0,
-            Some(_) => int(&j, "rev", MAX_SAFE)?,
+            Some(_) => int(j, "rev", MAX_SAFE)?,
         };
-        let key = string(&j, "key")?;
-        if !is_uuid(&key) {
-            return Err(corrupt("field `key`: ", "not a UUID"));
+        let key = string(j, "key")?;
+        if !is_uuid(key) {
+            return Err(Corrupt("key", "not a UUID"));
         }
-        let scope = string(&j, "scope")?;
+        let scope = string(j, "scope")?;
         if scope.is_empty() {
-            return Err(corrupt("field `scope`: ", "empty"));
+            return Err(Corrupt("scope", "empty"));
         }
-        let fingerprint = match field(&j, "fp")? {
+        let fingerprint = match field(j, "fp")? {
             Json::Null => None,
-            Json::Str(s) if !s.is_empty() => Some(s.clone()),
-            _ => return Err(bad_type("fp")),
+            Json::Str(s) if !s.is_empty() => Some(s),
+            _ => return Err(Corrupt("fp", WRONG_TYPE)),
         };
-        let state = State::parse(&string(&j, "state")?)
-            .ok_or_else(|| corrupt("field `state`: ", "unknown state"))?;
+        let state = State::parse(string(j, "state")?).ok_or(Corrupt("state", "unknown state"))?;
         if state != State::Fresh && fingerprint.is_none() {
-            return Err(corrupt("field `fp`: ", "missing for a sent attempt"));
+            return Err(Corrupt("fp", "missing for a sent attempt"));
         }
-        let attempts = int(&j, "attempts", u32::MAX as u64)? as u32;
-        let created_at = time(&j, "createdAt")?;
-        let expires_at = time(&j, "expiresAt")?;
-        let updated_at = time(&j, "updatedAt")?;
+        let attempts = int(j, "attempts", u32::MAX as u64)? as u32;
+        let created_at = time(j, "createdAt")?;
+        let expires_at = time(j, "expiresAt")?;
+        let updated_at = time(j, "updatedAt")?;
         if expires_at < created_at {
-            return Err(corrupt("field `expiresAt`: ", "before createdAt"));
+            return Err(Corrupt("expiresAt", "before createdAt"));
         }
-        let response = match field(&j, "response")? {
+        let response = match field(j, "response")? {
             Json::Null => None,
             r @ Json::Obj(_) => {
                 let status = int(r, "status", 599)?;
                 if status < 100 {
-                    return Err(corrupt("field `status`: ", "out of range"));
+                    return Err(Corrupt("status", "out of range"));
                 }
                 let body = string(r, "body")?;
                 let replayed = field(r, "replayed")?
                     .as_bool()
-                    .ok_or_else(|| bad_type("replayed"))?;
-                Some(StoredResponse {
-                    status: status as u16,
-                    body,
-                    replayed,
-                })
+                    .ok_or(Corrupt("replayed", WRONG_TYPE))?;
+                Some((status as u16, body, replayed))
             }
-            _ => return Err(bad_type("response")),
+            _ => return Err(Corrupt("response", WRONG_TYPE)),
         };
         Ok(Record {
             version: RECORD_VERSION,
             rev,
-            key,
-            scope,
-            fingerprint,
+            key: key.into(),
+            scope: scope.into(),
+            fingerprint: fingerprint.map(String::from),
             state,
             attempts,
             created_at,
             expires_at,
             updated_at,
-            response,
+            response: response.map(|(status, body, replayed)| StoredResponse {
+                status,
+                body: body.into(),
+                replayed,
+            }),
         })
+    }
+}
+
+/// Why a stored record is unreadable: the field ("" for the record as a whole) and what is
+/// wrong with it. Two static texts, so a failed check returns two words, not an [`Error`].
+struct Corrupt(&'static str, &'static str);
+
+/// [`Corrupt`]'s reason for a field that is absent.
+const MISSING: &str = "missing";
+/// [`Corrupt`]'s reason for a field of the wrong JSON type or out of its range.
+const WRONG_TYPE: &str = "wrong type";
+
+impl Corrupt {
+    /// `CorruptRecord` with the reason in words: "missing field `v`", "field `key`: not a
+    /// UUID", or the record-wide reason as it is.
+    fn into_error(self) -> Error {
+        let Corrupt(name, why) = self;
+        let mut s = String::new();
+        if name.is_empty() {
+            s.push_str(why);
+        } else if why == MISSING {
+            s.push_str("missing field `");
+            s.push_str(name);
+            s.push('`');
+        } else {
+            s.push_str("field `");
+            s.push_str(name);
+            s.push_str("`: ");
+            s.push_str(why);
+        }
+        Error::CorruptRecord(s)
     }
 }
 
@@ -225,44 +263,22 @@ fn ms(t: f64) -> u64 {
     t as u64
 }
 
-fn corrupt(a: &str, b: &str) -> Error {
-    let mut s = String::with_capacity(a.len() + b.len());
-    s.push_str(a);
-    s.push_str(b);
-    Error::CorruptRecord(s)
+fn field<'a>(j: &'a Json, name: &'static str) -> core::result::Result<&'a Json, Corrupt> {
+    j.get(name).ok_or(Corrupt(name, MISSING))
 }
 
-fn field<'a>(j: &'a Json, name: &str) -> Result<&'a Json> {
-    j.get(name).ok_or_else(|| {
-        let mut s = String::from("missing field `");
-        s.push_str(name);
-        s.push('`');
-        Error::CorruptRecord(s)
-    })
+fn string<'a>(j: &'a Json, name: &'static str) -> core::result::Result<&'a str, Corrupt> {
+    field(j, name)?.as_str().ok_or(Corrupt(name, WRONG_TYPE))
 }
 
-fn bad_type(name: &str) -> Error {
-    let mut s = String::from("field `");
-    s.push_str(name);
-    s.push_str("`: wrong type");
-    Error::CorruptRecord(s)
-}
-
-fn string(j: &Json, name: &str) -> Result<String> {
-    field(j, name)?
-        .as_str()
-        .map(String::from)
-        .ok_or_else(|| bad_type(name))
-}
-
-fn int(j: &Json, name: &str, max: u64) -> Result<u64> {
+fn int(j: &Json, name: &'static str, max: u64) -> core::result::Result<u64, Corrupt> {
     match field(j, name)?.as_u64() {
         Some(n) if n <= max => Ok(n),
-        _ => Err(bad_type(name)),
+        _ => Err(Corrupt(name, WRONG_TYPE)),
     }
 }
 
-fn time(j: &Json, name: &str) -> Result<f64> {
+fn time(j: &Json, name: &'static str) -> core::result::Result<f64, Corrupt> {
     int(j, name, MAX_SAFE).map(|n| n as f64)
 }
 

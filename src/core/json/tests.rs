@@ -292,8 +292,18 @@ fn canonical_order_is_utf16_code_units() {
 fn utf16_cmp_agrees_with_comparing_the_utf16_code_units() {
     // Each edge of UTF-8's and UTF-16's encodings, alone and in pairs.
     let chars = [
-        "a", "\u{7f}", "\u{80}", "\u{7ff}", "\u{800}", "\u{d7ff}", "\u{e000}", "\u{ff61}",
-        "\u{ffff}", "\u{10000}", "\u{1f600}", "\u{10ffff}",
+        "a",
+        "\u{7f}",
+        "\u{80}",
+        "\u{7ff}",
+        "\u{800}",
+        "\u{d7ff}",
+        "\u{e000}",
+        "\u{ff61}",
+        "\u{ffff}",
+        "\u{10000}",
+        "\u{1f600}",
+        "\u{10ffff}",
     ];
     let mut strings = vec![String::new()];
     for a in chars {
