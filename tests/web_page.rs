@@ -1,8 +1,9 @@
 //! Browser tests of what a page's checkouts share and do once: one BroadcastChannel (making
-//! one per checkout slowed every `Checkout.open`), on which they still hear each other; a
-//! sweep of a namespace's Web Storage at the first `open()` of the page; and a finish()
-//! that asks the other tabs to stop sending its key only while a tab may still be sending
-//! it. Against the real reference server.
+//! one per checkout slowed every `Checkout.open`), on which they still hear each other, a
+//! try's notice among them (posted once the try is on its way); a sweep of a namespace's
+//! Web Storage at the first `open()` of the page; and a finish() that asks the other tabs
+//! to stop sending its key only while a tab may still be sending it. Against the real
+//! reference server.
 #![cfg(target_arch = "wasm32")]
 
 mod support;
@@ -47,6 +48,25 @@ async fn the_checkouts_of_a_page_share_one_channel_and_hear_each_other() {
     for c in others {
         c.finish();
     }
+    a.finish();
+}
+
+#[wasm_bindgen_test]
+async fn a_second_checkout_of_the_page_hears_of_the_try_while_it_is_on_the_wire() {
+    let t = Case::new("wire");
+    // The server answers 1.5 s after its commit: the try is on the wire meanwhile.
+    fault(&t.customer, "delay-after-commit", 1, 1500).await;
+    let (a, _) = t.open("{}");
+    let (b, ev) = t.open("{}");
+    let done = js_sys::Promise::resolve(&a.submit(js(PAY)));
+    let heard = until(|| b.state() == "pending", 10_000.0).await;
+    let early = wasm_bindgen_futures::JsFuture::from(within(&done, 0.0)).await.unwrap();
+    assert!(heard, "b never heard of the try: {:?}", types(&ev));
+    assert!(early.is_null(), "the submit had resolved before b heard of its try");
+    let r = wasm_bindgen_futures::JsFuture::from(done).await.unwrap();
+    assert_eq!(num(&r, "status"), 201.0);
+    assert_eq!(b.key(), text(&r, "key"));
+    assert_eq!(t.ledger().await, vec![text(&r, "key")]);
     a.finish();
 }
 

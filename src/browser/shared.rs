@@ -162,10 +162,17 @@ impl Locked<'_> {
 
     /// Stores `rec` (its `rev` counted up) for every tab, and shows it here.
     pub(crate) async fn store(&self, rec: &mut Record) {
+        let text = self.store_unposted(rec).await;
+        self.inner.post(Notice::Stored(&text));
+    }
+
+    /// [`Locked::store`] but the notice to the other tabs: returns the text to post.
+    pub(crate) async fn store_unposted(&self, rec: &mut Record) -> String {
         rec.rev += 1;
         let text = rec.encode();
         self.idb_write(Some(&text)).await;
-        self.mirror(rec, &text);
+        self.mirror_as(rec, &text, false);
+        text
     }
 
     /// Stores a submit's final answer like [`Locked::store`], without waiting for
