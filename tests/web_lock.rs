@@ -2,12 +2,16 @@
 //! the holder keeps its lease alive for as long as a try takes, and a lease whose tab died
 //! lapses instead of blocking the scope for good; an attempt abandoned between two tries
 //! stops and frees the scope; a submit whose answer is stored resolves without waiting for
-//! the lock, and not after a finish() of its own page. Against the real reference server.
+//! the lock, and not after a finish() of its own page; one made as the first resolves gets
+//! the stored answer too, and the lock goes once IndexedDB holds it. Against the real
+//! reference server.
 #![cfg(target_arch = "wasm32")]
 
 mod support;
 
-use js_sys::Function;
+use idemkey::core::record::Record;
+use idemkey::core::state::State;
+use js_sys::{Array, Function};
 use support::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -150,4 +154,24 @@ async fn a_submit_right_after_finish_sends_the_next_attempt_not_the_stored_answe
     assert_ne!(text(&r2, "key"), text(&r1, "key"));
     assert_eq!(ledger(&customer).await.len(), 2);
     c.finish();
+}
+
+#[wasm_bindgen_test]
+async fn a_submit_made_as_the_first_resolves_gets_the_stored_answer() {
+    let (c, customer, _ev) = checkout("{}");
+    let rk = record_key("idemkey", &c.scope());
+    let c: JsValue = c.into();
+    let both = Array::from(&JsFuture::from(submit_twice(&c, &js(PAY))).await.unwrap());
+    let (first, again) = (both.get(0), both.get(1));
+    assert_eq!(num(&first, "status"), 201.0, "{first:?}");
+    assert!(flag(&again, "fromCache"), "{again:?}");
+    assert_eq!(text(&again, "key"), text(&first, "key"));
+    // The lock goes once IndexedDB has the answer: the next holder reads it there.
+    let name = format!("idemkey:{rk}");
+    let release: Function = JsFuture::from(hold_lock(&name)).await.unwrap().into();
+    let stored = idb_get(&rk).await.map(|t| Record::decode(&t).unwrap());
+    release.call0(&JsValue::UNDEFINED).unwrap();
+    assert_eq!(stored.map(|r| r.state), Some(State::Succeeded));
+    assert_eq!(ledger(&customer).await, vec![text(&first, "key")]);
+    Function::from(get(&c, "finish")).call0(&c).unwrap();
 }

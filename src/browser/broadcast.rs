@@ -1,6 +1,8 @@
-//! The BroadcastChannel a scope's tabs post notices on (core::sync::Notice texts), so a
-//! tab learns at once what the lock holder stored. A small JS binding (glue.js); pages
-//! without BroadcastChannel keep the `storage` event alone.
+//! The BroadcastChannel the tabs post notices on (core::sync::Notice texts, each sent with
+//! the storage key of the record it is about), so a tab learns at once what the lock holder
+//! stored. A small JS binding (glue.js): one channel for the page, which each checkout joins
+//! as a member under its record's key; pages without BroadcastChannel keep the `storage`
+//! event alone.
 
 use crate::prelude::*;
 use wasm_bindgen::prelude::*;
@@ -10,36 +12,36 @@ extern "C" {
     #[wasm_bindgen(js_name = chanOpen)]
     fn chan_open(name: &str, on_message: &Closure<dyn FnMut(String)>) -> JsValue;
     #[wasm_bindgen(js_name = chanPost)]
-    fn chan_post(chan: &JsValue, message: &str);
+    fn chan_post(member: &JsValue, message: &str);
     #[wasm_bindgen(js_name = chanClose)]
-    fn chan_close(chan: &JsValue);
+    fn chan_close(member: &JsValue);
 }
 
-/// An open channel and its message callback; closed when dropped.
+/// A membership of the page's channel and its message callback; left when dropped.
 pub(crate) struct Channel {
-    chan: JsValue,
+    member: JsValue,
     _on_message: Closure<dyn FnMut(String)>,
 }
 
 impl Channel {
-    /// Joins the channel `name`; `None` where the page has no BroadcastChannel.
+    /// Joins under `name`; `None` where the page has no BroadcastChannel.
     pub(crate) fn open(name: &str, on_message: impl FnMut(String) + 'static) -> Option<Channel> {
         let cb = Closure::<dyn FnMut(String)>::new(on_message);
-        let chan = chan_open(name, &cb);
-        (!chan.is_null()).then_some(Channel {
-            chan,
+        let member = chan_open(name, &cb);
+        (!member.is_null()).then_some(Channel {
+            member,
             _on_message: cb,
         })
     }
 
-    /// Posts `message` to the channel's other members (never to this one).
+    /// Posts `message` to the other members of the name, in this page and the other tabs.
     pub(crate) fn post(&self, message: &str) {
-        chan_post(&self.chan, message);
+        chan_post(&self.member, message);
     }
 }
 
 impl Drop for Channel {
     fn drop(&mut self) {
-        chan_close(&self.chan);
+        chan_close(&self.member);
     }
 }

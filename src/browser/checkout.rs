@@ -23,7 +23,7 @@ use super::task::spawn_local;
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{quarantine_key, record_key, sweep_due, Record};
 use crate::core::state::State;
-use crate::core::sync::{removes, supersedes, Notice};
+use crate::core::sync::{may_be_sending, removes, supersedes, Notice};
 
 pub(crate) use super::key::new_key;
 
@@ -42,6 +42,11 @@ pub(crate) enum IdbSweep {
 
 /// The namespaces whose IndexedDB records this page has swept.
 static IDB_SWEPT: PageCell<Vec<String>> = PageCell::new(Vec::new());
+
+/// The namespaces, each with a backend, whose Web Storage entries `open()` has swept in
+/// this page: once per page load is enough for records that live for hours, and a sweep
+/// reads every key of the backend, the page's own among them.
+static WEB_SWEPT: PageCell<Vec<(String, StorageKind)>> = PageCell::new(Vec::new());
 
 /// Deletes from the given backends what core's `sweep_due` says: the expired records of
 /// `namespace` and its quarantined copies past their retention; returns how many (the
@@ -107,7 +112,8 @@ pub(crate) struct Inner {
 
 impl Inner {
     /// Opens the scope: picks the storage (with fallbacks), sweeps it (expired records,
-    /// quarantined copies past their retention) and shows the mirror's record. Writes
+    /// quarantined copies past their retention; once per page, namespace and backend) and
+    /// shows the mirror's record. Writes
     /// nothing: with no readable record, the new key is stored by the lock holder only if
     /// the scope's store holds none (in the background, at once), unless a submit,
     /// `reset()` or `finish()` of this tab gets there first (it reads the record itself
@@ -129,7 +135,17 @@ impl Inner {
         } else {
             IdbSweep::Never
         };
-        sweep_kinds(&[store.kind()], &opts.namespace, idb_sweep);
+        let kind = store.kind();
+        let unswept = WEB_SWEPT.with(|s| {
+            let mut s = s.borrow_mut();
+            let unswept = !s.iter().any(|(n, k)| *k == kind && *n == opts.namespace);
+            if unswept {
+                s.push((opts.namespace.clone(), kind));
+            }
+            unswept
+        });
+        let kinds: &[StorageKind] = if unswept { &[kind] } else { &[] };
+        sweep_kinds(kinds, &opts.namespace, idb_sweep);
         let rec_key = record_key(&opts.namespace, &opts.scope);
         let first = Record::new(new_key(), opts.scope.as_str(), now_ms(), opts.ttl_ms());
         let inner = Rc::new(Inner {
@@ -301,15 +317,19 @@ impl Inner {
     }
 
     /// Shows a new key (state fresh) at once and stops this tab's submit before its next
-    /// try; asks the other tabs to stop sending the old key; then, with the lock (after any
-    /// sequence in flight), stores the new record (`keep`) or removes the old one.
+    /// try; asks the other tabs to stop sending the old key (unless no tab can be); then,
+    /// with the lock (after any sequence in flight), stores the new record (`keep`) or
+    /// removes the old one.
     fn start_over(self: &Rc<Self>, keep: bool) {
         let seen = self.rec.borrow().key.clone();
+        let sending = may_be_sending(&self.rec.borrow(), self.rec_stored.get());
         let next = self.fresh();
         self.set_shown(&next, false);
         self.intents.set(self.intents.get() + 1);
         self.flight.abandon(None);
-        self.post(Notice::Abandon(&seen));
+        if sending {
+            self.post(Notice::Abandon(&seen));
+        }
         let inner = self.clone();
         spawn_local(async move {
             let shown = inner.hold().await.start_over(&seen, next, keep).await;

@@ -8,6 +8,7 @@
 //! usable to tell our timeout from a network error, but the flow needs one `fetch`.
 
 use crate::prelude::*;
+use core::future::Future;
 use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
 
@@ -86,8 +87,10 @@ pub(crate) enum NoAnswer {
     Timeout,
 }
 
-/// Sends one try and reads the whole answer within `timeout_ms`.
-pub(crate) async fn send(t: &Try<'_>) -> Result<Answer, NoAnswer> {
+/// Sends one try and reads the whole answer within `timeout_ms`. `fetch` is called before
+/// this returns, not when the future is first polled: what the caller does in between
+/// happens while the request is on its way.
+pub(crate) fn send(t: &Try<'_>) -> impl Future<Output = Result<Answer, NoAnswer>> {
     let p = js_send(
         t.url,
         t.method,
@@ -98,17 +101,19 @@ pub(crate) async fn send(t: &Try<'_>) -> Result<Answer, NoAnswer> {
         t.credentials,
         t.timeout_ms,
     );
-    match JsFuture::from(p).await {
-        Ok(v) => {
-            let a: Array = v.unchecked_into();
-            Ok(Answer {
-                status: a.get(0).as_f64().unwrap_or(0.0) as u16,
-                body: a.get(1).as_string().unwrap_or_default(),
-                retry_after: a.get(2).as_string(),
-                replayed: a.get(3).as_string(),
-            })
+    async move {
+        match JsFuture::from(p).await {
+            Ok(v) => {
+                let a: Array = v.unchecked_into();
+                Ok(Answer {
+                    status: a.get(0).as_f64().unwrap_or(0.0) as u16,
+                    body: a.get(1).as_string().unwrap_or_default(),
+                    retry_after: a.get(2).as_string(),
+                    replayed: a.get(3).as_string(),
+                })
+            }
+            Err(aborted) if aborted.is_truthy() => Err(NoAnswer::Timeout),
+            Err(_) => Err(NoAnswer::Network),
         }
-        Err(aborted) if aborted.is_truthy() => Err(NoAnswer::Timeout),
-        Err(_) => Err(NoAnswer::Network),
     }
 }

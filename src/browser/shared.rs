@@ -5,6 +5,9 @@
 //! and memory storage, the Web Storage store itself holds the record.
 
 use alloc::rc::Rc;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
 
 use super::checkout::Inner;
 use super::clock::now_ms;
@@ -17,6 +20,24 @@ use crate::core::record::{lease_key, Record};
 use crate::core::state::{plan_submit, State, SubmitPlan};
 use crate::core::sync::{may_replace, on_lock, Current, Notice};
 use crate::prelude::*;
+
+/// A future that is ready at its second poll. Awaited first in a task spawned by a submit's
+/// future, it lets the code that awaits the submit's promise run before the rest of the
+/// task: the first poll comes in a microtask queued before the promise is resolved, and
+/// it queues the second after the reactions to the resolution.
+struct Turn(bool);
+
+impl Future for Turn {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
 
 /// This tab's hold on the scope: released when dropped.
 pub(crate) struct Locked<'a> {
@@ -141,10 +162,17 @@ impl Locked<'_> {
 
     /// Stores `rec` (its `rev` counted up) for every tab, and shows it here.
     pub(crate) async fn store(&self, rec: &mut Record) {
+        let text = self.store_unposted(rec).await;
+        self.inner.post(Notice::Stored(&text));
+    }
+
+    /// [`Locked::store`] but the notice to the other tabs: returns the text to post.
+    pub(crate) async fn store_unposted(&self, rec: &mut Record) -> String {
         rec.rev += 1;
         let text = rec.encode();
         self.idb_write(Some(&text)).await;
-        self.mirror(rec, &text);
+        self.mirror_as(rec, &text, false);
+        text
     }
 
     /// Stores a submit's final answer like [`Locked::store`], without waiting for
@@ -153,20 +181,30 @@ impl Locked<'_> {
     /// reads it there. For a mirror in localStorage: a page that goes away first leaves
     /// the mirror's copy ahead of the store's, and the next lock holder goes on from the
     /// mirror's (core::sync's `store_missed`), so either way the answer is kept.
+    /// The IndexedDB write and the notice wait a microtask turn ([`Turn`]): the code that
+    /// awaits `submit()` runs first (the answer is in the mirror, and shown, by then); the
+    /// next lock holder's IndexedDB requests still come after the write, which holds the
+    /// lock, and a read without the lock that comes first finds the mirror ahead and takes
+    /// the lock ([`Inner::stored_answer`]).
     pub(crate) fn store_answer(self, owner: Rc<Inner>, mut rec: Record) {
         let i = self.inner;
         rec.rev += 1;
         let text = rec.encode();
-        let write = i.idb.get().then(|| idb::set(&i.rec_key, Some(&text)));
-        self.mirror(&rec, &text);
+        let shared = i.idb.get();
         // Without IndexedDB the mirror is the store: the lock goes when `self` does.
-        let Some(write) = write else { return };
+        self.mirror_as(&rec, &text, !shared);
+        if !shared {
+            return;
+        }
         let Locked { _guard, .. } = self;
         spawn_local(async move {
+            Turn(false).await;
             let held = Locked {
                 inner: &owner,
                 _guard,
             };
+            let write = idb::set(&owner.rec_key, Some(&text));
+            owner.post(Notice::Stored(&text));
             if let Err(reason) = write.await {
                 owner.idb_failed(&rec.key, &reason);
                 held.mirror(&rec, &text);
@@ -177,6 +215,11 @@ impl Locked<'_> {
     /// Writes `text`, the encoded `rec`, to the Web Storage mirror (the record's store when
     /// IndexedDB has failed), tells the other tabs and shows it here.
     fn mirror(&self, rec: &Record, text: &str) {
+        self.mirror_as(rec, text, true);
+    }
+
+    /// [`Locked::mirror`], the other tabs told only with `post`.
+    fn mirror_as(&self, rec: &Record, text: &str, post: bool) {
         let i = self.inner;
         // Text in the way that cannot be read (edited by hand, another version) is set
         // aside with its event, not overwritten unseen.
@@ -194,7 +237,9 @@ impl Locked<'_> {
         let fb = i.store.set(&i.rec_key, web);
         let key = i.rec.borrow().key.clone();
         i.report(&key, fb);
-        i.post(Notice::Stored(text));
+        if post {
+            i.post(Notice::Stored(text));
+        }
         i.show(rec, true);
     }
 

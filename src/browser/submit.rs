@@ -21,6 +21,7 @@ use crate::core::record::{Record, StoredResponse};
 use crate::core::retry::{classify, Class, Next, TryOutcome};
 use crate::core::retry_after::parse_retry_after;
 use crate::core::state::{plan_submit_since, State, SubmitPlan};
+use crate::core::sync::Notice;
 use crate::error::{Error, Result};
 
 /// The payload as JSON text and its fingerprint; `invalid-payload` when JSON cannot carry it.
@@ -124,7 +125,7 @@ async fn tries(
         }
         rec.attempts += 1;
         rec.updated_at = now_ms();
-        held.store(rec).await;
+        let stored = held.store_unposted(rec).await;
         inner.events.emit(
             &rec.key,
             Event::Attempt {
@@ -142,7 +143,11 @@ async fn tries(
             credentials: &o.credentials,
             timeout_ms: (o.timeout_ms as f64).min(left).max(1.0),
         };
-        let (outcome, retry_after) = match http::send(&t).await {
+        let sent = http::send(&t);
+        // The other tabs hear of the try once it is on its way: the record is stored
+        // before, and the notice only keeps their display current.
+        inner.post(Notice::Stored(&stored));
+        let (outcome, retry_after) = match sent.await {
             Ok(Answer {
                 status,
                 body,

@@ -101,6 +101,14 @@ pub fn may_replace(stored: Option<&Record>, seen_key: &str, now_ms: f64) -> bool
     stored.map_or(true, |r| r.key == seen_key || r.is_expired(now_ms))
 }
 
+/// Whether a tab may still be sending the key of `shown` (`shown_stored`: it was read
+/// from or written to the store), so that giving the key up has to tell the other tabs to
+/// stop: not once its final answer (succeeded or failed) is stored, since a lock holder
+/// that reads one never sends that key again.
+pub fn may_be_sending(shown: &Record, shown_stored: bool) -> bool {
+    !(shown_stored && matches!(shown.state, State::Succeeded | State::Failed))
+}
+
 /// A message one tab of a scope posts to the others (BroadcastChannel text).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Notice<'a> {

@@ -44,6 +44,10 @@ extern "C" {
     /// function that releases it.
     #[wasm_bindgen(js_name = holdLock)]
     pub fn hold_lock(name: &str) -> Promise;
+    /// Submits `payload` with the JS checkout `c`, and again from the first submit's own
+    /// reaction; resolves with `[first, again]`.
+    #[wasm_bindgen(js_name = submitTwice)]
+    pub fn submit_twice(c: &JsValue, payload: &JsValue) -> Promise;
     /// `[value]` if `p` resolves within `ms`, else `null`.
     pub fn within(p: &Promise, ms: f64) -> Promise;
     /// Dispatches a `storage` event for localStorage as another tab's write would.

@@ -110,9 +110,11 @@ export function tabSubmit(c, payload) {
 }
 export function tabClose(tab) { tab.frame.remove(); }
 export function listenChannel(name) {
-  const c = new BroadcastChannel(name);
+  const c = new BroadcastChannel("idemkey");
   c.seen = [];
-  c.onmessage = (e) => c.seen.push(e.data);
+  c.onmessage = (e) => {
+    if (Array.isArray(e.data) && e.data[0] === name) c.seen.push(e.data[1]);
+  };
   return c;
 }
 
@@ -188,4 +190,25 @@ export function editOnFirstRetry(recorder, storageKey, edit) {
     }
     recorder(e);
   };
+}
+// Counts the BroadcastChannels the page makes from now on; returns the function that stops
+// counting and says how many.
+export function countChannels() {
+  const Real = globalThis.BroadcastChannel;
+  let made = 0;
+  globalThis.BroadcastChannel = class extends Real {
+    constructor(name) {
+      super(name);
+      made++;
+    }
+  };
+  return () => {
+    globalThis.BroadcastChannel = Real;
+    return made;
+  };
+}
+// Submits `payload`, and again as soon as the first submit resolves (in its own reaction,
+// before any other code of the page runs); resolves with both results.
+export function submitTwice(c, payload) {
+  return c.submit(payload).then((first) => c.submit(payload).then((again) => [first, again]));
 }

@@ -36,9 +36,14 @@ extern "C" {
     /// Removes the frame of a [`Tab`], as closing a tab ends its page.
     #[wasm_bindgen(js_name = tabClose)]
     fn tab_close_js(tab: &JsValue);
-    /// A BroadcastChannel on `name` that records the messages it gets in `.seen`.
+    /// A member of idemkey's channel that records in `.seen` the texts it gets for the
+    /// record `name`.
     #[wasm_bindgen(js_name = listenChannel)]
     pub fn listen_channel(name: &str) -> JsValue;
+    /// Counts the BroadcastChannels the page makes from now on; returns the function that
+    /// stops counting and returns how many.
+    #[wasm_bindgen(js_name = countChannels)]
+    pub fn count_channels() -> Function;
 }
 
 /// Stores `value` at `key` in the IndexedDB store idemkey uses, as another tab would.

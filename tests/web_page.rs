@@ -1,0 +1,135 @@
+//! Browser tests of what a page's checkouts share and do once: one BroadcastChannel (making
+//! one per checkout slowed every `Checkout.open`), on which they still hear each other, a
+//! try's notice among them (posted once the try is on its way); a sweep of a namespace's
+//! Web Storage at the first `open()` of the page; and a finish() that asks the other tabs
+//! to stop sending its key only while a tab may still be sending it. Against the real
+//! reference server.
+#![cfg(target_arch = "wasm32")]
+
+mod support;
+
+use idemkey::core::record::Record;
+use idemkey::Checkout;
+use js_sys::Array;
+use support::*;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// The notice texts a [`listen_channel`] member has got so far.
+fn seen(chan: &JsValue) -> Vec<String> {
+    Array::from(&get(chan, "seen"))
+        .iter()
+        .filter_map(|m| m.as_string())
+        .collect()
+}
+
+#[wasm_bindgen_test]
+async fn the_checkouts_of_a_page_share_one_channel_and_hear_each_other() {
+    let t = Case::new("chan");
+    let stop = count_channels();
+    let (a, _) = t.open("{}");
+    let (b, ev) = t.open("{}");
+    let others: Vec<Checkout> = (0..3)
+        .map(|_| open(&opts(&uniq("chan"), "nobody", "{}")))
+        .collect();
+    let made = stop.call0(&JsValue::UNDEFINED).unwrap().as_f64().unwrap();
+    assert!(made <= 1.0, "{made} BroadcastChannels for 5 checkouts");
+    let r = pay(&a).await.unwrap();
+    assert_eq!(num(&r, "status"), 201.0);
+    // No `storage` event reaches the page that wrote: b can only hear it on the channel.
+    assert!(
+        until(|| b.state() == "succeeded", 10_000.0).await,
+        "b never heard of the success: {:?}",
+        types(&ev)
+    );
+    assert_eq!(b.key(), text(&r, "key"));
+    for c in others {
+        c.finish();
+    }
+    a.finish();
+}
+
+#[wasm_bindgen_test]
+async fn a_second_checkout_of_the_page_hears_of_the_try_while_it_is_on_the_wire() {
+    let t = Case::new("wire");
+    // The server answers 1.5 s after its commit: the try is on the wire meanwhile.
+    fault(&t.customer, "delay-after-commit", 1, 1500).await;
+    let (a, _) = t.open("{}");
+    let (b, ev) = t.open("{}");
+    let done = js_sys::Promise::resolve(&a.submit(js(PAY)));
+    let heard = until(|| b.state() == "pending", 10_000.0).await;
+    let early = wasm_bindgen_futures::JsFuture::from(within(&done, 0.0)).await.unwrap();
+    assert!(heard, "b never heard of the try: {:?}", types(&ev));
+    assert!(early.is_null(), "the submit had resolved before b heard of its try");
+    let r = wasm_bindgen_futures::JsFuture::from(done).await.unwrap();
+    assert_eq!(num(&r, "status"), 201.0);
+    assert_eq!(b.key(), text(&r, "key"));
+    assert_eq!(t.ledger().await, vec![text(&r, "key")]);
+    a.finish();
+}
+
+#[wasm_bindgen_test]
+async fn finish_asks_the_tabs_to_stop_sending_only_a_key_without_a_stored_answer() {
+    let t = Case::new("fin");
+    let chan = listen_channel(&t.key());
+    let (c, _) = t.open("{}");
+    let r = pay(&c).await.unwrap();
+    assert_eq!(num(&r, "status"), 201.0);
+    c.finish();
+    let key = text(&r, "key");
+    let removed = format!("R{key}");
+    assert!(
+        until(|| seen(&chan).contains(&removed), 10_000.0).await,
+        "no removal notice: {:?}",
+        seen(&chan)
+    );
+    // No lock holder sends a key whose final answer it reads: nothing to stop.
+    assert!(
+        !seen(&chan).contains(&format!("A{key}")),
+        "{:?}",
+        seen(&chan)
+    );
+    // A key nobody has an answer for may be on its way in another tab.
+    let (fresh, _) = t.open("{}");
+    let abandon = format!("A{}", fresh.key());
+    fresh.finish();
+    assert!(
+        until(|| seen(&chan).contains(&abandon), 10_000.0).await,
+        "no abandon notice: {:?}",
+        seen(&chan)
+    );
+}
+
+#[wasm_bindgen_test]
+fn open_sweeps_a_namespaces_web_storage_once_per_page() {
+    let ns = &uniq("ws").replace('-', "")[..16];
+    let now = js_sys::Date::now();
+    let expired = |scope: &str| Record::new(idemkey::new_key(), scope, now - 10_000.0, 1_000.0);
+    let plant = |s: &web_sys::Storage, scope: &str| {
+        let k = record_key(ns, scope);
+        s.set_item(&k, &expired(scope).encode()).unwrap();
+        k
+    };
+    let in_ns = |scope: &str, storage: &str| {
+        let extra = format!(r#"{{"namespace":"{ns}","storage":"{storage}"}}"#);
+        open(&opts(scope, "nobody", &extra))
+    };
+    let k1 = plant(&local(), "first");
+    let a = in_ns("a", "local");
+    assert_eq!(local().get_item(&k1).unwrap(), None, "the first open() did not sweep");
+    // The page has swept the namespace: another open() reads no key of the backend.
+    let k2 = plant(&local(), "second");
+    let b = in_ns("b", "local");
+    assert!(local().get_item(&k2).unwrap().is_some(), "open() swept again");
+    // Another backend of the namespace is swept at its own first open().
+    let k3 = plant(&session(), "third");
+    let c = in_ns("c", "session");
+    assert_eq!(session().get_item(&k3).unwrap(), None, "sessionStorage was not swept");
+    assert_eq!(idemkey::sweep(Some(ns.to_string())).unwrap(), 1);
+    assert_eq!(local().get_item(&k2).unwrap(), None, "sweep() did not sweep");
+    for c in [a, b, c] {
+        c.finish();
+    }
+}
