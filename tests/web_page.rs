@@ -60,9 +60,14 @@ async fn a_second_checkout_of_the_page_hears_of_the_try_while_it_is_on_the_wire(
     let (b, ev) = t.open("{}");
     let done = js_sys::Promise::resolve(&a.submit(js(PAY)));
     let heard = until(|| b.state() == "pending", 10_000.0).await;
-    let early = wasm_bindgen_futures::JsFuture::from(within(&done, 0.0)).await.unwrap();
+    let early = wasm_bindgen_futures::JsFuture::from(within(&done, 0.0))
+        .await
+        .unwrap();
     assert!(heard, "b never heard of the try: {:?}", types(&ev));
-    assert!(early.is_null(), "the submit had resolved before b heard of its try");
+    assert!(
+        early.is_null(),
+        "the submit had resolved before b heard of its try"
+    );
     let r = wasm_bindgen_futures::JsFuture::from(done).await.unwrap();
     assert_eq!(num(&r, "status"), 201.0);
     assert_eq!(b.key(), text(&r, "key"));
@@ -118,17 +123,32 @@ fn open_sweeps_a_namespaces_web_storage_once_per_page() {
     };
     let k1 = plant(&local(), "first");
     let a = in_ns("a", "local");
-    assert_eq!(local().get_item(&k1).unwrap(), None, "the first open() did not sweep");
+    assert_eq!(
+        local().get_item(&k1).unwrap(),
+        None,
+        "the first open() did not sweep"
+    );
     // The page has swept the namespace: another open() reads no key of the backend.
     let k2 = plant(&local(), "second");
     let b = in_ns("b", "local");
-    assert!(local().get_item(&k2).unwrap().is_some(), "open() swept again");
+    assert!(
+        local().get_item(&k2).unwrap().is_some(),
+        "open() swept again"
+    );
     // Another backend of the namespace is swept at its own first open().
     let k3 = plant(&session(), "third");
     let c = in_ns("c", "session");
-    assert_eq!(session().get_item(&k3).unwrap(), None, "sessionStorage was not swept");
+    assert_eq!(
+        session().get_item(&k3).unwrap(),
+        None,
+        "sessionStorage was not swept"
+    );
     assert_eq!(idemkey::sweep(Some(ns.to_string())).unwrap(), 1);
-    assert_eq!(local().get_item(&k2).unwrap(), None, "sweep() did not sweep");
+    assert_eq!(
+        local().get_item(&k2).unwrap(),
+        None,
+        "sweep() did not sweep"
+    );
     for c in [a, b, c] {
         c.finish();
     }

@@ -213,6 +213,10 @@ fn only_a_key_without_a_stored_final_answer_may_still_be_sent() {
     ] {
         let mut r = rec(K1, NOW, 1);
         r.state = state;
-        assert_eq!(may_be_sending(&r, stored), sending, "{state:?} stored={stored}");
+        assert_eq!(
+            may_be_sending(&r, stored),
+            sending,
+            "{state:?} stored={stored}"
+        );
     }
 }
