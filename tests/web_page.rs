@@ -1,9 +1,9 @@
 //! Browser tests of what a page's checkouts share and do once: one BroadcastChannel (making
 //! one per checkout slowed every `Checkout.open`), on which they still hear each other, a
 //! try's notice among them (posted once the try is on its way); a sweep of a namespace's
-//! Web Storage at the first `open()` of the page; and a finish() that asks the other tabs
-//! to stop sending its key only while a tab may still be sending it. Against the real
-//! reference server.
+//! Web Storage at the first `open()` of the page; the endpoint and headers checked with
+//! the browser once; and a finish() that asks the other tabs to stop sending its key only
+//! while a tab may still be sending it. Against the real reference server.
 #![cfg(target_arch = "wasm32")]
 
 mod support;
@@ -150,6 +150,37 @@ fn open_sweeps_a_namespaces_web_storage_once_per_page() {
         "sweep() did not sweep"
     );
     for c in [a, b, c] {
+        c.finish();
+    }
+}
+
+#[wasm_bindgen_test]
+fn the_endpoint_and_headers_a_page_opened_with_are_checked_once() {
+    let headers = format!(r#"{{"headers":{{"X-Customer-Id":"{}"}}}}"#, uniq("once"));
+    let first = open(&opts(&uniq("once"), "nobody", &headers));
+    let stop = count_requests();
+    let again: Vec<Checkout> = (0..3)
+        .map(|_| open(&opts(&uniq("once"), "nobody", &headers)))
+        .collect();
+    let other = open(&opts(&uniq("once"), "somebody", "{}"));
+    let made = stop.call0(&JsValue::UNDEFINED).unwrap().as_f64().unwrap();
+    assert_eq!(
+        made, 1.0,
+        "Requests made to check 3 known endpoints and 1 new one"
+    );
+    // What fetch refuses is refused at every open.
+    for _ in 0..2 {
+        let bad = opts(
+            &uniq("once"),
+            "nobody",
+            r#"{"endpoint":"https://user:pw@example.com/pay"}"#,
+        );
+        let e = Checkout::open(bad)
+            .err()
+            .expect("an endpoint with credentials");
+        assert_idem_error(&e, "invalid-options", "endpoint");
+    }
+    for c in again.into_iter().chain([first, other]) {
         c.finish();
     }
 }

@@ -215,11 +215,19 @@ export async function send(url, method, headers, keyName, keyValue, body, creden
   }
 }
 
+// The last endpoint and headers `refused` accepted: a page opens its checkouts with the
+// same ones, and making the Headers and the Request that check them cost 0.05 to 0.1 ms
+// per open. The answer stays right for the page: whether a URL parses (and carries no
+// credentials) does not depend on which http(s) address it is resolved against.
+let accepted;
+
 /**
  * Whether `fetch` would refuse the endpoint or the extra headers (`headers` as for
  * `send`), by the browser's own rules: `null`, or `[option, the error]`.
  */
 export function refused(url, headers) {
+  const asked = url + "\n\n" + headers;
+  if (asked === accepted) return null;
   let option = "headers";
   try {
     const h = new Headers();
@@ -227,6 +235,7 @@ export function refused(url, headers) {
     for (let i = 0; i < a.length; i += 2) h.set(a[i], a[i + 1]);
     option = "endpoint";
     new Request(url);
+    accepted = asked;
     return null;
   } catch (e) {
     return [option, e];

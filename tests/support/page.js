@@ -212,3 +212,19 @@ export function countChannels() {
 export function submitTwice(c, payload) {
   return c.submit(payload).then((first) => c.submit(payload).then((again) => [first, again]));
 }
+// Counts the Requests the page makes from now on; returns the function that stops counting
+// and says how many.
+export function countRequests() {
+  const Real = globalThis.Request;
+  let made = 0;
+  globalThis.Request = class extends Real {
+    constructor(...a) {
+      super(...a);
+      made++;
+    }
+  };
+  return () => {
+    globalThis.Request = Real;
+    return made;
+  };
+}

@@ -44,6 +44,10 @@ extern "C" {
     /// stops counting and returns how many.
     #[wasm_bindgen(js_name = countChannels)]
     pub fn count_channels() -> Function;
+    /// Counts the Requests the page makes from now on; returns the function that stops
+    /// counting and returns how many.
+    #[wasm_bindgen(js_name = countRequests)]
+    pub fn count_requests() -> Function;
 }
 
 /// Stores `value` at `key` in the IndexedDB store idemkey uses, as another tab would.
