@@ -10,7 +10,6 @@
 //! reports to one page-wide callback, and a settled future is woken through it.
 
 use crate::prelude::*;
-use alloc::collections::VecDeque;
 use alloc::rc::Rc;
 use core::cell::Cell;
 use core::future::Future;
@@ -44,7 +43,7 @@ struct Task {
 /// The page's executor state.
 struct Executor {
     /// Tasks to poll, in the order they were woken.
-    queue: VecDeque<Rc<Task>>,
+    queue: Vec<Rc<Task>>,
     /// A drain is scheduled.
     scheduled: bool,
     /// The drain as a JS function, made on first use and kept for the page.
@@ -54,7 +53,7 @@ struct Executor {
 }
 
 static EXECUTOR: PageCell<Executor> = PageCell::new(Executor {
-    queue: VecDeque::new(),
+    queue: Vec::new(),
     scheduled: false,
     drain: None,
     settled: None,
@@ -76,7 +75,7 @@ fn schedule(task: Rc<Task>) {
     }
     let drain = EXECUTOR.with(|e| {
         let mut e = e.borrow_mut();
-        e.queue.push_back(task);
+        e.queue.push(task);
         if core::mem::replace(&mut e.scheduled, true) {
             return None;
         }
@@ -93,16 +92,12 @@ fn schedule(task: Rc<Task>) {
 /// Polls the tasks queued before it began; the ones woken meanwhile wait for the next
 /// drain, so a task that keeps waking itself cannot starve the page.
 fn drain() {
-    let mut left = EXECUTOR.with(|e| {
+    let batch = EXECUTOR.with(|e| {
         let mut e = e.borrow_mut();
         e.scheduled = false;
-        e.queue.len()
+        core::mem::take(&mut e.queue)
     });
-    while left > 0 {
-        left -= 1;
-        let Some(task) = EXECUTOR.with(|e| e.borrow_mut().queue.pop_front()) else {
-            break;
-        };
+    for task in batch {
         task.queued.set(false);
         let waker = waker(task.clone());
         let mut cx = Context::from_waker(&waker);
