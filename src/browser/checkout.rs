@@ -55,15 +55,15 @@ pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str, idb: IdbSweep)
     let mut prefix = String::from(namespace);
     prefix.push(':');
     let now = now_ms();
-    let unswept = IDB_SWEPT.with(|s| {
-        let mut s = s.borrow_mut();
-        let unswept = !s.iter().any(|n| n == namespace);
-        if unswept && idb != IdbSweep::Never {
-            s.push(namespace.into());
+    let idb_due = match idb {
+        IdbSweep::Always => {
+            IDB_SWEPT.first_time(namespace.into());
+            true
         }
-        unswept
-    });
-    if idb == IdbSweep::Always || (idb == IdbSweep::OncePerPage && unswept) {
+        IdbSweep::OncePerPage => IDB_SWEPT.first_time(namespace.into()),
+        IdbSweep::Never => false,
+    };
+    if idb_due {
         let (ns, p) = (String::from(namespace), prefix.clone());
         spawn_local(async move {
             idb::sweep(&p, move |k, v| sweep_due(&ns, &k, &v, now)).await;
@@ -136,15 +136,11 @@ impl Inner {
             IdbSweep::Never
         };
         let kind = store.kind();
-        let unswept = WEB_SWEPT.with(|s| {
-            let mut s = s.borrow_mut();
-            let unswept = !s.iter().any(|(n, k)| *k == kind && *n == opts.namespace);
-            if unswept {
-                s.push((opts.namespace.clone(), kind));
-            }
-            unswept
-        });
-        let kinds: &[StorageKind] = if unswept { &[kind] } else { &[] };
+        let kinds: &[StorageKind] = if WEB_SWEPT.first_time((opts.namespace.clone(), kind)) {
+            &[kind]
+        } else {
+            &[]
+        };
         sweep_kinds(kinds, &opts.namespace, idb_sweep);
         let rec_key = record_key(&opts.namespace, &opts.scope);
         let first = Record::new(new_key(), opts.scope.as_str(), now_ms(), opts.ttl_ms());

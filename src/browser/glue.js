@@ -1,7 +1,8 @@
 // The browser APIs the module reaches without web-sys (each web-sys binding is an import of
 // the wasm and a shim in the generated glue; one function here stands for several): Web
-// Locks, BroadcastChannel, IndexedDB, fetch with its timeout, a sleep, and the result,
-// error and event objects. One file, so a page fetches one snippet. Decisions stay in Rust.
+// Locks, BroadcastChannel, IndexedDB, Web Storage, fetch with its timeout, a sleep, the
+// executor's microtasks and promises, and the result, error and event objects. One file,
+// so a page fetches one snippet. Decisions stay in Rust.
 
 // The executor's JS half (task.rs): a microtask, a promise's outcome reported to one
 // callback, a promise settled from Rust.
@@ -261,12 +262,8 @@ export function result(key, status, body, replayed, fromCache, attempts) {
 /** `name: message` of a thrown value (DOMException, Error), or "unknown error". */
 export function errorText(e) {
   const text = (k) => {
-    try {
-      const v = e[k];
-      return typeof v == "string" ? v : null;
-    } catch {
-      return null;
-    }
+    const v = read(e, k);
+    return typeof v == "string" ? v : null;
   };
   const name = text("name") ?? "", message = text("message");
   return (message == null ? name : name ? `${name}: ${message}` : message) || "unknown error";

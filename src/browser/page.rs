@@ -2,6 +2,7 @@
 //! one thread (it is built without atomics), so a [`Slot`] in a static is enough.
 
 use super::cell::Slot;
+use crate::prelude::*;
 
 #[cfg(target_feature = "atomics")]
 compile_error!("idemkey's page-wide state assumes a single-threaded wasm module");
@@ -22,5 +23,18 @@ impl<T> PageCell<T> {
     /// Runs `f` with the cell, as `LocalKey::with` does.
     pub(crate) fn with<R>(&self, f: impl FnOnce(&Slot<T>) -> R) -> R {
         f(&self.0)
+    }
+}
+
+impl<T: PartialEq> PageCell<Vec<T>> {
+    /// Records `item`; whether this page had not recorded it before (for work done once per
+    /// page, such as a sweep).
+    pub(crate) fn first_time(&self, item: T) -> bool {
+        let mut seen = self.0.borrow_mut();
+        let first = !seen.contains(&item);
+        if first {
+            seen.push(item);
+        }
+        first
     }
 }

@@ -63,9 +63,9 @@ fn set_item(s: &Storage, key: &str, value: &str) -> Result<(), JsValue> {
     storage_op(s, 1, key, value).map(drop)
 }
 
-/// `removeItem`, errors ignored: there is nothing better to do.
-fn remove_item(s: &Storage, key: &str) {
-    let _ = storage_op(s, 2, key, "");
+/// `removeItem`; whether it went through (callers that cannot do better ignore it).
+fn remove_item(s: &Storage, key: &str) -> bool {
+    storage_op(s, 2, key, "").is_ok()
 }
 
 /// The keys that start with `prefix`; none when the backend throws.
@@ -231,7 +231,7 @@ pub(crate) fn remove_where(
                         .flatten()
                         .is_some_and(|v| drop(&k, &v))
                     {
-                        n += storage_op(&s, 2, &k, "").is_ok() as u32;
+                        n += remove_item(&s, &k) as u32;
                     }
                 }
             }
