@@ -259,13 +259,16 @@ export function result(key, status, body, replayed, fromCache, attempts) {
   return { key, status, ok: status >= 200 && status < 300, body: b, replayed, fromCache, attempts };
 }
 
+// `v` if it is a string, else undefined (`None` in Rust).
+export const text = (v) => (typeof v == "string" ? v : undefined);
+
 /** `name: message` of a thrown value (DOMException, Error), or "unknown error". */
 export function errorText(e) {
-  const text = (k) => {
+  const field = (k) => {
     const v = read(e, k);
     return typeof v == "string" ? v : null;
   };
-  const name = text("name") ?? "", message = text("message");
+  const name = field("name") ?? "", message = field("message");
   return (message == null ? name : name ? `${name}: ${message}` : message) || "unknown error";
 }
 

@@ -12,6 +12,7 @@ use core::future::Future;
 use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
 
+use super::js::text;
 use super::task::JsFuture;
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]
@@ -107,9 +108,9 @@ pub(crate) fn send(t: &Try<'_>) -> impl Future<Output = Result<Answer, NoAnswer>
                 let a: Array = v.unchecked_into();
                 Ok(Answer {
                     status: a.get(0).as_f64().unwrap_or(0.0) as u16,
-                    body: a.get(1).as_string().unwrap_or_default(),
-                    retry_after: a.get(2).as_string(),
-                    replayed: a.get(3).as_string(),
+                    body: text(&a.get(1)).unwrap_or_default(),
+                    retry_after: text(&a.get(2)),
+                    replayed: text(&a.get(3)),
                 })
             }
             Err(aborted) if aborted.is_truthy() => Err(NoAnswer::Timeout),

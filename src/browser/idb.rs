@@ -12,7 +12,7 @@ use core::future::Future;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 
-use super::js::error_text;
+use super::js::{error_text, text};
 use super::task::JsFuture;
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]
@@ -35,7 +35,7 @@ async fn settle(p: JsValue) -> Result<JsValue, String> {
 
 /// The text stored under `key`, if any.
 pub(crate) async fn get(key: &str) -> Result<Option<String>, String> {
-    Ok(settle(idb_get(key)).await?.as_string())
+    Ok(text(&settle(idb_get(key)).await?))
 }
 
 /// Stores `value` under `key` (removes it for `None`); resolves once committed. The write

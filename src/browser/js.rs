@@ -22,4 +22,7 @@ extern "C" {
     /// `name: message` of a thrown JS value (DOMException, Error), or "unknown error".
     #[wasm_bindgen(js_name = errorText)]
     pub(crate) fn error_text(e: &JsValue) -> String;
+    /// `v` if it is a string. (`JsValue::as_string` brings a slice conversion along with it,
+    /// for the same answer.)
+    pub(crate) fn text(v: &JsValue) -> Option<String>;
 }

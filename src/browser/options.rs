@@ -12,7 +12,7 @@ use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
 
 use super::http::joined;
-use super::js::error_text;
+use super::js::{error_text, text};
 use crate::core::options::{Options, RawOptions};
 use crate::error::{Error, Result};
 
@@ -30,7 +30,7 @@ fn named(prefix: &str, name: &str) -> String {
 /// Validated options and the `onEvent` callback, or `invalid-options` naming the option.
 pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>)> {
     let a = read_options(js);
-    let s = |i| a.get(i).as_string();
+    let s = |i| text(&a.get(i));
     if a.length() == 2 {
         return Err(bad(&s(0).unwrap_or_default(), &s(1).unwrap_or_default()));
     }
@@ -38,8 +38,8 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>)> {
     let mut headers = Vec::new();
     if let Some(h) = a.get(3).dyn_ref::<Array>() {
         for i in (0..h.length()).step_by(2) {
-            let text = |i| h.get(i).as_string().unwrap_or_default();
-            headers.push((text(i), text(i + 1)));
+            let item = |i| text(&h.get(i)).unwrap_or_default();
+            headers.push((item(i), item(i + 1)));
         }
     }
     let raw = RawOptions {
@@ -84,7 +84,7 @@ fn fetchable(o: &Options) -> Result<()> {
         return Ok(());
     }
     let r: Array = r.unchecked_into();
-    let option = r.get(0).as_string().unwrap_or_default();
+    let option = text(&r.get(0)).unwrap_or_default();
     Err(bad(
         &option,
         &named("refused by fetch: ", &error_text(&r.get(1))),

@@ -10,7 +10,7 @@ use web_sys::Storage;
 
 use crate::core::options::StorageKind;
 
-use super::js::error_text;
+use super::js::{error_text, text};
 use super::page::PageCell;
 
 /// The memory backend: one list of `(key, value)` per page, shared by every checkout
@@ -55,7 +55,7 @@ extern "C" {
 
 /// `getItem`.
 fn get_item(s: &Storage, key: &str) -> Result<Option<String>, JsValue> {
-    storage_op(s, 0, key, "").map(|v| v.as_string())
+    storage_op(s, 0, key, "").map(|v| text(&v))
 }
 
 /// `setItem`.
@@ -74,9 +74,7 @@ fn keys(s: &Storage, prefix: &str) -> Vec<String> {
         return Vec::new();
     };
     let a: js_sys::Array = a.unchecked_into();
-    (0..a.length())
-        .filter_map(|i| a.get(i).as_string())
-        .collect()
+    (0..a.length()).filter_map(|i| text(&a.get(i))).collect()
 }
 
 fn next(kind: StorageKind) -> StorageKind {

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 /// The payload as JSON text and its fingerprint; `invalid-payload` when JSON cannot carry it.
 pub(crate) fn prepare(payload: &JsValue) -> Result<(String, String)> {
     let body = match JSON::stringify(payload) {
-        Ok(s) => s.as_string(),
+        Ok(s) => js::text(&s),
         Err(e) => return Err(Error::InvalidPayload(error_text(&e))),
     };
     let body = body.ok_or_else(|| Error::InvalidPayload("undefined or a function".into()))?;
