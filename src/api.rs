@@ -142,7 +142,7 @@ impl Checkout {
         let started = now_ms();
         self.inner.flight.start(fp, move |flight| {
             future_to_promise(async move {
-                let r = submit::run(inner.clone(), flight.clone(), body, started).await;
+                let r = submit::run(&inner, &flight, body, started).await;
                 inner.flight.end(&flight);
                 r.map_err(|e| to_js(&e))
             })

@@ -53,8 +53,8 @@ fn cached(rec: &Record) -> Option<JsValue> {
 /// final answer; the lock is released once IndexedDB has that answer (which the submit
 /// does not wait for when localStorage holds the copy).
 pub(crate) async fn run(
-    inner: Rc<Inner>,
-    flight: Rc<Flight>,
+    inner: &Rc<Inner>,
+    flight: &Flight,
     body: String,
     started: f64,
 ) -> Result<JsValue> {
@@ -83,7 +83,7 @@ pub(crate) async fn run(
     flight.bind(&rec.key);
     rec.fingerprint = Some(flight.fp.clone());
     rec.state = State::Pending;
-    let (state, answer) = tries(&inner, &held, &flight, &mut rec, &body).await?;
+    let (state, answer) = tries(inner, &held, flight, &mut rec, &body).await?;
     rec.state = state;
     rec.updated_at = now_ms();
     let out = result(&rec.key, &answer, false, rec.attempts);
