@@ -14,6 +14,7 @@ use super::flight::Flight;
 use super::http::{self, Answer, NoAnswer};
 use super::js::{self, error_text};
 use super::shared::Locked;
+use super::task::JsFuture;
 use crate::core::fingerprint::fingerprint;
 use crate::core::header::{format_key, is_replayed};
 use crate::core::options::StorageKind;
@@ -102,6 +103,8 @@ pub(crate) async fn run(
 /// deadline run out, or when the key was given up (`reset()`, `finish()`, another tab)
 /// before a try: sending on would re-send a key the page gave up on, and hold the scope's
 /// lock so the new attempt waits behind our retries.
+/// The work between the awaits is in plain functions: the future keeps only what lives
+/// across an await.
 async fn tries(
     inner: &Inner,
     held: &Locked<'_>,
@@ -109,102 +112,135 @@ async fn tries(
     rec: &mut Record,
     body: &str,
 ) -> Result<(State, StoredResponse)> {
-    let o = &inner.opts;
-    let policy = o.retry_policy();
     let t0 = now_ms();
-    let key_value = format_key(&rec.key, o.header_format);
-    let headers = http::joined(&o.headers);
     let mut retries = 0;
     loop {
-        if flight.abandoned() {
-            return Err(Error::OutcomeUnknown {
-                attempts: rec.attempts,
-                reason: "abandoned".into(),
-                abandoned: true,
-            });
-        }
-        rec.attempts += 1;
-        rec.updated_at = now_ms();
+        count_try(flight, rec)?;
         let stored = held.store_unposted(rec).await;
-        inner.events.emit(
-            &rec.key,
-            Event::Attempt {
-                attempt: rec.attempts,
-            },
-        );
-        let left = o.deadline_ms as f64 - (now_ms() - t0);
-        let t = http::Try {
-            url: &o.endpoint,
-            method: &o.method,
-            headers: &headers,
-            key_name: &o.header_name,
-            key_value: &key_value,
+        let sent = launch(inner, rec, body, t0, stored);
+        let delay_ms = match after(inner, rec, retries, t0, sent.await)? {
+            Step::Done(state, r) => return Ok((state, r)),
+            Step::Wait(ms) => ms,
+        };
+        sleep(delay_ms as f64).await;
+        retries += 1;
+    }
+}
+
+/// What follows a try: the final answer, or the next try after a delay (ms).
+enum Step {
+    Done(State, StoredResponse),
+    Wait(u32),
+}
+
+/// Counts the next try in `rec`; `outcome-unknown` (abandoned) when the key was given up.
+#[inline(never)]
+fn count_try(flight: &Flight, rec: &mut Record) -> Result<()> {
+    if flight.abandoned() {
+        return Err(Error::OutcomeUnknown {
+            attempts: rec.attempts,
+            reason: "abandoned".into(),
+            abandoned: true,
+        });
+    }
+    rec.attempts += 1;
+    rec.updated_at = now_ms();
+    Ok(())
+}
+
+/// Sends the try `rec` counts, whose record text `stored` is stored: the `attempt` event,
+/// the request, then the notice to the other tabs.
+#[inline(never)]
+fn launch(inner: &Inner, rec: &Record, body: &str, t0: f64, stored: String) -> JsFuture {
+    let o = &inner.opts;
+    inner.events.emit(
+        &rec.key,
+        Event::Attempt {
+            attempt: rec.attempts,
+        },
+    );
+    let left = o.deadline_ms as f64 - (now_ms() - t0);
+    let sent = http::send(&http::Try {
+        url: &o.endpoint,
+        method: &o.method,
+        headers: &http::joined(&o.headers),
+        key_name: &o.header_name,
+        key_value: &format_key(&rec.key, o.header_format),
+        body,
+        credentials: &o.credentials,
+        timeout_ms: (o.timeout_ms as f64).min(left).max(1.0),
+    });
+    // The other tabs hear of the try once it is on its way: the record is stored
+    // before, and the notice only keeps their display current.
+    inner.post(Notice::Stored(&stored));
+    sent
+}
+
+/// The try `rec` counts settled with `settled`, the `retries` before it done: its events,
+/// and the final answer, the delay before the next try, or `outcome-unknown`.
+#[inline(never)]
+fn after(
+    inner: &Inner,
+    rec: &Record,
+    retries: u32,
+    t0: f64,
+    settled: core::result::Result<JsValue, JsValue>,
+) -> Result<Step> {
+    let (outcome, retry_after) = match http::answer(settled) {
+        Ok(Answer {
+            status,
             body,
-            credentials: &o.credentials,
-            timeout_ms: (o.timeout_ms as f64).min(left).max(1.0),
-        };
-        let sent = http::send(&t);
-        // The other tabs hear of the try once it is on its way: the record is stored
-        // before, and the notice only keeps their display current.
-        inner.post(Notice::Stored(&stored));
-        let (outcome, retry_after) = match sent.await {
-            Ok(Answer {
-                status,
-                body,
-                retry_after,
-                replayed,
-            }) => {
-                let replayed = is_replayed(replayed.as_deref());
-                inner.events.emit(
-                    &rec.key,
-                    Event::Response {
-                        attempt: rec.attempts,
-                        status,
-                        replayed,
-                    },
-                );
-                let done = match classify(status) {
-                    Class::Success => Some(State::Succeeded),
-                    Class::Failure => Some(State::Failed),
-                    Class::Retry => None,
+            retry_after,
+            replayed,
+        }) => {
+            let replayed = is_replayed(replayed.as_deref());
+            inner.events.emit(
+                &rec.key,
+                Event::Response {
+                    attempt: rec.attempts,
+                    status,
+                    replayed,
+                },
+            );
+            let done = match classify(status) {
+                Class::Success => Some(State::Succeeded),
+                Class::Failure => Some(State::Failed),
+                Class::Retry => None,
+            };
+            if let Some(state) = done {
+                let r = StoredResponse {
+                    status,
+                    body,
+                    replayed,
                 };
-                if let Some(state) = done {
-                    let r = StoredResponse {
-                        status,
-                        body,
-                        replayed,
-                    };
-                    return Ok((state, r));
-                }
-                (
-                    TryOutcome::Response(status),
-                    retry_after.and_then(|v| parse_retry_after(&v, now_ms())),
-                )
+                return Ok(Step::Done(state, r));
             }
-            Err(NoAnswer::Network) => (TryOutcome::NetworkError, None),
-            Err(NoAnswer::Timeout) => (TryOutcome::Timeout, None),
-        };
-        let reason = outcome.reason();
-        match policy.next(retries, now_ms() - t0, retry_after, random01()) {
-            Next::Retry { delay_ms } => {
-                inner.events.emit(
-                    &rec.key,
-                    Event::Retry {
-                        attempt: rec.attempts,
-                        delay_ms,
-                        reason: &reason,
-                    },
-                );
-                sleep(delay_ms as f64).await;
-                retries += 1;
-            }
-            Next::GiveUp => {
-                return Err(Error::OutcomeUnknown {
-                    attempts: rec.attempts,
-                    reason,
-                    abandoned: false,
-                })
-            }
+            (
+                TryOutcome::Response(status),
+                retry_after.and_then(|v| parse_retry_after(&v, now_ms())),
+            )
         }
+        Err(NoAnswer::Network) => (TryOutcome::NetworkError, None),
+        Err(NoAnswer::Timeout) => (TryOutcome::Timeout, None),
+    };
+    let reason = outcome.reason();
+    let policy = inner.opts.retry_policy();
+    match policy.next(retries, now_ms() - t0, retry_after, random01()) {
+        Next::Retry { delay_ms } => {
+            inner.events.emit(
+                &rec.key,
+                Event::Retry {
+                    attempt: rec.attempts,
+                    delay_ms,
+                    reason: &reason,
+                },
+            );
+            Ok(Step::Wait(delay_ms))
+        }
+        Next::GiveUp => Err(Error::OutcomeUnknown {
+            attempts: rec.attempts,
+            reason,
+            abandoned: false,
+        }),
     }
 }
