@@ -208,13 +208,35 @@ pub(crate) fn future_to_promise(
 ) -> Promise {
     let d = deferred();
     let promise = d.get(0).unchecked_into();
-    spawn_local(async move {
-        match future.await {
-            Ok(v) => settle(&d, true, &v),
-            Err(e) => settle(&d, false, &e),
-        }
-    });
+    spawn_local(Settle { future, d });
     promise
+}
+
+/// `future`, whose result settles the [`deferred`] promise `d`. Written out rather than
+/// an `async` block, which would keep a second copy of `future` (the one it awaits).
+struct Settle<F> {
+    future: F,
+    d: Array,
+}
+
+impl<F: Future<Output = Result<JsValue, JsValue>>> Future for Settle<F> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // SAFETY: `future` is pinned whenever `self` is: it is never moved out of `self`,
+        // and `Settle` has no `Drop` of its own (and is `Unpin` only when `F` is).
+        let this = unsafe { self.get_unchecked_mut() };
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        let Poll::Ready(r) = future.poll(cx) else {
+            return Poll::Pending;
+        };
+        let (ok, v) = match r {
+            Ok(v) => (true, v),
+            Err(e) => (false, e),
+        };
+        settle(&this.d, ok, &v);
+        Poll::Ready(())
+    }
 }
 
 #[cfg(test)]
