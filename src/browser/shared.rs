@@ -15,11 +15,13 @@ use super::events::Event;
 use super::idb;
 use super::lock::{self, Guard};
 use super::storage;
+use super::submit;
 use super::task::spawn_local;
 use crate::core::record::{lease_key, Record};
 use crate::core::state::{plan_submit, State, SubmitPlan};
 use crate::core::sync::{may_replace, on_lock, Current, Notice};
 use crate::prelude::*;
+use wasm_bindgen::JsValue;
 
 /// A future that is ready at its second poll. Awaited first in a task spawned by a submit's
 /// future, it lets the code that awaits the submit's promise run before the rest of the
@@ -64,8 +66,9 @@ impl Inner {
     /// holder would go on from ([`on_lock`] on IndexedDB's record, which the browser reads
     /// after every committed write, and the mirror's) if that is still the attempt's
     /// success. Resolving with it changes nothing stored, so the lock, which orders changes,
-    /// is not needed. `None` (also for anything unreadable) sends the submit the locked way.
-    pub(crate) async fn stored_answer(&self, fp: &str) -> Option<Record> {
+    /// is not needed. Returned as `submit()` resolves with it (`fromCache`); `None` (also
+    /// for anything unreadable) sends the submit the locked way.
+    pub(crate) async fn stored_answer(&self, fp: &str) -> Option<JsValue> {
         let shown = self.rec.borrow().clone();
         let shown_cached =
             shown.state == State::Succeeded && shown.fingerprint.as_deref() == Some(fp);
@@ -94,7 +97,10 @@ impl Inner {
         };
         let cached =
             r.state == State::Succeeded && plan_submit(&r, fp, now_ms()) == SubmitPlan::Cached;
-        cached.then_some(r)
+        if !cached {
+            return None;
+        }
+        submit::cached(&r)
     }
 
     /// IndexedDB failed: the Web Storage store holds the record from now on. The event

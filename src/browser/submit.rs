@@ -43,7 +43,7 @@ fn result(key: &str, r: &StoredResponse, from_cache: bool, attempts: u32) -> JsV
 }
 
 /// The stored result, if `rec` holds one.
-fn cached(rec: &Record) -> Option<JsValue> {
+pub(crate) fn cached(rec: &Record) -> Option<JsValue> {
     rec.response
         .as_ref()
         .map(|r| result(&rec.key, r, true, rec.attempts))
@@ -59,10 +59,8 @@ pub(crate) async fn run(
     body: String,
     started: f64,
 ) -> Result<JsValue> {
-    if let Some(rec) = inner.stored_answer(&flight.fp).await {
-        if let Some(r) = cached(&rec) {
-            return Ok(r);
-        }
+    if let Some(r) = inner.stored_answer(&flight.fp).await {
+        return Ok(r);
     }
     let held = inner.hold().await;
     let (mut rec, _) = held.read().await;
