@@ -82,11 +82,7 @@ pub(crate) async fn run(
     flight.bind(&rec.key);
     rec.fingerprint = Some(flight.fp.clone());
     rec.state = State::Pending;
-    let (state, answer) = tries(inner, &held, flight, &mut rec, &body).await?;
-    rec.state = state;
-    rec.updated_at = now_ms();
-    let out = result(&rec.key, &answer, false, rec.attempts);
-    rec.response = Some(answer);
+    let out = tries(inner, &held, flight, &mut rec, &body).await?;
     // Resolved before IndexedDB has it only where the copy outlives the page.
     if inner.store.kind() == StorageKind::Local {
         held.store_answer(inner.clone(), rec);
@@ -96,11 +92,11 @@ pub(crate) async fn run(
     Ok(out)
 }
 
-/// Sends `rec`'s tries until a final answer (its state and response), storing the record
-/// with each try's count before the try leaves; `outcome-unknown` when retries or the
-/// deadline run out, or when the key was given up (`reset()`, `finish()`, another tab)
-/// before a try: sending on would re-send a key the page gave up on, and hold the scope's
-/// lock so the new attempt waits behind our retries.
+/// Sends `rec`'s tries until a final answer (its state and response put in `rec`, the
+/// result returned), storing the record with each try's count before the try leaves;
+/// `outcome-unknown` when retries or the deadline run out, or when the key was given up
+/// (`reset()`, `finish()`, another tab) before a try: sending on would re-send a key the
+/// page gave up on, and hold the scope's lock so the new attempt waits behind our retries.
 /// The work between the awaits is in plain functions: the future keeps only what lives
 /// across an await.
 async fn tries(
@@ -109,7 +105,7 @@ async fn tries(
     flight: &Flight,
     rec: &mut Record,
     body: &str,
-) -> Result<(State, StoredResponse)> {
+) -> Result<JsValue> {
     let t0 = now_ms();
     let mut retries = 0;
     loop {
@@ -117,7 +113,7 @@ async fn tries(
         let stored = held.store_unposted(rec).await;
         let sent = launch(inner, rec, body, t0, stored);
         let delay_ms = match after(inner, rec, retries, t0, sent.await)? {
-            Step::Done(state, r) => return Ok((state, r)),
+            Step::Done(out) => return Ok(out),
             Step::Wait(ms) => ms,
         };
         sleep(delay_ms as f64).await;
@@ -125,9 +121,9 @@ async fn tries(
     }
 }
 
-/// What follows a try: the final answer, or the next try after a delay (ms).
+/// What follows a try: the final answer's result, or the next try after a delay (ms).
 enum Step {
-    Done(State, StoredResponse),
+    Done(JsValue),
     Wait(u32),
 }
 
@@ -175,11 +171,11 @@ fn launch(inner: &Inner, rec: &Record, body: &str, t0: f64, stored: String) -> J
 }
 
 /// The try `rec` counts settled with `settled`, the `retries` before it done: its events,
-/// and the final answer, the delay before the next try, or `outcome-unknown`.
+/// and the final answer (put in `rec`), the delay before the next try, or `outcome-unknown`.
 #[inline(never)]
 fn after(
     inner: &Inner,
-    rec: &Record,
+    rec: &mut Record,
     retries: u32,
     t0: f64,
     settled: core::result::Result<JsValue, JsValue>,
@@ -211,7 +207,11 @@ fn after(
                     body,
                     replayed,
                 };
-                return Ok(Step::Done(state, r));
+                rec.state = state;
+                rec.updated_at = now_ms();
+                let out = result(&rec.key, &r, false, rec.attempts);
+                rec.response = Some(r);
+                return Ok(Step::Done(out));
             }
             (
                 TryOutcome::Response(status),
