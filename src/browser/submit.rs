@@ -13,7 +13,6 @@ use super::events::Event;
 use super::flight::Flight;
 use super::http::{self, Answer, NoAnswer};
 use super::js::{self, error_text};
-use super::shared::Locked;
 use super::task::JsFuture;
 use crate::core::fingerprint::fingerprint;
 use crate::core::header::{format_key, is_replayed};
@@ -53,6 +52,12 @@ pub(crate) fn cached(rec: &Record) -> Option<JsValue> {
 /// scope, read its record, plan, send the tries (each stored before it leaves), store the
 /// final answer; the lock is released once IndexedDB has that answer (which the submit
 /// does not wait for when localStorage holds the copy).
+///
+/// The tries go on until a final answer; `outcome-unknown` when retries or the deadline
+/// run out, or when the key was given up (`reset()`, `finish()`, another tab) before a
+/// try: sending on would re-send a key the page gave up on, and hold the scope's lock so
+/// the new attempt waits behind our retries. One future, with the work between its awaits
+/// in plain functions: it keeps only what lives across an await.
 pub(crate) async fn run(
     inner: &Rc<Inner>,
     flight: &Flight,
@@ -82,7 +87,19 @@ pub(crate) async fn run(
     flight.bind(&rec.key);
     rec.fingerprint = Some(flight.fp.clone());
     rec.state = State::Pending;
-    let out = tries(inner, &held, flight, &mut rec, &body).await?;
+    let t0 = now_ms();
+    let mut retries = 0;
+    let out = loop {
+        count_try(flight, &mut rec)?;
+        let stored = held.store_unposted(&mut rec).await;
+        let sent = launch(inner, &rec, &body, t0, stored);
+        let delay_ms = match after(inner, &mut rec, retries, t0, sent.await)? {
+            Step::Done(out) => break out,
+            Step::Wait(ms) => ms,
+        };
+        sleep(delay_ms as f64).await;
+        retries += 1;
+    };
     // Resolved before IndexedDB has it only where the copy outlives the page.
     if inner.store.kind() == StorageKind::Local {
         held.store_answer(inner.clone(), rec);
@@ -90,35 +107,6 @@ pub(crate) async fn run(
         held.store(&mut rec).await;
     }
     Ok(out)
-}
-
-/// Sends `rec`'s tries until a final answer (its state and response put in `rec`, the
-/// result returned), storing the record with each try's count before the try leaves;
-/// `outcome-unknown` when retries or the deadline run out, or when the key was given up
-/// (`reset()`, `finish()`, another tab) before a try: sending on would re-send a key the
-/// page gave up on, and hold the scope's lock so the new attempt waits behind our retries.
-/// The work between the awaits is in plain functions: the future keeps only what lives
-/// across an await.
-async fn tries(
-    inner: &Inner,
-    held: &Locked<'_>,
-    flight: &Flight,
-    rec: &mut Record,
-    body: &str,
-) -> Result<JsValue> {
-    let t0 = now_ms();
-    let mut retries = 0;
-    loop {
-        count_try(flight, rec)?;
-        let stored = held.store_unposted(rec).await;
-        let sent = launch(inner, rec, body, t0, stored);
-        let delay_ms = match after(inner, rec, retries, t0, sent.await)? {
-            Step::Done(out) => return Ok(out),
-            Step::Wait(ms) => ms,
-        };
-        sleep(delay_ms as f64).await;
-        retries += 1;
-    }
 }
 
 /// What follows a try: the final answer's result, or the next try after a delay (ms).
