@@ -112,12 +112,12 @@ async fn lease_acquire(store: &Rc<Store>, key: &str) -> Guard {
     loop {
         if held.renew() {
             // Let a racing tab's write land, then see who won.
-            sleep(25.0).await;
+            let _ = sleep(25.0).await;
             if held.mine() {
                 return hold(held);
             }
         }
-        sleep(lease::LEASE_POLL_MS as f64 * (0.5 + random01())).await;
+        let _ = sleep(lease::LEASE_POLL_MS as f64 * (0.5 + random01())).await;
     }
 }
 

@@ -97,7 +97,7 @@ pub(crate) async fn run(
             Step::Done(out) => break out,
             Step::Wait(ms) => ms,
         };
-        sleep(delay_ms as f64).await;
+        let _ = sleep(delay_ms as f64).await;
         retries += 1;
     };
     // Resolved before IndexedDB has it only where the copy outlives the page.
