@@ -100,6 +100,12 @@ fn to_js(e: &Error) -> JsValue {
     idem_error(&e.message(), e.code())
 }
 
+impl From<Error> for JsValue {
+    fn from(e: Error) -> JsValue {
+        to_js(&e)
+    }
+}
+
 /// One checkout attempt's key, kept across retries, double-clicks, refreshes and tabs.
 #[wasm_bindgen]
 pub struct Checkout {
@@ -141,11 +147,7 @@ impl Checkout {
         let inner = self.inner.clone();
         let started = now_ms();
         self.inner.flight.start(fp, move |flight| {
-            future_to_promise(async move {
-                let r = submit::run(&inner, &flight, body, started).await;
-                inner.flight.end(&flight);
-                r.map_err(|e| to_js(&e))
-            })
+            future_to_promise(submit::run(inner, flight, body, started))
         })
     }
 

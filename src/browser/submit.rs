@@ -57,13 +57,21 @@ pub(crate) fn cached(rec: &Record) -> Option<JsValue> {
 /// run out, or when the key was given up (`reset()`, `finish()`, another tab) before a
 /// try: sending on would re-send a key the page gave up on, and hold the scope's lock so
 /// the new attempt waits behind our retries. One future, with the work between its awaits
-/// in plain functions: it keeps only what lives across an await.
+/// in plain functions: it keeps only what lives across an await. Rejects with the error
+/// as JS sees it. The sequence ends in this tab ([`SingleFlight::end`]) as the future
+/// returns, once its other locals are dropped, before the promise settles.
+///
+/// [`SingleFlight::end`]: super::flight::SingleFlight::end
 pub(crate) async fn run(
-    inner: &Rc<Inner>,
-    flight: &Flight,
+    inner: Rc<Inner>,
+    flight: Rc<Flight>,
     body: String,
     started: f64,
-) -> Result<JsValue> {
+) -> core::result::Result<JsValue, JsValue> {
+    // Dropped last, with the future's other locals, when it returns.
+    let _end = End(&inner, &flight);
+    let inner = &inner;
+    let flight = &*flight;
     if let Some(r) = inner.stored_answer(&flight.fp).await {
         return Ok(r);
     }
@@ -79,7 +87,8 @@ pub(crate) async fn run(
         SubmitPlan::Conflict => {
             return Err(Error::PayloadConflict {
                 state: rec.state.as_str(),
-            })
+            }
+            .into())
         }
         SubmitPlan::Send { new_key: true } => rec = inner.fresh(),
         SubmitPlan::Send { new_key: false } => {}
@@ -107,6 +116,15 @@ pub(crate) async fn run(
         held.store(&mut rec).await;
     }
     Ok(out)
+}
+
+/// Ends the sequence in this tab when dropped.
+struct End<'a>(&'a Inner, &'a Rc<Flight>);
+
+impl Drop for End<'_> {
+    fn drop(&mut self) {
+        self.0.flight.end(self.1);
+    }
 }
 
 /// What follows a try: the final answer's result, or the next try after a delay (ms).
