@@ -239,6 +239,40 @@ impl<F: Future<Output = Result<JsValue, JsValue>>> Future for Settle<F> {
     }
 }
 
+/// `future`'s output passed through `then`: what an `async` block awaiting `future` and
+/// calling `then` does, without the block's own state and copy of `future`.
+pub(crate) struct Then<F, G> {
+    future: F,
+    then: Option<G>,
+}
+
+impl<F, G> Then<F, G> {
+    /// `future`, its output passed through `then`.
+    pub(crate) fn new(future: F, then: G) -> Self {
+        Then {
+            future,
+            then: Some(then),
+        }
+    }
+}
+
+impl<T, F: Future, G: FnOnce(F::Output) -> T> Future for Then<F, G> {
+    type Output = T;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        // SAFETY: as in `Settle::poll`.
+        let this = unsafe { self.get_unchecked_mut() };
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        let Poll::Ready(v) = future.poll(cx) else {
+            return Poll::Pending;
+        };
+        match this.then.take() {
+            Some(then) => Poll::Ready(then(v)),
+            None => Poll::Pending,
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "task_tests.rs"]
 mod tests;
