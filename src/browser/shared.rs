@@ -16,7 +16,7 @@ use super::idb;
 use super::lock::{self, Guard};
 use super::storage;
 use super::submit;
-use super::task::{spawn_local, Then};
+use super::task::{spawn_local, Maybe, Then};
 use crate::core::record::{lease_key, Record};
 use crate::core::state::{plan_submit, State, SubmitPlan};
 use crate::core::sync::{may_replace, on_lock, Current, Notice};
@@ -121,18 +121,26 @@ impl Inner {
 
 impl Locked<'_> {
     /// The scope's record as the last lock holder stored it: what this tab goes on from.
-    pub(crate) async fn current(&self) -> Current {
+    /// The future is IndexedDB's read (when it holds the record), the rest done by
+    /// [`Locked::current_of`] once it is: fewer bytes than an `async fn`.
+    pub(crate) fn current(&self) -> impl Future<Output = Current> + '_ {
+        let i = self.inner;
+        let get = i.idb.get().then(|| idb::get(&i.rec_key));
+        Then::new(Maybe(get), |got| self.current_of(got))
+    }
+
+    /// [`Locked::current`] once IndexedDB has answered with `got` (`None`: not asked).
+    fn current_of(&self, got: Option<Result<Option<String>, String>>) -> Current {
         let i = self.inner;
         let mut idb_text = None;
-        if i.idb.get() {
-            match idb::get(&i.rec_key).await {
-                Ok(t) => idb_text = Some(t),
-                Err(reason) => {
-                    // Cloned first: the event's handler may call back into this checkout.
-                    let key = i.rec.borrow().key.clone();
-                    i.idb_failed(&key, &reason);
-                }
+        match got {
+            Some(Ok(t)) => idb_text = Some(t),
+            Some(Err(reason)) => {
+                // Cloned first: the event's handler may call back into this checkout.
+                let key = i.rec.borrow().key.clone();
+                i.idb_failed(&key, &reason);
             }
+            None => {}
         }
         // Always read: the mirror may hold a write IndexedDB refused.
         let web = i.read_mirror();

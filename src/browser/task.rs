@@ -273,6 +273,20 @@ impl<T, F: Future, G: FnOnce(F::Output) -> T> Future for Then<F, G> {
     }
 }
 
+/// A future that may not be there: its output, or `None` at once.
+pub(crate) struct Maybe<F>(pub(crate) Option<F>);
+
+impl<F: Future + Unpin> Future for Maybe<F> {
+    type Output = Option<F::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.0 {
+            Some(f) => Pin::new(f).poll(cx).map(Some),
+            None => Poll::Ready(None),
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "task_tests.rs"]
 mod tests;
