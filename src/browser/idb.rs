@@ -38,8 +38,11 @@ impl Request {
     }
 }
 
+/// What a [`Request`] ends with.
+pub(crate) type Done = Result<Option<String>, String>;
+
 impl Future for Request {
-    type Output = Result<Option<String>, String>;
+    type Output = Done;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let Some(f) = &mut self.0 else {

@@ -273,15 +273,17 @@ impl Locked<'_> {
 
     /// Writes IndexedDB first (`None` deletes), when it holds the scope's record: the
     /// Web Storage copy follows, so another tab's copy is never newer than what it holds
-    /// unless this write failed.
-    async fn idb_write(&self, text: Option<&str>) {
+    /// unless this write failed. The write is queued at the call; the future is its own,
+    /// not an `async fn`'s: fewer bytes.
+    fn idb_write(&self, text: Option<&str>) -> impl Future<Output = ()> + '_ {
         let i = self.inner;
-        if i.idb.get() {
-            if let Err(reason) = idb::set(&i.rec_key, text).await {
+        let write = i.idb.get().then(|| idb::set(&i.rec_key, text));
+        Then::new(Maybe(write), move |done: Option<idb::Done>| {
+            if let Some(Err(reason)) = done {
                 let key = i.rec.borrow().key.clone();
                 i.idb_failed(&key, &reason);
             }
-        }
+        })
     }
 
     /// `reset()` (`keep`: store `next`) or `finish()` (remove the record) made while this
