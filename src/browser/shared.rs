@@ -69,12 +69,14 @@ impl Inner {
     /// is not needed. Returned as `submit()` resolves with it (`fromCache`); `None` (also
     /// for anything unreadable) sends the submit the locked way.
     pub(crate) async fn stored_answer(&self, fp: &str) -> Option<JsValue> {
-        let shown = self.rec.borrow().clone();
-        let shown_cached =
-            shown.state == State::Succeeded && shown.fingerprint.as_deref() == Some(fp);
-        if !shown_cached || !self.idb.get() || self.intents.get() > 0 {
-            return None;
-        }
+        let shown = {
+            let r = self.rec.borrow();
+            let shown_cached = r.state == State::Succeeded && r.fingerprint.as_deref() == Some(fp);
+            if !shown_cached || !self.idb.get() || self.intents.get() > 0 {
+                return None;
+            }
+            r.clone()
+        };
         let stored = idb::get(&self.rec_key).await.ok()?;
         let decode = |text: Option<String>| match text {
             None => Some(None),
