@@ -135,13 +135,9 @@ enum Step {
 
 /// Counts the next try in `rec`; `outcome-unknown` (abandoned) when the key was given up.
 #[inline(never)]
-fn count_try(flight: &Flight, rec: &mut Record) -> Result<()> {
+fn count_try(flight: &Flight, rec: &mut Record) -> core::result::Result<(), JsValue> {
     if flight.abandoned() {
-        return Err(Error::OutcomeUnknown {
-            attempts: rec.attempts,
-            reason: "abandoned".into(),
-            abandoned: true,
-        });
+        return Err(unknown(rec, "abandoned".into(), true));
     }
     rec.attempts += 1;
     rec.updated_at = now_ms();
@@ -185,7 +181,7 @@ fn after(
     retries: u32,
     t0: f64,
     settled: core::result::Result<JsValue, JsValue>,
-) -> Result<Step> {
+) -> core::result::Result<Step, JsValue> {
     let (outcome, retry_after) = match http::answer(settled) {
         Ok(Answer {
             status,
@@ -241,10 +237,18 @@ fn after(
             );
             Ok(Step::Wait(delay_ms))
         }
-        Next::GiveUp => Err(Error::OutcomeUnknown {
-            attempts: rec.attempts,
-            reason,
-            abandoned: false,
-        }),
+        Next::GiveUp => Err(unknown(rec, reason, false)),
     }
+}
+
+/// `outcome-unknown` after `rec`'s tries, as JS sees it: made in one place for both ways
+/// a submit ends without an answer.
+#[inline(never)]
+fn unknown(rec: &Record, reason: String, abandoned: bool) -> JsValue {
+    Error::OutcomeUnknown {
+        attempts: rec.attempts,
+        reason,
+        abandoned,
+    }
+    .into()
 }
