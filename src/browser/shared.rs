@@ -150,8 +150,14 @@ impl Locked<'_> {
             Some(t) => (t.and_then(|t| i.decode_or_set_aside(&t)), web),
             None => (web, None),
         };
-        let shown = i.rec.borrow().clone();
-        on_lock(stored, mirror, &shown, i.rec_stored.get(), now_ms())
+        // Borrowed, not cloned: on_lock is core's, it calls nothing back.
+        on_lock(
+            stored,
+            mirror,
+            &i.rec.borrow(),
+            i.rec_stored.get(),
+            now_ms(),
+        )
     }
 
     /// [`Locked::current`] as a record, shown in this tab; and whether it still has to be
