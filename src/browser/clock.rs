@@ -33,7 +33,8 @@ extern "C" {
 }
 
 /// Resolves after `ms` milliseconds. (A promise made in glue.js: `Promise::new` with a
-/// Rust closure costs the wasm an import and the closure's shims.)
-pub(crate) async fn sleep(ms: f64) {
-    let _ = JsFuture::from(js_sleep(ms)).await;
+/// Rust closure costs the wasm an import and the closure's shims.) The promise itself,
+/// not an `async fn` around it: a future nested in the caller's costs it bytes.
+pub(crate) fn sleep(ms: f64) -> JsFuture {
+    JsFuture::from(js_sleep(ms))
 }

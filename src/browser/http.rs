@@ -8,7 +8,6 @@
 //! usable to tell our timeout from a network error, but the flow needs one `fetch`.
 
 use crate::prelude::*;
-use core::future::Future;
 use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
 
@@ -88,11 +87,11 @@ pub(crate) enum NoAnswer {
     Timeout,
 }
 
-/// Sends one try and reads the whole answer within `timeout_ms`. `fetch` is called before
+/// Sends one try, to be read by [`answer`] within `timeout_ms`. `fetch` is called before
 /// this returns, not when the future is first polled: what the caller does in between
 /// happens while the request is on its way.
-pub(crate) fn send(t: &Try<'_>) -> impl Future<Output = Result<Answer, NoAnswer>> {
-    let p = js_send(
+pub(crate) fn send(t: &Try<'_>) -> JsFuture {
+    JsFuture::from(js_send(
         t.url,
         t.method,
         t.headers,
@@ -101,20 +100,22 @@ pub(crate) fn send(t: &Try<'_>) -> impl Future<Output = Result<Answer, NoAnswer>
         t.body,
         t.credentials,
         t.timeout_ms,
-    );
-    async move {
-        match JsFuture::from(p).await {
-            Ok(v) => {
-                let a: Array = v.unchecked_into();
-                Ok(Answer {
-                    status: a.get(0).as_f64().unwrap_or(0.0) as u16,
-                    body: text(&a.get(1)).unwrap_or_default(),
-                    retry_after: text(&a.get(2)),
-                    replayed: text(&a.get(3)),
-                })
-            }
-            Err(aborted) if aborted.is_truthy() => Err(NoAnswer::Timeout),
-            Err(_) => Err(NoAnswer::Network),
+    ))
+}
+
+/// What the future of [`send`] settled with, as the whole answer or why there is none.
+pub(crate) fn answer(settled: Result<JsValue, JsValue>) -> Result<Answer, NoAnswer> {
+    match settled {
+        Ok(v) => {
+            let a: Array = v.unchecked_into();
+            Ok(Answer {
+                status: a.get(0).as_f64().unwrap_or(0.0) as u16,
+                body: text(&a.get(1)).unwrap_or_default(),
+                retry_after: text(&a.get(2)),
+                replayed: text(&a.get(3)),
+            })
         }
+        Err(aborted) if aborted.is_truthy() => Err(NoAnswer::Timeout),
+        Err(_) => Err(NoAnswer::Network),
     }
 }

@@ -9,6 +9,8 @@
 
 use crate::prelude::*;
 use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 
@@ -25,25 +27,43 @@ extern "C" {
     fn idb_sweep(prefix: &str, due: &Closure<dyn FnMut(String, String) -> bool>) -> JsValue;
 }
 
-/// Awaits one call's promise; the reason when the page has no IndexedDB or it failed.
-async fn settle(p: JsValue) -> Result<JsValue, String> {
-    let Some(p) = p.dyn_ref::<Promise>() else {
-        return Err("IndexedDB unavailable".into());
-    };
-    JsFuture::from(p.clone()).await.map_err(|e| error_text(&e))
+/// One call's outcome, once its promise settles: the text it resolved with (none for a
+/// missing entry or a write), or the reason when the page has no IndexedDB or it failed.
+/// Written out rather than an `async fn`: a future nested in the caller's costs it bytes.
+pub(crate) struct Request(Option<JsFuture>);
+
+impl Request {
+    fn new(p: JsValue) -> Request {
+        Request(p.dyn_ref::<Promise>().map(|p| JsFuture::from(p.clone())))
+    }
+}
+
+/// What a [`Request`] ends with.
+pub(crate) type Done = Result<Option<String>, String>;
+
+impl Future for Request {
+    type Output = Done;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some(f) = &mut self.0 else {
+            return Poll::Ready(Err("IndexedDB unavailable".into()));
+        };
+        Pin::new(f)
+            .poll(cx)
+            .map(|r| r.map(|v| text(&v)).map_err(|e| error_text(&e)))
+    }
 }
 
 /// The text stored under `key`, if any.
-pub(crate) async fn get(key: &str) -> Result<Option<String>, String> {
-    Ok(text(&settle(idb_get(key)).await?))
+pub(crate) fn get(key: &str) -> Request {
+    Request::new(idb_get(key))
 }
 
-/// Stores `value` under `key` (removes it for `None`); resolves once committed. The write
-/// is queued when this is called, not when the future is first polled: any IndexedDB
-/// request this module makes after the call comes after the write.
-pub(crate) fn set(key: &str, value: Option<&str>) -> impl Future<Output = Result<(), String>> {
-    let p = idb_set(key, value);
-    async move { settle(p).await.map(|_| ()) }
+/// Stores `value` under `key` (removes it for `None`); resolves once committed (with no
+/// text). The write is queued when this is called, not when the future is first polled:
+/// any IndexedDB request this module makes after the call comes after the write.
+pub(crate) fn set(key: &str, value: Option<&str>) -> Request {
+    Request::new(idb_set(key, value))
 }
 
 /// Deletes, in one transaction, the entries under `prefix` for which `due(key, text)` says
@@ -51,5 +71,5 @@ pub(crate) fn set(key: &str, value: Option<&str>) -> impl Future<Output = Result
 pub(crate) async fn sweep(prefix: &str, due: impl FnMut(String, String) -> bool + 'static) {
     let due = Closure::<dyn FnMut(String, String) -> bool>::new(due);
     // Errors ignored: an entry not swept now is swept by sweep() or by open() in a later page.
-    let _ = settle(idb_sweep(prefix, &due)).await;
+    let _ = Request::new(idb_sweep(prefix, &due)).await;
 }

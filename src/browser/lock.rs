@@ -90,34 +90,42 @@ impl Drop for Guard {
     }
 }
 
-/// Waits for the lock named `lock_name` (Web Locks) or the lease at `lease_key` (fallback).
-pub(crate) async fn acquire(store: &Rc<Store>, lock_name: &str, lease_key: &str) -> Guard {
-    let p = lock_acquire(lock_name);
+/// Waits for the lock named `lock_name` (Web Locks) or the lease at `lease_key` (fallback);
+/// resolves with the held lock as `wrap` makes it.
+pub(crate) async fn acquire<T>(
+    store: &Rc<Store>,
+    lock_name: String,
+    lease_key: String,
+    wrap: impl FnOnce(Guard) -> T,
+) -> T {
+    let p = lock_acquire(&lock_name);
     if let Some(p) = p.dyn_ref::<Promise>() {
         if let Ok(f) = JsFuture::from(p.clone()).await {
             if let Ok(f) = f.dyn_into::<Function>() {
-                return Guard::Web(f);
+                return wrap(Guard::Web(f));
             }
         }
     }
-    lease_acquire(store, lease_key).await
-}
-
-async fn lease_acquire(store: &Rc<Store>, key: &str) -> Guard {
+    // The lease loop in this future rather than in one nested in it: fewer bytes.
     let held = Held {
         store: store.clone(),
-        key: key.into(),
+        key: lease_key,
         owner: super::checkout::new_key(),
     };
+    // One await for both waits (fewer bytes): `written`, the lease was written before the
+    // last one, which let a racing tab's write land; then see who won.
+    let mut written = false;
     loop {
-        if held.renew() {
-            // Let a racing tab's write land, then see who won.
-            sleep(25.0).await;
-            if held.mine() {
-                return hold(held);
-            }
+        if written && held.mine() {
+            return wrap(hold(held));
         }
-        sleep(lease::LEASE_POLL_MS as f64 * (0.5 + random01())).await;
+        written = !written && held.renew();
+        let ms = if written {
+            25.0
+        } else {
+            lease::LEASE_POLL_MS as f64 * (0.5 + random01())
+        };
+        let _ = sleep(ms).await;
     }
 }
 

@@ -15,11 +15,13 @@ use super::events::Event;
 use super::idb;
 use super::lock::{self, Guard};
 use super::storage;
-use super::task::spawn_local;
+use super::submit;
+use super::task::{spawn_local, Maybe, Then};
 use crate::core::record::{lease_key, Record};
 use crate::core::state::{plan_submit, State, SubmitPlan};
 use crate::core::sync::{may_replace, on_lock, Current, Notice};
 use crate::prelude::*;
+use wasm_bindgen::JsValue;
 
 /// A future that is ready at its second poll. Awaited first in a task spawned by a submit's
 /// future, it lets the code that awaits the submit's promise run before the rest of the
@@ -47,15 +49,15 @@ pub(crate) struct Locked<'a> {
 
 impl Inner {
     /// Waits for the scope's lock (Web Locks, or the storage lease where there are none).
-    pub(crate) async fn hold(&self) -> Locked<'_> {
+    /// The future is lock::acquire's own (not an `async fn` around it): fewer bytes.
+    pub(crate) fn hold(&self) -> impl Future<Output = Locked<'_>> {
         let mut name = String::from("idemkey:");
         name.push_str(&self.rec_key);
         let lease = lease_key(&self.opts.namespace, &self.opts.scope);
-        let guard = lock::acquire(&self.store, &name, &lease).await;
-        Locked {
+        lock::acquire(&self.store, name, lease, move |guard| Locked {
             inner: self,
             _guard: guard,
-        }
+        })
     }
 
     /// A submit's stored answer read without the lock, when there is one to read: this tab
@@ -64,14 +66,17 @@ impl Inner {
     /// holder would go on from ([`on_lock`] on IndexedDB's record, which the browser reads
     /// after every committed write, and the mirror's) if that is still the attempt's
     /// success. Resolving with it changes nothing stored, so the lock, which orders changes,
-    /// is not needed. `None` (also for anything unreadable) sends the submit the locked way.
-    pub(crate) async fn stored_answer(&self, fp: &str) -> Option<Record> {
-        let shown = self.rec.borrow().clone();
-        let shown_cached =
-            shown.state == State::Succeeded && shown.fingerprint.as_deref() == Some(fp);
-        if !shown_cached || !self.idb.get() || self.intents.get() > 0 {
-            return None;
-        }
+    /// is not needed. Returned as `submit()` resolves with it (`fromCache`); `None` (also
+    /// for anything unreadable) sends the submit the locked way.
+    pub(crate) async fn stored_answer(&self, fp: &str) -> Option<JsValue> {
+        let shown = {
+            let r = self.rec.borrow();
+            let shown_cached = r.state == State::Succeeded && r.fingerprint.as_deref() == Some(fp);
+            if !shown_cached || !self.idb.get() || self.intents.get() > 0 {
+                return None;
+            }
+            r.clone()
+        };
         let stored = idb::get(&self.rec_key).await.ok()?;
         let decode = |text: Option<String>| match text {
             None => Some(None),
@@ -94,7 +99,10 @@ impl Inner {
         };
         let cached =
             r.state == State::Succeeded && plan_submit(&r, fp, now_ms()) == SubmitPlan::Cached;
-        cached.then_some(r)
+        if !cached {
+            return None;
+        }
+        submit::cached(&r)
     }
 
     /// IndexedDB failed: the Web Storage store holds the record from now on. The event
@@ -115,18 +123,26 @@ impl Inner {
 
 impl Locked<'_> {
     /// The scope's record as the last lock holder stored it: what this tab goes on from.
-    pub(crate) async fn current(&self) -> Current {
+    /// The future is IndexedDB's read (when it holds the record), the rest done by
+    /// [`Locked::current_of`] once it is: fewer bytes than an `async fn`.
+    pub(crate) fn current(&self) -> impl Future<Output = Current> + '_ {
+        let i = self.inner;
+        let get = i.idb.get().then(|| idb::get(&i.rec_key));
+        Then::new(Maybe(get), |got| self.current_of(got))
+    }
+
+    /// [`Locked::current`] once IndexedDB has answered with `got` (`None`: not asked).
+    fn current_of(&self, got: Option<Result<Option<String>, String>>) -> Current {
         let i = self.inner;
         let mut idb_text = None;
-        if i.idb.get() {
-            match idb::get(&i.rec_key).await {
-                Ok(t) => idb_text = Some(t),
-                Err(reason) => {
-                    // Cloned first: the event's handler may call back into this checkout.
-                    let key = i.rec.borrow().key.clone();
-                    i.idb_failed(&key, &reason);
-                }
+        match got {
+            Some(Ok(t)) => idb_text = Some(t),
+            Some(Err(reason)) => {
+                // Cloned first: the event's handler may call back into this checkout.
+                let key = i.rec.borrow().key.clone();
+                i.idb_failed(&key, &reason);
             }
+            None => {}
         }
         // Always read: the mirror may hold a write IndexedDB refused.
         let web = i.read_mirror();
@@ -134,14 +150,26 @@ impl Locked<'_> {
             Some(t) => (t.and_then(|t| i.decode_or_set_aside(&t)), web),
             None => (web, None),
         };
-        let shown = i.rec.borrow().clone();
-        on_lock(stored, mirror, &shown, i.rec_stored.get(), now_ms())
+        // Borrowed, not cloned: on_lock is core's, it calls nothing back.
+        on_lock(
+            stored,
+            mirror,
+            &i.rec.borrow(),
+            i.rec_stored.get(),
+            now_ms(),
+        )
     }
 
     /// [`Locked::current`] as a record, shown in this tab; and whether it still has to be
     /// stored (a key made here, a new attempt, a record only the mirror held).
-    pub(crate) async fn read(&self) -> (Record, bool) {
-        let cur = self.current().await;
+    /// The future is [`Locked::current`]'s, its output taken by [`Locked::take`]: fewer
+    /// bytes than an `async fn` around it.
+    pub(crate) fn read(&self) -> impl Future<Output = (Record, bool)> + '_ {
+        Then::new(self.current(), |cur| self.take(cur))
+    }
+
+    /// [`Locked::read`] once [`Locked::current`] has told `cur`.
+    fn take(&self, cur: Current) -> (Record, bool) {
         let unstored = cur.unstored();
         let rec = match cur {
             Current::Stored(r) | Current::Legacy(r) => r,
@@ -253,15 +281,17 @@ impl Locked<'_> {
 
     /// Writes IndexedDB first (`None` deletes), when it holds the scope's record: the
     /// Web Storage copy follows, so another tab's copy is never newer than what it holds
-    /// unless this write failed.
-    async fn idb_write(&self, text: Option<&str>) {
+    /// unless this write failed. The write is queued at the call; the future is its own,
+    /// not an `async fn`'s: fewer bytes.
+    fn idb_write(&self, text: Option<&str>) -> impl Future<Output = ()> + '_ {
         let i = self.inner;
-        if i.idb.get() {
-            if let Err(reason) = idb::set(&i.rec_key, text).await {
+        let write = i.idb.get().then(|| idb::set(&i.rec_key, text));
+        Then::new(Maybe(write), move |done: Option<idb::Done>| {
+            if let Some(Err(reason)) = done {
                 let key = i.rec.borrow().key.clone();
                 i.idb_failed(&key, &reason);
             }
-        }
+        })
     }
 
     /// `reset()` (`keep`: store `next`) or `finish()` (remove the record) made while this

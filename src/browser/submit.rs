@@ -13,7 +13,7 @@ use super::events::Event;
 use super::flight::Flight;
 use super::http::{self, Answer, NoAnswer};
 use super::js::{self, error_text};
-use super::shared::Locked;
+use super::task::JsFuture;
 use crate::core::fingerprint::fingerprint;
 use crate::core::header::{format_key, is_replayed};
 use crate::core::options::StorageKind;
@@ -42,7 +42,7 @@ fn result(key: &str, r: &StoredResponse, from_cache: bool, attempts: u32) -> JsV
 }
 
 /// The stored result, if `rec` holds one.
-fn cached(rec: &Record) -> Option<JsValue> {
+pub(crate) fn cached(rec: &Record) -> Option<JsValue> {
     rec.response
         .as_ref()
         .map(|r| result(&rec.key, r, true, rec.attempts))
@@ -52,16 +52,28 @@ fn cached(rec: &Record) -> Option<JsValue> {
 /// scope, read its record, plan, send the tries (each stored before it leaves), store the
 /// final answer; the lock is released once IndexedDB has that answer (which the submit
 /// does not wait for when localStorage holds the copy).
+///
+/// The tries go on until a final answer; `outcome-unknown` when retries or the deadline
+/// run out, or when the key was given up (`reset()`, `finish()`, another tab) before a
+/// try: sending on would re-send a key the page gave up on, and hold the scope's lock so
+/// the new attempt waits behind our retries. One future, with the work between its awaits
+/// in plain functions: it keeps only what lives across an await. Rejects with the error
+/// as JS sees it. The sequence ends in this tab ([`SingleFlight::end`]) as the future
+/// returns, once its other locals are dropped, before the promise settles.
+///
+/// [`SingleFlight::end`]: super::flight::SingleFlight::end
 pub(crate) async fn run(
     inner: Rc<Inner>,
     flight: Rc<Flight>,
     body: String,
     started: f64,
-) -> Result<JsValue> {
-    if let Some(rec) = inner.stored_answer(&flight.fp).await {
-        if let Some(r) = cached(&rec) {
-            return Ok(r);
-        }
+) -> core::result::Result<JsValue, JsValue> {
+    // Dropped last, with the future's other locals, when it returns.
+    let _end = End(&inner, &flight);
+    let inner = &inner;
+    let flight = &*flight;
+    if let Some(r) = inner.stored_answer(&flight.fp).await {
+        return Ok(r);
     }
     let held = inner.hold().await;
     let (mut rec, _) = held.read().await;
@@ -75,7 +87,8 @@ pub(crate) async fn run(
         SubmitPlan::Conflict => {
             return Err(Error::PayloadConflict {
                 state: rec.state.as_str(),
-            })
+            }
+            .into())
         }
         SubmitPlan::Send { new_key: true } => rec = inner.fresh(),
         SubmitPlan::Send { new_key: false } => {}
@@ -83,11 +96,19 @@ pub(crate) async fn run(
     flight.bind(&rec.key);
     rec.fingerprint = Some(flight.fp.clone());
     rec.state = State::Pending;
-    let (state, answer) = tries(&inner, &held, &flight, &mut rec, &body).await?;
-    rec.state = state;
-    rec.updated_at = now_ms();
-    let out = result(&rec.key, &answer, false, rec.attempts);
-    rec.response = Some(answer);
+    let t0 = now_ms();
+    let mut retries = 0;
+    let out = loop {
+        count_try(flight, &mut rec)?;
+        let stored = held.store_unposted(&mut rec).await;
+        let sent = launch(inner, &rec, &body, t0, stored);
+        let delay_ms = match after(inner, &mut rec, retries, t0, sent.await)? {
+            Step::Done(out) => break out,
+            Step::Wait(ms) => ms,
+        };
+        let _ = sleep(delay_ms as f64).await;
+        retries += 1;
+    };
     // Resolved before IndexedDB has it only where the copy outlives the page.
     if inner.store.kind() == StorageKind::Local {
         held.store_answer(inner.clone(), rec);
@@ -97,114 +118,137 @@ pub(crate) async fn run(
     Ok(out)
 }
 
-/// Sends `rec`'s tries until a final answer (its state and response), storing the record
-/// with each try's count before the try leaves; `outcome-unknown` when retries or the
-/// deadline run out, or when the key was given up (`reset()`, `finish()`, another tab)
-/// before a try: sending on would re-send a key the page gave up on, and hold the scope's
-/// lock so the new attempt waits behind our retries.
-async fn tries(
-    inner: &Inner,
-    held: &Locked<'_>,
-    flight: &Flight,
-    rec: &mut Record,
-    body: &str,
-) -> Result<(State, StoredResponse)> {
-    let o = &inner.opts;
-    let policy = o.retry_policy();
-    let t0 = now_ms();
-    let key_value = format_key(&rec.key, o.header_format);
-    let headers = http::joined(&o.headers);
-    let mut retries = 0;
-    loop {
-        if flight.abandoned() {
-            return Err(Error::OutcomeUnknown {
-                attempts: rec.attempts,
-                reason: "abandoned".into(),
-                abandoned: true,
-            });
-        }
-        rec.attempts += 1;
-        rec.updated_at = now_ms();
-        let stored = held.store_unposted(rec).await;
-        inner.events.emit(
-            &rec.key,
-            Event::Attempt {
-                attempt: rec.attempts,
-            },
-        );
-        let left = o.deadline_ms as f64 - (now_ms() - t0);
-        let t = http::Try {
-            url: &o.endpoint,
-            method: &o.method,
-            headers: &headers,
-            key_name: &o.header_name,
-            key_value: &key_value,
-            body,
-            credentials: &o.credentials,
-            timeout_ms: (o.timeout_ms as f64).min(left).max(1.0),
-        };
-        let sent = http::send(&t);
-        // The other tabs hear of the try once it is on its way: the record is stored
-        // before, and the notice only keeps their display current.
-        inner.post(Notice::Stored(&stored));
-        let (outcome, retry_after) = match sent.await {
-            Ok(Answer {
-                status,
-                body,
-                retry_after,
-                replayed,
-            }) => {
-                let replayed = is_replayed(replayed.as_deref());
-                inner.events.emit(
-                    &rec.key,
-                    Event::Response {
-                        attempt: rec.attempts,
-                        status,
-                        replayed,
-                    },
-                );
-                let done = match classify(status) {
-                    Class::Success => Some(State::Succeeded),
-                    Class::Failure => Some(State::Failed),
-                    Class::Retry => None,
-                };
-                if let Some(state) = done {
-                    let r = StoredResponse {
-                        status,
-                        body,
-                        replayed,
-                    };
-                    return Ok((state, r));
-                }
-                (
-                    TryOutcome::Response(status),
-                    retry_after.and_then(|v| parse_retry_after(&v, now_ms())),
-                )
-            }
-            Err(NoAnswer::Network) => (TryOutcome::NetworkError, None),
-            Err(NoAnswer::Timeout) => (TryOutcome::Timeout, None),
-        };
-        let reason = outcome.reason();
-        match policy.next(retries, now_ms() - t0, retry_after, random01()) {
-            Next::Retry { delay_ms } => {
-                inner.events.emit(
-                    &rec.key,
-                    Event::Retry {
-                        attempt: rec.attempts,
-                        delay_ms,
-                        reason: &reason,
-                    },
-                );
-                sleep(delay_ms as f64).await;
-                retries += 1;
-            }
-            Next::GiveUp => {
-                return Err(Error::OutcomeUnknown {
-                    attempts: rec.attempts,
-                    reason,
-                    abandoned: false,
-                })
-            }
-        }
+/// Ends the sequence in this tab when dropped.
+struct End<'a>(&'a Inner, &'a Rc<Flight>);
+
+impl Drop for End<'_> {
+    fn drop(&mut self) {
+        self.0.flight.end(self.1);
     }
+}
+
+/// What follows a try: the final answer's result, or the next try after a delay (ms).
+enum Step {
+    Done(JsValue),
+    Wait(u32),
+}
+
+/// Counts the next try in `rec`; `outcome-unknown` (abandoned) when the key was given up.
+#[inline(never)]
+fn count_try(flight: &Flight, rec: &mut Record) -> core::result::Result<(), JsValue> {
+    if flight.abandoned() {
+        return Err(unknown(rec, "abandoned".into(), true));
+    }
+    rec.attempts += 1;
+    rec.updated_at = now_ms();
+    Ok(())
+}
+
+/// Sends the try `rec` counts, whose record text `stored` is stored: the `attempt` event,
+/// the request, then the notice to the other tabs.
+#[inline(never)]
+fn launch(inner: &Inner, rec: &Record, body: &str, t0: f64, stored: String) -> JsFuture {
+    let o = &inner.opts;
+    inner.events.emit(
+        &rec.key,
+        Event::Attempt {
+            attempt: rec.attempts,
+        },
+    );
+    let left = o.deadline_ms as f64 - (now_ms() - t0);
+    let sent = http::send(&http::Try {
+        url: &o.endpoint,
+        method: &o.method,
+        headers: &http::joined(&o.headers),
+        key_name: &o.header_name,
+        key_value: &format_key(&rec.key, o.header_format),
+        body,
+        credentials: &o.credentials,
+        timeout_ms: (o.timeout_ms as f64).min(left).max(1.0),
+    });
+    // The other tabs hear of the try once it is on its way: the record is stored
+    // before, and the notice only keeps their display current.
+    inner.post(Notice::Stored(&stored));
+    sent
+}
+
+/// The try `rec` counts settled with `settled`, the `retries` before it done: its events,
+/// and the final answer (put in `rec`), the delay before the next try, or `outcome-unknown`.
+#[inline(never)]
+fn after(
+    inner: &Inner,
+    rec: &mut Record,
+    retries: u32,
+    t0: f64,
+    settled: core::result::Result<JsValue, JsValue>,
+) -> core::result::Result<Step, JsValue> {
+    let (outcome, retry_after) = match http::answer(settled) {
+        Ok(Answer {
+            status,
+            body,
+            retry_after,
+            replayed,
+        }) => {
+            let replayed = is_replayed(replayed.as_deref());
+            inner.events.emit(
+                &rec.key,
+                Event::Response {
+                    attempt: rec.attempts,
+                    status,
+                    replayed,
+                },
+            );
+            let done = match classify(status) {
+                Class::Success => Some(State::Succeeded),
+                Class::Failure => Some(State::Failed),
+                Class::Retry => None,
+            };
+            if let Some(state) = done {
+                let r = StoredResponse {
+                    status,
+                    body,
+                    replayed,
+                };
+                rec.state = state;
+                rec.updated_at = now_ms();
+                let out = result(&rec.key, &r, false, rec.attempts);
+                rec.response = Some(r);
+                return Ok(Step::Done(out));
+            }
+            (
+                TryOutcome::Response(status),
+                retry_after.and_then(|v| parse_retry_after(&v, now_ms())),
+            )
+        }
+        Err(NoAnswer::Network) => (TryOutcome::NetworkError, None),
+        Err(NoAnswer::Timeout) => (TryOutcome::Timeout, None),
+    };
+    let reason = outcome.reason();
+    let policy = inner.opts.retry_policy();
+    match policy.next(retries, now_ms() - t0, retry_after, random01()) {
+        Next::Retry { delay_ms } => {
+            inner.events.emit(
+                &rec.key,
+                Event::Retry {
+                    attempt: rec.attempts,
+                    delay_ms,
+                    reason: &reason,
+                },
+            );
+            Ok(Step::Wait(delay_ms))
+        }
+        Next::GiveUp => Err(unknown(rec, reason, false)),
+    }
+}
+
+/// `outcome-unknown` after `rec`'s tries, as JS sees it: made in one place for both ways
+/// a submit ends without an answer.
+#[inline(never)]
+fn unknown(rec: &Record, reason: String, abandoned: bool) -> JsValue {
+    Error::OutcomeUnknown {
+        attempts: rec.attempts,
+        reason,
+        abandoned,
+    }
+    .into()
 }

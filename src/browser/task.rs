@@ -208,13 +208,83 @@ pub(crate) fn future_to_promise(
 ) -> Promise {
     let d = deferred();
     let promise = d.get(0).unchecked_into();
-    spawn_local(async move {
-        match future.await {
-            Ok(v) => settle(&d, true, &v),
-            Err(e) => settle(&d, false, &e),
-        }
-    });
+    spawn_local(Settle { future, d });
     promise
+}
+
+/// `future`, whose result settles the [`deferred`] promise `d`. Written out rather than
+/// an `async` block, which would keep a second copy of `future` (the one it awaits).
+struct Settle<F> {
+    future: F,
+    d: Array,
+}
+
+impl<F: Future<Output = Result<JsValue, JsValue>>> Future for Settle<F> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // SAFETY: `future` is pinned whenever `self` is: it is never moved out of `self`,
+        // and `Settle` has no `Drop` of its own (and is `Unpin` only when `F` is).
+        let this = unsafe { self.get_unchecked_mut() };
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        let Poll::Ready(r) = future.poll(cx) else {
+            return Poll::Pending;
+        };
+        let (ok, v) = match r {
+            Ok(v) => (true, v),
+            Err(e) => (false, e),
+        };
+        settle(&this.d, ok, &v);
+        Poll::Ready(())
+    }
+}
+
+/// `future`'s output passed through `then`: what an `async` block awaiting `future` and
+/// calling `then` does, without the block's own state and copy of `future`.
+pub(crate) struct Then<F, G> {
+    future: F,
+    then: Option<G>,
+}
+
+impl<F, G> Then<F, G> {
+    /// `future`, its output passed through `then`.
+    pub(crate) fn new(future: F, then: G) -> Self {
+        Then {
+            future,
+            then: Some(then),
+        }
+    }
+}
+
+impl<T, F: Future, G: FnOnce(F::Output) -> T> Future for Then<F, G> {
+    type Output = T;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        // SAFETY: as in `Settle::poll`.
+        let this = unsafe { self.get_unchecked_mut() };
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        let Poll::Ready(v) = future.poll(cx) else {
+            return Poll::Pending;
+        };
+        match this.then.take() {
+            Some(then) => Poll::Ready(then(v)),
+            None => Poll::Pending,
+        }
+    }
+}
+
+/// A future that may not be there: its output, or `None` at once.
+pub(crate) struct Maybe<F>(pub(crate) Option<F>);
+
+impl<F: Future + Unpin> Future for Maybe<F> {
+    type Output = Option<F::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.0 {
+            Some(f) => Pin::new(f).poll(cx).map(Some),
+            None => Poll::Ready(None),
+        }
+    }
 }
 
 #[cfg(test)]
