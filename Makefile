@@ -80,9 +80,8 @@ node_modules/.package-lock.json: package.json package-lock.json
 ## ---- build ----
 # wasm-opt: Debian's binaryen 108 corrupts wasm-bindgen's externref table on any round trip
 # (init() then throws in the browser), so the build puts npm's binaryen 132 first on PATH.
-# wasm-pack leaves pkg/snippets/ as it was: JS modules a build no longer has would ship.
+# post-pack.sh joins the JS snippets wasm-bindgen writes (pkg/snippets/) into the glue.
 build: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-npm
-	rm -rf pkg/snippets
 	PATH="$(CURDIR)/node_modules/.bin:$$PATH" wasm-pack build --release --target web --out-dir pkg
 	bash scripts/post-pack.sh
 
