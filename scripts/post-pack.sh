@@ -155,7 +155,7 @@ JS
 # script) it imports nothing, and the steps up to the smoke test are done.
 glue="$pkg/idemkey.js"
 fresh=""
-if grep -q 'from *"\./snippets/' "$glue"; then fresh=1; fi
+if grep -qE "from *['\"]\./snippets/" "$glue"; then fresh=1; fi
 
 # The glue, minified in place (whitespace and syntax: the names that short-names.mjs
 # rewrites stay as wasm-bindgen wrote them); Deno and tsc read the `@ts-self-types` comment
@@ -167,14 +167,6 @@ if [[ -n $fresh ]]; then
   "$esbuild" "$glue" --minify-whitespace --minify-syntax --format=esm --legal-comments=none \
     --log-level=warning ${banner:+"--banner:js=$banner"} --outfile="$glue.min"
   mv "$glue.min" "$glue"
-
-  # The JS snippets (src/browser/glue.js, kept readable in the repository), minified in
-  # place: their exports keep their names, which is all the glue imports.
-  while IFS= read -r snippet; do
-    "$esbuild" "$snippet" --minify --format=esm --legal-comments=none --log-level=warning \
-      --outfile="$snippet.min"
-    mv "$snippet.min" "$snippet"
-  done < <(find "$pkg/snippets" -name '*.js')
 fi
 
 # Short import and export names, in the wasm and the glue together (scripts/short-names.mjs
@@ -186,13 +178,20 @@ node "$root/scripts/short-names.mjs" "$pkg"
 # was.
 if [[ -n $fresh ]]; then
   joined="$(mktemp "$pkg/.joined.XXXXXX")"
-  "$root/node_modules/.bin/rollup" "$glue" --format es --silent -o "$joined"
+  "$root/node_modules/.bin/rollup" "$glue" --format es --failAfterWarnings -o "$joined" 2>"$joined.log" \
+    || { cat "$joined.log" >&2; exit 1; }
   "$root/node_modules/.bin/terser" "$joined" --module --compress --mangle --keep-classnames \
     --comments false -o "$joined.min"
   { if [[ -n $banner ]]; then printf '%s\n' "$banner"; fi; cat "$joined.min"; } >"$glue"
-  rm -f "$joined" "$joined.min"
+  rm -f "$joined" "$joined.min" "$joined.log"
   rm -rf "$pkg/snippets"
   echo "post-pack: $glue joined with its snippets and minified ($(wc -c <"$glue" | tr -d ' ') bytes)"
+fi
+
+# package.json lists no snippets: the glue must import none, and none may be left.
+if grep -qE "['\"]\./snippets/" "$glue" || [[ -e "$pkg/snippets" ]]; then
+  echo "post-pack: $glue still imports ./snippets/ (or $pkg/snippets is left): the join did not happen" >&2
+  exit 1
 fi
 
 # Smoke test: the glue and the wasm load together and answer.

@@ -1,8 +1,8 @@
 // The browser APIs the module reaches without web-sys (each web-sys binding is an import of
 // the wasm and a shim in the generated glue; one function here stands for several): Web
 // Locks, BroadcastChannel, IndexedDB, Web Storage, fetch with its timeout, a sleep, the
-// executor's microtasks and promises, and the result, error and event objects. One file,
-// so a page fetches one snippet. Decisions stay in Rust.
+// executor's microtasks and promises, and the result, error and event objects. The package
+// joins it into idemkey.js (scripts/post-pack.sh). Decisions stay in Rust.
 
 // The executor's JS half (task.rs): a microtask, a promise's outcome reported to one
 // callback, a promise settled from Rust.
