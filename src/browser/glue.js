@@ -259,6 +259,15 @@ export function result(key, status, body, replayed, fromCache, attempts) {
   return { key, status, ok: status >= 200 && status < 300, body: b, replayed, fromCache, attempts };
 }
 
+/** `JSON.stringify(v)`; `[why]` when it throws or has no text for `v` (undefined, a function). */
+export function toJson(v) {
+  try {
+    return JSON.stringify(v) ?? ["undefined or a function"];
+  } catch (e) {
+    return [errorText(e)];
+  }
+}
+
 /** `name: message` of a thrown value (DOMException, Error), or "unknown error". */
 export function errorText(e) {
   const text = (k) => {
