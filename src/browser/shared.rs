@@ -225,9 +225,11 @@ impl Locked<'_> {
     }
 
     /// Stores `rec` (its `rev` counted up) for every tab, and shows it here.
-    pub(crate) async fn store(&self, rec: &mut Record) {
-        let text = self.store_unposted(rec).await;
-        self.inner.post(Notice::Stored(&text));
+    /// The future is [`Locked::store_unposted`]'s, the notice posted once it is done.
+    pub(crate) fn store<'a>(&'a self, rec: &'a mut Record) -> impl Future<Output = ()> + 'a {
+        Then::new(self.store_unposted(rec), |text: String| {
+            self.inner.post(Notice::Stored(&text))
+        })
     }
 
     /// [`Locked::store`] but the notice to the other tabs: returns the text to post.
