@@ -233,12 +233,18 @@ impl Locked<'_> {
     }
 
     /// [`Locked::store`] but the notice to the other tabs: returns the text to post.
-    pub(crate) async fn store_unposted(&self, rec: &mut Record) -> String {
+    /// The future is the IndexedDB write's, the mirror written once it is done.
+    pub(crate) fn store_unposted<'a>(
+        &'a self,
+        rec: &'a mut Record,
+    ) -> impl Future<Output = String> + 'a {
         rec.rev += 1;
         let text = rec.encode();
-        self.idb_write(Some(&text)).await;
-        self.mirror_as(rec, &text, false);
-        text
+        let write = self.idb_write(Some(&text));
+        Then::new(write, move |()| {
+            self.mirror_as(rec, &text, false);
+            text
+        })
     }
 
     /// Stores a submit's final answer like [`Locked::store`], without waiting for
