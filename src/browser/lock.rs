@@ -99,8 +99,9 @@ pub(crate) async fn acquire<T>(
     wrap: impl FnOnce(Guard) -> T,
 ) -> T {
     let p = lock_acquire(&lock_name);
-    if let Some(p) = p.dyn_ref::<Promise>() {
-        if let Ok(f) = JsFuture::from(p.clone()).await {
+    // glue.js gives a promise or null: no `instanceof` check (an import) needed.
+    if !p.is_null() {
+        if let Ok(f) = JsFuture::from(p.unchecked_into::<Promise>()).await {
             if let Ok(f) = f.dyn_into::<Function>() {
                 return wrap(Guard::Web(f));
             }
