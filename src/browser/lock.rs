@@ -90,12 +90,12 @@ impl Drop for Guard {
     }
 }
 
-/// Waits for the lock named `lock_name` (Web Locks) or the lease at `lease_key` (fallback);
-/// resolves with the held lock as `wrap` makes it.
+/// Waits for the lock named `lock_name` (Web Locks) or the lease at `lease_key()`
+/// (fallback, the key made only then); resolves with the held lock as `wrap` makes it.
 pub(crate) async fn acquire<T>(
     store: &Rc<Store>,
     lock_name: String,
-    lease_key: String,
+    lease_key: impl FnOnce() -> String,
     wrap: impl FnOnce(Guard) -> T,
 ) -> T {
     let p = lock_acquire(&lock_name);
@@ -110,7 +110,7 @@ pub(crate) async fn acquire<T>(
     // The lease loop in this future rather than in one nested in it: fewer bytes.
     let held = Held {
         store: store.clone(),
-        key: lease_key,
+        key: lease_key(),
         owner: super::checkout::new_key(),
     };
     // One await for both waits (fewer bytes): `written`, the lease was written before the

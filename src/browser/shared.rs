@@ -89,7 +89,7 @@ impl Inner {
     pub(crate) fn hold(&self) -> impl Future<Output = Locked<'_>> {
         let mut name = String::from("idemkey:");
         name.push_str(&self.rec_key);
-        let lease = lease_key(&self.opts.namespace, &self.opts.scope);
+        let lease = || lease_key(&self.opts.namespace, &self.opts.scope);
         lock::acquire(&self.store, name, lease, move |guard| Locked {
             inner: self,
             _guard: guard,
