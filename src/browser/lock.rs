@@ -102,8 +102,8 @@ pub(crate) async fn acquire<T>(
     // glue.js gives a promise or null: no `instanceof` check (an import) needed.
     if !p.is_null() {
         if let Ok(f) = JsFuture::from(p.unchecked_into::<Promise>()).await {
-            if let Ok(f) = f.dyn_into::<Function>() {
-                return wrap(Guard::Web(f));
+            if f.is_function() {
+                return wrap(Guard::Web(f.unchecked_into()));
             }
         }
     }
