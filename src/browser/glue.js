@@ -262,6 +262,15 @@ export function result(key, status, body, replayed, fromCache, attempts) {
 // `v` if it is a string, else undefined (`None` in Rust).
 export const text = (v) => (typeof v == "string" ? v : undefined);
 
+/** `JSON.stringify(v)`; `[why]` when it throws or has no text for `v` (undefined, a function). */
+export function toJson(v) {
+  try {
+    return JSON.stringify(v) ?? ["undefined or a function"];
+  } catch (e) {
+    return [errorText(e)];
+  }
+}
+
 /** `name: message` of a thrown value (DOMException, Error), or "unknown error". */
 export function errorText(e) {
   const field = (k) => {

@@ -34,7 +34,8 @@ pub(crate) struct Request(Option<JsFuture>);
 
 impl Request {
     fn new(p: JsValue) -> Request {
-        Request(p.dyn_ref::<Promise>().map(|p| JsFuture::from(p.clone())))
+        // glue.js gives a promise or null: no `instanceof` check (an import) needed.
+        Request((!p.is_null()).then(|| JsFuture::from(p.unchecked_into::<Promise>())))
     }
 }
 

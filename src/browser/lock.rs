@@ -90,26 +90,27 @@ impl Drop for Guard {
     }
 }
 
-/// Waits for the lock named `lock_name` (Web Locks) or the lease at `lease_key` (fallback);
-/// resolves with the held lock as `wrap` makes it.
+/// Waits for the lock named `lock_name` (Web Locks) or the lease at `lease_key()`
+/// (fallback, the key made only then); resolves with the held lock as `wrap` makes it.
 pub(crate) async fn acquire<T>(
     store: &Rc<Store>,
     lock_name: String,
-    lease_key: String,
+    lease_key: impl FnOnce() -> String,
     wrap: impl FnOnce(Guard) -> T,
 ) -> T {
     let p = lock_acquire(&lock_name);
-    if let Some(p) = p.dyn_ref::<Promise>() {
-        if let Ok(f) = JsFuture::from(p.clone()).await {
-            if let Ok(f) = f.dyn_into::<Function>() {
-                return wrap(Guard::Web(f));
+    // glue.js gives a promise or null: no `instanceof` check (an import) needed.
+    if !p.is_null() {
+        if let Ok(f) = JsFuture::from(p.unchecked_into::<Promise>()).await {
+            if f.is_function() {
+                return wrap(Guard::Web(f.unchecked_into()));
             }
         }
     }
     // The lease loop in this future rather than in one nested in it: fewer bytes.
     let held = Held {
         store: store.clone(),
-        key: lease_key,
+        key: lease_key(),
         owner: super::checkout::new_key(),
     };
     // One await for both waits (fewer bytes): `written`, the lease was written before the

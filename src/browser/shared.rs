@@ -23,21 +23,57 @@ use crate::core::sync::{may_replace, on_lock, Current, Notice};
 use crate::prelude::*;
 use wasm_bindgen::JsValue;
 
-/// A future that is ready at its second poll. Awaited first in a task spawned by a submit's
-/// future, it lets the code that awaits the submit's promise run before the rest of the
-/// task: the first poll comes in a microtask queued before the promise is resolved, and
-/// it queues the second after the reactions to the resolution.
-struct Turn(bool);
+/// [`Locked::store_answer`]'s IndexedDB write and notice, spawned by a submit's future, and
+/// the lock released once the write is done. Its first poll only asks for a second: that
+/// lets the code that awaits the submit's promise run before the rest, for the first poll
+/// comes in a microtask queued before the promise is resolved, and it queues the second
+/// after the reactions to the resolution. Written out rather than an `async` block: fewer
+/// bytes.
+struct AnswerWrite {
+    owner: Rc<Inner>,
+    guard: Option<Guard>,
+    rec: Record,
+    text: String,
+    /// Whether the first poll has been.
+    turned: bool,
+    /// The write, from the second poll on.
+    write: Option<idb::Request>,
+}
 
-impl Future for Turn {
+impl Future for AnswerWrite {
     type Output = ();
+
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            return Poll::Ready(());
+        let this = &mut *self;
+        if !this.turned {
+            this.turned = true;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
         }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
+        let owner = &this.owner;
+        let write = match &mut this.write {
+            Some(w) => w,
+            none => {
+                let w = idb::set(&owner.rec_key, Some(&this.text));
+                owner.post(Notice::Stored(&this.text));
+                none.insert(w)
+            }
+        };
+        let Poll::Ready(done) = Pin::new(write).poll(cx) else {
+            return Poll::Pending;
+        };
+        let Some(guard) = this.guard.take() else {
+            return Poll::Ready(());
+        };
+        let held = Locked {
+            inner: owner,
+            _guard: guard,
+        };
+        if let Err(reason) = done {
+            owner.idb_failed(&this.rec.key, &reason);
+            held.mirror(&this.rec, &this.text);
+        }
+        Poll::Ready(())
     }
 }
 
@@ -53,7 +89,7 @@ impl Inner {
     pub(crate) fn hold(&self) -> impl Future<Output = Locked<'_>> {
         let mut name = String::from("idemkey:");
         name.push_str(&self.rec_key);
-        let lease = lease_key(&self.opts.namespace, &self.opts.scope);
+        let lease = || lease_key(&self.opts.namespace, &self.opts.scope);
         lock::acquire(&self.store, name, lease, move |guard| Locked {
             inner: self,
             _guard: guard,
@@ -189,18 +225,26 @@ impl Locked<'_> {
     }
 
     /// Stores `rec` (its `rev` counted up) for every tab, and shows it here.
-    pub(crate) async fn store(&self, rec: &mut Record) {
-        let text = self.store_unposted(rec).await;
-        self.inner.post(Notice::Stored(&text));
+    /// The future is [`Locked::store_unposted`]'s, the notice posted once it is done.
+    pub(crate) fn store<'a>(&'a self, rec: &'a mut Record) -> impl Future<Output = ()> + 'a {
+        Then::new(self.store_unposted(rec), |text: String| {
+            self.inner.post(Notice::Stored(&text))
+        })
     }
 
     /// [`Locked::store`] but the notice to the other tabs: returns the text to post.
-    pub(crate) async fn store_unposted(&self, rec: &mut Record) -> String {
+    /// The future is the IndexedDB write's, the mirror written once it is done.
+    pub(crate) fn store_unposted<'a>(
+        &'a self,
+        rec: &'a mut Record,
+    ) -> impl Future<Output = String> + 'a {
         rec.rev += 1;
         let text = rec.encode();
-        self.idb_write(Some(&text)).await;
-        self.mirror_as(rec, &text, false);
-        text
+        let write = self.idb_write(Some(&text));
+        Then::new(write, move |()| {
+            self.mirror_as(rec, &text, false);
+            text
+        })
     }
 
     /// Stores a submit's final answer like [`Locked::store`], without waiting for
@@ -209,11 +253,11 @@ impl Locked<'_> {
     /// reads it there. For a mirror in localStorage: a page that goes away first leaves
     /// the mirror's copy ahead of the store's, and the next lock holder goes on from the
     /// mirror's (core::sync's `store_missed`), so either way the answer is kept.
-    /// The IndexedDB write and the notice wait a microtask turn ([`Turn`]): the code that
-    /// awaits `submit()` runs first (the answer is in the mirror, and shown, by then); the
-    /// next lock holder's IndexedDB requests still come after the write, which holds the
-    /// lock, and a read without the lock that comes first finds the mirror ahead and takes
-    /// the lock ([`Inner::stored_answer`]).
+    /// The IndexedDB write and the notice wait a microtask turn ([`AnswerWrite`]): the code
+    /// that awaits `submit()` runs first (the answer is in the mirror, and shown, by then);
+    /// the next lock holder's IndexedDB requests still come after the write, which holds
+    /// the lock, and a read without the lock that comes first finds the mirror ahead and
+    /// takes the lock ([`Inner::stored_answer`]).
     pub(crate) fn store_answer(self, owner: Rc<Inner>, mut rec: Record) {
         let i = self.inner;
         rec.rev += 1;
@@ -225,18 +269,13 @@ impl Locked<'_> {
             return;
         }
         let Locked { _guard, .. } = self;
-        spawn_local(async move {
-            Turn(false).await;
-            let held = Locked {
-                inner: &owner,
-                _guard,
-            };
-            let write = idb::set(&owner.rec_key, Some(&text));
-            owner.post(Notice::Stored(&text));
-            if let Err(reason) = write.await {
-                owner.idb_failed(&rec.key, &reason);
-                held.mirror(&rec, &text);
-            }
+        spawn_local(AnswerWrite {
+            owner,
+            guard: Some(_guard),
+            rec,
+            text,
+            turned: false,
+            write: None,
         });
     }
 

@@ -4,15 +4,15 @@
 use crate::prelude::*;
 use alloc::rc::Rc;
 
-use js_sys::JSON;
-use wasm_bindgen::JsValue;
+use js_sys::Array;
+use wasm_bindgen::prelude::*;
 
 use super::checkout::Inner;
 use super::clock::{now_ms, random01, sleep};
 use super::events::Event;
 use super::flight::Flight;
 use super::http::{self, Answer, NoAnswer};
-use super::js::{self, error_text};
+use super::js;
 use super::task::JsFuture;
 use crate::core::fingerprint::fingerprint;
 use crate::core::header::{format_key, is_replayed};
@@ -24,13 +24,20 @@ use crate::core::state::{plan_submit_since, State, SubmitPlan};
 use crate::core::sync::Notice;
 use crate::error::{Error, Result};
 
+#[wasm_bindgen(module = "/src/browser/glue.js")]
+extern "C" {
+    /// `JSON.stringify(v)`, or `[why]` when JSON cannot carry `v`.
+    #[wasm_bindgen(js_name = toJson)]
+    fn to_json(v: &JsValue) -> JsValue;
+}
+
 /// The payload as JSON text and its fingerprint; `invalid-payload` when JSON cannot carry it.
 pub(crate) fn prepare(payload: &JsValue) -> Result<(String, String)> {
-    let body = match JSON::stringify(payload) {
-        Ok(s) => js::text(&s),
-        Err(e) => return Err(Error::InvalidPayload(error_text(&e))),
+    let v = to_json(payload);
+    let Some(body) = js::text(&v) else {
+        let why = js::text(&v.unchecked_into::<Array>().get(0));
+        return Err(Error::InvalidPayload(why.unwrap_or_default()));
     };
-    let body = body.ok_or_else(|| Error::InvalidPayload("undefined or a function".into()))?;
     let fp = fingerprint(&body)?;
     Ok((body, fp))
 }
