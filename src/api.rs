@@ -100,6 +100,7 @@ fn to_js(e: &Error) -> JsValue {
     idem_error(&e.message(), e.code())
 }
 
+/// What JS sees of an [`Error`]: an `IdemError` (the `?` of the submit's future).
 impl From<Error> for JsValue {
     fn from(e: Error) -> JsValue {
         to_js(&e)
@@ -133,22 +134,22 @@ impl Checkout {
         &self,
         #[wasm_bindgen(unchecked_param_type = "unknown")] payload: JsValue,
     ) -> Promise {
-        // One rejection for both refusals: each `Promise::reject` call site costs bytes.
-        let e = match submit::prepare(&payload) {
-            Ok((body, fp)) => match self.inner.flight.join(&fp) {
-                Join::Same(p) => return p,
-                Join::Other => Error::PayloadConflict { state: "pending" },
-                Join::Idle => {
-                    let inner = self.inner.clone();
-                    let started = now_ms();
-                    return self.inner.flight.start(fp, move |flight| {
-                        future_to_promise(submit::run(inner, flight, body, started))
-                    });
-                }
-            },
-            Err(e) => e,
+        let (body, fp) = match submit::prepare(&payload) {
+            Ok(v) => v,
+            Err(e) => return Promise::reject(&to_js(&e)),
         };
-        Promise::reject(&to_js(&e))
+        match self.inner.flight.join(&fp) {
+            Join::Same(p) => return p,
+            Join::Other => {
+                return Promise::reject(&to_js(&Error::PayloadConflict { state: "pending" }))
+            }
+            Join::Idle => {}
+        }
+        let inner = self.inner.clone();
+        let started = now_ms();
+        self.inner.flight.start(fp, move |flight| {
+            future_to_promise(submit::run(inner, flight, body, started))
+        })
     }
 
     /// Abandons this attempt on purpose: new key, state "fresh". The new key shows at once;

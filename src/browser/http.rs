@@ -87,7 +87,8 @@ pub(crate) enum NoAnswer {
     Timeout,
 }
 
-/// Sends one try, to be read by [`answer`] within `timeout_ms`. `fetch` is called before
+/// Sends one try; its future settles with the whole answer, read within `timeout_ms`,
+/// which [`answer`] takes apart. `fetch` is called before
 /// this returns, not when the future is first polled: what the caller does in between
 /// happens while the request is on its way.
 pub(crate) fn send(t: &Try<'_>) -> JsFuture {

@@ -113,20 +113,15 @@ pub(crate) async fn acquire<T>(
         key: lease_key(),
         owner: super::checkout::new_key(),
     };
-    // One await for both waits (fewer bytes): `written`, the lease was written before the
-    // last one, which let a racing tab's write land; then see who won.
-    let mut written = false;
     loop {
-        if written && held.mine() {
-            return wrap(hold(held));
+        if held.renew() {
+            // Let a racing tab's write land, then see who won.
+            let _ = sleep(25.0).await;
+            if held.mine() {
+                return wrap(hold(held));
+            }
         }
-        written = !written && held.renew();
-        let ms = if written {
-            25.0
-        } else {
-            lease::LEASE_POLL_MS as f64 * (0.5 + random01())
-        };
-        let _ = sleep(ms).await;
+        let _ = sleep(lease::LEASE_POLL_MS as f64 * (0.5 + random01())).await;
     }
 }
 

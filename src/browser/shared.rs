@@ -160,7 +160,9 @@ impl Inner {
 impl Locked<'_> {
     /// The scope's record as the last lock holder stored it: what this tab goes on from.
     /// The future is IndexedDB's read (when it holds the record), the rest done by
-    /// [`Locked::current_of`] once it is: fewer bytes than an `async fn`.
+    /// [`Locked::current_of`] once it is: fewer bytes than an `async fn`. The read is
+    /// asked for when this is called, not when the future is first polled (every caller
+    /// awaits it at once).
     pub(crate) fn current(&self) -> impl Future<Output = Current> + '_ {
         let i = self.inner;
         let get = i.idb.get().then(|| idb::get(&i.rec_key));

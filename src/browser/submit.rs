@@ -75,7 +75,8 @@ pub(crate) async fn run(
     body: String,
     started: f64,
 ) -> core::result::Result<JsValue, JsValue> {
-    // Dropped last, with the future's other locals, when it returns.
+    // Dropped after the future's other locals (the lock among them) when it returns, and
+    // so before its promise settles.
     let _end = End(&inner, &flight);
     let inner = &inner;
     let flight = &*flight;

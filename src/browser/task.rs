@@ -8,6 +8,10 @@
 //! nothing here ever shows (a panic traps); with JSPI support and two closures per promise
 //! that was about 1.5 KiB of the gzipped module. Here the state is in [`Slot`]s, a promise
 //! reports to one page-wide callback, and a settled future is woken through it.
+//!
+//! Two small combinators, [`Then`] and [`Maybe`], let the glue's futures be plain
+//! functions returning a future instead of `async fn`s around one: each `async fn` nested
+//! in another adds a state machine of its own to the wasm.
 
 use crate::prelude::*;
 use alloc::rc::Rc;
@@ -224,7 +228,9 @@ impl<F: Future<Output = Result<JsValue, JsValue>>> Future for Settle<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         // SAFETY: `future` is pinned whenever `self` is: it is never moved out of `self`,
-        // and `Settle` has no `Drop` of its own (and is `Unpin` only when `F` is).
+        // and `Settle` has no `Drop` of its own (and is `Unpin` only when `F` is). `d` is
+        // never pinned: it is only read. (The submit's future is not `Unpin`, so a safe
+        // projection would need a crate for it.)
         let this = unsafe { self.get_unchecked_mut() };
         let future = unsafe { Pin::new_unchecked(&mut this.future) };
         let Poll::Ready(r) = future.poll(cx) else {
@@ -256,19 +262,18 @@ impl<F, G> Then<F, G> {
     }
 }
 
-impl<T, F: Future, G: FnOnce(F::Output) -> T> Future for Then<F, G> {
+impl<T, F: Future + Unpin, G: FnOnce(F::Output) -> T + Unpin> Future for Then<F, G> {
     type Output = T;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
-        // SAFETY: as in `Settle::poll`.
-        let this = unsafe { self.get_unchecked_mut() };
-        let future = unsafe { Pin::new_unchecked(&mut this.future) };
-        let Poll::Ready(v) = future.poll(cx) else {
+        let this = self.get_mut();
+        let Poll::Ready(v) = Pin::new(&mut this.future).poll(cx) else {
             return Poll::Pending;
         };
         match this.then.take() {
             Some(then) => Poll::Ready(then(v)),
-            None => Poll::Pending,
+            // Polled again after it was ready: a bug of the caller's.
+            None => core::arch::wasm32::unreachable(),
         }
     }
 }
