@@ -124,9 +124,9 @@ impl Store {
     }
 
     /// Whether a `storage` event's area is this store's backend.
-    pub(crate) fn is_area(&self, area: Option<Storage>) -> bool {
-        match (web_storage(self.kind.get()), area) {
-            (Ok(Some(mine)), Some(theirs)) => js_sys::Object::is(&mine, &theirs),
+    pub(crate) fn is_area(&self, area: &JsValue) -> bool {
+        match web_storage(self.kind.get()) {
+            Ok(Some(mine)) => js_sys::Object::is(&mine, area),
             _ => false,
         }
     }
