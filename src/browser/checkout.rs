@@ -81,7 +81,7 @@ extern "C" {
 }
 
 /// The `storage` event listener, kept to remove it when the checkout is freed.
-type Listener = Closure<dyn FnMut(Array)>;
+type Listener = Closure<dyn FnMut(JsValue)>;
 
 /// Shared by the JS `Checkout` object and its running operations.
 pub(crate) struct Inner {
@@ -348,9 +348,9 @@ impl Inner {
                 }
             }));
         let weak: Weak<Inner> = Rc::downgrade(self);
-        let cb: Listener = Closure::new(move |ev: Array| {
+        let cb: Listener = Closure::new(move |ev: JsValue| {
             if let Some(inner) = weak.upgrade() {
-                inner.on_storage(&ev);
+                inner.on_storage(ev.unchecked_ref());
             }
         });
         on_storage_event(cb.as_ref(), true);
