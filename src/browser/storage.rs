@@ -5,6 +5,7 @@
 use crate::prelude::*;
 use core::cell::Cell;
 
+use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use web_sys::Storage;
 
@@ -68,13 +69,10 @@ fn remove_item(s: &Storage, key: &str) -> bool {
     storage_op(s, 2, key, "").is_ok()
 }
 
-/// The keys that start with `prefix`; none when the backend throws.
-fn keys(s: &Storage, prefix: &str) -> Vec<String> {
-    let Ok(a) = storage_op(s, 3, prefix, "") else {
-        return Vec::new();
-    };
-    let a: js_sys::Array = a.unchecked_into();
-    (0..a.length()).filter_map(|i| text(&a.get(i))).collect()
+/// The keys that start with `prefix`, as a JS array made before any is removed; none when
+/// the backend throws.
+fn keys(s: &Storage, prefix: &str) -> Array {
+    storage_op(s, 3, prefix, "").map_or_else(|_| Array::new(), JsCast::unchecked_into)
 }
 
 fn next(kind: StorageKind) -> StorageKind {
@@ -223,7 +221,11 @@ pub(crate) fn remove_where(
         match web_storage(kind) {
             Ok(Some(s)) => {
                 // Keys first: removing while walking by index would skip entries.
-                for k in keys(&s, prefix) {
+                let keys = keys(&s, prefix);
+                for i in 0..keys.length() {
+                    let Some(k) = text(&keys.get(i)) else {
+                        continue;
+                    };
                     if get_item(&s, &k)
                         .ok()
                         .flatten()
