@@ -33,7 +33,10 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>)> {
     }
     let n = |i| a.get(i).as_f64();
     let mut headers = Vec::new();
-    if let Some(h) = a.get(3).dyn_ref::<Array>() {
+    // The name/value pairs when given (an array, else undefined: no `isArray` import).
+    let h = a.get(3);
+    if !h.is_undefined() {
+        let h: &Array = h.unchecked_ref();
         for i in (0..h.length()).step_by(2) {
             let item = |i| text(&h.get(i)).unwrap_or_default();
             headers.push((item(i), item(i + 1)));
