@@ -80,6 +80,11 @@ extern "C" {
     fn on_storage_event(f: &JsValue, add: bool);
 }
 
+/// A new record (new key, state fresh) for the scope of `opts`.
+fn fresh(opts: &Options) -> Record {
+    Record::new(new_key(), opts.scope.as_str(), now_ms(), opts.ttl_ms())
+}
+
 /// The `storage` event listener, kept to remove it when the checkout is freed.
 type Listener = Closure<dyn FnMut(JsValue)>;
 
@@ -143,7 +148,7 @@ impl Inner {
         };
         sweep_kinds(kinds, &opts.namespace, idb_sweep);
         let rec_key = record_key(&opts.namespace, &opts.scope);
-        let first = Record::new(new_key(), opts.scope.as_str(), now_ms(), opts.ttl_ms());
+        let first = fresh(&opts);
         let inner = Rc::new(Inner {
             opts,
             store,
@@ -195,12 +200,7 @@ impl Inner {
 
     /// A new record (new key, state fresh) for this scope.
     pub(crate) fn fresh(&self) -> Record {
-        Record::new(
-            new_key(),
-            self.opts.scope.as_str(),
-            now_ms(),
-            self.opts.ttl_ms(),
-        )
+        fresh(&self.opts)
     }
 
     /// The record in Web Storage or memory, best backend first: the store's own, or one
