@@ -59,7 +59,7 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>)> {
         namespace: s(13),
         credentials: s(14),
     };
-    let opts = Options::validate(raw)?;
+    let opts = Options::validate(&raw)?;
     fetchable(&opts)?;
     Ok((opts, a.get(15).dyn_into().ok()))
 }

@@ -154,9 +154,9 @@ const CREDENTIALS: [&str; 3] = ["same-origin", "omit", "include"];
 impl Options {
     /// Checks every option and fills in the defaults of the options it was not given.
     ///
-    /// The checks read `raw` borrowed and the strings are moved out at the end, so an early
-    /// return drops `raw` whole (one call) rather than whichever of its fields are left.
-    pub fn validate(raw: RawOptions) -> Result<Options> {
+    /// `raw` is borrowed and the strings kept are copied, so the caller drops it in one
+    /// place: moved in, it was dropped field by field on each way out.
+    pub fn validate(raw: &RawOptions) -> Result<Options> {
         let scope = raw
             .scope
             .as_deref()
@@ -228,13 +228,12 @@ impl Options {
             &CREDENTIALS,
             false,
         )?;
-        let (header_name, namespace) = (header_name.into(), namespace.into());
         Ok(Options {
-            scope: raw.scope.unwrap_or_default(),
-            endpoint: raw.endpoint.unwrap_or_default(),
+            scope: scope.into(),
+            endpoint: endpoint.into(),
             method: method.into(),
-            headers: raw.headers,
-            header_name,
+            headers: raw.headers.clone(),
+            header_name: header_name.into(),
             header_format,
             ttl_seconds,
             timeout_ms,
@@ -243,7 +242,7 @@ impl Options {
             backoff_max_ms,
             deadline_ms,
             storage,
-            namespace,
+            namespace: namespace.into(),
             credentials: credentials.into(),
         })
     }
