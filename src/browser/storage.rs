@@ -97,8 +97,9 @@ impl Store {
             // reverse) would lose the record the next page looks for.
             let probed = web_storage(kind).and_then(|s| {
                 let s = s.ok_or_else(|| String::from("no window"))?;
-                set_item(&s, probe_key, "1").map_err(|e| error_text(&e))?;
-                get_item(&s, probe_key).map_err(|e| error_text(&e))?;
+                set_item(&s, probe_key, "1")
+                    .and_then(|()| get_item(&s, probe_key))
+                    .map_err(|e| error_text(&e))?;
                 remove_item(&s, probe_key);
                 Ok(())
             });
