@@ -6,9 +6,8 @@ use crate::prelude::*;
 use alloc::rc::{Rc, Weak};
 use core::cell::Cell;
 
-use js_sys::Function;
+use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
-use web_sys::StorageEvent;
 
 use super::broadcast::Channel;
 use super::cell::Slot;
@@ -16,6 +15,7 @@ use super::clock::now_ms;
 use super::events::{Emitter, Event};
 use super::flight::SingleFlight;
 use super::idb;
+use super::js::text;
 use super::lock;
 use super::page::PageCell;
 use super::storage::{self, Fallback, Store};
@@ -74,14 +74,19 @@ pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str, idb: IdbSweep)
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]
 extern "C" {
-    /// Adds (`add`) or removes `f` as the window's `storage` event listener; nothing
-    /// without a window.
+    /// Adds (`add`) or removes the window's `storage` event listener that calls `f` with
+    /// the event's `[key, newValue, oldValue, storageArea]`; nothing without a window.
     #[wasm_bindgen(js_name = onStorageEvent)]
     fn on_storage_event(f: &JsValue, add: bool);
 }
 
+/// A new record (new key, state fresh) for the scope of `opts`.
+fn fresh(opts: &Options) -> Record {
+    Record::new(new_key(), opts.scope.as_str(), now_ms(), opts.ttl_ms())
+}
+
 /// The `storage` event listener, kept to remove it when the checkout is freed.
-type Listener = Closure<dyn FnMut(StorageEvent)>;
+type Listener = Closure<dyn FnMut(JsValue)>;
 
 /// Shared by the JS `Checkout` object and its running operations.
 pub(crate) struct Inner {
@@ -143,7 +148,7 @@ impl Inner {
         };
         sweep_kinds(kinds, &opts.namespace, idb_sweep);
         let rec_key = record_key(&opts.namespace, &opts.scope);
-        let first = Record::new(new_key(), opts.scope.as_str(), now_ms(), opts.ttl_ms());
+        let first = fresh(&opts);
         let inner = Rc::new(Inner {
             opts,
             store,
@@ -195,12 +200,7 @@ impl Inner {
 
     /// A new record (new key, state fresh) for this scope.
     pub(crate) fn fresh(&self) -> Record {
-        Record::new(
-            new_key(),
-            self.opts.scope.as_str(),
-            now_ms(),
-            self.opts.ttl_ms(),
-        )
+        fresh(&self.opts)
     }
 
     /// The record in Web Storage or memory, best backend first: the store's own, or one
@@ -348,9 +348,9 @@ impl Inner {
                 }
             }));
         let weak: Weak<Inner> = Rc::downgrade(self);
-        let cb = Closure::<dyn FnMut(StorageEvent)>::new(move |ev: StorageEvent| {
+        let cb: Listener = Closure::new(move |ev: JsValue| {
             if let Some(inner) = weak.upgrade() {
-                inner.on_storage(&ev);
+                inner.on_storage(ev.unchecked_ref());
             }
         });
         on_storage_event(cb.as_ref(), true);
@@ -368,13 +368,13 @@ impl Inner {
 
     /// The `storage` event: the mirror written by another tab (the fallback where
     /// BroadcastChannel is missing; the same news twice is harmless).
-    fn on_storage(&self, ev: &StorageEvent) {
-        if ev.key().as_deref() != Some(self.rec_key.as_str())
-            || !self.store.is_area(ev.storage_area())
+    fn on_storage(&self, ev: &Array) {
+        if text(&ev.get(0)).as_deref() != Some(self.rec_key.as_str())
+            || !self.store.is_area(&ev.get(3))
         {
             return;
         }
-        match (ev.new_value(), ev.old_value()) {
+        match (text(&ev.get(1)), text(&ev.get(2))) {
             (Some(text), _) => self.take_copy(&text),
             (None, Some(old)) => {
                 if let Ok(r) = self.decode(&old) {

@@ -70,9 +70,10 @@ impl Emitter {
     /// Calls `onEvent({ type, key, ... })`; exceptions are caught and logged.
     pub(crate) fn emit(&self, key: &str, ev: Event) {
         let Some(f) = &self.0 else { return };
-        let none = JsValue::UNDEFINED;
+        // A constant, not a clone of one value: each `JsValue::clone` is a call into JS.
+        const NONE: JsValue = JsValue::UNDEFINED;
         let (t, a, b, c): (&str, JsValue, JsValue, JsValue) = match ev {
-            Event::Attempt { attempt } => ("attempt", attempt.into(), none.clone(), none),
+            Event::Attempt { attempt } => ("attempt", attempt.into(), NONE, NONE),
             Event::Retry {
                 attempt,
                 delay_ms,
@@ -83,7 +84,7 @@ impl Emitter {
                 status,
                 replayed,
             } => ("response", attempt.into(), status.into(), replayed.into()),
-            Event::State { state, previous } => ("state", state.into(), previous.into(), none),
+            Event::State { state, previous } => ("state", state.into(), previous.into(), NONE),
             Event::StorageFallback { from, to, reason } => {
                 ("storage-fallback", from.into(), to.into(), reason.into())
             }
@@ -94,7 +95,7 @@ impl Emitter {
                 "storage-corrupt",
                 reason.into(),
                 quarantine_key.into(),
-                none,
+                NONE,
             ),
         };
         js_emit(f, t, key, a, b, c);

@@ -58,10 +58,14 @@ export function storageOp(s, op, key, value) {
   return keys;
 }
 
-// Adds (`add`) or removes `f` as the window's `storage` event listener.
+// Adds (`add`) or removes the window's `storage` event listener that calls `f` with
+// `[key, newValue, oldValue, storageArea]` of the event (read here: a wasm import per getter
+// costs more). The listener is kept on `f` to remove it.
 export function onStorageEvent(f, add) {
   const w = page();
-  if (w) add ? w.addEventListener("storage", f) : w.removeEventListener("storage", f);
+  if (!w) return;
+  if (add) f.listener = (e) => f([e.key, e.newValue, e.oldValue, e.storageArea]);
+  add ? w.addEventListener("storage", f.listener) : w.removeEventListener("storage", f.listener);
 }
 
 // Whether the page has the Web Locks API.

@@ -16,15 +16,12 @@ use super::js::{error_text, text};
 use crate::core::options::{Options, RawOptions};
 use crate::error::{Error, Result};
 
-fn bad(option: &str, reason: &str) -> Error {
-    Error::invalid_option(option, reason)
-}
-
-/// `prefix` + `name`.
-fn named(prefix: &str, name: &str) -> String {
-    let mut s = String::from(prefix);
-    s.push_str(name);
-    s
+/// `invalid-options` from the glue's `[option, reason]` texts, taken as they are.
+fn refusal(option: Option<String>, reason: String) -> Error {
+    Error::InvalidOptions {
+        option: option.unwrap_or_default(),
+        reason,
+    }
 }
 
 /// Validated options and the `onEvent` callback, or `invalid-options` naming the option.
@@ -32,11 +29,14 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>)> {
     let a = read_options(js);
     let s = |i| text(&a.get(i));
     if a.length() == 2 {
-        return Err(bad(&s(0).unwrap_or_default(), &s(1).unwrap_or_default()));
+        return Err(refusal(s(0), s(1).unwrap_or_default()));
     }
     let n = |i| a.get(i).as_f64();
     let mut headers = Vec::new();
-    if let Some(h) = a.get(3).dyn_ref::<Array>() {
+    // The name/value pairs when given (an array, else undefined: no `isArray` import).
+    let h = a.get(3);
+    if !h.is_undefined() {
+        let h: &Array = h.unchecked_ref();
         for i in (0..h.length()).step_by(2) {
             let item = |i| text(&h.get(i)).unwrap_or_default();
             headers.push((item(i), item(i + 1)));
@@ -59,7 +59,7 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>)> {
         namespace: s(13),
         credentials: s(14),
     };
-    let opts = Options::validate(raw)?;
+    let opts = Options::validate(&raw)?;
     fetchable(&opts)?;
     Ok((opts, a.get(15).dyn_into().ok()))
 }
@@ -84,9 +84,7 @@ fn fetchable(o: &Options) -> Result<()> {
         return Ok(());
     }
     let r: Array = r.unchecked_into();
-    let option = text(&r.get(0)).unwrap_or_default();
-    Err(bad(
-        &option,
-        &named("refused by fetch: ", &error_text(&r.get(1))),
-    ))
+    let mut reason = String::from("refused by fetch: ");
+    reason.push_str(&error_text(&r.get(1)));
+    Err(refusal(text(&r.get(0)), reason))
 }

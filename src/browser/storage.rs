@@ -5,6 +5,7 @@
 use crate::prelude::*;
 use core::cell::Cell;
 
+use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use web_sys::Storage;
 
@@ -68,13 +69,10 @@ fn remove_item(s: &Storage, key: &str) -> bool {
     storage_op(s, 2, key, "").is_ok()
 }
 
-/// The keys that start with `prefix`; none when the backend throws.
-fn keys(s: &Storage, prefix: &str) -> Vec<String> {
-    let Ok(a) = storage_op(s, 3, prefix, "") else {
-        return Vec::new();
-    };
-    let a: js_sys::Array = a.unchecked_into();
-    (0..a.length()).filter_map(|i| text(&a.get(i))).collect()
+/// The keys that start with `prefix`, as a JS array made before any is removed; none when
+/// the backend throws.
+fn keys(s: &Storage, prefix: &str) -> Array {
+    storage_op(s, 3, prefix, "").map_or_else(|_| Array::new(), JsCast::unchecked_into)
 }
 
 fn next(kind: StorageKind) -> StorageKind {
@@ -99,8 +97,9 @@ impl Store {
             // reverse) would lose the record the next page looks for.
             let probed = web_storage(kind).and_then(|s| {
                 let s = s.ok_or_else(|| String::from("no window"))?;
-                set_item(&s, probe_key, "1").map_err(|e| error_text(&e))?;
-                get_item(&s, probe_key).map_err(|e| error_text(&e))?;
+                set_item(&s, probe_key, "1")
+                    .and_then(|()| get_item(&s, probe_key))
+                    .map_err(|e| error_text(&e))?;
                 remove_item(&s, probe_key);
                 Ok(())
             });
@@ -124,9 +123,9 @@ impl Store {
     }
 
     /// Whether a `storage` event's area is this store's backend.
-    pub(crate) fn is_area(&self, area: Option<Storage>) -> bool {
-        match (web_storage(self.kind.get()), area) {
-            (Ok(Some(mine)), Some(theirs)) => js_sys::Object::is(&mine, &theirs),
+    pub(crate) fn is_area(&self, area: &JsValue) -> bool {
+        match web_storage(self.kind.get()) {
+            Ok(Some(mine)) => js_sys::Object::is(&mine, area),
             _ => false,
         }
     }
@@ -223,7 +222,11 @@ pub(crate) fn remove_where(
         match web_storage(kind) {
             Ok(Some(s)) => {
                 // Keys first: removing while walking by index would skip entries.
-                for k in keys(&s, prefix) {
+                let keys = keys(&s, prefix);
+                for i in 0..keys.length() {
+                    let Some(k) = text(&keys.get(i)) else {
+                        continue;
+                    };
                     if get_item(&s, &k)
                         .ok()
                         .flatten()

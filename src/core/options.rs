@@ -154,9 +154,9 @@ const CREDENTIALS: [&str; 3] = ["same-origin", "omit", "include"];
 impl Options {
     /// Checks every option and fills in the defaults of the options it was not given.
     ///
-    /// The checks read `raw` borrowed and the strings are moved out at the end, so an early
-    /// return drops `raw` whole (one call) rather than whichever of its fields are left.
-    pub fn validate(raw: RawOptions) -> Result<Options> {
+    /// `raw` is borrowed and the strings kept are copied, so the caller drops it in one
+    /// place: moved in, it was dropped field by field on each way out.
+    pub fn validate(raw: &RawOptions) -> Result<Options> {
         let scope = raw
             .scope
             .as_deref()
@@ -175,14 +175,7 @@ impl Options {
         if has_crlf(endpoint) {
             return Err(bad("endpoint", "must not contain CR, LF or NUL"));
         }
-        let method = choice(
-            raw.method
-                .as_deref()
-                .map(str::to_ascii_uppercase)
-                .as_deref(),
-            "method",
-            &METHODS,
-        )?;
+        let method = choice(raw.method.as_deref(), "method", &METHODS, true)?;
         let header_name = raw.header_name.as_deref().unwrap_or("Idempotency-Key");
         if !is_token(header_name) {
             return Err(bad("headerName", "must be an HTTP token"));
@@ -191,6 +184,7 @@ impl Options {
             raw.header_format.as_deref(),
             "headerFormat",
             &HEADER_FORMATS,
+            false,
         )? {
             "plain" => HeaderFormat::Plain,
             _ => HeaderFormat::SfString,
@@ -224,18 +218,22 @@ impl Options {
         if backoff_base_ms > backoff_max_ms {
             return Err(bad("backoff.baseMs", "must not exceed backoff.maxMs"));
         }
-        let storage = choice(raw.storage.as_deref(), "storage", &STORAGE_KINDS)?;
+        let storage = choice(raw.storage.as_deref(), "storage", &STORAGE_KINDS, false)?;
         let storage = StorageKind::parse(storage).unwrap_or(StorageKind::Local);
         let namespace = raw.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
         validate_namespace(namespace)?;
-        let credentials = choice(raw.credentials.as_deref(), "credentials", &CREDENTIALS)?;
-        let (header_name, namespace) = (header_name.into(), namespace.into());
+        let credentials = choice(
+            raw.credentials.as_deref(),
+            "credentials",
+            &CREDENTIALS,
+            false,
+        )?;
         Ok(Options {
-            scope: raw.scope.unwrap_or_default(),
-            endpoint: raw.endpoint.unwrap_or_default(),
+            scope: scope.into(),
+            endpoint: endpoint.into(),
             method: method.into(),
-            headers: raw.headers,
-            header_name,
+            headers: raw.headers.clone(),
+            header_name: header_name.into(),
             header_format,
             ttl_seconds,
             timeout_ms,
@@ -244,7 +242,7 @@ impl Options {
             backoff_max_ms,
             deadline_ms,
             storage,
-            namespace,
+            namespace: namespace.into(),
             credentials: credentials.into(),
         })
     }
@@ -282,13 +280,19 @@ fn bad(option: &str, reason: &str) -> Error {
     Error::invalid_option(option, reason)
 }
 
-/// The entry of `allowed` that `v` is; the first one (the default) when absent. The error
-/// lists the values.
-fn choice(v: Option<&str>, option: &str, allowed: &[&'static str]) -> Result<&'static str> {
+/// The entry of `allowed` that `v` is (in any ASCII case with `any_case`); the first one
+/// (the default) when absent. The error lists the values.
+fn choice(
+    v: Option<&str>,
+    option: &str,
+    allowed: &[&'static str],
+    any_case: bool,
+) -> Result<&'static str> {
     let Some(v) = v else {
         return Ok(allowed.first().copied().unwrap_or_default());
     };
-    if let Some(a) = allowed.iter().find(|a| **a == v) {
+    let same = |a: &str| a == v || any_case && a.eq_ignore_ascii_case(v);
+    if let Some(a) = allowed.iter().find(|a| same(a)) {
         return Ok(a);
     }
     let mut why = String::from("must be one of:");

@@ -12,12 +12,12 @@ fn with(f: impl FnOnce(&mut RawOptions)) -> RawOptions {
 }
 
 fn ok(f: impl FnOnce(&mut RawOptions)) -> Options {
-    Options::validate(with(f)).unwrap()
+    Options::validate(&with(f)).unwrap()
 }
 
 /// Validates, expecting an error naming `option` (its JS name); returns the message.
 fn fails(option: &str, f: impl FnOnce(&mut RawOptions)) -> String {
-    let e = Options::validate(with(f)).expect_err(option);
+    let e = Options::validate(&with(f)).expect_err(option);
     let Error::InvalidOptions { option: named, .. } = &e else {
         panic!("expected invalid-options for `{option}`, got {e:?}")
     };
@@ -268,7 +268,7 @@ fn validate_namespace_is_the_rule_open_applies() {
         astral(33),
     ] {
         let e = validate_namespace(&n).expect_err(&n);
-        let from_open = Options::validate(with(|r| r.namespace = Some(n.clone()))).unwrap_err();
+        let from_open = Options::validate(&with(|r| r.namespace = Some(n.clone()))).unwrap_err();
         assert_eq!(e, from_open, "{n:?}");
         assert!(e.to_string().contains("`namespace`"), "{e}");
     }
