@@ -18,6 +18,7 @@ use super::idb;
 use super::js::text;
 use super::lock;
 use super::page::PageCell;
+use super::shared;
 use super::storage::{self, Fallback, Store};
 use super::task::spawn_local;
 use crate::core::options::{Options, StorageKind};
@@ -326,12 +327,7 @@ impl Inner {
         if sending {
             self.post(Notice::Abandon(&seen));
         }
-        let inner = self.clone();
-        spawn_local(async move {
-            let shown = inner.hold().await.start_over(&seen, next, keep).await;
-            inner.intents.set(inner.intents.get() - 1);
-            inner.show(&shown.0, shown.1);
-        });
+        spawn_local(shared::start_over(self.clone(), seen, next, keep));
     }
 
     /// Joins the scope's channel and listens for `storage` events (only where the record

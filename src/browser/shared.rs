@@ -334,32 +334,36 @@ impl Locked<'_> {
             }
         })
     }
+}
 
-    /// `reset()` (`keep`: store `next`) or `finish()` (remove the record) made while this
-    /// tab showed `seen`, now that it holds the lock: applied only if the stored record is
-    /// still that attempt (or none); otherwise the other tab's newer attempt stays.
-    /// Returns what this tab shows afterwards, and whether it is stored.
-    pub(crate) async fn start_over(
-        &self,
-        seen: &str,
-        mut next: Record,
-        keep: bool,
-    ) -> (Record, bool) {
-        let stored = match self.current().await {
-            Current::Stored(r) | Current::Legacy(r) => Some(r),
-            Current::Mine | Current::Fresh => None,
-        };
-        if !may_replace(stored.as_ref(), seen, now_ms()) {
-            return (stored.unwrap_or(next), true);
-        }
+/// `reset()` (`keep`: store `next`) or `finish()` (remove the record) made while `inner`
+/// showed `seen`: once it holds the lock, applied only if the stored record is still that
+/// attempt (or none); otherwise the other tab's newer attempt stays. Then the intent is
+/// counted off and what the tab shows afterwards is shown. One `async fn` for the whole
+/// run, lock included (none nested in it): fewer bytes.
+pub(crate) async fn start_over(inner: Rc<Inner>, seen: String, mut next: Record, keep: bool) {
+    let held = inner.hold().await;
+    let stored = match held.current().await {
+        Current::Stored(r) | Current::Legacy(r) => Some(r),
+        Current::Mine | Current::Fresh => None,
+    };
+    let shown = if !may_replace(stored.as_ref(), &seen, now_ms()) {
+        (stored.unwrap_or(next), true)
+    } else {
         match stored {
             _ if keep => {
-                self.store(&mut next).await;
-                return (next, true);
+                held.store(&mut next).await;
+                (next, true)
             }
-            Some(old) => self.remove(&old.key).await,
-            None => {}
+            Some(old) => {
+                held.remove(&old.key).await;
+                (next, false)
+            }
+            None => (next, false),
         }
-        (next, false)
-    }
+    };
+    // Released before the intent is counted off and the record shown.
+    drop(held);
+    inner.intents.set(inner.intents.get() - 1);
+    inner.show(&shown.0, shown.1);
 }
