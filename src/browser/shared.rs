@@ -313,11 +313,14 @@ impl Locked<'_> {
     }
 
     /// Removes the scope's record, whose key is `key`, for every tab and from every
-    /// backend.
-    pub(crate) async fn remove(&self, key: &str) {
-        self.idb_write(None).await;
-        self.inner.store.remove(&self.inner.rec_key);
-        self.inner.post(Notice::Removed(key));
+    /// backend. The future is [`Locked::idb_write`]'s, the rest done once it is: fewer
+    /// bytes than an `async fn`. The delete is asked for when this is called, not when the
+    /// future is first polled (the caller awaits it at once).
+    pub(crate) fn remove<'a>(&'a self, key: &'a str) -> impl Future<Output = ()> + 'a {
+        Then::new(self.idb_write(None), move |()| {
+            self.inner.store.remove(&self.inner.rec_key);
+            self.inner.post(Notice::Removed(key));
+        })
     }
 
     /// Writes IndexedDB first (`None` deletes), when it holds the scope's record: the
