@@ -182,8 +182,14 @@ impl Inner {
                         return;
                     }
                     let held = i.hold().await;
-                    if !waiting() {
-                        held.establish().await;
+                    if waiting() {
+                        return;
+                    }
+                    // The scope gets a stored record: the one found, or this tab's new key.
+                    // Written out here, not an `async fn` nested in this one: fewer bytes.
+                    let (mut rec, unstored) = held.read().await;
+                    if unstored {
+                        held.store(&mut rec).await;
                     }
                 });
             } else {

@@ -218,14 +218,6 @@ impl Locked<'_> {
         (rec, unstored)
     }
 
-    /// Makes sure the scope has a stored record: the one found, or this tab's new key.
-    pub(crate) async fn establish(&self) {
-        let (mut rec, unstored) = self.read().await;
-        if unstored {
-            self.store(&mut rec).await;
-        }
-    }
-
     /// Stores `rec` (its `rev` counted up) for every tab, and shows it here.
     /// The future is [`Locked::store_unposted`]'s, the notice posted once it is done.
     pub(crate) fn store<'a>(&'a self, rec: &'a mut Record) -> impl Future<Output = ()> + 'a {
