@@ -15,7 +15,7 @@ use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 
 use super::js::{error_text, text};
-use super::task::JsFuture;
+use super::task::{JsFuture, Then};
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]
 extern "C" {
@@ -68,9 +68,15 @@ pub(crate) fn set(key: &str, value: Option<&str>) -> Request {
 }
 
 /// Deletes, in one transaction, the entries under `prefix` for which `due(key, text)` says
-/// so (decided inside the transaction: no lock holder's write can slip in between).
-pub(crate) async fn sweep(prefix: &str, due: impl FnMut(String, String) -> bool + 'static) {
+/// so (decided inside the transaction: no lock holder's write can slip in between). The
+/// sweep is asked for when this is called, not when the future is first polled (the
+/// caller awaits it at once); the future is the request's, `due` kept until it settles.
+pub(crate) fn sweep(
+    prefix: &str,
+    due: impl FnMut(String, String) -> bool + 'static,
+) -> impl Future<Output = ()> {
     let due = Closure::<dyn FnMut(String, String) -> bool>::new(due);
+    let request = Request::new(idb_sweep(prefix, &due));
     // Errors ignored: an entry not swept now is swept by sweep() or by open() in a later page.
-    let _ = Request::new(idb_sweep(prefix, &due)).await;
+    Then::new(request, move |_: Done| drop(due))
 }
