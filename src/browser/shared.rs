@@ -344,18 +344,14 @@ pub(crate) async fn start_over(inner: Rc<Inner>, seen: String, mut next: Record,
     };
     let shown = if !may_replace(stored.as_ref(), &seen, now_ms()) {
         (stored.unwrap_or(next), true)
+    } else if keep {
+        held.store(&mut next).await;
+        (next, true)
     } else {
-        match stored {
-            _ if keep => {
-                held.store(&mut next).await;
-                (next, true)
-            }
-            Some(old) => {
-                held.remove(&old.key).await;
-                (next, false)
-            }
-            None => (next, false),
+        if let Some(old) = stored {
+            held.remove(&old.key).await;
         }
+        (next, false)
     };
     // Released before the intent is counted off and the record shown.
     drop(held);
