@@ -31,11 +31,11 @@ pub fn check(data: &[u8]) {
     let Ok(raw) = raw(&mut Unstructured::new(data)) else {
         return;
     };
-    match Options::validate(raw.clone()) {
+    match Options::validate(&raw) {
         Ok(o) => {
             assert_rules(&o, &raw);
             assert_eq!(
-                Options::validate(as_raw(&o)).as_ref(),
+                Options::validate(&as_raw(&o)).as_ref(),
                 Ok(&o),
                 "not idempotent"
             );
