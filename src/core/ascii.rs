@@ -21,7 +21,8 @@ pub fn digits(s: &str) -> Option<u64> {
 /// `s` split around the last `sep`, an ASCII byte; `None` when it has none.
 pub fn rsplit_byte(s: &str, sep: u8) -> Option<(&str, &str)> {
     let i = s.bytes().rposition(|b| b == sep)?;
-    Some((s.get(..i)?, s.get(i + 1..)?))
+    let (head, tail) = s.split_at_checked(i)?;
+    Some((head, tail.get(1..)?))
 }
 
 #[cfg(test)]
