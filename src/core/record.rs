@@ -142,9 +142,9 @@ impl Record {
     /// Reads a stored record; anything unexpected is `CorruptRecord` with the reason,
     /// so the caller can set the text aside instead of trusting it.
     pub fn decode(text: &str) -> Result<Record> {
-        let j = Json::parse(text).map_err(|e| {
+        let j = Json::parse_why(text).map_err(|e| {
             let mut s = String::from("not JSON: ");
-            s.push_str(&e);
+            s.push_str(e);
             Error::CorruptRecord(s)
         })?;
         Record::from_json(&j).map_err(Corrupt::into_error)

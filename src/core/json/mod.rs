@@ -30,7 +30,12 @@ pub enum Json {
 impl Json {
     /// Parses one JSON text; anything but whitespace after the value is an error.
     pub fn parse(text: &str) -> Result<Json, String> {
-        parse::document(text).map_err(String::from)
+        Json::parse_why(text).map_err(String::from)
+    }
+
+    /// [`Json::parse`] with the reason as a static text, for a caller that words it itself.
+    pub(crate) fn parse_why(text: &str) -> Result<Json, &'static str> {
+        parse::document(text)
     }
 
     /// Writes compact JSON (no whitespace), members in stored order.
