@@ -6,7 +6,6 @@ use crate::prelude::*;
 
 struct Parser<'a> {
     s: &'a str,
-    b: &'a [u8],
     i: usize,
 }
 
@@ -14,14 +13,10 @@ type PResult<T> = Result<T, &'static str>;
 
 /// Parses a whole JSON text: one value, then nothing but whitespace.
 pub(super) fn document(text: &str) -> PResult<Json> {
-    let mut p = Parser {
-        s: text,
-        b: text.as_bytes(),
-        i: 0,
-    };
+    let mut p = Parser { s: text, i: 0 };
     let v = p.value(0)?;
     p.ws();
-    if p.i != p.b.len() {
+    if p.i != p.s.len() {
         return Err("trailing characters after the JSON value");
     }
     Ok(v)
@@ -29,7 +24,7 @@ pub(super) fn document(text: &str) -> PResult<Json> {
 
 impl Parser<'_> {
     fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.s.as_bytes().get(self.i) {
             self.i += 1;
         }
     }
@@ -37,7 +32,7 @@ impl Parser<'_> {
     // Non-panicking slices: the indices are always in range at ASCII boundaries, and
     // `get` has no panic path.
     fn rest(&self) -> &[u8] {
-        self.b.get(self.i..).unwrap_or_default()
+        self.s.as_bytes().get(self.i..).unwrap_or_default()
     }
 
     fn since(&self, start: usize) -> &str {
@@ -45,7 +40,7 @@ impl Parser<'_> {
     }
 
     fn peek(&self) -> Option<u8> {
-        self.b.get(self.i).copied()
+        self.s.as_bytes().get(self.i).copied()
     }
 
     fn value(&mut self, depth: usize) -> PResult<Json> {
