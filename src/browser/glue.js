@@ -277,10 +277,7 @@ export function toJson(v) {
 
 /** `name: message` of a thrown value (DOMException, Error), or "unknown error". */
 export function errorText(e) {
-  const field = (k) => {
-    const v = read(e, k);
-    return typeof v == "string" ? v : null;
-  };
+  const field = (k) => text(read(e, k));
   const name = field("name") ?? "", message = field("message");
   return (message == null ? name : name ? `${name}: ${message}` : message) || "unknown error";
 }
