@@ -36,9 +36,12 @@ help:
 ## ---- tools (idempotent: each step skips what is already there) ----
 tools: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver tool-npm
 
+# rust-src: the release build compiles core and alloc itself (STD_BUILD below).
 tool-rust:
 	@rustup target list --installed | grep -qx wasm32-unknown-unknown \
 	  || rustup target add wasm32-unknown-unknown
+	@rustup component list --installed | grep -qx 'rust-src' \
+	  || rustup component add rust-src
 
 # dpkg-query prints "install ok installed" once for each package that is there; fewer
 # such lines than packages means one is missing, and one apt-get run installs them all.
@@ -81,8 +84,18 @@ node_modules/.package-lock.json: package.json package-lock.json
 # wasm-opt: Debian's binaryen 108 corrupts wasm-bindgen's externref table on any round trip
 # (init() then throws in the browser), so the build puts npm's binaryen 132 first on PATH.
 # post-pack.sh joins the JS snippets wasm-bindgen writes (pkg/snippets/) into the glue.
+# The release module compiles core and alloc itself, for size (opt-level "z" like the crate,
+# where the shipped ones are built for speed) and with panic=immediate-abort: a panic traps
+# where it happens, as the crate's own handler does anyway, without building a message, so
+# no panic message or `core::fmt` number formatting is linked, nor (location-detail=none)
+# the source file paths of the crate's own bounds checks. These are
+# unstable flags of the stable toolchain: RUSTC_BOOTSTRAP=1 lets it take them, as for
+# `make fuzz`. The browser tests build with std as usual.
+STD_BUILD := -Zbuild-std=core,alloc
+STD_RUSTFLAGS := -Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none
 build: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-npm
-	PATH="$(CURDIR)/node_modules/.bin:$$PATH" wasm-pack build --release --target web --out-dir pkg
+	PATH="$(CURDIR)/node_modules/.bin:$$PATH" RUSTC_BOOTSTRAP=1 RUSTFLAGS='$(STD_RUSTFLAGS)' \
+	  wasm-pack build --release --target web --out-dir pkg . -- $(STD_BUILD)
 	bash scripts/post-pack.sh
 
 server:

@@ -145,9 +145,11 @@ function exportSection(body, end) {
       process.exit(0);
     }
     const descEnd = readU32(wasm, afterField + 1)[1]; // kind, then the index
-    // A name with wasm-bindgen's hash is one token wherever the glue has it (the export, and
-    // the JS function of the same name that calls it): every occurrence is renamed.
-    const hashed = /__h[0-9a-f]{16}$/.test(field);
+    // A name with wasm-bindgen's hash, or a closure's entry point (named after its argument
+    // types when the symbol carries no hash, as in a build of core and alloc from source), is
+    // one token wherever the glue has it (the export, and the JS function of the same name
+    // that calls it): every occurrence is renamed.
+    const hashed = /__h[0-9a-f]{16}$/.test(field) || /__convert__closures_____invoke_/.test(field);
     const uses = new RegExp(`\\b${hashed ? "" : "wasm\\."}${field.replace(/\$/g, "\\$")}\\b`, "g");
     const mentions = glue.split(field).length - 1;
     let newField = field;
