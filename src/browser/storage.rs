@@ -210,40 +210,38 @@ pub(crate) fn peek(kind: StorageKind, key: &str, take: bool) -> Option<String> {
     }
 }
 
-/// Removes, from the given backends, the entries under `prefix` for which `drop(key, value)`
+/// Removes, from the backend `kind`, the entries under `prefix` for which `drop(key, value)`
 /// says so; returns how many went.
 pub(crate) fn remove_where(
-    kinds: &[StorageKind],
+    kind: StorageKind,
     prefix: &str,
     drop: impl Fn(&str, &str) -> bool,
 ) -> u32 {
     let mut n = 0;
-    for &kind in kinds {
-        match web_storage(kind) {
-            Ok(Some(s)) => {
-                // Keys first: removing while walking by index would skip entries.
-                let keys = keys(&s, prefix);
-                for i in 0..keys.length() {
-                    let Some(k) = text(&keys.get(i)) else {
-                        continue;
-                    };
-                    if get_item(&s, &k)
-                        .ok()
-                        .flatten()
-                        .is_some_and(|v| drop(&k, &v))
-                    {
-                        n += remove_item(&s, &k) as u32;
-                    }
+    match web_storage(kind) {
+        Ok(Some(s)) => {
+            // Keys first: removing while walking by index would skip entries.
+            let keys = keys(&s, prefix);
+            for i in 0..keys.length() {
+                let Some(k) = text(&keys.get(i)) else {
+                    continue;
+                };
+                if get_item(&s, &k)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|v| drop(&k, &v))
+                {
+                    n += remove_item(&s, &k) as u32;
                 }
             }
-            Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {
-                let mut m = m.borrow_mut();
-                let before = m.len();
-                m.retain(|(k, v)| !(k.starts_with(prefix) && drop(k, v)));
-                n += (before - m.len()) as u32;
-            }),
-            _ => {}
         }
+        Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {
+            let mut m = m.borrow_mut();
+            let before = m.len();
+            m.retain(|(k, v)| !(k.starts_with(prefix) && drop(k, v)));
+            n = (before - m.len()) as u32;
+        }),
+        _ => {}
     }
     n
 }
