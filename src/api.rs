@@ -120,7 +120,7 @@ impl Checkout {
     pub fn open(
         #[wasm_bindgen(unchecked_param_type = "CheckoutOptions")] options: JsValue,
     ) -> Result<Checkout, JsValue> {
-        let (opts, on_event) = options::read(&options).map_err(|e| to_js(&e))?;
+        let (opts, on_event) = options::read(&options)?;
         Ok(Checkout {
             inner: Inner::open(opts, on_event),
         })
