@@ -48,7 +48,7 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>), JsValue>
         namespace: s(13),
         credentials: s(14),
     };
-    let opts = Options::validate(&raw)?;
+    let opts = Options::from_raw(raw)?;
     // Asked of the browser last: its rules come after the core's, which it relies on (the
     // headers are joined with "\n", which validated ones do not contain).
     let refused = refused(&opts.endpoint, &joined(&opts.headers));

@@ -153,10 +153,14 @@ const CREDENTIALS: [&str; 3] = ["same-origin", "omit", "include"];
 
 impl Options {
     /// Checks every option and fills in the defaults of the options it was not given.
-    ///
-    /// `raw` is borrowed and the strings kept are copied, so the caller drops it in one
-    /// place: moved in, it was dropped field by field on each way out.
     pub fn validate(raw: &RawOptions) -> Result<Options> {
+        Options::from_raw(raw.clone())
+    }
+
+    /// [`Options::validate`], the strings kept taken from `raw`, not copied. They are taken
+    /// with `Option::take` and `mem::take`, not moved: `raw` stays whole and is dropped in
+    /// one piece on every way out, not field by field.
+    pub fn from_raw(mut raw: RawOptions) -> Result<Options> {
         let scope = raw
             .scope
             .as_deref()
@@ -228,11 +232,13 @@ impl Options {
             &CREDENTIALS,
             false,
         )?;
+        // Checked above: given, so the strings are moved out of `raw`, not copied.
+        let take = |s: &mut Option<String>| s.take().unwrap_or_default();
         Ok(Options {
-            scope: scope.into(),
-            endpoint: endpoint.into(),
+            scope: take(&mut raw.scope),
+            endpoint: take(&mut raw.endpoint),
             method: method.into(),
-            headers: raw.headers.clone(),
+            headers: core::mem::take(&mut raw.headers),
             header_name: header_name.into(),
             header_format,
             ttl_seconds,
