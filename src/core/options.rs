@@ -179,20 +179,19 @@ impl Options {
         if has_crlf(endpoint) {
             return Err(bad("endpoint", "must not contain CR, LF or NUL"));
         }
-        let method = choice(raw.method.as_deref(), "method", &METHODS, true)?;
+        // `choice` gives the index in the list of names, which are in the enums' order.
+        let method = METHODS[choice(raw.method.as_deref(), "method", &METHODS, true)?];
         let header_name = raw.header_name.as_deref().unwrap_or("Idempotency-Key");
         if !is_token(header_name) {
             return Err(bad("headerName", "must be an HTTP token"));
         }
-        let header_format = match choice(
+        let format = choice(
             raw.header_format.as_deref(),
             "headerFormat",
             &HEADER_FORMATS,
             false,
-        )? {
-            "plain" => HeaderFormat::Plain,
-            _ => HeaderFormat::SfString,
-        };
+        )?;
+        let header_format = [HeaderFormat::Plain, HeaderFormat::SfString][format];
         for (name, value) in &raw.headers {
             if !is_token(name) {
                 return Err(bad("headers", "a name is not an HTTP token"));
@@ -223,15 +222,19 @@ impl Options {
             return Err(bad("backoff.baseMs", "must not exceed backoff.maxMs"));
         }
         let storage = choice(raw.storage.as_deref(), "storage", &STORAGE_KINDS, false)?;
-        let storage = StorageKind::parse(storage).unwrap_or(StorageKind::Local);
+        let storage = [
+            StorageKind::Local,
+            StorageKind::Session,
+            StorageKind::Memory,
+        ][storage];
         let namespace = raw.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
         validate_namespace(namespace)?;
-        let credentials = choice(
+        let credentials = CREDENTIALS[choice(
             raw.credentials.as_deref(),
             "credentials",
             &CREDENTIALS,
             false,
-        )?;
+        )?];
         // Checked above: given, so the strings are moved out of `raw`, not copied.
         let take = |s: &mut Option<String>| s.take().unwrap_or_default();
         Ok(Options {
@@ -286,20 +289,14 @@ fn bad(option: &str, reason: &str) -> Error {
     Error::invalid_option(option, reason)
 }
 
-/// The entry of `allowed` that `v` is (in any ASCII case with `any_case`); the first one
-/// (the default) when absent. The error lists the values.
-fn choice(
-    v: Option<&str>,
-    option: &str,
-    allowed: &[&'static str],
-    any_case: bool,
-) -> Result<&'static str> {
-    let Some(v) = v else {
-        return Ok(allowed.first().copied().unwrap_or_default());
-    };
-    let same = |a: &str| a == v || any_case && a.eq_ignore_ascii_case(v);
-    if let Some(a) = allowed.iter().find(|a| same(a)) {
-        return Ok(a);
+/// Which entry of `allowed` `v` is (in any ASCII case with `any_case`); 0, the default,
+/// when absent. The error lists the values. (The index, not the entry: the callers that
+/// want an enum pick it by index instead of comparing the text again.)
+fn choice(v: Option<&str>, option: &str, allowed: &[&str], any_case: bool) -> Result<usize> {
+    let Some(v) = v else { return Ok(0) };
+    let same = |a: &&str| *a == v || any_case && a.eq_ignore_ascii_case(v);
+    if let Some(i) = allowed.iter().position(same) {
+        return Ok(i);
     }
     let mut why = String::from("must be one of:");
     for a in allowed {
