@@ -213,8 +213,9 @@ impl Options {
             raw.deadline_ms,
         ];
         let mut ints = [0u32; 6];
-        for ((out, v), spec) in ints.iter_mut().zip(given).zip(&INTS) {
-            *out = int(v, spec)?;
+        // By index: a zip of the three arrays linked an iterator of its own.
+        for (i, out) in ints.iter_mut().enumerate() {
+            *out = int(given[i], &INTS[i])?;
         }
         let [ttl_seconds, timeout_ms, max_retries, backoff_base_ms, backoff_max_ms, deadline_ms] =
             ints;
