@@ -175,12 +175,16 @@ impl Inner {
                 });
             } else {
                 // Session and memory stores belong to this tab alone, which has just read
-                // all they hold: nobody else's record can be missed.
-                let mut rec = inner.rec.borrow().clone();
-                rec.rev += 1;
-                let fb = inner.store.set(&inner.rec_key, &rec.encode());
-                inner.report(&rec.key, fb);
-                inner.set_shown(&rec, true);
+                // all they hold: nobody else's record can be missed. The shown record is
+                // the one stored (its `rev` counted up): same key and state, no event.
+                let text = {
+                    let mut rec = inner.rec.borrow_mut();
+                    rec.rev += 1;
+                    rec.encode()
+                };
+                inner.rec_stored.set(true);
+                let fb = inner.store.set(&inner.rec_key, &text);
+                inner.report(&key, fb);
             }
         }
         inner
