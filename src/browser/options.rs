@@ -55,7 +55,9 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>), JsValue>
     if !refused.is_null() {
         return Err(refused);
     }
-    Ok((opts, a.get(15).dyn_into().ok()))
+    // `readOptions` checked its type: a function, or undefined when not given.
+    let on_event = a.get(15);
+    Ok((opts, (!on_event.is_undefined()).then(|| on_event.unchecked_into())))
 }
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]
