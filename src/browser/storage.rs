@@ -237,9 +237,18 @@ pub(crate) fn remove_where(
         }
         Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {
             let mut m = m.borrow_mut();
-            let before = m.len();
-            m.retain(|(k, v)| !(k.starts_with(prefix) && drop(k, v)));
-            n = (before - m.len()) as u32;
+            // By index with `remove` (which `peek` links too), not `retain`: its two loops
+            // weigh more, for a handful of entries.
+            let mut i = 0;
+            while i < m.len() {
+                let (k, v) = &m[i];
+                if k.starts_with(prefix) && drop(k, v) {
+                    m.remove(i);
+                    n += 1;
+                } else {
+                    i += 1;
+                }
+            }
         }),
         _ => {}
     }
