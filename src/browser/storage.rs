@@ -15,7 +15,7 @@ use super::js::{error_text, text};
 use super::page::PageCell;
 
 /// The memory backend: one list of `(key, value)` per page, shared by every checkout
-/// (a handful of entries: a Vec costs fewer bytes than a map).
+/// (a handful of entries: a Vec costs fewer bytes than a map), in no particular order.
 static MEMORY: PageCell<Vec<(String, String)>> = PageCell::new(Vec::new());
 
 /// A backend change: `(from, to, reason)`, reported as a `storage-fallback` event.
@@ -204,7 +204,7 @@ pub(crate) fn peek(kind: StorageKind, key: &str, take: bool) -> Option<String> {
         Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {
             let mut m = m.borrow_mut();
             let i = m.iter().position(|(k, _)| k == key)?;
-            Some(if take { m.remove(i).1 } else { m[i].1.clone() })
+            Some(if take { m.swap_remove(i).1 } else { m[i].1.clone() })
         }),
         _ => None,
     }
@@ -237,13 +237,14 @@ pub(crate) fn remove_where(
         }
         Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {
             let mut m = m.borrow_mut();
-            // By index with `remove` (which `peek` links too), not `retain`: its two loops
-            // weigh more, for a handful of entries.
+            // By index with `swap_remove` (which `peek` links too), not `retain`: its two
+            // loops weigh more, for a handful of entries. The last entry takes the place of
+            // the one removed and is looked at next.
             let mut i = 0;
             while i < m.len() {
                 let (k, v) = &m[i];
                 if k.starts_with(prefix) && drop(k, v) {
-                    m.remove(i);
+                    m.swap_remove(i);
                     n += 1;
                 } else {
                     i += 1;
