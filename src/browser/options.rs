@@ -57,7 +57,10 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>), JsValue>
     }
     // `readOptions` checked its type: a function, or undefined when not given.
     let on_event = a.get(15);
-    Ok((opts, (!on_event.is_undefined()).then(|| on_event.unchecked_into())))
+    Ok((
+        opts,
+        (!on_event.is_undefined()).then(|| on_event.unchecked_into()),
+    ))
 }
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]

@@ -204,7 +204,11 @@ pub(crate) fn peek(kind: StorageKind, key: &str, take: bool) -> Option<String> {
         Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {
             let mut m = m.borrow_mut();
             let i = m.iter().position(|(k, _)| k == key)?;
-            Some(if take { m.swap_remove(i).1 } else { m[i].1.clone() })
+            Some(if take {
+                m.swap_remove(i).1
+            } else {
+                m[i].1.clone()
+            })
         }),
         _ => None,
     }

@@ -161,100 +161,103 @@ impl Options {
     /// with `Option::take` and `mem::take`, not moved: `raw` stays whole and is dropped in
     /// one piece on every way out, not field by field.
     pub fn from_raw(mut raw: RawOptions) -> Result<Options> {
-        let scope = raw
-            .scope
-            .as_deref()
-            .ok_or_else(|| bad("scope", "is required"))?;
-        let n = utf16_len(scope);
-        if n == 0 || n > MAX_SCOPE_LEN {
-            return Err(bad("scope", "must be 1 to 200 characters long"));
-        }
-        let endpoint = raw
-            .endpoint
-            .as_deref()
-            .ok_or_else(|| bad("endpoint", "is required"))?;
-        if endpoint.chars().all(is_white_space) {
-            return Err(bad("endpoint", "must not be empty"));
-        }
-        if has_crlf(endpoint) {
-            return Err(bad("endpoint", "must not contain CR, LF or NUL"));
-        }
-        // `choice` gives the index in the list of names, which are in the enums' order.
-        let method = METHODS[choice(raw.method.as_deref(), "method", &METHODS, true)?];
-        let header_name = raw.header_name.as_deref().unwrap_or("Idempotency-Key");
-        if !is_token(header_name) {
-            return Err(bad("headerName", "must be an HTTP token"));
-        }
-        let format = choice(
-            raw.header_format.as_deref(),
-            "headerFormat",
-            &HEADER_FORMATS,
-            false,
-        )?;
-        let header_format = [HeaderFormat::Plain, HeaderFormat::SfString][format];
-        for (name, value) in &raw.headers {
-            if !is_token(name) {
-                return Err(bad("headers", "a name is not an HTTP token"));
+        // A rule that fails breaks out with the option and the reason, and the error is
+        // made once, below; `choice`, `int` and `validate_namespace` return their own.
+        let (option, reason) = 'refused: {
+            let Some(scope) = raw.scope.as_deref() else {
+                break 'refused ("scope", "is required");
+            };
+            let n = utf16_len(scope);
+            if n == 0 || n > MAX_SCOPE_LEN {
+                break 'refused ("scope", "must be 1 to 200 characters long");
             }
-            if has_crlf(value) {
-                return Err(bad("headers", "a value contains CR, LF or NUL"));
+            let Some(endpoint) = raw.endpoint.as_deref() else {
+                break 'refused ("endpoint", "is required");
+            };
+            if endpoint.chars().all(is_white_space) {
+                break 'refused ("endpoint", "must not be empty");
             }
-            // Letting `headers` set the key's header would silently replace the key.
-            if name.eq_ignore_ascii_case(header_name) {
-                return Err(bad("headers", "must not set the key's header (headerName)"));
+            if has_crlf(endpoint) {
+                break 'refused ("endpoint", "must not contain CR, LF or NUL");
             }
-        }
-        let given = [
-            raw.ttl_seconds,
-            raw.timeout_ms,
-            raw.max_retries,
-            raw.backoff_base_ms,
-            raw.backoff_max_ms,
-            raw.deadline_ms,
-        ];
-        let mut ints = [0u32; 6];
-        // By index: a zip of the three arrays linked an iterator of its own.
-        for (i, out) in ints.iter_mut().enumerate() {
-            *out = int(given[i], &INTS[i])?;
-        }
-        let [ttl_seconds, timeout_ms, max_retries, backoff_base_ms, backoff_max_ms, deadline_ms] =
-            ints;
-        if backoff_base_ms > backoff_max_ms {
-            return Err(bad("backoff.baseMs", "must not exceed backoff.maxMs"));
-        }
-        let storage = choice(raw.storage.as_deref(), "storage", &STORAGE_KINDS, false)?;
-        let storage = [
-            StorageKind::Local,
-            StorageKind::Session,
-            StorageKind::Memory,
-        ][storage];
-        let namespace = raw.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
-        validate_namespace(namespace)?;
-        let credentials = CREDENTIALS[choice(
-            raw.credentials.as_deref(),
-            "credentials",
-            &CREDENTIALS,
-            false,
-        )?];
-        // Checked above: given, so the strings are moved out of `raw`, not copied.
-        let take = |s: &mut Option<String>| s.take().unwrap_or_default();
-        Ok(Options {
-            scope: take(&mut raw.scope),
-            endpoint: take(&mut raw.endpoint),
-            method: method.into(),
-            headers: core::mem::take(&mut raw.headers),
-            header_name: header_name.into(),
-            header_format,
-            ttl_seconds,
-            timeout_ms,
-            max_retries,
-            backoff_base_ms,
-            backoff_max_ms,
-            deadline_ms,
-            storage,
-            namespace: namespace.into(),
-            credentials: credentials.into(),
-        })
+            // `choice` gives the index in the list of names, which are in the enums' order.
+            let method = METHODS[choice(raw.method.as_deref(), "method", &METHODS, true)?];
+            let header_name = raw.header_name.as_deref().unwrap_or("Idempotency-Key");
+            if !is_token(header_name) {
+                break 'refused ("headerName", "must be an HTTP token");
+            }
+            let format = choice(
+                raw.header_format.as_deref(),
+                "headerFormat",
+                &HEADER_FORMATS,
+                false,
+            )?;
+            let header_format = [HeaderFormat::Plain, HeaderFormat::SfString][format];
+            for (name, value) in &raw.headers {
+                if !is_token(name) {
+                    break 'refused ("headers", "a name is not an HTTP token");
+                }
+                if has_crlf(value) {
+                    break 'refused ("headers", "a value contains CR, LF or NUL");
+                }
+                // Letting `headers` set the key's header would silently replace the key.
+                if name.eq_ignore_ascii_case(header_name) {
+                    break 'refused ("headers", "must not set the key's header (headerName)");
+                }
+            }
+            let given = [
+                raw.ttl_seconds,
+                raw.timeout_ms,
+                raw.max_retries,
+                raw.backoff_base_ms,
+                raw.backoff_max_ms,
+                raw.deadline_ms,
+            ];
+            let mut ints = [0u32; 6];
+            // By index: a zip of the three arrays linked an iterator of its own.
+            for (i, out) in ints.iter_mut().enumerate() {
+                *out = int(given[i], &INTS[i])?;
+            }
+            let [ttl_seconds, timeout_ms, max_retries, backoff_base_ms, backoff_max_ms, deadline_ms] =
+                ints;
+            if backoff_base_ms > backoff_max_ms {
+                break 'refused ("backoff.baseMs", "must not exceed backoff.maxMs");
+            }
+            let storage = choice(raw.storage.as_deref(), "storage", &STORAGE_KINDS, false)?;
+            let storage = [
+                StorageKind::Local,
+                StorageKind::Session,
+                StorageKind::Memory,
+            ][storage];
+            let namespace = raw.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+            validate_namespace(namespace)?;
+            let credentials = CREDENTIALS[choice(
+                raw.credentials.as_deref(),
+                "credentials",
+                &CREDENTIALS,
+                false,
+            )?];
+            // Checked above: given, so the strings are moved out of `raw`, not copied.
+            let take = |s: &mut Option<String>| s.take().unwrap_or_default();
+            return Ok(Options {
+                scope: take(&mut raw.scope),
+                endpoint: take(&mut raw.endpoint),
+                method: method.into(),
+                headers: core::mem::take(&mut raw.headers),
+                header_name: header_name.into(),
+                header_format,
+                ttl_seconds,
+                timeout_ms,
+                max_retries,
+                backoff_base_ms,
+                backoff_max_ms,
+                deadline_ms,
+                storage,
+                namespace: namespace.into(),
+                credentials: credentials.into(),
+            });
+        };
+        Err(Error::invalid_option(option, reason))
     }
 
     /// The key lifetime in ms, as records store it.
