@@ -1,7 +1,6 @@
 //! `Checkout.open` options: the raw values the glue read from JS, their validation and defaults.
 //! Every error names the option by its JS name so the page author knows what to fix.
 
-use crate::core::json::push_u64;
 use crate::core::retry::RetryPolicy;
 use crate::error::{Error, Result};
 use crate::prelude::*;
@@ -136,15 +135,33 @@ pub const MAX_NAMESPACE_LEN: usize = 64;
 /// The `namespace` of `Checkout.open` and `sweep()` when none is given.
 pub const DEFAULT_NAMESPACE: &str = "idemkey";
 
-/// The whole-number options: JS name, default, least and greatest value.
-const INTS: [(&str, u32, u32, u32); 6] = [
-    ("ttlSeconds", 86_400, 1, 31_536_000),
-    ("timeoutMs", 10_000, 1, 600_000),
-    ("maxRetries", 5, 0, 100),
-    ("backoff.baseMs", 250, 0, 3_600_000),
-    ("backoff.maxMs", 10_000, 0, 3_600_000),
-    ("deadlineMs", 60_000, 1, 86_400_000),
+/// An [`Int`], the words for its range made from the same two numbers (`concat!` writes
+/// `31_536_000` as "31536000"), so the message cannot drift from the check.
+macro_rules! int_option {
+    ($name:literal, $default:literal, $min:literal, $max:literal) => {
+        (
+            $name,
+            $default,
+            $min,
+            $max,
+            concat!("must be an integer from ", $min, " to ", $max),
+        )
+    };
+}
+
+/// The whole-number options.
+const INTS: [Int; 6] = [
+    int_option!("ttlSeconds", 86_400, 1, 31_536_000),
+    int_option!("timeoutMs", 10_000, 1, 600_000),
+    int_option!("maxRetries", 5, 0, 100),
+    int_option!("backoff.baseMs", 250, 0, 3_600_000),
+    int_option!("backoff.maxMs", 10_000, 0, 3_600_000),
+    int_option!("deadlineMs", 60_000, 1, 86_400_000),
 ];
+
+/// A whole-number option: JS name, default, least and greatest value, and why a value
+/// outside them is refused.
+type Int = (&'static str, u32, u32, u32, &'static str);
 
 const METHODS: [&str; 4] = ["POST", "PUT", "PATCH", "DELETE"];
 const HEADER_FORMATS: [&str; 2] = ["plain", "sf-string"];
@@ -162,7 +179,7 @@ impl Options {
     /// one piece on every way out, not field by field.
     pub fn from_raw(mut raw: RawOptions) -> Result<Options> {
         // A rule that fails breaks out with the option and the reason, and the error is
-        // made once, below; `choice`, `int` and `validate_namespace` return their own.
+        // made once, below; `choice` and `validate_namespace` return their own.
         let (option, reason) = 'refused: {
             let Some(scope) = raw.scope.as_deref() else {
                 break 'refused ("scope", "is required");
@@ -216,7 +233,10 @@ impl Options {
             let mut ints = [0u32; 6];
             // By index: a zip of the three arrays linked an iterator of its own.
             for (i, out) in ints.iter_mut().enumerate() {
-                *out = int(given[i], &INTS[i])?;
+                match int(given[i], &INTS[i]) {
+                    Ok(n) => *out = n,
+                    Err(why) => break 'refused (INTS[i].0, why),
+                }
             }
             let [ttl_seconds, timeout_ms, max_retries, backoff_base_ms, backoff_max_ms, deadline_ms] =
                 ints;
@@ -311,26 +331,22 @@ fn choice(v: Option<&str>, option: &str, allowed: &[&str], any_case: bool) -> Re
     Err(bad(option, &why))
 }
 
-/// A whole number in `min..=max` (`spec`: name, default, min, max), or the default when absent.
-fn int(v: Option<f64>, &(option, default, min, max): &(&str, u32, u32, u32)) -> Result<u32> {
+/// A whole number in `min..=max` (`spec`: name, default, min, max, and the words for that
+/// range), or the default when absent; else why it is refused.
+fn int(v: Option<f64>, &(_, default, min, max, range): &Int) -> core::result::Result<u32, &str> {
     let Some(v) = v else { return Ok(default) };
-    let why = if !v.is_finite() {
+    Err(if !v.is_finite() {
         "must be a finite number"
     } else if v < 0.0 {
         "must not be negative"
     } else if v < min as f64 || v > max as f64 {
-        let mut why = String::from("must be an integer from ");
-        push_u64(&mut why, min as u64);
-        why.push_str(" to ");
-        push_u64(&mut why, max as u64);
-        return Err(bad(option, &why));
+        range
     } else if v != (v as u32) as f64 {
         // In range, so `as u32` truncates without saturating: equal only for a whole number.
         "must be an integer"
     } else {
         return Ok(v as u32);
-    };
-    Err(bad(option, why))
+    })
 }
 
 /// RFC 9110 `token`: what a header name may be made of.
@@ -389,12 +405,7 @@ mod white_space_tests {
     #[test]
     fn is_white_space_is_char_is_whitespace() {
         for c in (0..=0x10ffff).filter_map(char::from_u32) {
-            assert_eq!(
-                super::is_white_space(c),
-                c.is_whitespace(),
-                "U+{:04X}",
-                c as u32
-            );
+            assert_eq!(super::is_white_space(c), c.is_whitespace(), "{c:?}");
         }
     }
 }
