@@ -5,6 +5,11 @@ use crate::core::retry::RetryPolicy;
 use crate::error::{Error, Result};
 use crate::prelude::*;
 
+#[path = "options_text.rs"]
+mod text;
+pub use text::is_token;
+use text::{has_crlf, is_white_space, utf16_len};
+
 /// Where records live (the glue falls back local -> session -> memory on failure).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StorageKind {
@@ -19,7 +24,7 @@ pub enum StorageKind {
 impl StorageKind {
     /// The JS name: `local`, `session` or `memory`.
     pub fn as_str(self) -> &'static str {
-        STORAGE_KINDS[self as usize]
+        STORAGE_KINDS.values[self as usize]
     }
 
     /// The inverse of [`StorageKind::as_str`].
@@ -45,7 +50,7 @@ pub enum HeaderFormat {
 impl HeaderFormat {
     /// The JS name: `plain` or `sf-string`.
     pub fn as_str(self) -> &'static str {
-        HEADER_FORMATS[self as usize]
+        HEADER_FORMATS.values[self as usize]
     }
 
     /// The inverse of [`HeaderFormat::as_str`].
@@ -163,10 +168,31 @@ const INTS: [Int; 6] = [
 /// outside them is refused.
 type Int = (&'static str, u32, u32, u32, &'static str);
 
-const METHODS: [&str; 4] = ["POST", "PUT", "PATCH", "DELETE"];
-const HEADER_FORMATS: [&str; 2] = ["plain", "sf-string"];
-const STORAGE_KINDS: [&str; 3] = ["local", "session", "memory"];
-const CREDENTIALS: [&str; 3] = ["same-origin", "omit", "include"];
+/// A [`Choice`], the reason that lists its values made from the same literals.
+macro_rules! choice_of {
+    ($option:literal: $($value:literal),+) => {
+        Choice {
+            option: $option,
+            values: &[$($value),+],
+            refused: concat!("must be one of:", $(" \"", $value, "\""),+),
+        }
+    };
+}
+
+/// An option that is one of a few names (the first one the default).
+struct Choice {
+    /// Its JS name.
+    option: &'static str,
+    /// The names, in the order of the enum they stand for, if any.
+    values: &'static [&'static str],
+    /// Why another value is refused.
+    refused: &'static str,
+}
+
+const METHODS: Choice = choice_of!("method": "POST", "PUT", "PATCH", "DELETE");
+const HEADER_FORMATS: Choice = choice_of!("headerFormat": "plain", "sf-string");
+const STORAGE_KINDS: Choice = choice_of!("storage": "local", "session", "memory");
+const CREDENTIALS: Choice = choice_of!("credentials": "same-origin", "omit", "include");
 
 impl Options {
     /// Checks every option and fills in the defaults of the options it was not given.
@@ -178,8 +204,8 @@ impl Options {
     /// with `Option::take` and `mem::take`, not moved: `raw` stays whole and is dropped in
     /// one piece on every way out, not field by field.
     pub fn from_raw(mut raw: RawOptions) -> Result<Options> {
-        // A rule that fails breaks out with the option and the reason, and the error is
-        // made once, below; `choice` and `validate_namespace` return their own.
+        // A rule that fails breaks out with the option and the reason (fixed texts, see
+        // `INTS` and `Choice`), and the error is made once, below.
         let (option, reason) = 'refused: {
             let Some(scope) = raw.scope.as_deref() else {
                 break 'refused ("scope", "is required");
@@ -197,18 +223,19 @@ impl Options {
             if has_crlf(endpoint) {
                 break 'refused ("endpoint", "must not contain CR, LF or NUL");
             }
-            // `choice` gives the index in the list of names, which are in the enums' order.
-            let method = METHODS[choice(raw.method.as_deref(), "method", &METHODS, true)?];
+            // `pick` gives the index in the list of names, which are in the enums' order.
+            let method = match METHODS.pick(raw.method.as_deref(), true) {
+                Ok(i) => METHODS.values[i],
+                Err(why) => break 'refused why,
+            };
             let header_name = raw.header_name.as_deref().unwrap_or("Idempotency-Key");
             if !is_token(header_name) {
                 break 'refused ("headerName", "must be an HTTP token");
             }
-            let format = choice(
-                raw.header_format.as_deref(),
-                "headerFormat",
-                &HEADER_FORMATS,
-                false,
-            )?;
+            let format = match HEADER_FORMATS.pick(raw.header_format.as_deref(), false) {
+                Ok(i) => i,
+                Err(why) => break 'refused why,
+            };
             let header_format = [HeaderFormat::Plain, HeaderFormat::SfString][format];
             for (name, value) in &raw.headers {
                 if !is_token(name) {
@@ -243,20 +270,23 @@ impl Options {
             if backoff_base_ms > backoff_max_ms {
                 break 'refused ("backoff.baseMs", "must not exceed backoff.maxMs");
             }
-            let storage = choice(raw.storage.as_deref(), "storage", &STORAGE_KINDS, false)?;
+            let storage = match STORAGE_KINDS.pick(raw.storage.as_deref(), false) {
+                Ok(i) => i,
+                Err(why) => break 'refused why,
+            };
             let storage = [
                 StorageKind::Local,
                 StorageKind::Session,
                 StorageKind::Memory,
             ][storage];
             let namespace = raw.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
-            validate_namespace(namespace)?;
-            let credentials = CREDENTIALS[choice(
-                raw.credentials.as_deref(),
-                "credentials",
-                &CREDENTIALS,
-                false,
-            )?];
+            if !namespace_ok(namespace) {
+                break 'refused ("namespace", NAMESPACE_RULE);
+            }
+            let credentials = match CREDENTIALS.pick(raw.credentials.as_deref(), false) {
+                Ok(i) => CREDENTIALS.values[i],
+                Err(why) => break 'refused why,
+            };
             // Checked above: given, so the strings are moved out of `raw`, not copied.
             let take = |s: &mut Option<String>| s.take().unwrap_or_default();
             return Ok(Options {
@@ -299,37 +329,37 @@ impl Options {
 /// The `namespace` rule, shared by `Checkout.open` and `sweep()`: 1 to
 /// [`MAX_NAMESPACE_LEN`] UTF-16 code units, without `:` (the storage key separator).
 pub fn validate_namespace(namespace: &str) -> Result<()> {
+    if namespace_ok(namespace) {
+        return Ok(());
+    }
+    Err(Error::invalid_option("namespace", NAMESPACE_RULE))
+}
+
+/// Why a `namespace` is refused.
+const NAMESPACE_RULE: &str = "must be 1 to 64 characters long, without ':'";
+
+/// Whether `namespace` follows [`validate_namespace`]'s rule.
+fn namespace_ok(namespace: &str) -> bool {
     let n = utf16_len(namespace);
-    if n == 0 || n > MAX_NAMESPACE_LEN || namespace.bytes().any(|b| b == b':') {
-        return Err(bad(
-            "namespace",
-            "must be 1 to 64 characters long, without ':'",
-        ));
-    }
-    Ok(())
+    n != 0 && n <= MAX_NAMESPACE_LEN && !namespace.bytes().any(|b| b == b':')
 }
 
-fn bad(option: &str, reason: &str) -> Error {
-    Error::invalid_option(option, reason)
+impl Choice {
+    /// Which of the values `v` is (in any ASCII case with `any_case`); 0, the default,
+    /// when absent. (The index, not the name: the callers that want an enum pick it by
+    /// index instead of comparing the text again.)
+    fn pick(&self, v: Option<&str>, any_case: bool) -> core::result::Result<usize, Refusal> {
+        let Some(v) = v else { return Ok(0) };
+        let same = |a: &&str| *a == v || any_case && a.eq_ignore_ascii_case(v);
+        self.values
+            .iter()
+            .position(same)
+            .ok_or((self.option, self.refused))
+    }
 }
 
-/// Which entry of `allowed` `v` is (in any ASCII case with `any_case`); 0, the default,
-/// when absent. The error lists the values. (The index, not the entry: the callers that
-/// want an enum pick it by index instead of comparing the text again.)
-fn choice(v: Option<&str>, option: &str, allowed: &[&str], any_case: bool) -> Result<usize> {
-    let Some(v) = v else { return Ok(0) };
-    let same = |a: &&str| *a == v || any_case && a.eq_ignore_ascii_case(v);
-    if let Some(i) = allowed.iter().position(same) {
-        return Ok(i);
-    }
-    let mut why = String::from("must be one of:");
-    for a in allowed {
-        why.push_str(" \"");
-        why.push_str(a);
-        why.push('"');
-    }
-    Err(bad(option, &why))
-}
+/// An option refused: its JS name and why.
+type Refusal = (&'static str, &'static str);
 
 /// A whole number in `min..=max` (`spec`: name, default, min, max, and the words for that
 /// range), or the default when absent; else why it is refused.
@@ -349,63 +379,6 @@ fn int(v: Option<f64>, &(_, default, min, max, range): &Int) -> core::result::Re
     })
 }
 
-/// RFC 9110 `token`: what a header name may be made of.
-pub fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes().all(|b| {
-            b.is_ascii_alphanumeric()
-                || matches!(
-                    b,
-                    b'!' | b'#'
-                        ..=b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~'
-                )
-        })
-}
-
-/// The length of `s` in UTF-16 code units (JS `length`): one per UTF-8 sequence, two for a
-/// four-byte one. (`encode_utf16().count()` links a vectorised char counter many times
-/// this size.)
-fn utf16_len(s: &str) -> usize {
-    s.bytes()
-        .map(|b| (b & 0xc0 != 0x80) as usize + (b >= 0xf0) as usize)
-        .sum()
-}
-
-/// Unicode `White_Space`, what `char::is_whitespace` answers (the test below compares
-/// them on every `char`): its lookup table and code weigh about 0.1 KiB of gzipped wasm
-/// more than these ranges.
-fn is_white_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t'..='\r'
-            | ' '
-            | '\u{85}'
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-    )
-}
-
-fn has_crlf(s: &str) -> bool {
-    s.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0))
-}
-
 #[cfg(test)]
 #[path = "options_tests.rs"]
 mod tests;
-
-/// [`is_white_space`] against the standard library's definition.
-#[cfg(test)]
-mod white_space_tests {
-    #[test]
-    fn is_white_space_is_char_is_whitespace() {
-        for c in (0..=0x10ffff).filter_map(char::from_u32) {
-            assert_eq!(super::is_white_space(c), c.is_whitespace(), "{c:?}");
-        }
-    }
-}
