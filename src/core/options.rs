@@ -249,18 +249,19 @@ impl Options {
                     break 'refused ("headers", "must not set the key's header (headerName)");
                 }
             }
+            // Borrowed, not copied: six words, not six `Option<f64>`s, on the stack.
             let given = [
-                raw.ttl_seconds,
-                raw.timeout_ms,
-                raw.max_retries,
-                raw.backoff_base_ms,
-                raw.backoff_max_ms,
-                raw.deadline_ms,
+                &raw.ttl_seconds,
+                &raw.timeout_ms,
+                &raw.max_retries,
+                &raw.backoff_base_ms,
+                &raw.backoff_max_ms,
+                &raw.deadline_ms,
             ];
             let mut ints = [0u32; 6];
             // By index: a zip of the three arrays linked an iterator of its own.
             for (i, out) in ints.iter_mut().enumerate() {
-                match int(given[i], &INTS[i]) {
+                match int(*given[i], &INTS[i]) {
                     Ok(n) => *out = n,
                     Err(why) => break 'refused (INTS[i].0, why),
                 }
