@@ -342,7 +342,7 @@ const NAMESPACE_RULE: &str = "must be 1 to 64 characters long, without ':'";
 /// Whether `namespace` follows [`validate_namespace`]'s rule.
 fn namespace_ok(namespace: &str) -> bool {
     let n = utf16_len(namespace);
-    n != 0 && n <= MAX_NAMESPACE_LEN && !namespace.bytes().any(|b| b == b':')
+    n != 0 && n <= MAX_NAMESPACE_LEN && !namespace.as_bytes().iter().any(|&b| b == b':')
 }
 
 impl Choice {

@@ -1,10 +1,13 @@
 //! What the text options may hold: HTTP tokens (header names), lengths counted as JS counts
 //! them, Unicode white space, CR, LF and NUL. Part of `core::options`, in a file of its own.
+//!
+//! The bytes are walked with `as_bytes().iter()`, not `str::bytes`, which the size-optimised
+//! wasm build calls out of line, its iterator kept on the stack: 0.05 KiB more gzipped.
 
 /// RFC 9110 `token`: what a header name may be made of.
 pub fn is_token(s: &str) -> bool {
     !s.is_empty()
-        && s.bytes().all(|b| {
+        && s.as_bytes().iter().all(|&b| {
             b.is_ascii_alphanumeric()
                 || matches!(
                     b,
@@ -18,8 +21,9 @@ pub fn is_token(s: &str) -> bool {
 /// four-byte one. (`encode_utf16().count()` links a vectorised char counter many times
 /// this size.)
 pub(super) fn utf16_len(s: &str) -> usize {
-    s.bytes()
-        .map(|b| (b & 0xc0 != 0x80) as usize + (b >= 0xf0) as usize)
+    s.as_bytes()
+        .iter()
+        .map(|&b| (b & 0xc0 != 0x80) as usize + (b >= 0xf0) as usize)
         .sum()
 }
 
@@ -45,7 +49,7 @@ pub(super) fn is_white_space(c: char) -> bool {
 
 /// Whether `s` holds a CR, LF or NUL (refused in the endpoint and in header values).
 pub(super) fn has_crlf(s: &str) -> bool {
-    s.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0))
+    s.as_bytes().iter().any(|b| matches!(b, b'\r' | b'\n' | 0))
 }
 
 /// [`is_white_space`] against the standard library's definition.
