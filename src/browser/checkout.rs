@@ -199,7 +199,7 @@ impl Inner {
     /// an earlier fallback (a quota hit, a refused write) left it in. An unreadable one is
     /// set aside (and removed) and the search goes on.
     pub(crate) fn read_mirror(&self) -> Option<Record> {
-        storage::ALL.into_iter().find_map(|k| self.read_in(k))
+        storage::ALL.iter().find_map(|&k| self.read_in(k))
     }
 
     /// The record in the backend `kind`; unreadable text there is set aside and removed.
