@@ -177,7 +177,7 @@ impl Store {
     /// Removes `key` from every backend, where a fallback may have left a copy (errors
     /// ignored: there is nothing better to do).
     pub(crate) fn remove(&self, key: &str) {
-        for kind in ALL {
+        for &kind in &ALL {
             peek(kind, key, true);
         }
     }
