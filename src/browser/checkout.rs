@@ -273,7 +273,7 @@ impl Inner {
 
     /// `storage-fallback` events for the backends that failed.
     pub(crate) fn report(&self, key: &str, fallbacks: Vec<Fallback>) {
-        for f in fallbacks {
+        for f in &fallbacks {
             self.events.emit(
                 key,
                 Event::StorageFallback {
