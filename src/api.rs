@@ -253,8 +253,8 @@ impl Checkout {
 /// `invalid-options` for a bad namespace.
 #[wasm_bindgen]
 pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
-    let ns = namespace.unwrap_or_else(|| DEFAULT_NAMESPACE.into());
-    validate_namespace(&ns).map_err(|e| to_js(&e))?;
+    let ns = namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+    validate_namespace(ns)?;
     // Every backend and IndexedDB, whether or not this page has swept them before.
-    Ok(sweep_kinds(&storage::ALL, &ns, true, false))
+    Ok(sweep_kinds(&storage::ALL, ns, true, false))
 }
