@@ -54,9 +54,10 @@ extern "C" {
     fn storage_op(s: &Storage, op: u8, key: &str, value: &str) -> Result<JsValue, JsValue>;
 }
 
-/// `getItem`.
-fn get_item(s: &Storage, key: &str) -> Result<Option<String>, JsValue> {
-    storage_op(s, 0, key, "").map(|v| text(&v))
+/// `getItem`; `None` also when the backend throws (`Store::open`'s probe, which must know,
+/// calls `storage_op` itself).
+fn get_item(s: &Storage, key: &str) -> Option<String> {
+    text(&storage_op(s, 0, key, "").ok()?)
 }
 
 /// `setItem`.
@@ -98,7 +99,8 @@ impl Store {
             let probed = web_storage(kind).and_then(|s| {
                 let s = s.ok_or_else(|| String::from("no window"))?;
                 set_item(&s, probe_key, "1")
-                    .and_then(|()| get_item(&s, probe_key))
+                    // `getItem` (op 0), its error kept.
+                    .and_then(|()| storage_op(&s, 0, probe_key, ""))
                     .map_err(|e| error_text(&e))?;
                 remove_item(&s, probe_key);
                 Ok(())
@@ -195,7 +197,7 @@ pub(crate) const ALL: [StorageKind; 3] = [
 pub(crate) fn peek(kind: StorageKind, key: &str, take: bool) -> Option<String> {
     match web_storage(kind) {
         Ok(Some(s)) => {
-            let v = get_item(&s, key).ok().flatten();
+            let v = get_item(&s, key);
             if take {
                 remove_item(&s, key);
             }
@@ -230,11 +232,7 @@ pub(crate) fn remove_where(
                 let Some(k) = text(&keys.get(i)) else {
                     continue;
                 };
-                if get_item(&s, &k)
-                    .ok()
-                    .flatten()
-                    .is_some_and(|v| drop(&k, &v))
-                {
+                if get_item(&s, &k).is_some_and(|v| drop(&k, &v)) {
                     n += remove_item(&s, &k) as u32;
                 }
             }
