@@ -340,6 +340,8 @@ pub fn validate_namespace(namespace: &str) -> Result<()> {
 const NAMESPACE_RULE: &str = "must be 1 to 64 characters long, without ':'";
 
 /// Whether `namespace` follows [`validate_namespace`]'s rule.
+// Not `contains(&b':')`: that links the slice `memchr`, 0.16 KiB more gzipped wasm.
+#[allow(clippy::manual_contains)]
 fn namespace_ok(namespace: &str) -> bool {
     let n = utf16_len(namespace);
     n != 0 && n <= MAX_NAMESPACE_LEN && !namespace.as_bytes().iter().any(|&b| b == b':')
