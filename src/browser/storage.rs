@@ -96,16 +96,20 @@ impl Store {
         while kind != StorageKind::Memory {
             // A write and a read: storage that takes writes but throws on reads (or the
             // reverse) would lose the record the next page looks for.
-            let probed = web_storage(kind).and_then(|s| {
-                let s = s.ok_or_else(|| String::from("no window"))?;
-                set_item(&s, probe_key, "1")
-                    // `getItem` (op 0), its error kept.
+            let reason = match web_storage(kind) {
+                // `getItem` is op 0, called here to see its error.
+                Ok(Some(s)) => match set_item(&s, probe_key, "1")
                     .and_then(|()| storage_op(&s, 0, probe_key, ""))
-                    .map_err(|e| error_text(&e))?;
-                remove_item(&s, probe_key);
-                Ok(())
-            });
-            let Err(reason) = probed else { break };
+                {
+                    Ok(_) => {
+                        remove_item(&s, probe_key);
+                        break;
+                    }
+                    Err(e) => error_text(&e),
+                },
+                Ok(None) => "no window".into(),
+                Err(reason) => reason,
+            };
             let to = next(kind);
             out.push(Fallback {
                 from: kind.as_str(),
