@@ -18,6 +18,7 @@ use super::idb;
 use super::js::text;
 use super::lock;
 use super::page::PageCell;
+use super::record;
 use super::shared;
 use super::storage::{self, Fallback, Store};
 use super::task::spawn_local;
@@ -67,10 +68,12 @@ pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str, idb: IdbSweep)
     if idb_due {
         let (ns, p) = (String::from(namespace), prefix.clone());
         spawn_local(async move {
-            idb::sweep(&p, move |k, v| sweep_due(&ns, &k, &v, now)).await;
+            idb::sweep(&p, move |k, v| sweep_due(&ns, &k, &v, now, record::decode)).await;
         });
     }
-    storage::remove_where(kinds, &prefix, |k, v| sweep_due(namespace, k, v, now))
+    storage::remove_where(kinds, &prefix, |k, v| {
+        sweep_due(namespace, k, v, now, record::decode)
+    })
 }
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]
@@ -253,7 +256,7 @@ impl Inner {
 
     /// Decoded, its expiry capped by this page's `ttlSeconds`.
     pub(crate) fn decode(&self, text: &str) -> crate::error::Result<Record> {
-        let mut r = Record::decode(text)?;
+        let mut r = record::decode(text)?;
         r.limit_ttl(self.opts.ttl_ms());
         Ok(r)
     }

@@ -266,13 +266,54 @@ export function result(key, status, body, replayed, fromCache, attempts) {
 // `v` if it is a string, else undefined (`None` in Rust).
 export const text = (v) => (typeof v == "string" ? v : undefined);
 
-/** `JSON.stringify(v)`; `[why]` when it throws or has no text for `v` (undefined, a function). */
+/**
+ * `[JSON.stringify(v), its canonical form]`; `[why]` when it throws, has no text for `v`
+ * (undefined, a function) or nests deeper than 64 levels.
+ */
 export function toJson(v) {
   try {
-    return JSON.stringify(v) ?? ["undefined or a function"];
+    const body = JSON.stringify(v);
+    return body == null ? ["undefined or a function"] : [body, canonical(JSON.parse(body), 0)];
   } catch (e) {
     return [errorText(e)];
   }
+}
+
+/**
+ * The canonical JSON of a parsed JSON value, which the payload's fingerprint hashes: object
+ * keys sorted by UTF-16 code units (`sort()`'s order) at every level, no whitespace, the rest
+ * as `JSON.stringify` writes it. The same text as the core's `Json::write_canonical` of the
+ * value, and the same 64 levels of nesting at most.
+ */
+function canonical(v, depth) {
+  if (v === null || typeof v != "object") return JSON.stringify(v);
+  if (++depth > 64) throw new Error("nesting deeper than 64 levels");
+  if (Array.isArray(v)) return "[" + v.map((x) => canonical(x, depth)) + "]";
+  return "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + canonical(v[k], depth)) + "}";
+}
+
+// The fields of a stored record, in the order of the core's `record_read::FIELDS`: the
+// record's own, then its response's.
+const RECORD_FIELDS = ["v", "rev", "key", "scope", "fp", "state", "attempts", "createdAt", "expiresAt", "updatedAt", "response"];
+const RESPONSE_FIELDS = ["status", "body", "replayed"];
+
+/**
+ * A stored record's text parsed by the browser: the values of its fields in that order
+ * (the response's undefined when it is no object; an array as NaN, which no rule takes for
+ * an object), or why it is no record.
+ */
+export function readRecord(text) {
+  let r;
+  try {
+    r = JSON.parse(text);
+  } catch (e) {
+    return "not JSON: " + errorText(e);
+  }
+  if (!isObject(r)) return "not a JSON object";
+  const o = isObject(r.response) ? r.response : {};
+  // No field name is one of Object.prototype's: a missing field reads as undefined.
+  const field = (obj, k) => (Array.isArray(obj[k]) ? NaN : obj[k]);
+  return [...RECORD_FIELDS.map((k) => field(r, k)), ...RESPONSE_FIELDS.map((k) => field(o, k))];
 }
 
 /** `name: message` of a thrown value (DOMException, Error), or "unknown error". */

@@ -1,0 +1,118 @@
+//! The browser's JSON work against the core's: the module parses stored records with
+//! `JSON.parse` and writes the payload's canonical form for its fingerprint in glue.js,
+//! where the core (the host, these tests) does both with its own parser. Both must agree,
+//! text for text: a record one reads, the other reads alike; a payload one fingerprints,
+//! the other fingerprints alike (or an upgrade would turn a pending key into a conflict).
+#![cfg(target_arch = "wasm32")]
+
+mod support;
+
+use idemkey::core::fingerprint::fingerprint;
+use idemkey::core::record::Record;
+use js_sys::JSON;
+use support::*;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// A stored record with one field replaced by `value` (JSON text), or removed (`None`).
+fn edited(field: &str, value: Option<&str>) -> String {
+    let mut r = Record::new(idemkey::new_key(), "edited", js_sys::Date::now(), 60_000.0);
+    r.state = idemkey::core::state::State::Succeeded;
+    r.fingerprint = Some("f1:0123456789abcdef".into());
+    r.attempts = 1;
+    r.response = Some(idemkey::core::record::StoredResponse {
+        status: 201,
+        body: "{\"id\":\"ch_1\"}".into(),
+        replayed: false,
+    });
+    let o = js(&r.encode());
+    match value {
+        Some(v) => set(&o, field, &js(v)),
+        None => {
+            js_sys::Reflect::delete_property(&o.clone().into(), &field.into()).unwrap();
+        }
+    }
+    JSON::stringify(&o).unwrap().as_string().unwrap()
+}
+
+#[wasm_bindgen_test]
+fn the_browser_reads_a_record_as_the_core_does() {
+    let cases = [
+        edited("v", None),
+        edited("v", Some("2")),
+        edited("v", Some("\"1\"")),
+        edited("rev", Some("-1")),
+        edited("rev", Some("9007199254740992")),
+        edited("key", Some("\"not-a-uuid\"")),
+        edited("scope", Some("\"\"")),
+        edited("fp", Some("null")),
+        edited("fp", Some("[]")),
+        edited("state", Some("\"lost\"")),
+        edited("attempts", Some("1.5")),
+        edited("attempts", Some("4294967296")),
+        edited("createdAt", Some("{}")),
+        edited("expiresAt", Some("0")),
+        edited("response", Some("[]")),
+        edited("response", Some(r#"{"status":99,"body":"","replayed":false}"#)),
+        edited("response", Some(r#"{"status":200,"body":[],"replayed":false}"#)),
+        edited("response", Some(r#"{"status":200,"body":""}"#)),
+        "[1,2]".into(),
+        "\"text\"".into(),
+    ];
+    for (i, text) in cases.iter().enumerate() {
+        let scope = uniq("read");
+        let want = Record::decode(text).unwrap_err().message();
+        local()
+            .set_item(&record_key("idemkey", &scope), text)
+            .unwrap();
+        let (o, ev) = recorded_opts(&scope, "nobody", "{}");
+        let c = open(&o);
+        let bad = events_of(&ev, "storage-corrupt");
+        assert_eq!(bad.len(), 1, "case {i}: {text}");
+        assert_eq!(text_of(&bad[0], "reason"), want, "case {i}: {text}");
+        local().remove_item(&text_of(&bad[0], "quarantineKey")).unwrap();
+        c.finish();
+    }
+}
+
+fn text_of(v: &wasm_bindgen::JsValue, name: &str) -> String {
+    get(v, name).as_string().unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn the_browser_fingerprints_a_payload_as_the_core_does() {
+    let deepest = format!("{}{}", "[".repeat(64), "]".repeat(64));
+    let payloads = [
+        r#"{"b":1,"a":[true,false,null],"c":{"z":"\u0000\u001f\"\\\n\t","y":1e21}}"#,
+        // UTF-16 order, not code point order: U+1F600 sorts before U+E000.
+        r#"{"\ue000":1,"\ud83d\ude00":2,"a":3,"\u00e9":4,"":5}"#,
+        // Integer-like keys, which a JS object lists first and in numeric order.
+        r#"{"10":1,"9":2,"a":{"2":[],"10":{}},"-1":3}"#,
+        r#"[0.1,-0,1e-7,123456789012345680000,-1.5e300,"\u2028"]"#,
+        r#""just a string""#,
+        deepest.as_str(),
+    ];
+    for p in payloads {
+        let v = js(p);
+        let text = JSON::stringify(&v).unwrap().as_string().unwrap();
+        let (c, _, _) = checkout(r#"{"maxRetries":0}"#);
+        // The reference server refuses these bodies (400): the attempt fails, and the
+        // record keeps the fingerprint it was sent with.
+        let _ = submit(&c, &v).await;
+        let stored = local()
+            .get_item(&record_key("idemkey", &c.scope()))
+            .unwrap()
+            .unwrap();
+        let rec = Record::decode(&stored).unwrap();
+        assert_eq!(rec.fingerprint, Some(fingerprint(&text).unwrap()), "{p}");
+        c.finish();
+    }
+    let too_deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
+    assert!(fingerprint(&too_deep).is_err());
+    let (c, _, _) = checkout("{}");
+    let e = submit(&c, &js(&too_deep)).await.unwrap_err();
+    assert_idem_error(&e, "invalid-payload", "nesting deeper than 64 levels");
+    assert_eq!(c.state(), "fresh");
+    c.finish();
+}
