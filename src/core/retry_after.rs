@@ -34,8 +34,14 @@ pub fn parse_retry_after(value: &str, now_ms: f64) -> Option<u64> {
 
 /// Parses an HTTP-date (IMF-fixdate, RFC 850 or asctime) to ms since the epoch.
 pub fn http_date_ms(v: &str, now_ms: f64) -> Option<f64> {
-    let t: Vec<&str> = v.split_ascii_whitespace().collect();
-    let (day, month, year, time) = match t.as_slice() {
+    // The words between runs of ASCII whitespace; a form has at most six.
+    let mut t = [""; 6];
+    let mut n = 0;
+    for word in v.split_ascii_whitespace() {
+        *t.get_mut(n)? = word;
+        n += 1;
+    }
+    let (day, month, year, time) = match t.get(..n)? {
         // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
         [wd, d, m, y, time, "GMT"] => {
             day_name(wd.strip_suffix(',')?, &DAYS)?;
