@@ -89,7 +89,7 @@ async fn the_browser_fingerprints_a_payload_as_the_core_does() {
         r#"{"\ue000":1,"\ud83d\ude00":2,"a":3,"\u00e9":4,"":5}"#,
         // Integer-like keys, which a JS object lists first and in numeric order.
         r#"{"10":1,"9":2,"a":{"2":[],"10":{}},"-1":3}"#,
-        r#"[0.1,-0,1e-7,123456789012345680000,-1.5e300,"\u2028"]"#,
+        r#"[0.1,-0,1e-7,123456789012345680000,-1.5e300,"\u2028","\ud83d\ude00"]"#,
         r#""just a string""#,
         deepest.as_str(),
     ];
@@ -108,11 +108,20 @@ async fn the_browser_fingerprints_a_payload_as_the_core_does() {
         assert_eq!(rec.fingerprint, Some(fingerprint(&text).unwrap()), "{p}");
         c.finish();
     }
+    // What the core's parser refuses, the browser refuses too, with the same words.
     let too_deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
-    assert!(fingerprint(&too_deep).is_err());
-    let (c, _, _) = checkout("{}");
-    let e = submit(&c, &js(&too_deep)).await.unwrap_err();
-    assert_idem_error(&e, "invalid-payload", "nesting deeper than 64 levels");
-    assert_eq!(c.state(), "fresh");
-    c.finish();
+    for (p, why) in [
+        (too_deep.as_str(), "nesting deeper than 64 levels"),
+        (r#"{"name":"\ud800"}"#, "lone surrogate in \\u escape"),
+        (r#"{"\udc00":1}"#, "lone surrogate in \\u escape"),
+    ] {
+        let text = JSON::stringify(&js(p)).unwrap().as_string().unwrap();
+        assert!(fingerprint(&text).is_err(), "{p}");
+        let (c, _, _) = checkout("{}");
+        let e = submit(&c, &js(p)).await.unwrap_err();
+        assert_idem_error(&e, "invalid-payload", why);
+        assert_eq!(text_of(&e, "message"), format!("payload is not JSON-serialisable: {why}"));
+        assert_eq!(c.state(), "fresh");
+        c.finish();
+    }
 }

@@ -283,13 +283,20 @@ export function toJson(v) {
  * The canonical JSON of a parsed JSON value, which the payload's fingerprint hashes: object
  * keys sorted by UTF-16 code units (`sort()`'s order) at every level, no whitespace, the rest
  * as `JSON.stringify` writes it. The same text as the core's `Json::write_canonical` of the
- * value, and the same 64 levels of nesting at most.
+ * value, and refused where the core's parser refuses: past 64 levels of nesting, or a string
+ * with a lone surrogate (which no UTF-8 text can carry).
  */
 function canonical(v, depth) {
+  // Thrown as `{ message }`, which errorText words as the message alone.
+  const refuse = (message) => {
+    throw { message };
+  };
+  const string = (s) => (/\p{Cs}/u.test(s) ? refuse("lone surrogate in \\u escape") : JSON.stringify(s));
+  if (typeof v == "string") return string(v);
   if (v === null || typeof v != "object") return JSON.stringify(v);
-  if (++depth > 64) throw new Error("nesting deeper than 64 levels");
+  if (++depth > 64) refuse("nesting deeper than 64 levels");
   if (Array.isArray(v)) return "[" + v.map((x) => canonical(x, depth)) + "]";
-  return "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + canonical(v[k], depth)) + "}";
+  return "{" + Object.keys(v).sort().map((k) => string(k) + ":" + canonical(v[k], depth)) + "}";
 }
 
 // The fields of a stored record, in the order of the core's `record_read::FIELDS`: the
