@@ -10,13 +10,13 @@ use alloc::rc::Rc;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 
-use crate::browser::checkout::{new_key, sweep_kinds, IdbSweep, Inner};
+use crate::browser::checkout::{new_key, sweep_kinds, Inner};
 use crate::browser::clock::now_ms;
 use crate::browser::flight::Join;
 use crate::browser::js::idem_error;
 use crate::browser::task::future_to_promise;
-use crate::browser::{options, submit};
-use crate::core::options::{validate_namespace, StorageKind, DEFAULT_NAMESPACE};
+use crate::browser::{options, storage, submit};
+use crate::core::options::{validate_namespace, DEFAULT_NAMESPACE};
 use crate::error::Error;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -120,7 +120,7 @@ impl Checkout {
     pub fn open(
         #[wasm_bindgen(unchecked_param_type = "CheckoutOptions")] options: JsValue,
     ) -> Result<Checkout, JsValue> {
-        let (opts, on_event) = options::read(&options).map_err(|e| to_js(&e))?;
+        let (opts, on_event) = options::read(&options)?;
         Ok(Checkout {
             inner: Inner::open(opts, on_event),
         })
@@ -255,13 +255,6 @@ impl Checkout {
 pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
     let ns = namespace.unwrap_or_else(|| DEFAULT_NAMESPACE.into());
     validate_namespace(&ns).map_err(|e| to_js(&e))?;
-    Ok(sweep_kinds(
-        &[
-            StorageKind::Local,
-            StorageKind::Session,
-            StorageKind::Memory,
-        ],
-        &ns,
-        IdbSweep::Always,
-    ))
+    // Every backend and IndexedDB, whether or not this page has swept them before.
+    Ok(sweep_kinds(&storage::ALL, &ns, true, false))
 }

@@ -29,51 +29,42 @@ use crate::core::sync::{may_be_sending, removes, supersedes, Notice};
 
 pub(crate) use super::key::new_key;
 
-/// Which IndexedDB records a sweep deletes besides the Web Storage ones.
-#[derive(PartialEq)]
-pub(crate) enum IdbSweep {
-    /// The namespace's, in the background.
-    Always,
-    /// The namespace's, unless this page has swept them already: once per page load is
-    /// enough for records that live for hours, and each sweep is a scan of the store that
-    /// delays the submit after it.
-    OncePerPage,
-    /// None.
-    Never,
-}
-
-/// The namespaces whose IndexedDB records this page has swept.
-static IDB_SWEPT: PageCell<Vec<String>> = PageCell::new(Vec::new());
-
-/// The namespaces, each with a backend, whose Web Storage entries `open()` has swept in
-/// this page: once per page load is enough for records that live for hours, and a sweep
-/// reads every key of the backend, the page's own among them.
-static WEB_SWEPT: PageCell<Vec<(String, StorageKind)>> = PageCell::new(Vec::new());
+/// The backends this page has swept, each as `{namespace}:{backend}` (`local`, `session`,
+/// `memory` or `indexeddb`): once per page load is enough for records that live for hours,
+/// a Web Storage sweep reads every key of the backend, the page's own among them, and an
+/// IndexedDB one is a scan of the store that delays the submit after it.
+static SWEPT: PageCell<Vec<String>> = PageCell::new(Vec::new());
 
 /// Deletes from the given backends what core's `sweep_due` says: the expired records of
 /// `namespace` and its quarantined copies past their retention; returns how many (the
-/// IndexedDB ones, deleted in the background as `idb` says, are not counted).
-pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str, idb: IdbSweep) -> u32 {
+/// IndexedDB ones, deleted in the background where `idb` says so, are not counted).
+/// With `once`, each backend is skipped if this page has swept it for `namespace` before;
+/// without, all are swept, and the IndexedDB sweep counts as this page's.
+pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str, idb: bool, once: bool) -> u32 {
     let mut prefix = String::from(namespace);
     prefix.push(':');
     let now = now_ms();
-    let idb_due = match idb {
-        IdbSweep::Always => {
-            IDB_SWEPT.first_time(namespace.into());
-            true
-        }
-        IdbSweep::OncePerPage => IDB_SWEPT.first_time(namespace.into()),
-        IdbSweep::Never => false,
+    let due = |backend: &str| {
+        let mut done = prefix.clone();
+        done.push_str(backend);
+        SWEPT.first_time(done) || !once
     };
-    if idb_due {
+    if idb && due("indexeddb") {
         let (ns, p) = (String::from(namespace), prefix.clone());
         spawn_local(async move {
             idb::sweep(&p, move |k, v| sweep_due(&ns, &k, &v, now, record::decode)).await;
         });
     }
-    storage::remove_where(kinds, &prefix, |k, v| {
-        sweep_due(namespace, k, v, now, record::decode)
-    })
+    let mut n = 0;
+    for &kind in kinds {
+        // Without `once` the Web Storage sweep is not recorded: `open()` still sweeps.
+        if !once || due(kind.as_str()) {
+            n += storage::remove_where(kind, &prefix, |k, v| {
+                sweep_due(namespace, k, v, now, record::decode)
+            });
+        }
+    }
+    n
 }
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]
@@ -139,18 +130,8 @@ impl Inner {
         // fallback.
         let shared = opts.storage == StorageKind::Local
             && (store.kind() == StorageKind::Local || lock::web_locks());
-        let idb_sweep = if shared {
-            IdbSweep::OncePerPage
-        } else {
-            IdbSweep::Never
-        };
-        let kind = store.kind();
-        let kinds: &[StorageKind] = if WEB_SWEPT.first_time((opts.namespace.clone(), kind)) {
-            &[kind]
-        } else {
-            &[]
-        };
-        sweep_kinds(kinds, &opts.namespace, idb_sweep);
+        // Once per page, namespace and backend; IndexedDB only where the record is shared.
+        sweep_kinds(&[store.kind()], &opts.namespace, shared, true);
         let rec_key = record_key(&opts.namespace, &opts.scope);
         let first = fresh(&opts);
         let inner = Rc::new(Inner {
@@ -197,12 +178,16 @@ impl Inner {
                 });
             } else {
                 // Session and memory stores belong to this tab alone, which has just read
-                // all they hold: nobody else's record can be missed.
-                let mut rec = inner.rec.borrow().clone();
-                rec.rev += 1;
-                let fb = inner.store.set(&inner.rec_key, &rec.encode());
-                inner.report(&rec.key, fb);
-                inner.set_shown(&rec, true);
+                // all they hold: nobody else's record can be missed. The shown record is
+                // the one stored (its `rev` counted up): same key and state, no event.
+                let text = {
+                    let mut rec = inner.rec.borrow_mut();
+                    rec.rev += 1;
+                    rec.encode()
+                };
+                inner.rec_stored.set(true);
+                let fb = inner.store.set(&inner.rec_key, &text);
+                inner.report(&key, fb);
             }
         }
         inner

@@ -228,7 +228,8 @@ let accepted;
 
 /**
  * Whether `fetch` would refuse the endpoint or the extra headers (`headers` as for
- * `send`), by the browser's own rules: `null`, or `[option, the error]`.
+ * `send`), by the browser's own rules: `null`, or the `invalid-options` IdemError naming
+ * the option (worded here as Rust's `Error::message` words it).
  */
 export function refused(url, headers) {
   const asked = url + "\n\n" + headers;
@@ -243,7 +244,7 @@ export function refused(url, headers) {
     accepted = asked;
     return null;
   } catch (e) {
-    return [option, e];
+    return idemError(`invalid option \`${option}\`: refused by fetch: ${errorText(e)}`, "invalid-options");
   }
 }
 
@@ -434,15 +435,16 @@ function fill(obj, option, prefix, table, out) {
 
 /**
  * The options object read into 16 slots (the headers as `[name, value, ...]`), its types
- * checked and nothing else (the rules are the Rust core's); or `[option, reason]` for the
- * first unknown or wrongly typed one.
+ * checked and nothing else (the rules are the Rust core's); throws the `invalid-options`
+ * IdemError (worded as Rust's `Error::message` words it) for the first unknown or wrongly
+ * typed one.
  */
 export function readOptions(options) {
   const out = new Array(16);
   try {
     fill(options, "options", "", OPTIONS, out);
   } catch (e) {
-    if (Array.isArray(e)) return e;
+    if (Array.isArray(e)) throw idemError(`invalid option \`${e[0]}\`: ${e[1]}`, "invalid-options");
     throw e;
   }
   return out;

@@ -101,8 +101,10 @@ pub(crate) async fn acquire<T>(
     let p = lock_acquire(&lock_name);
     // glue.js gives a promise or null: no `instanceof` check (an import) needed.
     if !p.is_null() {
+        // It resolves with the release function, or null when the request failed: no
+        // `typeof` check (an import) needed either.
         if let Ok(f) = JsFuture::from(p.unchecked_into::<Promise>()).await {
-            if f.is_function() {
+            if !f.is_null() {
                 return wrap(Guard::Web(f.unchecked_into()));
             }
         }

@@ -12,25 +12,14 @@ use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
 
 use super::http::joined;
-use super::js::{error_text, text};
+use super::js::text;
 use crate::core::options::{Options, RawOptions};
-use crate::error::{Error, Result};
 
-/// `invalid-options` from the glue's `[option, reason]` texts, taken as they are.
-fn refusal(option: Option<String>, reason: String) -> Error {
-    Error::InvalidOptions {
-        option: option.unwrap_or_default(),
-        reason,
-    }
-}
-
-/// Validated options and the `onEvent` callback, or `invalid-options` naming the option.
-pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>)> {
-    let a = read_options(js);
+/// Validated options and the `onEvent` callback, or the `invalid-options` IdemError naming
+/// the option.
+pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>), JsValue> {
+    let a = read_options(js)?;
     let s = |i| text(&a.get(i));
-    if a.length() == 2 {
-        return Err(refusal(s(0), s(1).unwrap_or_default()));
-    }
     let n = |i| a.get(i).as_f64();
     let mut headers = Vec::new();
     // The name/value pairs when given (an array, else undefined: no `isArray` import).
@@ -59,32 +48,32 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>)> {
         namespace: s(13),
         credentials: s(14),
     };
-    let opts = Options::validate(&raw)?;
-    fetchable(&opts)?;
-    Ok((opts, a.get(15).dyn_into().ok()))
+    let opts = Options::from_raw(raw)?;
+    // Asked of the browser last: its rules come after the core's, which it relies on (the
+    // headers are joined with "\n", which validated ones do not contain).
+    let refused = refused(&opts.endpoint, &joined(&opts.headers));
+    if !refused.is_null() {
+        return Err(refused);
+    }
+    // `readOptions` checked its type: a function, or undefined when not given.
+    let on_event = a.get(15);
+    Ok((
+        opts,
+        (!on_event.is_undefined()).then(|| on_event.unchecked_into()),
+    ))
 }
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]
 extern "C" {
-    /// `null`, or `[option, error]` for what `fetch` would refuse.
+    /// `null`, or the `invalid-options` IdemError for what `fetch` would refuse: the
+    /// endpoint or the extra headers, by the browser's own rules (URL parsing against the
+    /// page, credentials in URLs, header values that are not byte strings such as "€").
+    /// Checked at open: refused later, every try would fail before leaving the page, be
+    /// retried as a network error and end as `outcome-unknown` with a pending key although
+    /// nothing was ever sent.
     fn refused(url: &str, headers: &str) -> JsValue;
-    /// The options object's 16 values by slot (types checked), or `[option, reason]`.
-    #[wasm_bindgen(js_name = readOptions)]
-    fn read_options(options: &JsValue) -> Array;
-}
-
-/// Asks the browser whether `fetch` will take the endpoint and the extra headers, by its
-/// own rules (URL parsing against the page, credentials in URLs, header values that are
-/// not byte strings such as "€"). Checked at open: refused later, every try would fail
-/// before leaving the page, be retried as a network error and end as `outcome-unknown`
-/// with a pending key although nothing was ever sent.
-fn fetchable(o: &Options) -> Result<()> {
-    let r = refused(&o.endpoint, &joined(&o.headers));
-    if r.is_null() {
-        return Ok(());
-    }
-    let r: Array = r.unchecked_into();
-    let mut reason = String::from("refused by fetch: ");
-    reason.push_str(&error_text(&r.get(1)));
-    Err(refusal(text(&r.get(0)), reason))
+    /// The options object's 16 values by slot (types checked); throws the
+    /// `invalid-options` IdemError for an unknown or wrongly typed option.
+    #[wasm_bindgen(catch, js_name = readOptions)]
+    fn read_options(options: &JsValue) -> Result<Array, JsValue>;
 }

@@ -15,7 +15,7 @@ use super::js::{error_text, text};
 use super::page::PageCell;
 
 /// The memory backend: one list of `(key, value)` per page, shared by every checkout
-/// (a handful of entries: a Vec costs fewer bytes than a map).
+/// (a handful of entries: a Vec costs fewer bytes than a map), in no particular order.
 static MEMORY: PageCell<Vec<(String, String)>> = PageCell::new(Vec::new());
 
 /// A backend change: `(from, to, reason)`, reported as a `storage-fallback` event.
@@ -204,46 +204,58 @@ pub(crate) fn peek(kind: StorageKind, key: &str, take: bool) -> Option<String> {
         Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {
             let mut m = m.borrow_mut();
             let i = m.iter().position(|(k, _)| k == key)?;
-            Some(if take { m.remove(i).1 } else { m[i].1.clone() })
+            Some(if take {
+                m.swap_remove(i).1
+            } else {
+                m[i].1.clone()
+            })
         }),
         _ => None,
     }
 }
 
-/// Removes, from the given backends, the entries under `prefix` for which `drop(key, value)`
+/// Removes, from the backend `kind`, the entries under `prefix` for which `drop(key, value)`
 /// says so; returns how many went.
 pub(crate) fn remove_where(
-    kinds: &[StorageKind],
+    kind: StorageKind,
     prefix: &str,
     drop: impl Fn(&str, &str) -> bool,
 ) -> u32 {
     let mut n = 0;
-    for &kind in kinds {
-        match web_storage(kind) {
-            Ok(Some(s)) => {
-                // Keys first: removing while walking by index would skip entries.
-                let keys = keys(&s, prefix);
-                for i in 0..keys.length() {
-                    let Some(k) = text(&keys.get(i)) else {
-                        continue;
-                    };
-                    if get_item(&s, &k)
-                        .ok()
-                        .flatten()
-                        .is_some_and(|v| drop(&k, &v))
-                    {
-                        n += remove_item(&s, &k) as u32;
-                    }
+    match web_storage(kind) {
+        Ok(Some(s)) => {
+            // Keys first: removing while walking by index would skip entries.
+            let keys = keys(&s, prefix);
+            for i in 0..keys.length() {
+                let Some(k) = text(&keys.get(i)) else {
+                    continue;
+                };
+                if get_item(&s, &k)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|v| drop(&k, &v))
+                {
+                    n += remove_item(&s, &k) as u32;
                 }
             }
-            Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {
-                let mut m = m.borrow_mut();
-                let before = m.len();
-                m.retain(|(k, v)| !(k.starts_with(prefix) && drop(k, v)));
-                n += (before - m.len()) as u32;
-            }),
-            _ => {}
         }
+        Ok(None) if kind == StorageKind::Memory => MEMORY.with(|m| {
+            let mut m = m.borrow_mut();
+            // By index with `swap_remove` (which `peek` links too), not `retain`: its two
+            // loops weigh more, for a handful of entries. The last entry takes the place of
+            // the one removed and is looked at next.
+            let mut i = 0;
+            while i < m.len() {
+                let (k, v) = &m[i];
+                if k.starts_with(prefix) && drop(k, v) {
+                    m.swap_remove(i);
+                    n += 1;
+                } else {
+                    i += 1;
+                }
+            }
+        }),
+        _ => {}
     }
     n
 }

@@ -1,10 +1,14 @@
 //! `Checkout.open` options: the raw values the glue read from JS, their validation and defaults.
 //! Every error names the option by its JS name so the page author knows what to fix.
 
-use crate::core::json::push_u64;
 use crate::core::retry::RetryPolicy;
 use crate::error::{Error, Result};
 use crate::prelude::*;
+
+#[path = "options_text.rs"]
+mod text;
+pub use text::is_token;
+use text::{has_crlf, is_white_space, utf16_len};
 
 /// Where records live (the glue falls back local -> session -> memory on failure).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,7 +24,7 @@ pub enum StorageKind {
 impl StorageKind {
     /// The JS name: `local`, `session` or `memory`.
     pub fn as_str(self) -> &'static str {
-        STORAGE_KINDS[self as usize]
+        STORAGE_KINDS.values[self as usize]
     }
 
     /// The inverse of [`StorageKind::as_str`].
@@ -46,7 +50,7 @@ pub enum HeaderFormat {
 impl HeaderFormat {
     /// The JS name: `plain` or `sf-string`.
     pub fn as_str(self) -> &'static str {
-        HEADER_FORMATS[self as usize]
+        HEADER_FORMATS.values[self as usize]
     }
 
     /// The inverse of [`HeaderFormat::as_str`].
@@ -136,115 +140,174 @@ pub const MAX_NAMESPACE_LEN: usize = 64;
 /// The `namespace` of `Checkout.open` and `sweep()` when none is given.
 pub const DEFAULT_NAMESPACE: &str = "idemkey";
 
-/// The whole-number options: JS name, default, least and greatest value.
-const INTS: [(&str, u32, u32, u32); 6] = [
-    ("ttlSeconds", 86_400, 1, 31_536_000),
-    ("timeoutMs", 10_000, 1, 600_000),
-    ("maxRetries", 5, 0, 100),
-    ("backoff.baseMs", 250, 0, 3_600_000),
-    ("backoff.maxMs", 10_000, 0, 3_600_000),
-    ("deadlineMs", 60_000, 1, 86_400_000),
+/// An [`Int`], the words for its range made from the same two numbers (`concat!` writes
+/// `31_536_000` as "31536000"), so the message cannot drift from the check.
+macro_rules! int_option {
+    ($name:literal, $default:literal, $min:literal, $max:literal) => {
+        (
+            $name,
+            $default,
+            $min,
+            $max,
+            concat!("must be an integer from ", $min, " to ", $max),
+        )
+    };
+}
+
+/// The whole-number options.
+const INTS: [Int; 6] = [
+    int_option!("ttlSeconds", 86_400, 1, 31_536_000),
+    int_option!("timeoutMs", 10_000, 1, 600_000),
+    int_option!("maxRetries", 5, 0, 100),
+    int_option!("backoff.baseMs", 250, 0, 3_600_000),
+    int_option!("backoff.maxMs", 10_000, 0, 3_600_000),
+    int_option!("deadlineMs", 60_000, 1, 86_400_000),
 ];
 
-const METHODS: [&str; 4] = ["POST", "PUT", "PATCH", "DELETE"];
-const HEADER_FORMATS: [&str; 2] = ["plain", "sf-string"];
-const STORAGE_KINDS: [&str; 3] = ["local", "session", "memory"];
-const CREDENTIALS: [&str; 3] = ["same-origin", "omit", "include"];
+/// A whole-number option: JS name, default, least and greatest value, and why a value
+/// outside them is refused.
+type Int = (&'static str, u32, u32, u32, &'static str);
+
+/// A [`Choice`], the reason that lists its values made from the same literals.
+macro_rules! choice_of {
+    ($option:literal: $($value:literal),+) => {
+        Choice {
+            option: $option,
+            values: &[$($value),+],
+            refused: concat!("must be one of:", $(" \"", $value, "\""),+),
+        }
+    };
+}
+
+/// An option that is one of a few names (the first one the default).
+struct Choice {
+    /// Its JS name.
+    option: &'static str,
+    /// The names, in the order of the enum they stand for, if any.
+    values: &'static [&'static str],
+    /// Why another value is refused.
+    refused: &'static str,
+}
+
+const METHODS: Choice = choice_of!("method": "POST", "PUT", "PATCH", "DELETE");
+const HEADER_FORMATS: Choice = choice_of!("headerFormat": "plain", "sf-string");
+const STORAGE_KINDS: Choice = choice_of!("storage": "local", "session", "memory");
+const CREDENTIALS: Choice = choice_of!("credentials": "same-origin", "omit", "include");
 
 impl Options {
     /// Checks every option and fills in the defaults of the options it was not given.
-    ///
-    /// `raw` is borrowed and the strings kept are copied, so the caller drops it in one
-    /// place: moved in, it was dropped field by field on each way out.
     pub fn validate(raw: &RawOptions) -> Result<Options> {
-        let scope = raw
-            .scope
-            .as_deref()
-            .ok_or_else(|| bad("scope", "is required"))?;
-        let n = utf16_len(scope);
-        if n == 0 || n > MAX_SCOPE_LEN {
-            return Err(bad("scope", "must be 1 to 200 characters long"));
-        }
-        let endpoint = raw
-            .endpoint
-            .as_deref()
-            .ok_or_else(|| bad("endpoint", "is required"))?;
-        if endpoint.chars().all(char::is_whitespace) {
-            return Err(bad("endpoint", "must not be empty"));
-        }
-        if has_crlf(endpoint) {
-            return Err(bad("endpoint", "must not contain CR, LF or NUL"));
-        }
-        let method = choice(raw.method.as_deref(), "method", &METHODS, true)?;
-        let header_name = raw.header_name.as_deref().unwrap_or("Idempotency-Key");
-        if !is_token(header_name) {
-            return Err(bad("headerName", "must be an HTTP token"));
-        }
-        let header_format = match choice(
-            raw.header_format.as_deref(),
-            "headerFormat",
-            &HEADER_FORMATS,
-            false,
-        )? {
-            "plain" => HeaderFormat::Plain,
-            _ => HeaderFormat::SfString,
+        Options::from_raw(raw.clone())
+    }
+
+    /// [`Options::validate`], the strings kept taken from `raw`, not copied. They are taken
+    /// with `Option::take` and `mem::take`, not moved: `raw` stays whole and is dropped in
+    /// one piece on every way out, not field by field.
+    pub fn from_raw(mut raw: RawOptions) -> Result<Options> {
+        // A rule that fails breaks out with the option and the reason (fixed texts, see
+        // `INTS` and `Choice`), and the error is made once, below.
+        let (option, reason) = 'refused: {
+            let Some(scope) = raw.scope.as_deref() else {
+                break 'refused ("scope", "is required");
+            };
+            let n = utf16_len(scope);
+            if n == 0 || n > MAX_SCOPE_LEN {
+                break 'refused ("scope", "must be 1 to 200 characters long");
+            }
+            let Some(endpoint) = raw.endpoint.as_deref() else {
+                break 'refused ("endpoint", "is required");
+            };
+            if endpoint.chars().all(is_white_space) {
+                break 'refused ("endpoint", "must not be empty");
+            }
+            if has_crlf(endpoint) {
+                break 'refused ("endpoint", "must not contain CR, LF or NUL");
+            }
+            // `pick` gives the index in the list of names, which are in the enums' order.
+            let method = match METHODS.pick(raw.method.as_deref(), true) {
+                Ok(i) => METHODS.values[i],
+                Err(why) => break 'refused why,
+            };
+            let header_name = raw.header_name.as_deref().unwrap_or("Idempotency-Key");
+            if !is_token(header_name) {
+                break 'refused ("headerName", "must be an HTTP token");
+            }
+            let format = match HEADER_FORMATS.pick(raw.header_format.as_deref(), false) {
+                Ok(i) => i,
+                Err(why) => break 'refused why,
+            };
+            let header_format = [HeaderFormat::Plain, HeaderFormat::SfString][format];
+            for (name, value) in &raw.headers {
+                if !is_token(name) {
+                    break 'refused ("headers", "a name is not an HTTP token");
+                }
+                if has_crlf(value) {
+                    break 'refused ("headers", "a value contains CR, LF or NUL");
+                }
+                // Letting `headers` set the key's header would silently replace the key.
+                if name.eq_ignore_ascii_case(header_name) {
+                    break 'refused ("headers", "must not set the key's header (headerName)");
+                }
+            }
+            let given = [
+                raw.ttl_seconds,
+                raw.timeout_ms,
+                raw.max_retries,
+                raw.backoff_base_ms,
+                raw.backoff_max_ms,
+                raw.deadline_ms,
+            ];
+            let mut ints = [0u32; 6];
+            // By index: a zip of the three arrays linked an iterator of its own.
+            for (i, out) in ints.iter_mut().enumerate() {
+                match int(given[i], &INTS[i]) {
+                    Ok(n) => *out = n,
+                    Err(why) => break 'refused (INTS[i].0, why),
+                }
+            }
+            let [ttl_seconds, timeout_ms, max_retries, backoff_base_ms, backoff_max_ms, deadline_ms] =
+                ints;
+            if backoff_base_ms > backoff_max_ms {
+                break 'refused ("backoff.baseMs", "must not exceed backoff.maxMs");
+            }
+            let storage = match STORAGE_KINDS.pick(raw.storage.as_deref(), false) {
+                Ok(i) => i,
+                Err(why) => break 'refused why,
+            };
+            let storage = [
+                StorageKind::Local,
+                StorageKind::Session,
+                StorageKind::Memory,
+            ][storage];
+            let namespace = raw.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+            if !namespace_ok(namespace) {
+                break 'refused ("namespace", NAMESPACE_RULE);
+            }
+            let credentials = match CREDENTIALS.pick(raw.credentials.as_deref(), false) {
+                Ok(i) => CREDENTIALS.values[i],
+                Err(why) => break 'refused why,
+            };
+            // Checked above: given, so the strings are moved out of `raw`, not copied.
+            let take = |s: &mut Option<String>| s.take().unwrap_or_default();
+            return Ok(Options {
+                scope: take(&mut raw.scope),
+                endpoint: take(&mut raw.endpoint),
+                method: method.into(),
+                headers: core::mem::take(&mut raw.headers),
+                header_name: header_name.into(),
+                header_format,
+                ttl_seconds,
+                timeout_ms,
+                max_retries,
+                backoff_base_ms,
+                backoff_max_ms,
+                deadline_ms,
+                storage,
+                namespace: namespace.into(),
+                credentials: credentials.into(),
+            });
         };
-        for (name, value) in &raw.headers {
-            if !is_token(name) {
-                return Err(bad("headers", "a name is not an HTTP token"));
-            }
-            if has_crlf(value) {
-                return Err(bad("headers", "a value contains CR, LF or NUL"));
-            }
-            // Letting `headers` set the key's header would silently replace the key.
-            if name.eq_ignore_ascii_case(header_name) {
-                return Err(bad("headers", "must not set the key's header (headerName)"));
-            }
-        }
-        let given = [
-            raw.ttl_seconds,
-            raw.timeout_ms,
-            raw.max_retries,
-            raw.backoff_base_ms,
-            raw.backoff_max_ms,
-            raw.deadline_ms,
-        ];
-        let mut ints = [0u32; 6];
-        for ((out, v), spec) in ints.iter_mut().zip(given).zip(&INTS) {
-            *out = int(v, spec)?;
-        }
-        let [ttl_seconds, timeout_ms, max_retries, backoff_base_ms, backoff_max_ms, deadline_ms] =
-            ints;
-        if backoff_base_ms > backoff_max_ms {
-            return Err(bad("backoff.baseMs", "must not exceed backoff.maxMs"));
-        }
-        let storage = choice(raw.storage.as_deref(), "storage", &STORAGE_KINDS, false)?;
-        let storage = StorageKind::parse(storage).unwrap_or(StorageKind::Local);
-        let namespace = raw.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
-        validate_namespace(namespace)?;
-        let credentials = choice(
-            raw.credentials.as_deref(),
-            "credentials",
-            &CREDENTIALS,
-            false,
-        )?;
-        Ok(Options {
-            scope: scope.into(),
-            endpoint: endpoint.into(),
-            method: method.into(),
-            headers: raw.headers.clone(),
-            header_name: header_name.into(),
-            header_format,
-            ttl_seconds,
-            timeout_ms,
-            max_retries,
-            backoff_base_ms,
-            backoff_max_ms,
-            deadline_ms,
-            storage,
-            namespace: namespace.into(),
-            credentials: credentials.into(),
-        })
+        Err(Error::invalid_option(option, reason))
     }
 
     /// The key lifetime in ms, as records store it.
@@ -266,90 +329,54 @@ impl Options {
 /// The `namespace` rule, shared by `Checkout.open` and `sweep()`: 1 to
 /// [`MAX_NAMESPACE_LEN`] UTF-16 code units, without `:` (the storage key separator).
 pub fn validate_namespace(namespace: &str) -> Result<()> {
+    if namespace_ok(namespace) {
+        return Ok(());
+    }
+    Err(Error::invalid_option("namespace", NAMESPACE_RULE))
+}
+
+/// Why a `namespace` is refused.
+const NAMESPACE_RULE: &str = "must be 1 to 64 characters long, without ':'";
+
+/// Whether `namespace` follows [`validate_namespace`]'s rule.
+fn namespace_ok(namespace: &str) -> bool {
     let n = utf16_len(namespace);
-    if n == 0 || n > MAX_NAMESPACE_LEN || namespace.bytes().any(|b| b == b':') {
-        return Err(bad(
-            "namespace",
-            "must be 1 to 64 characters long, without ':'",
-        ));
-    }
-    Ok(())
+    n != 0 && n <= MAX_NAMESPACE_LEN && !namespace.bytes().any(|b| b == b':')
 }
 
-fn bad(option: &str, reason: &str) -> Error {
-    Error::invalid_option(option, reason)
+impl Choice {
+    /// Which of the values `v` is (in any ASCII case with `any_case`); 0, the default,
+    /// when absent. (The index, not the name: the callers that want an enum pick it by
+    /// index instead of comparing the text again.)
+    fn pick(&self, v: Option<&str>, any_case: bool) -> core::result::Result<usize, Refusal> {
+        let Some(v) = v else { return Ok(0) };
+        let same = |a: &&str| *a == v || any_case && a.eq_ignore_ascii_case(v);
+        self.values
+            .iter()
+            .position(same)
+            .ok_or((self.option, self.refused))
+    }
 }
 
-/// The entry of `allowed` that `v` is (in any ASCII case with `any_case`); the first one
-/// (the default) when absent. The error lists the values.
-fn choice(
-    v: Option<&str>,
-    option: &str,
-    allowed: &[&'static str],
-    any_case: bool,
-) -> Result<&'static str> {
-    let Some(v) = v else {
-        return Ok(allowed.first().copied().unwrap_or_default());
-    };
-    let same = |a: &str| a == v || any_case && a.eq_ignore_ascii_case(v);
-    if let Some(a) = allowed.iter().find(|a| same(a)) {
-        return Ok(a);
-    }
-    let mut why = String::from("must be one of:");
-    for a in allowed {
-        why.push_str(" \"");
-        why.push_str(a);
-        why.push('"');
-    }
-    Err(bad(option, &why))
-}
+/// An option refused: its JS name and why.
+type Refusal = (&'static str, &'static str);
 
-/// A whole number in `min..=max` (`spec`: name, default, min, max), or the default when absent.
-fn int(v: Option<f64>, &(option, default, min, max): &(&str, u32, u32, u32)) -> Result<u32> {
+/// A whole number in `min..=max` (`spec`: name, default, min, max, and the words for that
+/// range), or the default when absent; else why it is refused.
+fn int(v: Option<f64>, &(_, default, min, max, range): &Int) -> core::result::Result<u32, &str> {
     let Some(v) = v else { return Ok(default) };
-    let why = if !v.is_finite() {
+    Err(if !v.is_finite() {
         "must be a finite number"
     } else if v < 0.0 {
         "must not be negative"
     } else if v < min as f64 || v > max as f64 {
-        let mut why = String::from("must be an integer from ");
-        push_u64(&mut why, min as u64);
-        why.push_str(" to ");
-        push_u64(&mut why, max as u64);
-        return Err(bad(option, &why));
+        range
     } else if v != (v as u32) as f64 {
         // In range, so `as u32` truncates without saturating: equal only for a whole number.
         "must be an integer"
     } else {
         return Ok(v as u32);
-    };
-    Err(bad(option, why))
-}
-
-/// RFC 9110 `token`: what a header name may be made of.
-pub fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes().all(|b| {
-            b.is_ascii_alphanumeric()
-                || matches!(
-                    b,
-                    b'!' | b'#'
-                        ..=b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~'
-                )
-        })
-}
-
-/// The length of `s` in UTF-16 code units (JS `length`): one per UTF-8 sequence, two for a
-/// four-byte one. (`encode_utf16().count()` links a vectorised char counter many times
-/// this size.)
-fn utf16_len(s: &str) -> usize {
-    s.bytes()
-        .map(|b| (b & 0xc0 != 0x80) as usize + (b >= 0xf0) as usize)
-        .sum()
-}
-
-fn has_crlf(s: &str) -> bool {
-    s.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0))
+    })
 }
 
 #[cfg(test)]
