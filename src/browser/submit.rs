@@ -19,7 +19,7 @@ use crate::core::header::{format_key, is_replayed};
 use crate::core::options::StorageKind;
 use crate::core::record::{Record, StoredResponse};
 use crate::core::retry::{classify, Class, Next, TryOutcome};
-use crate::core::retry_after::parse_retry_after;
+use crate::core::retry_after::parse_retry_after_with;
 use crate::core::state::{plan_submit_since, State, SubmitPlan};
 use crate::core::sync::Notice;
 use crate::error::{Error, Result};
@@ -225,7 +225,7 @@ fn after(
             }
             (
                 TryOutcome::Response(status),
-                retry_after.and_then(|v| parse_retry_after(&v, now_ms())),
+                retry_after.and_then(|v| parse_retry_after_with(&v, now_ms(), http::http_date)),
             )
         }
         Err(NoAnswer::Network) => (TryOutcome::NetworkError, None),
