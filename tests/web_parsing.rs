@@ -64,8 +64,14 @@ fn the_browser_reads_a_record_as_the_core_does() {
         edited("createdAt", Some("{}")),
         edited("expiresAt", Some("0")),
         edited("response", Some("[]")),
-        edited("response", Some(r#"{"status":99,"body":"","replayed":false}"#)),
-        edited("response", Some(r#"{"status":200,"body":[],"replayed":false}"#)),
+        edited(
+            "response",
+            Some(r#"{"status":99,"body":"","replayed":false}"#),
+        ),
+        edited(
+            "response",
+            Some(r#"{"status":200,"body":[],"replayed":false}"#),
+        ),
         edited("response", Some(r#"{"status":200,"body":""}"#)),
         "[1,2]".into(),
         "\"text\"".into(),
@@ -81,7 +87,9 @@ fn the_browser_reads_a_record_as_the_core_does() {
         let bad = events_of(&ev, "storage-corrupt");
         assert_eq!(bad.len(), 1, "case {i}: {text}");
         assert_eq!(text_of(&bad[0], "reason"), want, "case {i}: {text}");
-        local().remove_item(&text_of(&bad[0], "quarantineKey")).unwrap();
+        local()
+            .remove_item(&text_of(&bad[0], "quarantineKey"))
+            .unwrap();
         c.finish();
     }
 }
@@ -130,7 +138,10 @@ async fn the_browser_fingerprints_a_payload_as_the_core_does() {
         let (c, _, _) = checkout("{}");
         let e = submit(&c, &js(p)).await.unwrap_err();
         assert_idem_error(&e, "invalid-payload", why);
-        assert_eq!(text_of(&e, "message"), format!("payload is not JSON-serialisable: {why}"));
+        assert_eq!(
+            text_of(&e, "message"),
+            format!("payload is not JSON-serialisable: {why}")
+        );
         assert_eq!(c.state(), "fresh");
         c.finish();
     }
@@ -187,7 +198,14 @@ fn the_browser_reads_an_http_date_as_the_core_does() {
     };
     const DAYS: [&str; 8] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun", "Xyz"];
     const LONG: [&str; 8] = [
-        "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "Sundays",
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+        "Sunday",
+        "Sundays",
     ];
     const MONTHS: [&str; 13] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec", "Foo",
@@ -197,7 +215,11 @@ fn the_browser_reads_an_http_date_as_the_core_does() {
         let (day, month) = (pick(33), MONTHS[pick(13) as usize]);
         let (h, mi, s) = (pick(26), pick(62), pick(62));
         let year = [pick(10_000), 1900 + pick(250)][pick(2) as usize];
-        let gap = if pick(8) == 0 { GAPS[pick(6) as usize] } else { " " };
+        let gap = if pick(8) == 0 {
+            GAPS[pick(6) as usize]
+        } else {
+            " "
+        };
         let time = format!("{h:02}:{mi:02}:{s:02}");
         texts.push(match pick(3) {
             0 => format!(
@@ -209,11 +231,19 @@ fn the_browser_reads_an_http_date_as_the_core_does() {
                 LONG[pick(8) as usize],
                 year % 100
             ),
-            _ => format!("{}{gap}{month} {day:>2} {time} {year:04}", DAYS[pick(8) as usize]),
+            _ => format!(
+                "{}{gap}{month} {day:>2} {time} {year:04}",
+                DAYS[pick(8) as usize]
+            ),
         });
     }
     // 2023, 2049, 2050 and 2051: "99" is 1999 or 2099, "00" 2000 or 2100 depending on them.
-    for now in [1_700_000_000_000.0, 2_500_000_000_000.0, 2_524_608_000_000.0, 2_556_144_000_000.0] {
+    for now in [
+        1_700_000_000_000.0,
+        2_500_000_000_000.0,
+        2_524_608_000_000.0,
+        2_556_144_000_000.0,
+    ] {
         for t in &texts {
             let glue = Some(glue_http_date(t, now)).filter(|t| !t.is_nan());
             assert_eq!(glue, http_date_ms(t, now), "{t:?} at {now}");

@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use super::js::text;
 use crate::core::record::Record;
-use crate::core::record_read::{Value, FIELDS};
+use crate::core::record_read::Value;
 use crate::error::{Error, Result};
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]
@@ -23,11 +23,8 @@ pub(crate) fn decode(stored: &str) -> Result<Record> {
     if let Some(why) = text(&a) {
         return Err(Error::CorruptRecord(why));
     }
-    Record::from_fields(|name| {
-        // Every name asked for is one of FIELDS; any other would read as missing.
-        let i = FIELDS.iter().position(|f| *f == name).unwrap_or(FIELDS.len());
-        value(&a.get(i as u32))
-    })
+    // `readRecord` answers in the order of `Field`.
+    Record::from_fields(|f| value(&a.get(f as u32)))
 }
 
 /// One field's value as the core's rules tell values apart.

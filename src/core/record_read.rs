@@ -55,8 +55,41 @@ impl Value {
     }
 }
 
-/// The fields [`Record::from_fields`] reads, in its order: the record's own, then those of
-/// its `response` (absent when `response` is not an object).
+/// A field of a stored record that [`Record::from_fields`] reads: the record's own, then
+/// those of its `response` (absent when `response` is not an object).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// `v`.
+    V,
+    /// `rev`.
+    Rev,
+    /// `key`.
+    Key,
+    /// `scope`.
+    Scope,
+    /// `fp`.
+    Fp,
+    /// `state`.
+    State,
+    /// `attempts`.
+    Attempts,
+    /// `createdAt`.
+    CreatedAt,
+    /// `expiresAt`.
+    ExpiresAt,
+    /// `updatedAt`.
+    UpdatedAt,
+    /// `response`.
+    Response,
+    /// `response.status`.
+    Status,
+    /// `response.body`.
+    Body,
+    /// `response.replayed`.
+    Replayed,
+}
+
+/// The JSON names of the [`Field`]s, in their order (glue.js lists them in the same order).
 pub const FIELDS: [&str; 14] = [
     "v",
     "rev",
@@ -74,8 +107,17 @@ pub const FIELDS: [&str; 14] = [
     "replayed",
 ];
 
-/// How many of [`FIELDS`] are the record's own; the rest are its response's.
-pub const OWN_FIELDS: usize = 11;
+impl Field {
+    /// Its JSON name.
+    pub fn name(self) -> &'static str {
+        FIELDS[self as usize]
+    }
+
+    /// Whether it is a field of the record's `response`.
+    pub fn in_response(self) -> bool {
+        self as usize > Field::Response as usize
+    }
+}
 
 impl Record {
     /// Reads a stored record; anything unexpected is `CorruptRecord` with the reason,
@@ -90,86 +132,87 @@ impl Record {
             return Err(Error::CorruptRecord("not a JSON object".into()));
         }
         let response = j.get("response");
-        Record::from_fields(|name| {
-            let own = FIELDS[..OWN_FIELDS].contains(&name);
-            Value::of(if own { j.get(name) } else { response.and_then(|r| r.get(name)) })
+        Record::from_fields(|f| {
+            let of = if f.in_response() { response } else { Some(&j) };
+            Value::of(of.and_then(|o| o.get(f.name())))
         })
     }
 
     /// The record that a stored JSON object describes, or `CorruptRecord` with the first
-    /// reason it is not one. `field` gives the value of each of [`FIELDS`] by name; each
-    /// is asked for once at most, in the order of the checks.
-    pub fn from_fields(field: impl FnMut(&'static str) -> Value) -> Result<Record> {
+    /// reason it is not one. `field` gives the value of each [`Field`]; each is asked for
+    /// once at most, in the order of the checks.
+    pub fn from_fields(field: impl FnMut(Field) -> Value) -> Result<Record> {
         Fields(field).record().map_err(Corrupt::into_error)
     }
 }
 
-/// The fields of a stored record, read by name as the checks need them.
+/// The fields of a stored record, read as the checks need them.
 struct Fields<F>(F);
 
-impl<F: FnMut(&'static str) -> Value> Fields<F> {
-    fn int(&mut self, name: &'static str, max: u64) -> core::result::Result<u64, Corrupt> {
-        int((self.0)(name), name, max)
+impl<F: FnMut(Field) -> Value> Fields<F> {
+    fn int(&mut self, f: Field, max: u64) -> core::result::Result<u64, Corrupt> {
+        int((self.0)(f), f.name(), max)
     }
 
-    fn time(&mut self, name: &'static str) -> core::result::Result<f64, Corrupt> {
-        self.int(name, MAX_SAFE).map(|n| n as f64)
+    fn time(&mut self, f: Field) -> core::result::Result<f64, Corrupt> {
+        self.int(f, MAX_SAFE).map(|n| n as f64)
     }
 
-    fn string(&mut self, name: &'static str) -> core::result::Result<String, Corrupt> {
-        match (self.0)(name) {
+    fn string(&mut self, f: Field) -> core::result::Result<String, Corrupt> {
+        match (self.0)(f) {
             Value::Str(s) => Ok(s),
-            Value::Missing => Err(Corrupt(name, MISSING)),
-            _ => Err(Corrupt(name, WRONG_TYPE)),
+            Value::Missing => Err(Corrupt(f.name(), MISSING)),
+            _ => Err(Corrupt(f.name(), WRONG_TYPE)),
         }
     }
 
     fn record(&mut self) -> core::result::Result<Record, Corrupt> {
-        match (self.0)("v") {
+        match (self.0)(Field::V) {
             Value::Missing => return Err(Corrupt("v", MISSING)),
             Value::Int(n) if n == RECORD_VERSION as u64 => {}
             _ => return Err(Corrupt("", "unsupported version")),
         }
         // Optional: records written before it existed have none.
-        let rev = match (self.0)("rev") {
+        let rev = match (self.0)(Field::Rev) {
             Value::Missing => 0,
             rev => int(rev, "rev", MAX_SAFE)?,
         };
-        let key = self.string("key")?;
+        let key = self.string(Field::Key)?;
         if !is_uuid(&key) {
             return Err(Corrupt("key", "not a UUID"));
         }
-        let scope = self.string("scope")?;
+        let scope = self.string(Field::Scope)?;
         if scope.is_empty() {
             return Err(Corrupt("scope", "empty"));
         }
-        let fingerprint = match (self.0)("fp") {
+        let fingerprint = match (self.0)(Field::Fp) {
             Value::Missing => return Err(Corrupt("fp", MISSING)),
             Value::Null => None,
             Value::Str(s) if !s.is_empty() => Some(s),
             _ => return Err(Corrupt("fp", WRONG_TYPE)),
         };
-        let state = State::parse(&self.string("state")?).ok_or(Corrupt("state", "unknown state"))?;
+        let state =
+            State::parse(&self.string(Field::State)?).ok_or(Corrupt("state", "unknown state"))?;
         if state != State::Fresh && fingerprint.is_none() {
             return Err(Corrupt("fp", "missing for a sent attempt"));
         }
-        let attempts = self.int("attempts", u32::MAX as u64)? as u32;
-        let created_at = self.time("createdAt")?;
-        let expires_at = self.time("expiresAt")?;
-        let updated_at = self.time("updatedAt")?;
+        let attempts = self.int(Field::Attempts, u32::MAX as u64)? as u32;
+        let created_at = self.time(Field::CreatedAt)?;
+        let expires_at = self.time(Field::ExpiresAt)?;
+        let updated_at = self.time(Field::UpdatedAt)?;
         if expires_at < created_at {
             return Err(Corrupt("expiresAt", "before createdAt"));
         }
-        let response = match (self.0)("response") {
+        let response = match (self.0)(Field::Response) {
             Value::Missing => return Err(Corrupt("response", MISSING)),
             Value::Null => None,
             Value::Obj => {
-                let status = self.int("status", 599)?;
+                let status = self.int(Field::Status, 599)?;
                 if status < 100 {
                     return Err(Corrupt("status", "out of range"));
                 }
-                let body = self.string("body")?;
-                let replayed = match (self.0)("replayed") {
+                let body = self.string(Field::Body)?;
+                let replayed = match (self.0)(Field::Replayed) {
                     Value::Bool(b) => b,
                     Value::Missing => return Err(Corrupt("replayed", MISSING)),
                     _ => return Err(Corrupt("replayed", WRONG_TYPE)),

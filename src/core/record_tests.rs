@@ -137,7 +137,12 @@ fn numbers_are_read_by_their_value() {
     assert_eq!(Record::decode(&with("v", Some("1.0"))).unwrap().version, 1);
     let r = Record::decode(&with("createdAt", Some("1.7e12"))).unwrap();
     assert_eq!(r.created_at, 1_700_000_000_000.0);
-    assert_eq!(Record::decode(&with("attempts", Some("3.0"))).unwrap().attempts, 3);
+    assert_eq!(
+        Record::decode(&with("attempts", Some("3.0")))
+            .unwrap()
+            .attempts,
+        3
+    );
 }
 
 #[test]
@@ -358,16 +363,40 @@ fn sweep_due_expired_records_and_old_quarantine_only() {
     let live = Record::new(KEY, "live", NOW, 60_000.0);
     let old = Record::new(KEY, "old", NOW - 120_000.0, 60_000.0);
     let rk = |s| record_key(ns, s);
-    assert!(!sweep_due(ns, &rk("live"), &live.encode(), NOW, Record::decode));
-    assert!(sweep_due(ns, &rk("old"), &old.encode(), NOW, Record::decode));
+    assert!(!sweep_due(
+        ns,
+        &rk("live"),
+        &live.encode(),
+        NOW,
+        Record::decode
+    ));
+    assert!(sweep_due(
+        ns,
+        &rk("old"),
+        &old.encode(),
+        NOW,
+        Record::decode
+    ));
     // Unreadable records are open()'s to set aside, never sweep's to delete.
-    assert!(!sweep_due(ns, &rk("junk"), "not a record", NOW, Record::decode));
+    assert!(!sweep_due(
+        ns,
+        &rk("junk"),
+        "not a record",
+        NOW,
+        Record::decode
+    ));
 
     let week = QUARANTINE_RETENTION_MS;
     assert_eq!(week, 604_800_000.0, "7 days");
     let q = |age: f64| quarantine_key(ns, "cart:1", NOW - age);
     assert!(!sweep_due(ns, &q(0.0), "{not json", NOW, Record::decode));
-    assert!(!sweep_due(ns, &q(week - 1.0), "{not json", NOW, Record::decode));
+    assert!(!sweep_due(
+        ns,
+        &q(week - 1.0),
+        "{not json",
+        NOW,
+        Record::decode
+    ));
     assert!(sweep_due(ns, &q(week), "{not json", NOW, Record::decode));
     assert!(sweep_due(ns, &q(week * 10.0), "", NOW, Record::decode));
     // A copy stamped in the future (clock moved back) is kept.
@@ -382,7 +411,10 @@ fn sweep_due_expired_records_and_old_quarantine_only() {
         "shop:corrupt:cart:nope".into(),
         "shop:other:1".into(),
     ] {
-        assert!(!sweep_due(ns, &k, &old.encode(), NOW + week * 100.0, Record::decode), "{k}");
+        assert!(
+            !sweep_due(ns, &k, &old.encode(), NOW + week * 100.0, Record::decode),
+            "{k}"
+        );
     }
 }
 
