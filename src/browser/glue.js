@@ -337,7 +337,7 @@ function canonical(v, depth) {
   return "{" + Object.keys(v).sort().map((k) => string(k) + ":" + canonical(v[k], depth)) + "}";
 }
 
-// The fields of a stored record, in the order of the core's `record_read::FIELDS`: the
+// The fields of a stored record, in the order of the core's `record_read::Field`: the
 // record's own, then its response's.
 const RECORD_FIELDS = ["v", "rev", "key", "scope", "fp", "state", "attempts", "createdAt", "expiresAt", "updatedAt", "response"];
 const RESPONSE_FIELDS = ["status", "body", "replayed"];

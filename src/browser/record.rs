@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]
 extern "C" {
-    /// The values of the core's `FIELDS` in a record's text (an array as `NaN`), or why
-    /// the text is no record.
+    /// The values of the core's `Field`s in a record's text, in their order (an array as
+    /// `NaN`), or why the text is no record.
     #[wasm_bindgen(js_name = readRecord)]
     fn read_record(text: &str) -> js_sys::Array;
 }
