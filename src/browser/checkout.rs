@@ -18,6 +18,7 @@ use super::idb;
 use super::js::text;
 use super::lock;
 use super::page::PageCell;
+use super::record;
 use super::shared;
 use super::storage::{self, Fallback, Store};
 use super::task::spawn_local;
@@ -51,14 +52,16 @@ pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str, idb: bool, onc
     if idb && due("indexeddb") {
         let (ns, p) = (String::from(namespace), prefix.clone());
         spawn_local(async move {
-            idb::sweep(&p, move |k, v| sweep_due(&ns, &k, &v, now)).await;
+            idb::sweep(&p, move |k, v| sweep_due(&ns, &k, &v, now, record::decode)).await;
         });
     }
     let mut n = 0;
     for &kind in kinds {
         // Without `once` the Web Storage sweep is not recorded: `open()` still sweeps.
         if !once || due(kind.as_str()) {
-            n += storage::remove_where(kind, &prefix, |k, v| sweep_due(namespace, k, v, now));
+            n += storage::remove_where(kind, &prefix, |k, v| {
+                sweep_due(namespace, k, v, now, record::decode)
+            });
         }
     }
     n
@@ -238,7 +241,7 @@ impl Inner {
 
     /// Decoded, its expiry capped by this page's `ttlSeconds`.
     pub(crate) fn decode(&self, text: &str) -> crate::error::Result<Record> {
-        let mut r = Record::decode(text)?;
+        let mut r = record::decode(text)?;
         r.limit_ttl(self.opts.ttl_ms());
         Ok(r)
     }

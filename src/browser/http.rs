@@ -30,6 +30,15 @@ extern "C" {
         credentials: &str,
         timeout_ms: f64,
     ) -> Promise;
+    /// An HTTP-date in ms since the epoch, NaN for anything else.
+    #[wasm_bindgen(js_name = httpDate)]
+    fn js_http_date(value: &str, now_ms: f64) -> f64;
+}
+
+/// An HTTP-date (any of its three forms) in ms since the epoch, read by the browser as the
+/// core's `http_date_ms` reads it (the browser tests hold the two to the same answers).
+pub(crate) fn http_date(value: &str, now_ms: f64) -> Option<f64> {
+    Some(js_http_date(value, now_ms)).filter(|t| !t.is_nan())
 }
 
 /// Extra headers as `glue.js` takes them: names and values joined by "\n" (validated

@@ -15,6 +15,7 @@ pub(crate) mod key;
 pub(crate) mod lock;
 pub(crate) mod options;
 pub(crate) mod page;
+pub(crate) mod record;
 pub(crate) mod shared;
 pub(crate) mod storage;
 pub(crate) mod submit;

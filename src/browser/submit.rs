@@ -14,32 +14,32 @@ use super::flight::Flight;
 use super::http::{self, Answer, NoAnswer};
 use super::js;
 use super::task::JsFuture;
-use crate::core::fingerprint::fingerprint;
+use crate::core::fingerprint::fingerprint_canonical;
 use crate::core::header::{format_key, is_replayed};
 use crate::core::options::StorageKind;
 use crate::core::record::{Record, StoredResponse};
 use crate::core::retry::{classify, Class, Next, TryOutcome};
-use crate::core::retry_after::parse_retry_after;
+use crate::core::retry_after::parse_retry_after_with;
 use crate::core::state::{plan_submit_since, State, SubmitPlan};
 use crate::core::sync::Notice;
 use crate::error::{Error, Result};
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]
 extern "C" {
-    /// `JSON.stringify(v)`, or `[why]` when JSON cannot carry `v`.
+    /// `[JSON.stringify(v), its canonical form]` (the core's `Json::write_canonical` of
+    /// it, written by the browser), or `[why]` when JSON cannot carry `v`.
     #[wasm_bindgen(js_name = toJson)]
-    fn to_json(v: &JsValue) -> JsValue;
+    fn to_json(v: &JsValue) -> Array;
 }
 
 /// The payload as JSON text and its fingerprint; `invalid-payload` when JSON cannot carry it.
 pub(crate) fn prepare(payload: &JsValue) -> Result<(String, String)> {
     let v = to_json(payload);
-    let Some(body) = js::text(&v) else {
-        let why = js::text(&v.unchecked_into::<Array>().get(0));
-        return Err(Error::InvalidPayload(why.unwrap_or_default()));
-    };
-    let fp = fingerprint(&body)?;
-    Ok((body, fp))
+    let item = |i| js::text(&v.get(i)).unwrap_or_default();
+    if v.length() == 1 {
+        return Err(Error::InvalidPayload(item(0)));
+    }
+    Ok((item(0), fingerprint_canonical(&item(1))))
 }
 
 /// `{ key, status, ok, body, replayed, fromCache, attempts }`; the body parsed as JSON,
@@ -225,7 +225,7 @@ fn after(
             }
             (
                 TryOutcome::Response(status),
-                retry_after.and_then(|v| parse_retry_after(&v, now_ms())),
+                retry_after.and_then(|v| parse_retry_after_with(&v, now_ms(), http::http_date)),
             )
         }
         Err(NoAnswer::Network) => (TryOutcome::NetworkError, None),

@@ -9,6 +9,7 @@ pub mod key;
 pub mod lease;
 pub mod options;
 pub mod record;
+pub mod record_read;
 pub mod retry;
 pub mod retry_after;
 pub mod state;

@@ -1,9 +1,9 @@
 //! The stored record of one checkout attempt (versioned JSON) and the storage key names.
 
 use crate::core::ascii::{digits, rsplit_byte};
-use crate::core::json::{push_u64, write_str, Json};
+use crate::core::json::{push_u64, write_str};
 use crate::core::state::State;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::prelude::*;
 
 /// The record format this crate writes and the only one it reads.
@@ -138,148 +138,14 @@ impl Record {
         o.push('}');
         o
     }
-
-    /// Reads a stored record; anything unexpected is `CorruptRecord` with the reason,
-    /// so the caller can set the text aside instead of trusting it.
-    pub fn decode(text: &str) -> Result<Record> {
-        let j = Json::parse_why(text).map_err(|e| {
-            let mut s = String::from("not JSON: ");
-            s.push_str(e);
-            Error::CorruptRecord(s)
-        })?;
-        Record::from_json(&j).map_err(Corrupt::into_error)
-    }
-
-    /// The record `j` describes. Every check reads borrowed values and the strings are
-    /// copied at the end, so an early return has nothing to drop; the reason is two static
-    /// texts, made into a message once by [`Corrupt::into_error`].
-    fn from_json(j: &Json) -> core::result::Result<Record, Corrupt> {
-        if !matches!(j, Json::Obj(_)) {
-            return Err(Corrupt("", "not a JSON object"));
-        }
-        if field(j, "v")?.as_u64() != Some(RECORD_VERSION as u64) {
-            return Err(Corrupt("", "unsupported version"));
-        }
-        // Optional: records written before it existed have none.
-        let rev = match j.get("rev") {
-            None => 0,
-            Some(_) => int(j, "rev", MAX_SAFE)?,
-        };
-        let key = string(j, "key")?;
-        if !is_uuid(key) {
-            return Err(Corrupt("key", "not a UUID"));
-        }
-        let scope = string(j, "scope")?;
-        if scope.is_empty() {
-            return Err(Corrupt("scope", "empty"));
-        }
-        let fingerprint = match field(j, "fp")? {
-            Json::Null => None,
-            Json::Str(s) if !s.is_empty() => Some(s),
-            _ => return Err(Corrupt("fp", WRONG_TYPE)),
-        };
-        let state = State::parse(string(j, "state")?).ok_or(Corrupt("state", "unknown state"))?;
-        if state != State::Fresh && fingerprint.is_none() {
-            return Err(Corrupt("fp", "missing for a sent attempt"));
-        }
-        let attempts = int(j, "attempts", u32::MAX as u64)? as u32;
-        let created_at = time(j, "createdAt")?;
-        let expires_at = time(j, "expiresAt")?;
-        let updated_at = time(j, "updatedAt")?;
-        if expires_at < created_at {
-            return Err(Corrupt("expiresAt", "before createdAt"));
-        }
-        let response = match field(j, "response")? {
-            Json::Null => None,
-            r @ Json::Obj(_) => {
-                let status = int(r, "status", 599)?;
-                if status < 100 {
-                    return Err(Corrupt("status", "out of range"));
-                }
-                let body = string(r, "body")?;
-                let replayed = field(r, "replayed")?
-                    .as_bool()
-                    .ok_or(Corrupt("replayed", WRONG_TYPE))?;
-                Some((status as u16, body, replayed))
-            }
-            _ => return Err(Corrupt("response", WRONG_TYPE)),
-        };
-        Ok(Record {
-            version: RECORD_VERSION,
-            rev,
-            key: key.into(),
-            scope: scope.into(),
-            fingerprint: fingerprint.map(String::from),
-            state,
-            attempts,
-            created_at,
-            expires_at,
-            updated_at,
-            response: response.map(|(status, body, replayed)| StoredResponse {
-                status,
-                body: body.into(),
-                replayed,
-            }),
-        })
-    }
-}
-
-/// Why a stored record is unreadable: the field ("" for the record as a whole) and what is
-/// wrong with it. Two static texts, so a failed check returns two words, not an [`Error`].
-struct Corrupt(&'static str, &'static str);
-
-/// [`Corrupt`]'s reason for a field that is absent.
-const MISSING: &str = "missing";
-/// [`Corrupt`]'s reason for a field of the wrong JSON type or out of its range.
-const WRONG_TYPE: &str = "wrong type";
-
-impl Corrupt {
-    /// `CorruptRecord` with the reason in words: "missing field `v`", "field `key`: not a
-    /// UUID", or the record-wide reason as it is.
-    fn into_error(self) -> Error {
-        let Corrupt(name, why) = self;
-        let mut s = String::new();
-        if name.is_empty() {
-            s.push_str(why);
-        } else if why == MISSING {
-            s.push_str("missing field `");
-            s.push_str(name);
-            s.push('`');
-        } else {
-            s.push_str("field `");
-            s.push_str(name);
-            s.push_str("`: ");
-            s.push_str(why);
-        }
-        Error::CorruptRecord(s)
-    }
 }
 
 /// Largest integer a JS number holds exactly; timestamps beyond it are corrupt.
-const MAX_SAFE: u64 = (1 << 53) - 1;
+pub(crate) const MAX_SAFE: u64 = (1 << 53) - 1;
 
 /// Whole ms of a timestamp; `as` saturates, so a negative or NaN time becomes 0.
 fn ms(t: f64) -> u64 {
     t as u64
-}
-
-fn field<'a>(j: &'a Json, name: &'static str) -> core::result::Result<&'a Json, Corrupt> {
-    j.get(name).ok_or(Corrupt(name, MISSING))
-}
-
-fn string<'a>(j: &'a Json, name: &'static str) -> core::result::Result<&'a str, Corrupt> {
-    field(j, name)?.as_str().ok_or(Corrupt(name, WRONG_TYPE))
-}
-
-fn int(j: &Json, name: &'static str, max: u64) -> core::result::Result<u64, Corrupt> {
-    match field(j, name)?.as_u64() {
-        Some(n) if n <= max => Ok(n),
-        _ => Err(Corrupt(name, WRONG_TYPE)),
-    }
-}
-
-fn time(j: &Json, name: &'static str) -> core::result::Result<f64, Corrupt> {
-    int(j, name, MAX_SAFE).map(|n| n as f64)
 }
 
 /// Whether `s` has the 8-4-4-4-12 hex shape of a UUID (any version, any case).
@@ -355,9 +221,17 @@ pub fn parse_quarantine_key<'a>(namespace: &str, storage_key: &'a str) -> Option
 /// `now_ms`: a readable record that has expired, or a quarantined copy older than
 /// [`QUARANTINE_RETENTION_MS`]. Anything else (live or unreadable records, leases, keys
 /// this crate does not know) is kept.
-pub fn sweep_due(namespace: &str, storage_key: &str, value: &str, now_ms: f64) -> bool {
+/// `decode` reads a record's text ([`Record::decode`] on the host, the browser's parser in
+/// the wasm).
+pub fn sweep_due(
+    namespace: &str,
+    storage_key: &str,
+    value: &str,
+    now_ms: f64,
+    decode: impl FnOnce(&str) -> Result<Record>,
+) -> bool {
     if parse_record_key(namespace, storage_key).is_some() {
-        return Record::decode(value).is_ok_and(|r| r.is_expired(now_ms));
+        return decode(value).is_ok_and(|r| r.is_expired(now_ms));
     }
     parse_quarantine_key(namespace, storage_key)
         .is_some_and(|(_, at)| now_ms - at as f64 >= QUARANTINE_RETENTION_MS)

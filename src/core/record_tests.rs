@@ -1,4 +1,6 @@
 use super::*;
+use crate::core::json::Json;
+use crate::error::Error;
 
 const KEY: &str = "8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f";
 const NOW: f64 = 1_700_000_000_000.0;
@@ -124,7 +126,23 @@ fn versioning() {
     assert_eq!(reason(&with("v", Some("2"))), "unsupported version");
     assert_eq!(reason(&with("v", Some("0"))), "unsupported version");
     assert_eq!(reason(&with("v", Some("\"1\""))), "unsupported version");
-    assert_eq!(reason(&with("v", Some("1.0"))), "unsupported version");
+    assert_eq!(reason(&with("v", Some("1.5"))), "unsupported version");
+}
+
+/// Numbers are told apart by their value, not by how they are written: the wasm reads
+/// records with the browser's `JSON.parse`, which keeps nothing else, and the host reads
+/// them the same way so that one set of rules holds for both.
+#[test]
+fn numbers_are_read_by_their_value() {
+    assert_eq!(Record::decode(&with("v", Some("1.0"))).unwrap().version, 1);
+    let r = Record::decode(&with("createdAt", Some("1.7e12"))).unwrap();
+    assert_eq!(r.created_at, 1_700_000_000_000.0);
+    assert_eq!(
+        Record::decode(&with("attempts", Some("3.0")))
+            .unwrap()
+            .attempts,
+        3
+    );
 }
 
 #[test]
@@ -163,7 +181,7 @@ fn wrong_types() {
         ("attempts", "4294967296"),
         ("createdAt", "\"now\""),
         ("createdAt", "-5"),
-        ("createdAt", "1e12"),
+        ("createdAt", "1.5e-3"),
         ("updatedAt", "9007199254740992"),
         ("response", "\"ok\""),
         ("response", "[]"),
@@ -345,20 +363,44 @@ fn sweep_due_expired_records_and_old_quarantine_only() {
     let live = Record::new(KEY, "live", NOW, 60_000.0);
     let old = Record::new(KEY, "old", NOW - 120_000.0, 60_000.0);
     let rk = |s| record_key(ns, s);
-    assert!(!sweep_due(ns, &rk("live"), &live.encode(), NOW));
-    assert!(sweep_due(ns, &rk("old"), &old.encode(), NOW));
+    assert!(!sweep_due(
+        ns,
+        &rk("live"),
+        &live.encode(),
+        NOW,
+        Record::decode
+    ));
+    assert!(sweep_due(
+        ns,
+        &rk("old"),
+        &old.encode(),
+        NOW,
+        Record::decode
+    ));
     // Unreadable records are open()'s to set aside, never sweep's to delete.
-    assert!(!sweep_due(ns, &rk("junk"), "not a record", NOW));
+    assert!(!sweep_due(
+        ns,
+        &rk("junk"),
+        "not a record",
+        NOW,
+        Record::decode
+    ));
 
     let week = QUARANTINE_RETENTION_MS;
     assert_eq!(week, 604_800_000.0, "7 days");
     let q = |age: f64| quarantine_key(ns, "cart:1", NOW - age);
-    assert!(!sweep_due(ns, &q(0.0), "{not json", NOW));
-    assert!(!sweep_due(ns, &q(week - 1.0), "{not json", NOW));
-    assert!(sweep_due(ns, &q(week), "{not json", NOW));
-    assert!(sweep_due(ns, &q(week * 10.0), "", NOW));
+    assert!(!sweep_due(ns, &q(0.0), "{not json", NOW, Record::decode));
+    assert!(!sweep_due(
+        ns,
+        &q(week - 1.0),
+        "{not json",
+        NOW,
+        Record::decode
+    ));
+    assert!(sweep_due(ns, &q(week), "{not json", NOW, Record::decode));
+    assert!(sweep_due(ns, &q(week * 10.0), "", NOW, Record::decode));
     // A copy stamped in the future (clock moved back) is kept.
-    assert!(!sweep_due(ns, &q(-week * 10.0), "", NOW));
+    assert!(!sweep_due(ns, &q(-week * 10.0), "", NOW, Record::decode));
 
     // Leases, the probe, other namespaces and unknown keys are never swept.
     for k in [
@@ -369,7 +411,10 @@ fn sweep_due_expired_records_and_old_quarantine_only() {
         "shop:corrupt:cart:nope".into(),
         "shop:other:1".into(),
     ] {
-        assert!(!sweep_due(ns, &k, &old.encode(), NOW + week * 100.0), "{k}");
+        assert!(
+            !sweep_due(ns, &k, &old.encode(), NOW + week * 100.0, Record::decode),
+            "{k}"
+        );
     }
 }
 

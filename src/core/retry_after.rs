@@ -1,7 +1,8 @@
 //! `Retry-After` (RFC 9110 §10.2.3): delta-seconds or an HTTP-date in any of its three forms.
+//! The wasm reads the dates with glue.js's `httpDate` ([`parse_retry_after_with`]);
+//! [`http_date_ms`] is the reference its browser tests hold it to, and the host's reader.
 
 use crate::core::ascii::digits as number;
-use crate::prelude::*;
 
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
@@ -22,20 +23,37 @@ const LONG_DAYS: [&str; 7] = [
 /// A date in the past means "now" (`Some(0)`); anything unparseable, negative or
 /// overflowing is `None`, and the caller falls back to its own backoff.
 pub fn parse_retry_after(value: &str, now_ms: f64) -> Option<u64> {
+    parse_retry_after_with(value, now_ms, http_date_ms)
+}
+
+/// [`parse_retry_after`] with `http_date` reading the HTTP-dates: the wasm has the browser
+/// read them (glue.js `httpDate`, which its browser tests hold to [`http_date_ms`]), for
+/// the bytes a date parser of its own would cost.
+pub fn parse_retry_after_with(
+    value: &str,
+    now_ms: f64,
+    http_date: impl FnOnce(&str, f64) -> Option<f64>,
+) -> Option<u64> {
     let v = value.trim_ascii();
     if v.bytes().all(|b| b.is_ascii_digit()) {
         // `number` refuses "" and a count of seconds that overflows.
         return number(v)?.checked_mul(1000);
     }
-    let at = http_date_ms(v, now_ms)?;
+    let at = http_date(v, now_ms)?;
     let wait = at - now_ms;
     Some(if wait > 0.0 { wait as u64 } else { 0 })
 }
 
 /// Parses an HTTP-date (IMF-fixdate, RFC 850 or asctime) to ms since the epoch.
 pub fn http_date_ms(v: &str, now_ms: f64) -> Option<f64> {
-    let t: Vec<&str> = v.split_ascii_whitespace().collect();
-    let (day, month, year, time) = match t.as_slice() {
+    // The words between runs of ASCII whitespace; a form has at most six.
+    let mut t = [""; 6];
+    let mut n = 0;
+    for word in v.split_ascii_whitespace() {
+        *t.get_mut(n)? = word;
+        n += 1;
+    }
+    let (day, month, year, time) = match t.get(..n)? {
         // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
         [wd, d, m, y, time, "GMT"] => {
             day_name(wd.strip_suffix(',')?, &DAYS)?;

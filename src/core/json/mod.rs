@@ -1,5 +1,7 @@
-//! A small strict JSON (RFC 8259) parser and writer, so the wasm needs no serde_json:
-//! records are read and written with it, payloads are canonicalised with it.
+//! A small strict JSON (RFC 8259) parser and writer, so the crate needs no serde_json. The
+//! wasm writes records with [`write_str`] and [`push_u64`]; it reads them, and writes the
+//! canonical form of payloads, with the browser's `JSON.parse` and glue.js, which the browser
+//! tests hold to what the parser and [`Json::write_canonical`] give on the host.
 
 use crate::core::ascii::digits;
 use crate::prelude::*;
