@@ -26,9 +26,10 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>), JsValue>
     let h = a.get(3);
     if !h.is_undefined() {
         let h: &Array = h.unchecked_ref();
-        for i in (0..h.length()).step_by(2) {
-            let item = |i| text(&h.get(i)).unwrap_or_default();
-            headers.push((item(i), item(i + 1)));
+        let item = |i| text(&h.get(i)).unwrap_or_default();
+        // By pair index: `step_by` links an iterator of its own.
+        for i in 0..h.length() / 2 {
+            headers.push((item(2 * i), item(2 * i + 1)));
         }
     }
     let raw = RawOptions {
