@@ -147,9 +147,12 @@ impl Inner {
             channel: Slot::new(None),
             listener: Slot::new(None),
         });
-        if let Some(r) = inner.read_mirror().filter(|r| !r.is_expired(now_ms())) {
-            inner.rec.replace(r);
-            inner.rec_stored.set(true);
+        // Two `if`s, not `Option::filter`, whose by-value closure and drops weigh more.
+        if let Some(r) = inner.read_mirror() {
+            if !r.is_expired(now_ms()) {
+                inner.rec.replace(r);
+                inner.rec_stored.set(true);
+            }
         }
         let key = inner.rec.borrow().key.clone();
         inner.report(&key, fallbacks);
