@@ -115,21 +115,15 @@ pub(crate) async fn acquire<T>(
         key: lease_key(),
         owner: super::checkout::new_key(),
     };
-    // Write the lease, wait 25 ms for a racing tab's write to land, then see who won;
-    // when the write was refused or lost, wait a poll interval and try again. One `sleep`
-    // await for both waits: each await point is a state of this future.
-    let mut written = false;
     loop {
-        let ms = if written && held.mine() {
-            return wrap(hold(held));
-        } else if !written && held.renew() {
-            written = true;
-            25.0
-        } else {
-            written = false;
-            lease::LEASE_POLL_MS as f64 * (0.5 + random01())
-        };
-        let _ = sleep(ms).await;
+        if held.renew() {
+            // Let a racing tab's write land, then see who won.
+            let _ = sleep(25.0).await;
+            if held.mine() {
+                return wrap(hold(held));
+            }
+        }
+        let _ = sleep(lease::LEASE_POLL_MS as f64 * (0.5 + random01())).await;
     }
 }
 
