@@ -36,12 +36,16 @@ help:
 ## ---- tools (idempotent: each step skips what is already there) ----
 tools: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver tool-npm
 
-# rust-src: the release build compiles core and alloc itself (STD_BUILD below).
+# rust-src: the release build compiles core and alloc itself (STD_BUILD below), with a
+# panic strategy that only recent toolchains know.
 tool-rust:
 	@rustup target list --installed | grep -qx wasm32-unknown-unknown \
 	  || rustup target add wasm32-unknown-unknown
 	@rustup component list --installed | grep -qx 'rust-src' \
 	  || rustup component add rust-src
+	@RUSTC_BOOTSTRAP=1 rustc -Zunstable-options -Cpanic=immediate-abort --target wasm32-unknown-unknown \
+	  --print cfg >/dev/null 2>&1 || { echo "make: the release build needs a Rust toolchain that" \
+	  "takes -Cpanic=immediate-abort (1.95 does); this one is $$(rustc --version)" >&2; exit 1; }
 
 # dpkg-query prints "install ok installed" once for each package that is there; fewer
 # such lines than packages means one is missing, and one apt-get run installs them all.
@@ -90,15 +94,19 @@ node_modules/.package-lock.json: package.json package-lock.json
 # no panic message or `core::fmt` number formatting is linked, nor (location-detail=none)
 # the source file paths of the crate's own bounds checks. These are
 # unstable flags of the stable toolchain: RUSTC_BOOTSTRAP=1 lets it take them, as for
-# `make fuzz`. The browser tests build with std as usual. LLVM's inliner gets a threshold of
+# `make fuzz`. It builds in a target directory of its own (WASM_TARGET_DIR): those flags
+# change how the host's proc-macro crates are built, which would otherwise be rebuilt each
+# time it and the server's release build take turns. The browser tests build with std as
+# usual. LLVM's inliner gets a threshold of
 # 30 where opt-level "z" gives it 5: measured from 0 to 225, 30 gave the smallest gzipped
 # module (0.26 KiB under the default); `make pack`'s budget tells when that stops holding.
 STD_BUILD := -Zbuild-std=core,alloc
+WASM_TARGET_DIR := target/wasm-release
 STD_RUSTFLAGS := -Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none \
   -Cllvm-args=-inline-threshold=30
 build: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-npm
 	PATH="$(CURDIR)/node_modules/.bin:$$PATH" RUSTC_BOOTSTRAP=1 RUSTFLAGS='$(STD_RUSTFLAGS)' \
-	  wasm-pack build --release --target web --out-dir pkg . -- $(STD_BUILD)
+	  CARGO_TARGET_DIR='$(WASM_TARGET_DIR)' wasm-pack build --release --target web --out-dir pkg . -- $(STD_BUILD)
 	bash scripts/post-pack.sh
 
 server:

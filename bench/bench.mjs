@@ -31,7 +31,7 @@ function sizes() {
 function twiggyTop() {
   const dir = 'target/bench/names';
   mkdirSync(dir, { recursive: true });
-  execFileSync('wasm-bindgen', ['target/wasm32-unknown-unknown/release/idemkey.wasm', '--target', 'web',
+  execFileSync('wasm-bindgen', ['target/wasm-release/wasm32-unknown-unknown/release/idemkey.wasm', '--target', 'web',
     '--out-dir', dir]);
   const flags = readFileSync('Cargo.toml', 'utf8').match(/^wasm-opt = \[(.*)\]$/m)[1]
     .split(',').map((f) => JSON.parse(f.trim()));

@@ -55,7 +55,9 @@ static ALLOC: lol_alloc::AssumeSingleThreaded<lol_alloc::FreeListAllocator> =
 
 /// A panic aborts the module (`unreachable` traps in the calling JS). std's handler would do
 /// the same after formatting a message to a console a wasm module does not have; the
-/// `std-panic` feature leaves the handler to std, which a test harness links.
+/// `std-panic` feature leaves the handler to std, which a test harness links. The release
+/// build never calls it (its core is built with panic=immediate-abort, which traps where a
+/// panic starts): it serves a build of the crate without the Makefile's flags.
 #[cfg(all(target_arch = "wasm32", not(test), not(feature = "std-panic")))]
 #[panic_handler]
 fn panic(_: &::core::panic::PanicInfo) -> ! {

@@ -1,7 +1,8 @@
 //! What the module leaves to the browser against the core's reference: the wasm parses
 //! stored records with `JSON.parse`, writes the payload's canonical form for its fingerprint
 //! and reads `Retry-After` dates in glue.js, where the core (the host, these tests) does all
-//! three in Rust. Both must agree, text for text: a record one reads, the other reads alike;
+//! three in Rust. Both must agree: a record idemkey could have written, or any field of one
+//! edited, one reads as the other does, with the same reasons;
 //! a payload one fingerprints, the other fingerprints alike (or an upgrade would turn a
 //! pending key into a conflict); a date one reads, the other reads as the same instant.
 #![cfg(target_arch = "wasm32")]
@@ -94,6 +95,35 @@ fn the_browser_reads_a_record_as_the_core_does() {
     }
 }
 
+/// A page that adds a record's field names to `Object.prototype` gives no record those
+/// fields: a record without `key` still lacks it.
+#[wasm_bindgen_test]
+fn the_browser_reads_only_a_records_own_fields() {
+    let proto: js_sys::Object =
+        js_sys::Reflect::get(&js_sys::Object::new().constructor(), &"prototype".into())
+            .unwrap()
+            .into();
+    set(&proto.clone().into(), "key", &idemkey::new_key().into());
+    let scope = uniq("proto");
+    local()
+        .set_item(&record_key("idemkey", &scope), &edited("key", None))
+        .unwrap();
+    let (o, ev) = recorded_opts(&scope, "nobody", "{}");
+    let c = open(&o);
+    js_sys::Reflect::delete_property(&proto, &"key".into()).unwrap();
+    let bad = events_of(&ev, "storage-corrupt");
+    assert_eq!(bad.len(), 1);
+    assert_eq!(
+        text_of(&bad[0], "reason"),
+        "stored record unreadable: missing field `key`"
+    );
+    local()
+        .remove_item(&text_of(&bad[0], "quarantineKey"))
+        .unwrap();
+    c.finish();
+}
+
+/// `name` of `v`, a string.
 fn text_of(v: &wasm_bindgen::JsValue, name: &str) -> String {
     get(v, name).as_string().unwrap()
 }

@@ -113,11 +113,11 @@ pub(crate) struct Inner {
 impl Inner {
     /// Opens the scope: picks the storage (with fallbacks), sweeps it (expired records,
     /// quarantined copies past their retention; once per page, namespace and backend) and
-    /// shows the mirror's record. Writes
-    /// nothing: with no readable record, the new key is stored by the lock holder only if
-    /// the scope's store holds none (in the background, at once), unless a submit,
-    /// `reset()` or `finish()` of this tab gets there first (it reads the record itself
-    /// and stores what it needs).
+    /// shows the mirror's record. With no readable record, a scope kept in session or
+    /// memory storage (no other tab shares it) stores its new key at once; otherwise the new
+    /// key is stored by the lock holder only if the scope's store holds none (in the
+    /// background, at once), unless a submit, `reset()` or `finish()` of this tab gets
+    /// there first (it reads the record itself and stores what it needs).
     pub(crate) fn open(opts: Options, on_event: Option<Function>) -> Rc<Inner> {
         let mut fallbacks = Vec::new();
         let mut probe = String::from(opts.namespace.as_str());

@@ -236,8 +236,8 @@ const DATE_FORMS = [
 ].map((form) => new RegExp(`^[ \\t\\n\\f\\r]*${form}[ \\t\\n\\f\\r]*$`));
 
 /**
- * An HTTP-date in ms since the epoch (`now` places an RFC 850 two-digit year: the year
- * ending so that is at most 50 years ahead of it), NaN for anything else, a day the month
+ * An HTTP-date in ms since the epoch (`now` places an RFC 850 two-digit year: of the years
+ * ending in those digits, the latest that is at most 50 years after `now`'s), NaN for anything else, a day the month
  * does not have and an hour past 23, a minute past 59 or a second past 60 included. The
  * core's `http_date_ms`, which the browser tests hold it to, gives the same answers.
  */
@@ -356,8 +356,8 @@ export function readRecord(text) {
   }
   if (!isObject(r)) return "not a JSON object";
   const o = isObject(r.response) ? r.response : {};
-  // No field name is one of Object.prototype's: a missing field reads as undefined.
-  const field = (obj, k) => (Array.isArray(obj[k]) ? NaN : obj[k]);
+  // Own properties only: a page's additions to Object.prototype are no record's fields.
+  const field = (obj, k) => (!{}.hasOwnProperty.call(obj, k) ? undefined : Array.isArray(obj[k]) ? NaN : obj[k]);
   return [...RECORD_FIELDS.map((k) => field(r, k)), ...RESPONSE_FIELDS.map((k) => field(o, k))];
 }
 

@@ -14,7 +14,7 @@ extern "C" {
     /// The values of the core's `Field`s in a record's text, in their order (an array as
     /// `NaN`), or why the text is no record.
     #[wasm_bindgen(js_name = readRecord)]
-    fn read_record(text: &str) -> js_sys::Array;
+    fn read_record(text: &str) -> JsValue;
 }
 
 /// The record a stored text holds, or `CorruptRecord` with the reason.
@@ -23,6 +23,7 @@ pub(crate) fn decode(stored: &str) -> Result<Record> {
     if let Some(why) = text(&a) {
         return Err(Error::CorruptRecord(why));
     }
+    let a: js_sys::Array = a.unchecked_into();
     // `readRecord` answers in the order of `Field`.
     Record::from_fields(|f| value(&a.get(f as u32)))
 }

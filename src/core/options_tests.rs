@@ -329,3 +329,65 @@ fn is_token_takes_exactly_the_rfc9110_tchars() {
     }
     assert!(!is_token(""));
 }
+
+/// The reasons that list a range or the allowed values, word for word: they are fixed texts
+/// made from the same literals as the checks, and a page author reads them.
+#[test]
+fn range_and_choice_reasons_word_for_word() {
+    let cases: [(&str, fn(&mut RawOptions), &str); 10] = [
+        (
+            "ttlSeconds",
+            |r| r.ttl_seconds = Some(0.0),
+            "must be an integer from 1 to 31536000",
+        ),
+        (
+            "timeoutMs",
+            |r| r.timeout_ms = Some(0.0),
+            "must be an integer from 1 to 600000",
+        ),
+        (
+            "maxRetries",
+            |r| r.max_retries = Some(101.0),
+            "must be an integer from 0 to 100",
+        ),
+        (
+            "backoff.baseMs",
+            |r| r.backoff_base_ms = Some(4e6),
+            "must be an integer from 0 to 3600000",
+        ),
+        (
+            "backoff.maxMs",
+            |r| r.backoff_max_ms = Some(4e6),
+            "must be an integer from 0 to 3600000",
+        ),
+        (
+            "deadlineMs",
+            |r| r.deadline_ms = Some(0.0),
+            "must be an integer from 1 to 86400000",
+        ),
+        (
+            "method",
+            |r| r.method = s("GET"),
+            r#"must be one of: "POST" "PUT" "PATCH" "DELETE""#,
+        ),
+        (
+            "headerFormat",
+            |r| r.header_format = s("x"),
+            r#"must be one of: "plain" "sf-string""#,
+        ),
+        (
+            "storage",
+            |r| r.storage = s("disk"),
+            r#"must be one of: "local" "session" "memory""#,
+        ),
+        (
+            "credentials",
+            |r| r.credentials = s("x"),
+            r#"must be one of: "same-origin" "omit" "include""#,
+        ),
+    ];
+    for (option, set, why) in cases {
+        let msg = fails(option, set);
+        assert_eq!(msg, format!("invalid option `{option}`: {why}"));
+    }
+}

@@ -221,6 +221,7 @@ pub fn parse_quarantine_key<'a>(namespace: &str, storage_key: &'a str) -> Option
 /// `now_ms`: a readable record that has expired, or a quarantined copy older than
 /// [`QUARANTINE_RETENTION_MS`]. Anything else (live or unreadable records, leases, keys
 /// this crate does not know) is kept.
+///
 /// `decode` reads a record's text ([`Record::decode`] on the host, the browser's parser in
 /// the wasm).
 pub fn sweep_due(
