@@ -334,7 +334,9 @@ fn is_token_takes_exactly_the_rfc9110_tchars() {
 /// made from the same literals as the checks, and a page author reads them.
 #[test]
 fn range_and_choice_reasons_word_for_word() {
-    let cases: [(&str, fn(&mut RawOptions), &str); 10] = [
+    /// The option, how to set it wrong, and the reason word for word.
+    type Case = (&'static str, fn(&mut RawOptions), &'static str);
+    let cases: [Case; 10] = [
         (
             "ttlSeconds",
             |r| r.ttl_seconds = Some(0.0),
