@@ -10,7 +10,7 @@
 #   type        "module" (wasm-pack sets it for --target web; asserted here).
 #   types       the .d.ts wasm-pack emits.
 #   files       wasm-pack's list, checked against the directory (every entry must exist).
-#   sideEffects false: evaluating idemkey.js, its `src/browser/glue.js` part included, only
+#   sideEffects false: evaluating idemkey.js, its `src/browser/` snippets included, only
 #               defines functions, tables and caches; the work happens in init() and in
 #               calls, so it is side-effect free and tree-shakable.
 # It also makes the .d.ts name the TypeScript library it needs: wasm-bindgen declares
@@ -18,9 +18,9 @@
 # projects whose `lib` predates ES2025/esnext.disposable; a
 # `/// <reference lib="esnext.disposable" />` line on top fixes that for every consumer.
 # The wasm's imports and exports get short names (wasm-bindgen's carry a hash each, twice over).
-# Then the JS becomes one minified file: wasm-bindgen writes src/browser/glue.js to
-# snippets/<crate>-<hash>/src/browser/glue.js and imports it from idemkey.js; Rollup joins the
-# two and terser minifies the result, local names included (the class keeps its name, so
+# Then the JS becomes one minified file: wasm-bindgen writes the JS snippets (src/browser/glue.js
+# and parse.js) to snippets/<crate>-<hash>/src/browser/ and imports them from idemkey.js; Rollup
+# joins them all and terser minifies the result, local names included (the class keeps its name, so
 # `Checkout.name` still reads "Checkout"; the doc comments live on in the .d.ts). One file
 # compresses better than two, and a page makes one request fewer: 0.99 KiB less gzipped JS.
 # A glue that imports no snippet is left as it is, so this stays idempotent.

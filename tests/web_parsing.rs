@@ -1,6 +1,6 @@
 //! What the module leaves to the browser against the core's reference: the wasm parses
 //! stored records with `JSON.parse`, writes the payload's canonical form for its fingerprint
-//! and reads `Retry-After` dates in glue.js, where the core (the host, these tests) does all
+//! and reads `Retry-After` dates in JS (glue.js, parse.js), where the core (the host, these tests) does all
 //! three in Rust. Both must agree: a record idemkey could have written, or any field of one
 //! edited, one reads as the other does, with the same reasons;
 //! a payload one fingerprints, the other fingerprints alike (or an upgrade would turn a
@@ -17,9 +17,9 @@ use support::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
-#[wasm_bindgen(module = "/src/browser/glue.js")]
+#[wasm_bindgen(module = "/src/browser/parse.js")]
 extern "C" {
-    /// glue.js's reading of an HTTP-date: ms since the epoch, NaN for anything else.
+    /// parse.js's reading of an HTTP-date: ms since the epoch, NaN for anything else.
     #[wasm_bindgen(js_name = httpDate)]
     fn glue_http_date(value: &str, now_ms: f64) -> f64;
 }

@@ -30,6 +30,10 @@ extern "C" {
         credentials: &str,
         timeout_ms: f64,
     ) -> Promise;
+}
+
+#[wasm_bindgen(module = "/src/browser/parse.js")]
+extern "C" {
     /// An HTTP-date in ms since the epoch, NaN for anything else.
     #[wasm_bindgen(js_name = httpDate)]
     fn js_http_date(value: &str, now_ms: f64) -> f64;

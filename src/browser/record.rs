@@ -1,4 +1,4 @@
-//! Reads a stored record's text with the browser's `JSON.parse` (glue.js `readRecord`) and
+//! Reads a stored record's text with the browser's `JSON.parse` (parse.js `readRecord`) and
 //! checks it by the core's rules ([`Record::from_fields`]): the module needs no JSON parser
 //! of its own for the records it reads back.
 
@@ -9,7 +9,7 @@ use crate::core::record::Record;
 use crate::core::record_read::Value;
 use crate::error::{Error, Result};
 
-#[wasm_bindgen(module = "/src/browser/glue.js")]
+#[wasm_bindgen(module = "/src/browser/parse.js")]
 extern "C" {
     /// The values of the core's `Field`s in a record's text, in their order (an array as
     /// `NaN`), or why the text is no record.

@@ -1,5 +1,5 @@
 //! `Retry-After` (RFC 9110 §10.2.3): delta-seconds or an HTTP-date in any of its three forms.
-//! The wasm reads the dates with glue.js's `httpDate` ([`parse_retry_after_with`]);
+//! The wasm reads the dates with parse.js's `httpDate` ([`parse_retry_after_with`]);
 //! [`http_date_ms`] is the reference its browser tests hold it to, and the host's reader.
 
 use crate::core::ascii::digits as number;
@@ -27,7 +27,7 @@ pub fn parse_retry_after(value: &str, now_ms: f64) -> Option<u64> {
 }
 
 /// [`parse_retry_after`] with `http_date` reading the HTTP-dates: the wasm has the browser
-/// read them (glue.js `httpDate`, which its browser tests hold to [`http_date_ms`]), for
+/// read them (parse.js `httpDate`, which its browser tests hold to [`http_date_ms`]), for
 /// the bytes a date parser of its own would cost.
 pub fn parse_retry_after_with(
     value: &str,
