@@ -244,7 +244,7 @@ export function refused(url, headers) {
     accepted = asked;
     return null;
   } catch (e) {
-    return idemError(`invalid option \`${option}\`: refused by fetch: ${errorText(e)}`, "invalid-options");
+    return badOption(option, "refused by fetch: " + errorText(e));
   }
 }
 
@@ -269,7 +269,7 @@ export const text = (v) => (typeof v == "string" ? v : undefined);
 
 /**
  * `[JSON.stringify(v), its canonical form]`; `[why]` when it throws, has no text for `v`
- * (undefined, a function) or nests deeper than 64 levels.
+ * (undefined, a function) or has no canonical form (see `canonical`).
  */
 export function toJson(v) {
   try {
@@ -306,6 +306,9 @@ export function errorText(e) {
   const name = field("name") ?? "", message = field("message");
   return (message == null ? name : name ? `${name}: ${message}` : message) || "unknown error";
 }
+
+/** The `invalid-options` IdemError for `option`, worded as Rust's `Error::message` words it. */
+const badOption = (option, reason) => idemError(`invalid option \`${option}\`: ${reason}`, "invalid-options");
 
 /** The `Error` idemkey throws and rejects with: `name` "IdemError" and a stable `code`. */
 export function idemError(message, code) {
@@ -420,7 +423,7 @@ export function readOptions(options) {
   try {
     fill(options, "options", "", OPTIONS, out);
   } catch (e) {
-    if (Array.isArray(e)) throw idemError(`invalid option \`${e[0]}\`: ${e[1]}`, "invalid-options");
+    if (Array.isArray(e)) throw badOption(...e);
     throw e;
   }
   return out;
