@@ -164,8 +164,7 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
     fn string(&mut self, f: Field) -> core::result::Result<String, Corrupt> {
         match (self.0)(f) {
             Value::Str(s) => Ok(s),
-            Value::Missing => Err(Corrupt(f.name(), MISSING)),
-            _ => Err(Corrupt(f.name(), WRONG_TYPE)),
+            v => Err(refused(&v, f.name())),
         }
     }
 
@@ -189,10 +188,9 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
             return Err(Corrupt("scope", "empty"));
         }
         let fingerprint = match (self.0)(Field::Fp) {
-            Value::Missing => return Err(Corrupt("fp", MISSING)),
             Value::Null => None,
             Value::Str(s) if !s.is_empty() => Some(s),
-            _ => return Err(Corrupt("fp", WRONG_TYPE)),
+            v => return Err(refused(&v, "fp")),
         };
         let state =
             State::parse(&self.string(Field::State)?).ok_or(Corrupt("state", "unknown state"))?;
@@ -207,7 +205,6 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
             return Err(Corrupt("expiresAt", "before createdAt"));
         }
         let response = match (self.0)(Field::Response) {
-            Value::Missing => return Err(Corrupt("response", MISSING)),
             Value::Null => None,
             Value::Obj => {
                 let status = self.int(Field::Status, 599)?;
@@ -217,8 +214,7 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
                 let body = self.string(Field::Body)?;
                 let replayed = match (self.0)(Field::Replayed) {
                     Value::Bool(b) => b,
-                    Value::Missing => return Err(Corrupt("replayed", MISSING)),
-                    _ => return Err(Corrupt("replayed", WRONG_TYPE)),
+                    v => return Err(refused(&v, "replayed")),
                 };
                 Some(StoredResponse {
                     status: status as u16,
@@ -226,7 +222,7 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
                     replayed,
                 })
             }
-            _ => return Err(Corrupt("response", WRONG_TYPE)),
+            v => return Err(refused(&v, "response")),
         };
         Ok(Record {
             version: RECORD_VERSION,
@@ -248,9 +244,21 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
 fn int(v: Value, name: &'static str, max: u64) -> core::result::Result<u64, Corrupt> {
     match v {
         Value::Int(n) if n <= max => Ok(n),
-        Value::Missing => Err(Corrupt(name, MISSING)),
-        _ => Err(Corrupt(name, WRONG_TYPE)),
+        v => Err(refused(&v, name)),
     }
+}
+
+/// Why field `name` is refused when `v` is not what its check takes: missing, or of the
+/// wrong type (or out of range).
+fn refused(v: &Value, name: &'static str) -> Corrupt {
+    Corrupt(
+        name,
+        if matches!(v, Value::Missing) {
+            MISSING
+        } else {
+            WRONG_TYPE
+        },
+    )
 }
 
 /// Why a stored record is unreadable: the field ("" for the record as a whole) and what is
