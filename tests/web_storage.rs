@@ -248,7 +248,16 @@ fn a_lowered_ttl_seconds_retires_a_key_stored_under_a_longer_one() {
     let c = open(&opts(&scope, "nobody", r#"{"ttlSeconds":2}"#));
     assert_ne!(c.key(), old.key, "a 5 s old key reused under ttlSeconds 2");
     assert_eq!(c.state(), "fresh");
+    c.finish();
     // Under a TTL it has not outlived, the same record is resumed, expiring by this TTL.
+    let scope = uniq("ttl-kept");
+    let old = stored(
+        &scope,
+        js_sys::Date::now() - 5_000.0,
+        86_400_000.0,
+        State::Pending,
+    );
+    let rk = record_key("idemkey", &scope);
     local().set_item(&rk, &old.encode()).unwrap();
     let d = open(&opts(&scope, "nobody", r#"{"ttlSeconds":60}"#));
     assert_eq!(d.key(), old.key);
@@ -268,8 +277,15 @@ async fn a_key_older_than_ttl_seconds_is_not_reused() {
         k
     );
     sleep(1100).await;
-    let later = open(&opts(&scope, "nobody", r#"{"ttlSeconds":1}"#));
+    // Opened again in this page, where the first checkout of the scope is still open: the
+    // expired key is not reused, and both show the new one.
+    let (o, ev) = recorded_opts(&scope, "nobody", r#"{"ttlSeconds":1}"#);
+    let later = open(&o);
     assert_ne!(later.key(), k);
+    assert_eq!(c.key(), later.key());
+    let changed = events_of(&ev, "key-changed");
+    assert_eq!(changed.len(), 1, "{:?}", types(&ev));
+    assert_eq!(text(&changed[0], "previous"), k);
     later.finish();
 }
 

@@ -103,30 +103,31 @@ async fn a_second_click_with_another_payload_while_in_flight_conflicts() {
     c.finish();
 }
 
+/// Tab A (a second page of the origin) pays with its try held on the wire; this page, tab
+/// B, submits the same payload meanwhile: it must wait for A's lock (Web Locks, or with
+/// `hide` the storage lease) and resolve with A's stored result without sending.
 async fn two_tabs(hide: bool) {
     let customer = uniq("cust");
     let scope = uniq("cart");
-    let (oa, ev_a) = recorded_opts(&scope, &customer, "{}");
+    let tab = Tab::open().await;
+    let o = opts(&scope, &customer, "{}");
+    let (a, ev_a) = tab.checkout_recorded(&o);
     let (ob, ev_b) = recorded_opts(&scope, &customer, "{}");
-    // Two Checkout objects on one scope act as two tabs: no shared single flight, only the
-    // lock. B opens once A's new key is stored (open() itself stores nothing).
-    let a = open(&oa);
-    let rk = record_key("idemkey", &scope);
-    assert!(until(|| local().get_item(&rk).unwrap().is_some(), 5000.0).await);
     let b = open(&ob);
-    assert_eq!(a.key(), b.key());
+    assert_eq!(tab_get(&a, "key").as_string().unwrap(), b.key());
     fault(&customer, "delay-after-commit", 1, 400).await;
-    let undo = hide.then(hide_locks);
-    let pa = a.submit(js(PAY));
+    let undo = hide.then(|| (hide_locks(), hide_locks_in(&tab.window())));
+    let pa = tab_submit(&a, &js(PAY));
     // Tab A holds the scope and its try is out: B's submit must wait for it.
     wait_events(&ev_a, "attempt", 1).await;
     let pb = b.submit(js(PAY_REORDERED));
     let (ra, rb) = (JsFuture::from(pa).await, JsFuture::from(pb).await);
-    if let Some(u) = &undo {
+    if let Some((u, v)) = &undo {
         restore(u);
+        restore(v);
     }
     let (ra, rb) = (ra.unwrap(), rb.unwrap());
-    assert!(!flag(&ra, "fromCache"));
+    assert!(!flag(&ra, "fromCache"), "{ra:?}");
     assert!(
         flag(&rb, "fromCache"),
         "the waiting tab resolves with the stored result"
@@ -147,7 +148,8 @@ async fn two_tabs(hide: bool) {
         None,
         "lease released"
     );
-    a.finish();
+    tab.close();
+    b.finish();
 }
 
 #[wasm_bindgen_test]
@@ -215,11 +217,12 @@ async fn a_decline_fails_the_attempt_and_the_next_submit_gets_a_new_key() {
 async fn a_second_tab_that_waited_gets_the_first_tabs_decline_without_a_new_key() {
     let customer = uniq("cust");
     let scope = uniq("cart");
-    let (oa, ev_a) = recorded_opts(&scope, &customer, "{}");
+    let tab = Tab::open().await;
+    let (a, ev_a) = tab.checkout_recorded(&opts(&scope, &customer, "{}"));
     let (ob, ev_b) = recorded_opts(&scope, &customer, "{}");
-    let (a, b) = (open(&oa), open(&ob));
+    let b = open(&ob);
     fault(&customer, "delay-after-commit", 1, 400).await;
-    let pa = a.submit(js(DECLINED));
+    let pa = tab_submit(&a, &js(DECLINED));
     wait_events(&ev_a, "attempt", 1).await;
     // Called while tab A's try is in flight: A's decline, stored after this call, is B's answer.
     let pb = b.submit(js(DECLINED));
@@ -246,7 +249,8 @@ async fn a_second_tab_that_waited_gets_the_first_tabs_decline_without_a_new_key(
     let r = submit(&b, &js(DECLINED)).await.unwrap();
     assert!(!flag(&r, "fromCache"));
     assert_ne!(text(&r, "key"), text(&ra, "key"));
-    a.finish();
+    tab.close();
+    b.finish();
 }
 
 #[wasm_bindgen_test]

@@ -67,6 +67,7 @@ function log(e: IdemEvent): void {
     case "retry":            console.log(e.key, "retry in", e.delayMs, "ms after", e.reason); break;
     case "response":         console.log(e.key, e.status, e.replayed ? "(replayed)" : ""); break;
     case "state":            console.log(e.key, e.previous, "->", e.state); break;
+    case "key-changed":      console.log(e.previous, "is now", e.key); break;
     case "storage-fallback": console.warn(e.from, "->", e.to, e.reason); break;
     case "storage-corrupt":  console.warn("set aside as", e.quarantineKey, e.reason); break;
     default: { const unhandled: never = e; return unhandled; } // every type is handled
@@ -108,7 +109,7 @@ try {
 //     |
 //     +-- reset() from any state, or ttlSeconds passed: new key
 checkout.reset();                 // abandon this attempt on purpose: new key, "fresh"
-checkout.finish();                // forget the record once the receipt is shown
+checkout.finish();                // forget the record when the page moves on to the next order
 const removed: number = sweep("idemkey"); // delete expired records of a namespace
 const fresh: string = newKey();   // a UUID v4
 // #endregion lifecycle
