@@ -1,6 +1,7 @@
 // The installed tarball in real pages: the quick-start checkout bundled with Vite, esbuild,
 // webpack 5 and Rollup, and loaded with no bundler at all, each served by the reference server
-// (same origin) and run in headless Chromium: one submit, exactly one charge.
+// (same origin) and run in headless Chromium: Pay double-clicked and pressed again after
+// the answer, exactly one charge.
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
@@ -22,7 +23,8 @@ after(async () => {
   for (const d of dirs) removeUnlessKept(d);
 });
 
-/** Loads the page, presses Pay once, and checks the page, the request and the ledger. */
+/** Loads the page, presses Pay twice before the answer and once after, and checks the page,
+ * the request and the ledger. */
 async function payOnce(staticDir) {
   const server = await startServer(["--static", staticDir]);
   const context = await browser.newContext();
@@ -50,12 +52,21 @@ async function payOnce(staticDir) {
 
     await page.goto(`${server.url}/`);
     await page.locator("#pay button:enabled").waitFor({ timeout: 20000 });
+    const answered = () => page.locator("#result").filter({ hasText: /\S/ }).waitFor({ timeout: 30000 });
+    // P-double-click-one-charge: the README's own handler, double-clicked (the second click
+    // before the answer) and clicked once more after the answer: one request, one charge,
+    // and the page still says paid.
     await page.click("#pay button");
-    await page.locator("#result").filter({ hasText: /\S/ }).waitFor({ timeout: 30000 });
+    await page.click("#pay button");
+    await answered();
     assert.equal(await page.textContent("#result"), "Paid (201)");
+    await page.$eval("#result", (out) => { out.textContent = ""; });
+    await page.click("#pay button");
+    await answered();
+    assert.equal(await page.textContent("#result"), "Paid (201)", "a click after the answer");
 
     assert.deepEqual(wasmLoads, [[200, "application/wasm"]], "the wasm is fetched once, as application/wasm");
-    assert.equal(posts.length, 1, "one POST for one submit");
+    assert.equal(posts.length, 1, "one POST for two clicks before the answer and one after it");
     assert.match(posts[0] ?? "", UUID_V4, "the Idempotency-Key header is a UUID v4");
 
     const ledger = await (await fetch(`${server.url}/api/charges`)).json();
@@ -102,25 +113,25 @@ describe("bundlers", () => {
     for (const f of ["index.html", "checkout.js"]) assert.ok(webpackFiles.includes(f), `dist-webpack/${f}`);
   });
 
-  test("Vite build: one submit, one charge", async () => {
+  test("Vite build: a double-click and a click after the answer, one charge", async () => {
     await payOnce(join(app, "dist-vite"));
   });
 
-  test("esbuild build: one submit, one charge", async () => {
+  test("esbuild build: a double-click and a click after the answer, one charge", async () => {
     await payOnce(join(app, "dist-esbuild"));
   });
 
-  test("webpack 5 build: one submit, one charge", async () => {
+  test("webpack 5 build: a double-click and a click after the answer, one charge", async () => {
     await payOnce(join(app, "dist-webpack"));
   });
 
-  test("Rollup build: one submit, one charge", async () => {
+  test("Rollup build: a double-click and a click after the answer, one charge", async () => {
     await payOnce(join(app, "dist-rollup"));
   });
 });
 
 describe("no bundler", () => {
-  test("<script type=module> with an import map: one submit, one charge", async () => {
+  test("<script type=module> with an import map: a double-click and a click after the answer, one charge", async () => {
     const site = freshInstall("no-bundler");
     dirs.push(site);
     copyInto(site, EXAMPLES.unbundled);
