@@ -212,3 +212,28 @@ fn forget_local_writes_for(scope: &str) -> u32 {
     }
     names.len() as u32
 }
+
+// P-open-same-key: each Checkout sends with its own options, and its onEvent hears the
+// attempt's events until it is freed.
+#[wasm_bindgen_test]
+async fn each_checkout_of_a_scope_sends_with_its_own_options_and_hears_until_freed() {
+    let t = Case::new("own-options");
+    let (a, a_ev) = t.open("{}");
+    // Another customer's header: where b's submit goes is b's business.
+    let other = uniq("cust");
+    let (ob, b_ev) = recorded_opts(&t.scope, &other, "{}");
+    let b = open(&ob);
+    let r = pay(&b).await.unwrap();
+    assert_eq!(num(&r, "status"), 201.0, "{r:?}");
+    assert_eq!(ledger(&other).await, vec![b.key()], "b did not send its own headers");
+    assert!(t.ledger().await.is_empty(), "b sent a's headers");
+    assert_eq!(events_of(&a_ev, "response").len(), 1, "{:?}", types(&a_ev));
+    assert_eq!(events_of(&b_ev, "response").len(), 1, "{:?}", types(&b_ev));
+    // a freed (free() in JS): its onEvent hears no more.
+    drop(a);
+    b.reset();
+    pay(&b).await.unwrap();
+    assert_eq!(events_of(&a_ev, "response").len(), 1, "{:?}", types(&a_ev));
+    assert_eq!(events_of(&b_ev, "response").len(), 2, "{:?}", types(&b_ev));
+    b.finish();
+}
