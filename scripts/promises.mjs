@@ -62,7 +62,7 @@ function testAt(lines, i) {
     return null;
   }
   const m = (lines[i] ?? "").match(/^\s*(?:test|it)\(\s*(["'`])((?:\\.|(?!\1).)*)\1/);
-  return m ? m[2] : null;
+  return m ? m[2].replace(/\\(.)/g, "$1") : null;
 }
 
 /** Every id a test names: id -> [`file: test`]. */
