@@ -129,7 +129,9 @@ async fn a_record_indexeddb_lacks_is_resumed_if_pending_and_stays_finished_other
     repair();
     assert_eq!(idb_get(&t.key()).await, None);
     let (c, ev) = t.open("{}");
-    let r = pay(&c).await.expect("the resumed submit gets the stored answer");
+    let r = pay(&c)
+        .await
+        .expect("the resumed submit gets the stored answer");
     assert_eq!(text(&r, "key"), k, "a new key: {:?}", types(&ev));
     assert!(flag(&r, "replayed"));
     assert_eq!(t.ledger().await, vec![k.clone()], "charged once");
@@ -140,7 +142,10 @@ async fn a_record_indexeddb_lacks_is_resumed_if_pending_and_stays_finished_other
     let (c, _) = t.open("{}");
     let r = pay(&c).await.unwrap();
     let k = text(&r, "key");
-    let copy = local().get_item(&t.key()).unwrap().expect("the answer's copy");
+    let copy = local()
+        .get_item(&t.key())
+        .unwrap()
+        .expect("the answer's copy");
     c.finish();
     assert!(
         until(|| local().get_item(&t.key()).unwrap().is_none(), 5000.0).await,
@@ -150,7 +155,10 @@ async fn a_record_indexeddb_lacks_is_resumed_if_pending_and_stays_finished_other
     local().set_item(&t.key(), &copy).unwrap();
     let (again, _) = t.open("{}");
     let r = pay(&again).await.unwrap();
-    assert!(!flag(&r, "fromCache"), "the finished attempt came back: {r:?}");
+    assert!(
+        !flag(&r, "fromCache"),
+        "the finished attempt came back: {r:?}"
+    );
     assert_ne!(text(&r, "key"), k);
     assert_eq!(t.ledger().await.len(), 2);
     again.finish();

@@ -194,18 +194,28 @@ async fn a_payload_json_cannot_carry_is_rejected() {
 async fn the_namespace_prefixes_the_storage_key() {
     let ns = uniq("shop").replace('-', "")[..20].to_string();
     let scope = uniq("ns");
-    let c = open(&opts(&scope, "nobody", &format!(r#"{{"namespace":"{ns}"}}"#)));
+    let c = open(&opts(
+        &scope,
+        "nobody",
+        &format!(r#"{{"namespace":"{ns}"}}"#),
+    ));
     let key = c.key();
     let mine = format!("{ns}:v1:{scope}");
     assert!(
         until(
-            || local().get_item(&mine).unwrap().is_some_and(|t| t.contains(&key)),
+            || local()
+                .get_item(&mine)
+                .unwrap()
+                .is_some_and(|t| t.contains(&key)),
             5000.0
         )
         .await,
         "no record at {mine}"
     );
-    assert_eq!(local().get_item(&format!("idemkey:v1:{scope}")).unwrap(), None);
+    assert_eq!(
+        local().get_item(&format!("idemkey:v1:{scope}")).unwrap(),
+        None
+    );
     c.finish();
 }
 
@@ -216,7 +226,12 @@ async fn session_storage_keeps_the_record_in_session_storage() {
     let c = open(&opts(&scope, "nobody", r#"{"storage":"session"}"#));
     assert_eq!(c.storage(), "session");
     let rk = format!("idemkey:v1:{scope}");
-    let stored = || session().get_item(&rk).unwrap().map(|t| Record::decode(&t).unwrap().key);
+    let stored = || {
+        session()
+            .get_item(&rk)
+            .unwrap()
+            .map(|t| Record::decode(&t).unwrap().key)
+    };
     assert!(
         until(|| stored() == Some(c.key()), 5000.0).await,
         "not in sessionStorage: {:?}",
@@ -227,5 +242,8 @@ async fn session_storage_keeps_the_record_in_session_storage() {
     let again = open(&opts(&scope, "nobody", r#"{"storage":"session"}"#));
     assert_eq!(again.key(), c.key());
     c.finish();
-    assert!(until(|| stored().is_none(), 5000.0).await, "finish() left it");
+    assert!(
+        until(|| stored().is_none(), 5000.0).await,
+        "finish() left it"
+    );
 }

@@ -55,10 +55,17 @@ async fn retried_once(mode: &str, reason: &str, replayed: bool) {
     let retry = events_of(&ev, "retry");
     assert_eq!(retry.len(), 1, "{mode}");
     assert_eq!(text(&retry[0], "reason"), reason);
-    assert_eq!(num(&retry[0], "attempt"), 1.0, "{mode}: the try that failed");
+    assert_eq!(
+        num(&retry[0], "attempt"),
+        1.0,
+        "{mode}: the try that failed"
+    );
     // The tries are counted for this key, in the events before and after each.
     for ty in ["attempt", "response"] {
-        let n: Vec<f64> = events_of(&ev, ty).iter().map(|e| num(e, "attempt")).collect();
+        let n: Vec<f64> = events_of(&ev, ty)
+            .iter()
+            .map(|e| num(e, "attempt"))
+            .collect();
         assert_eq!(n, [1.0, 2.0], "{mode}: {ty} events");
     }
     assert_eq!(ledger(&customer).await, vec![c.key()], "{mode}: one charge");
@@ -478,7 +485,10 @@ async fn a_wait_past_the_deadline_ends_the_submit_at_once() {
     let e = submit(&c, &js(PAY)).await.unwrap_err();
     let took = js_sys::Date::now() - t0;
     assert_idem_error(&e, "outcome-unknown", "");
-    assert!(took < 2000.0, "waited {took} ms for a wait past the deadline");
+    assert!(
+        took < 2000.0,
+        "waited {took} ms for a wait past the deadline"
+    );
     assert_eq!(events_of(&ev, "attempt").len(), 1, "one try");
     let f = faults(&customer).await;
     assert_eq!(

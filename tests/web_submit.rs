@@ -410,9 +410,8 @@ fn requests(spy: &js_sys::Function) -> Vec<wasm_bindgen::JsValue> {
 async fn method_credentials_and_headers_are_sent_as_given() {
     let customer = uniq("cust");
     // The defaults, with an extra header besides the customer's.
-    let extra = format!(
-        r#"{{"headers":{{"X-Customer-Id":"{customer}","Authorization":"Bearer tok_1"}}}}"#
-    );
+    let extra =
+        format!(r#"{{"headers":{{"X-Customer-Id":"{customer}","Authorization":"Bearer tok_1"}}}}"#);
     let c = open(&opts(&uniq("cart"), &customer, &extra));
     let spy = spy_fetch();
     let r = pay(&c).await;
