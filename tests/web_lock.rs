@@ -256,3 +256,25 @@ async fn the_next_holder_goes_on_from_a_local_storage_copy_ahead_of_indexeddb() 
     assert!(t.ledger().await.is_empty(), "charged");
     c.finish();
 }
+
+// P-deadline: waiting for another tab's lock does not count against deadlineMs
+#[wasm_bindgen_test]
+async fn the_deadline_does_not_count_the_wait_for_another_tabs_lock() {
+    let (c, customer, ev) = checkout(r#"{"deadlineMs":1000}"#);
+    let name = format!("idemkey:{}", record_key("idemkey", &c.scope()));
+    let release: Function = JsFuture::from(hold_lock(&name)).await.unwrap().into();
+    let p = c.submit(js(PAY));
+    // Another tab holds the scope for longer than the whole deadline.
+    sleep(1500).await;
+    assert!(
+        events_of(&ev, "attempt").is_empty(),
+        "sent under another tab's lock"
+    );
+    release.call0(&JsValue::UNDEFINED).unwrap();
+    let r = JsFuture::from(p)
+        .await
+        .expect("the deadline ran while it waited");
+    assert_eq!(num(&r, "status"), 201.0);
+    assert_eq!(ledger(&customer).await, vec![c.key()]);
+    c.finish();
+}

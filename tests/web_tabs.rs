@@ -133,6 +133,7 @@ async fn a_record_in_the_store_wins_over_a_key_made_at_open() {
 }
 
 // P-tabs-one-key: another tab opens the scope with the same key
+// P-option-storage: "local": the record is in IndexedDB and localStorage, and another tab opens it
 #[wasm_bindgen_test]
 async fn a_key_made_at_open_is_stored_for_the_other_tabs() {
     let scope = uniq("cart");
