@@ -127,11 +127,18 @@ cluster: build server
 	bash scripts/cluster.sh $(DEMO_ADDR)
 
 ## ---- tests ----
-test: tools test-host test-wasm test-e2e test-consumer test-storm test-chaos
+test: tools test-promises test-host test-wasm test-e2e test-consumer test-storm test-chaos
 	@echo "make test: all suites passed"
 
 test-host:
 	cargo test --workspace
+
+# Each promise the README marks [P-some-name] is named by a browser test that checks it
+# (`// P-some-name: ...` above the test), and each id a test names is in the README.
+# `node scripts/promises.mjs --list` prints which tests check which promise.
+.PHONY: test-promises
+test-promises: tool-node
+	node scripts/promises.mjs
 
 test-wasm: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver
 	bash scripts/wasm-test.sh

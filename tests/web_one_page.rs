@@ -32,7 +32,7 @@ fn sorted(mut keys: Vec<String>) -> Vec<String> {
     keys
 }
 
-// P-open-same-key: every Checkout of a scope in a page shows the same key, state and attempts.
+// P-open-same-key: two open() in one turn show one key; a submit through one is seen through the other at once
 #[wasm_bindgen_test]
 async fn two_checkouts_of_a_scope_opened_in_one_turn_show_one_key_and_one_state() {
     let t = Case::new("twice");
@@ -56,7 +56,7 @@ async fn two_checkouts_of_a_scope_opened_in_one_turn_show_one_key_and_one_state(
     assert_eq!(b.state(), "fresh");
 }
 
-// P-open-same-key
+// P-open-same-key: a checkout opened after the first paid shows the paid attempt
 #[wasm_bindgen_test]
 async fn a_checkout_opened_after_the_first_one_paid_shows_the_paid_attempt() {
     let t = Case::new("later");
@@ -69,8 +69,7 @@ async fn a_checkout_opened_after_the_first_one_paid_shows_the_paid_attempt() {
     b.finish();
 }
 
-// P-finish-final: once finish() returns, no open() in this page sees the finished attempt,
-// and the next submit sends a new request under a new key.
+// P-finish-final: open() right after finish() is a new order: new key, fresh, charged
 #[wasm_bindgen_test]
 async fn an_order_opened_right_after_finish_is_a_new_order_and_is_charged() {
     let t = Case::new("next-order");
@@ -94,7 +93,7 @@ async fn an_order_opened_right_after_finish_is_a_new_order_and_is_charged() {
     q2.finish();
 }
 
-// P-reset-final: once reset() returns, this page shows and sends the new key.
+// P-reset-final: once reset() returns, every checkout of the page shows and sends the new key
 #[wasm_bindgen_test]
 async fn a_submit_right_after_reset_sends_the_new_key_from_every_checkout_of_the_page() {
     let t = Case::new("reset-now");
@@ -116,8 +115,7 @@ async fn a_submit_right_after_reset_sends_the_new_key_from_every_checkout_of_the
     q.finish();
 }
 
-// P-key-stable: the key open() shows is stored at once; a reload right after open() shows
-// it again, and it is the key sent.
+// P-key-stable: a reload right after open() shows the same key, and it is the key sent
 #[wasm_bindgen_test]
 async fn a_reload_right_after_open_shows_and_sends_the_key_open_showed() {
     let t = Case::new("reload-now");
@@ -141,7 +139,7 @@ async fn a_reload_right_after_open_shows_and_sends_the_key_open_showed() {
     again.close();
 }
 
-// P-key-stable
+// P-key-stable: a tab that opens meanwhile shows the first tab's key
 #[wasm_bindgen_test]
 async fn a_tab_that_opens_while_the_first_tabs_key_settles_shows_that_key() {
     let t = Case::new("second-tab-now");
@@ -163,8 +161,7 @@ async fn a_tab_that_opens_while_the_first_tabs_key_settles_shows_that_key() {
     b.finish();
 }
 
-// P-key-changed: where two tabs race to open a scope, one key wins before anything is
-// sent, the losing tab shows the winner's key, and a `key-changed` event says so.
+// P-key-changed: two tabs race to open a scope: one key wins before anything is sent, the loser is told
 #[wasm_bindgen_test]
 async fn when_two_tabs_race_to_open_a_scope_one_key_wins_and_the_loser_is_told() {
     let t = Case::new("race");
@@ -213,8 +210,7 @@ fn forget_local_writes_for(scope: &str) -> u32 {
     names.len() as u32
 }
 
-// P-open-same-key: each Checkout sends with its own options, and its onEvent hears the
-// attempt's events until it is freed.
+// P-open-same-key: each checkout sends with its own options and hears events until freed
 #[wasm_bindgen_test]
 async fn each_checkout_of_a_scope_sends_with_its_own_options_and_hears_until_freed() {
     let t = Case::new("own-options");

@@ -53,9 +53,9 @@ async function payOnce(staticDir) {
     await page.goto(`${server.url}/`);
     await page.locator("#pay button:enabled").waitFor({ timeout: 20000 });
     const answered = () => page.locator("#result").filter({ hasText: /\S/ }).waitFor({ timeout: 30000 });
-    // P-double-click-one-charge: the README's own handler, double-clicked (the second click
-    // before the answer) and clicked once more after the answer: one request, one charge,
-    // and the page still says paid.
+    // The README's own handler, double-clicked (the second click before the answer) and
+    // clicked once more after the answer: one request, one charge, and the page still
+    // says paid.
     await page.click("#pay button");
     await page.click("#pay button");
     await answered();
@@ -113,6 +113,7 @@ describe("bundlers", () => {
     for (const f of ["index.html", "checkout.js"]) assert.ok(webpackFiles.includes(f), `dist-webpack/${f}`);
   });
 
+  // P-double-click-one-charge: the README handler double-clicked and clicked after the answer: one charge
   test("Vite build: a double-click and a click after the answer, one charge", async () => {
     await payOnce(join(app, "dist-vite"));
   });
@@ -131,6 +132,7 @@ describe("bundlers", () => {
 });
 
 describe("no bundler", () => {
+  // P-double-click-one-charge: the same without a bundler
   test("<script type=module> with an import map: a double-click and a click after the answer, one charge", async () => {
     const site = freshInstall("no-bundler");
     dirs.push(site);

@@ -72,6 +72,7 @@ test("every exports entry resolves to a shipped file", () => {
   }
 });
 
+// P-node-import: in Node the module imports without touching browser globals
 test("imports in Node without touching a browser global (SSR), and newKey() works after initSync", () => {
   const probe = join(app, "ssr.mjs");
   // Every browser global the module could reach for is a getter that records the touch;

@@ -26,7 +26,8 @@ export function spyFetch(watch) {
   globalThis.fetch = function (req, init) {
     if (req instanceof Request) seen.push({ url: req.url, key: req.headers.get("idempotency-key"),
       custom: req.headers.get("paypal-request-id"), method: req.method,
-      stored: watch ? localStorage.getItem(watch) : null });
+      contentType: req.headers.get("content-type"), authorization: req.headers.get("authorization"),
+      credentials: req.credentials, stored: watch ? localStorage.getItem(watch) : null });
     return orig.call(this, req, init);
   };
   const restore = () => { globalThis.fetch = orig; };
