@@ -11,12 +11,17 @@ import init, {
   type IdemError,
   type IdemErrorCode,
   type IdemEvent,
+  type InitOptions,
   type StorageKind,
   type SubmitResult,
 } from "idemkey";
 
 await init(); // or initSync({ module: bytes }) where the wasm bytes are at hand
 const syncInit: typeof initSync = initSync;
+// On a payment page, init() hashes the wasm and compiles it only if it matches (the value is
+// the package's integrity.json["idemkey_bg.wasm"]; README, "On a payment page").
+const pinned: InitOptions = { integrity: "sha384-..." };
+const checkedInit: (o: InitOptions) => Promise<unknown> = init;
 
 // #region options
 const options: CheckoutOptions = {
@@ -88,6 +93,8 @@ try {
     case "payload-conflict": break; // another payload while pending/succeeded: reset() first
     case "outcome-unknown":  break; // retries or deadline used up: the key is kept, submit again
     case "invalid-payload":  break; // the payload is not JSON-serialisable
+    case "wasm-blocked":     break; // init(): the page's CSP refuses wasm: add 'wasm-unsafe-eval'
+    case "wasm-integrity":   break; // init({ integrity }): the wasm's bytes are not the pinned ones
   }
 }
 // #endregion errors
