@@ -18,10 +18,12 @@ import init, {
 
 await init(); // or initSync({ module: bytes }) where the wasm bytes are at hand
 const syncInit: typeof initSync = initSync;
-// On a payment page, init() hashes the wasm and compiles it only if it matches (the value is
-// the package's integrity.json["idemkey_bg.wasm"]; README, "On a payment page").
-const pinned: InitOptions = { integrity: "sha384-..." };
-const checkedInit: (o: InitOptions) => Promise<unknown> = init;
+// On a payment page init() hashes the wasm and compiles it only if it matches (type-checked
+// only: the value is a placeholder).
+// #region integrity
+await init({ integrity: "sha384-…" }); // integrity.json["idemkey_bg.wasm"]
+// #endregion integrity
+const pinned: InitOptions = { module_or_path: "/js/idemkey_bg.wasm", integrity: "sha384-…" };
 
 // #region options
 const options: CheckoutOptions = {

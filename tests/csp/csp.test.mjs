@@ -80,7 +80,7 @@ test("the README prints the policy the strict-CSP tests serve, and the demo's ad
   const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
   const section = readme.split(/^## On a payment page$/m)[1]?.split(/^## /m)[0];
   assert.ok(section, "README.md has a section `## On a payment page`");
-  const printed = [...section.matchAll(/^Content-Security-Policy: (.+)$/gm)].map((m) => m[1]);
+  const printed = [...section.matchAll(/^ {4}Content-Security-Policy: (.+)$/gm)].map((m) => m[1]);
   assert.deepEqual(printed, [POLICY]);
   const makefile = readFileSync(path.join(ROOT, "Makefile"), "utf8");
   assert.equal(/^PAYMENT_CSP\s*:= (.+)$/m.exec(makefile)?.[1], POLICY, "the Makefile's PAYMENT_CSP");
