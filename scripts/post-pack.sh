@@ -88,7 +88,7 @@ export interface InitOptions {
 }
 
 `;
-  dtsNew = dtsNew.replace(initArg, "InitOptions").replace(/^export type InitInput\b/m, (m) => initOptions + m);
+  dtsNew = dtsNew.split(initArg).join("InitOptions").replace(/^export type InitInput\b/m, (m) => initOptions + m);
 }
 const dtsChanged = dtsNew !== dtsText;
 if (dtsChanged) writeFileSync(dtsPath, dtsNew);
