@@ -176,6 +176,16 @@ for (const name of BROWSERS) {
       assert.deepEqual(await ledger(servers.tampered), [], "no charge");
     });
 
+    test("init() refuses integrity that is not one SRI hash with invalid-options, before any request", async () => {
+      const report = await visit(`${servers.tampered.url}/checkout.html?scope=md5-${name}&integrity=md5-AAAA`);
+      const r = report.result;
+      assert.equal(r.stage, "init", JSON.stringify(r));
+      assert.equal(r.code, "invalid-options", r.message);
+      assert.match(r.message, /^invalid option `integrity`: must be one SRI hash/);
+      assertNothingLeft(report);
+      assert.deepEqual(await ledger(servers.tampered), [], "no charge");
+    });
+
     test("<script type=module integrity> with the shipped hash of idemkey.js loads the module", async () => {
       const scope = `sri-${name}`;
       const report = await visit(`${servers.strict.url}/sri-shipped.html?scope=${scope}`);
