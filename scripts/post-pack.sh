@@ -24,6 +24,10 @@
 # `Checkout.name` still reads "Checkout"; the doc comments live on in the .d.ts). One file
 # compresses better than two, and a page makes one request fewer: 0.99 KiB less gzipped JS.
 # A glue that imports no snippet is left as it is, so this stays idempotent.
+# The joined file's default export is src/browser/init.js's init() around wasm-bindgen's
+# (`integrity`, `wasm-blocked`), and the .d.ts names its options InitOptions.
+# integrity.json (scripts/integrity.mjs): the SHA-384 SRI hashes of the final idemkey.js and
+# idemkey_bg.wasm, listed in files and exports.
 # CHANGELOG.md is copied in and listed in files: npm does not ship it on its own, and a
 # consumer upgrading reads it from node_modules/idemkey/ or the registry's file view.
 # The version is Cargo.toml's (wasm-pack copies it); this script checks they agree.

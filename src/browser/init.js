@@ -8,10 +8,10 @@
 //              rejects with `wasm-integrity`. `instantiateStreaming` has no integrity
 //              argument, so these bytes are compiled with `instantiate`.
 //   CSP        a Content-Security-Policy whose script-src lacks 'wasm-unsafe-eval' makes
-//              the browser refuse to compile any wasm, with a message that names
-//              'unsafe-eval' (Chromium) or none; `init()` then rejects with `wasm-blocked`,
-//              which names the source to add. The empty module tells that refusal apart
-//              from a broken download or a corrupt file, only after a failure.
+//              the browser refuse wasm with a CompileError (Chromium's text points at
+//              'unsafe-eval', which would allow eval() too); `init()` then rejects with
+//              `wasm-blocked`, which names the source to add. After a failure only, an empty
+//              module tells that refusal apart from a broken download or a corrupt file.
 import { idemError } from "./glue.js";
 
 // The smallest wasm module (magic number and version): it compiles and instantiates unless
@@ -30,8 +30,9 @@ export async function init(load, options) {
   } catch (e) {
     try {
       new WebAssembly.Instance(new WebAssembly.Module(EMPTY));
-    } catch {
-      throw Object.assign(idemError(
+    } catch (refused) {
+      // A browser without WebAssembly at all (Safari's Lockdown Mode) throws a ReferenceError.
+      if (refused?.name == "CompileError") throw Object.assign(idemError(
         "the page's Content-Security-Policy refuses WebAssembly: add 'wasm-unsafe-eval' to its script-src " +
           "directive (not 'unsafe-eval', which allows eval() too)",
         "wasm-blocked",
