@@ -1,6 +1,6 @@
 // The README's promises about the client, traced to browser tests. A sentence a user
 // relies on ends with an id in brackets, `[P-some-name]`; a browser test (tests/web_*.rs,
-// or a node test under tests/e2e/ or tests/consumer/) that checks it has, in the comment
+// or a node test under tests/e2e/, tests/consumer/ or tests/csp/) that checks it has, in the comment
 // lines directly above it, `// P-some-name: the sentence in short` (one line per id).
 // Fails, listing what is wrong, when an id of the README has no test naming it, when a
 // test names an id the README does not have, or when such a comment stands above no test.
@@ -37,7 +37,7 @@ function readmeIds(problems) {
   return ids;
 }
 
-/** The browser test files: tests/web_*.rs and the node tests under tests/e2e and tests/consumer. */
+/** The browser test files: tests/web_*.rs and the node tests under tests/e2e, tests/consumer and tests/csp. */
 function testFiles() {
   const walk = (dir) =>
     readdirSync(dir).flatMap((f) => {
@@ -48,7 +48,7 @@ function testFiles() {
   const web = readdirSync(join(ROOT, "tests"))
     .filter((f) => /^web_.*\.rs$/.test(f))
     .map((f) => join(ROOT, "tests", f));
-  const node = ["e2e", "consumer"].flatMap((d) => walk(join(ROOT, "tests", d))).filter((f) => /\.m?js$/.test(f));
+  const node = ["e2e", "consumer", "csp"].flatMap((d) => walk(join(ROOT, "tests", d))).filter((f) => /\.m?js$/.test(f));
   return [...web, ...node].sort();
 }
 

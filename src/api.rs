@@ -27,7 +27,8 @@ export type CheckoutState = "fresh" | "pending" | "succeeded" | "failed";
 /** Where a record lives. */
 export type StorageKind = "local" | "session" | "memory";
 /** The `code` of an {@link IdemError}. */
-export type IdemErrorCode = "invalid-options" | "payload-conflict" | "outcome-unknown" | "invalid-payload";
+export type IdemErrorCode = "invalid-options" | "payload-conflict" | "outcome-unknown" | "invalid-payload"
+  | "wasm-blocked" | "wasm-integrity";
 /** What `Checkout.open` throws and `submit` rejects with. */
 export interface IdemError extends Error {
   name: "IdemError";

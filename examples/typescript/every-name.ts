@@ -11,12 +11,19 @@ import init, {
   type IdemError,
   type IdemErrorCode,
   type IdemEvent,
+  type InitOptions,
   type StorageKind,
   type SubmitResult,
 } from "idemkey";
 
 await init(); // or initSync({ module: bytes }) where the wasm bytes are at hand
 const syncInit: typeof initSync = initSync;
+// On a payment page init() hashes the wasm and compiles it only if it matches (type-checked
+// only: the value is a placeholder).
+// #region integrity
+await init({ integrity: "sha384-…" }); // integrity.json["idemkey_bg.wasm"]
+// #endregion integrity
+const pinned: InitOptions = { module_or_path: "/js/idemkey_bg.wasm", integrity: "sha384-…" };
 
 // #region options
 const options: CheckoutOptions = {
@@ -89,6 +96,8 @@ try {
     case "payload-conflict": break; // another payload while pending/succeeded: reset() first
     case "outcome-unknown":  break; // retries or deadline used up: the key is kept, submit again
     case "invalid-payload":  break; // the payload is not JSON-serialisable
+    case "wasm-blocked":     break; // init(): the page's CSP refuses wasm: add 'wasm-unsafe-eval'
+    case "wasm-integrity":   break; // init({ integrity }): the wasm's bytes are not the pinned ones
   }
 }
 // #endregion errors

@@ -1,12 +1,15 @@
 // The installed tarball in real pages: the quick-start checkout bundled with Vite, esbuild,
 // webpack 5 and Rollup, and loaded with no bundler at all, each served by the reference server
-// (same origin) and run in headless Chromium: Pay double-clicked and pressed again after
-// the answer, exactly one charge.
+// (same origin) under the strict Content-Security-Policy of a payment page (tests/csp/policy.mjs)
+// and run in headless Chromium: Pay double-clicked and pressed again after the answer,
+// exactly one charge, no policy violation.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { launchChromium, startServer } from "../support/reference.mjs";
+import { POLICY } from "../csp/policy.mjs";
 import { EXAMPLES, ROOT, copyInto, freshInstall, removeUnlessKept, requireTools, run } from "./lib.mjs";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -23,14 +26,21 @@ after(async () => {
   for (const d of dirs) removeUnlessKept(d);
 });
 
-/** Loads the page, presses Pay twice before the answer and once after, and checks the page,
- * the request and the ledger. */
-async function payOnce(staticDir) {
-  const server = await startServer(["--static", staticDir]);
+/**
+ * Loads the page under `policy` (a header), presses Pay twice before the answer and once
+ * after, and checks the page, the request and the ledger.
+ */
+async function payOnce(staticDir, policy = POLICY) {
+  const server = await startServer(["--static", staticDir, "--csp", policy]);
   const context = await browser.newContext();
   const problems = [];
   try {
     const page = await context.newPage();
+    await page.addInitScript(() => {
+      document.addEventListener("securitypolicyviolation", (e) => {
+        console.error(`securitypolicyviolation: ${e.effectiveDirective} ${e.blockedURI}`);
+      });
+    });
     page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
     page.on("console", (m) => {
       // Failed loads are reported below with their URL; the rest of console.error is a problem.
@@ -137,6 +147,9 @@ describe("no bundler", () => {
     const site = freshInstall("no-bundler");
     dirs.push(site);
     copyInto(site, EXAMPLES.unbundled);
-    await payOnce(site);
+    // The import map is an inline script: the page's policy names it by its hash.
+    const map = /<script type="importmap">([\s\S]*?)<\/script>/.exec(readFileSync(join(site, "index.html"), "utf8"))[1];
+    const hash = createHash("sha256").update(map).digest("base64");
+    await payOnce(site, POLICY.replace("script-src 'self'", `script-src 'self' 'sha256-${hash}'`));
   });
 });
