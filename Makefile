@@ -20,7 +20,7 @@ DEMO_ADDR            ?= 127.0.0.1:8080
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
-        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
+        build server demo test test-host tool-npm-examples test-wasm test-e2e test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
         fuzz tool-cargo-fuzz
 
 help:
@@ -84,6 +84,13 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
+# The frameworks of the example apps (React, Next.js, Vue, Svelte), one install for all four,
+# kept apart from the tools above (tests/consumer/frameworks.test.mjs).
+tool-npm-examples: tool-node examples/frameworks/node_modules/.package-lock.json
+examples/frameworks/node_modules/.package-lock.json: examples/frameworks/package.json examples/frameworks/package-lock.json
+	cd examples/frameworks && npm ci --no-audit --no-fund
+	@touch $@
+
 ## ---- build ----
 # wasm-opt: Debian's binaryen 108 corrupts wasm-bindgen's externref table on any round trip
 # (init() then throws in the browser), so the build puts npm's binaryen 132 first on PATH.
@@ -139,7 +146,7 @@ test-wasm: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver
 test-e2e: build server tool-npm
 	node --test --test-concurrency=1 tests/e2e/
 
-test-consumer: build server tool-npm
+test-consumer: build server tool-npm tool-npm-examples
 	bash tests/consumer/run.sh
 
 # The chaos suite (tests/chaos/run.mjs): SEED repeats a run's plan (each run prints its
