@@ -4,11 +4,12 @@
 // double-clicked and pressed again after the answer is one charge; a reload while the
 // request is on the wire resumes with the same key, one charge; and in React's development
 // build, StrictMode's two mounts make one key and leave one listener and no lock behind.
+// And init() called twice at once (as effects do) loads the wasm once.
 // The frameworks come from examples/frameworks/node_modules (`npm ci` there, make
 // tool-npm-examples); each app is built in a directory under it, so they resolve from there.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -62,10 +63,10 @@ function viteBuild(dir, outDir, env = {}) {
 }
 
 /** A page of a fresh browser context that records what the tests check. */
-async function openApp(url, { allowStatus = [] } = {}) {
+async function openApp(url, { allowStatus = [], waitForPay = true } = {}) {
   const context = await browser.newContext();
   const page = await context.newPage();
-  const seen = { problems: [], posts: [], events: [], storedKeys: new Set() };
+  const seen = { problems: [], posts: [], events: [], madeKeys: [], wasm: [] };
   page.on("pageerror", (e) => seen.problems.push(`pageerror: ${e.message}`));
   page.on("console", (m) => {
     const text = m.text();
@@ -80,26 +81,31 @@ async function openApp(url, { allowStatus = [] } = {}) {
   });
   page.on("response", (res) => {
     const path = new URL(res.url()).pathname;
+    if (path.endsWith(".wasm")) seen.wasm.push([res.status(), res.headers()["content-type"]]);
     if (res.status() >= 400 && path !== "/favicon.ico" && !allowStatus.includes(res.status())) {
       seen.problems.push(`HTTP ${res.status()} for ${path}`);
     }
   });
-  // Every key the page writes to localStorage (records, proposals): one checkout, one key.
-  await page.exposeFunction("__storedKey", (k) => seen.storedKeys.add(k));
+  // Every key the page makes: idemkey makes a key from 16 bytes of crypto.getRandomValues,
+  // as a UUID v4 (RFC 9562), so the page's keys are read off those calls.
+  await page.exposeFunction("__madeKey", (k) => seen.madeKeys.push(k));
   await page.addInitScript(() => {
-    const setItem = Storage.prototype.setItem;
-    Storage.prototype.setItem = function (name, value) {
-      if (String(name).startsWith("idemkey:")) {
-        for (const k of String(value).match(/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/g) ?? []) {
-          window.__storedKey(k);
-        }
+    const getRandomValues = crypto.getRandomValues;
+    crypto.getRandomValues = function (array) {
+      const out = getRandomValues.call(this, array);
+      if (array.length === 16 && array.BYTES_PER_ELEMENT === 1) {
+        const b = Array.from(array);
+        b[6] = (b[6] & 0x0f) | 0x40;
+        b[8] = (b[8] & 0x3f) | 0x80;
+        const hex = b.map((x) => x.toString(16).padStart(2, "0")).join("");
+        window.__madeKey(`${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`);
       }
-      return setItem.call(this, name, value);
+      return out;
     };
   });
   const ready = () => page.locator("#pay button:enabled").waitFor({ timeout: 20000 });
   await page.goto(url);
-  await ready();
+  if (waitForPay) await ready();
   return { context, page, seen, ready };
 }
 
@@ -139,6 +145,7 @@ function checkoutTests(name, where) {
       assert.equal(await answered(page), "Paid (201)");
       assert.equal(await clickAgain(page), "Paid (201)", "a click after the answer");
       assert.equal(seen.posts.length, 1, "one POST for two clicks before the answer and one after it");
+      assert.deepEqual(seen.wasm, [[200, "application/wasm"]], "the wasm is fetched once, as application/wasm");
       const l = await ledger(api);
       assert.equal(l.count, before + 1, `exactly one charge: ${JSON.stringify(l)}`);
       assert.equal(l.charges.at(-1).key, seen.posts[0], "the charge carries the page's key");
@@ -222,7 +229,7 @@ describe("React 19 under <StrictMode>, Vite", () => {
         assert.equal(await answered(page), "Paid (201)");
         assert.equal(seen.posts.length, 1);
         const [key] = seen.posts;
-        assert.deepEqual([...seen.storedKeys], [key], "the page stored one key, the one it sent");
+        assert.deepEqual(seen.madeKeys, [key], "the page made one key, the one it sent");
         // Each event reaches the one Checkout left open: the first mount's was freed.
         const count = (type) => seen.events.filter((e) => e === `idemkey ${type} ${key}`).length;
         assert.equal(count("attempt"), 1, `onEvent deliveries: ${seen.events.join(", ")}`);
@@ -249,6 +256,35 @@ describe("Svelte 5, Vite", () => {
   let dist;
   before(() => { dist = viteBuild(project("svelte"), "dist"); });
   checkoutTests("Svelte", servedVite(() => dist));
+});
+
+describe("init()", () => {
+  test("called twice at once and once more (StrictMode, two components): the wasm loads once", async () => {
+    const site = freshInstall("init-twice", BUILDS);
+    dirs.push(site);
+    writeFileSync(join(site, "index.html"), `<!doctype html><meta charset="utf-8">
+<script type="importmap">{ "imports": { "idemkey": "./node_modules/idemkey/idemkey.js" } }</script>
+<script type="module">
+  import init, { Checkout } from "idemkey";
+  const [a, b] = await Promise.all([init(), init()]);
+  const c = await init();
+  const checkout = Checkout.open({ scope: "cart-42", endpoint: "/api/charges" });
+  document.title = JSON.stringify({ same: a === b && b === c, key: checkout.key });
+</script>`);
+    const server = await startServer(["--static", site]);
+    const { context, page, seen } = await openApp(`${server.url}/`, { waitForPay: false });
+    try {
+      await page.waitForFunction(() => document.title.startsWith("{"), null, { timeout: 20000 });
+      const { same, key } = JSON.parse(await page.title());
+      assert.ok(same, "every init() resolves with the one instance");
+      assert.match(key, /^[0-9a-f-]{36}$/);
+      assert.deepEqual(seen.wasm, [[200, "application/wasm"]], "the wasm is fetched once");
+      assert.deepEqual(seen.problems, []);
+    } finally {
+      await context.close();
+      await server.stop();
+    }
+  });
 });
 
 /** A free TCP port on 127.0.0.1. */
