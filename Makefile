@@ -27,7 +27,7 @@ DEMO_CSP    := $(PAYMENT_CSP); style-src 'self'; img-src 'self'
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
-        build server demo test test-host test-wasm test-e2e test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
+        build server demo test test-host tool-npm-examples test-wasm test-e2e test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
         fuzz tool-cargo-fuzz
 
 help:
@@ -89,6 +89,13 @@ tool-node:
 tool-npm: tool-node node_modules/.package-lock.json
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
+	@touch $@
+
+# The frameworks of the example apps (React, Next.js, Vue, Svelte), one install for all four,
+# kept apart from the tools above (tests/consumer/frameworks.test.mjs).
+tool-npm-examples: tool-node examples/frameworks/node_modules/.package-lock.json
+examples/frameworks/node_modules/.package-lock.json: examples/frameworks/package.json examples/frameworks/package-lock.json
+	cd examples/frameworks && npm ci --no-audit --no-fund
 	@touch $@
 
 ## ---- build ----
@@ -159,7 +166,7 @@ test-e2e: build server tool-npm
 test-csp: build server tool-npm tool-apt tool-geckodriver
 	node --test --test-concurrency=1 tests/csp/
 
-test-consumer: build server tool-npm
+test-consumer: build server tool-npm tool-npm-examples
 	bash tests/consumer/run.sh
 
 # The chaos suite (tests/chaos/run.mjs): SEED repeats a run's plan (each run prints its

@@ -45,14 +45,26 @@ export const EXAMPLES = {
   unbundled: ["examples/no-bundler/index.html", "examples/checkout/checkout.js"],
   // Type-checked with tsc --strict --noEmit.
   typechecked: ["examples/typescript/every-name.ts", "examples/react/useCheckout.tsx"],
+  // The framework apps (frameworks.test.mjs): each built with its framework's own tools,
+  // which examples/frameworks/package.json installs for all four, and run in Chromium.
+  frameworks: ["examples/frameworks/package.json", "examples/frameworks/package-lock.json",
+    "examples/react/index.html", "examples/react/main.tsx", "examples/react/useCheckout.tsx",
+    "examples/react/vite.config.js",
+    "examples/nextjs/next.config.mjs", "examples/nextjs/app/layout.jsx", "examples/nextjs/app/page.jsx",
+    "examples/nextjs/app/pay-form.jsx",
+    "examples/vue/index.html", "examples/vue/main.js", "examples/vue/PayForm.vue", "examples/vue/vite.config.js",
+    "examples/svelte/index.html", "examples/svelte/main.js", "examples/svelte/PayForm.svelte",
+    "examples/svelte/vite.config.js"],
 };
 
-/** A fresh directory with the tarball `npm install`ed (offline: it has no dependencies). */
-export function freshInstall(name) {
-  const dir = mkdtempSync(join(tmpdir(), `idemkey-consumer-${name}-`));
+/** A fresh directory with the tarball `npm install`ed (offline: it has no dependencies),
+ * made in `parent` (default: the system's temporary directory). */
+export function freshInstall(name, parent = tmpdir()) {
+  const dir = mkdtempSync(join(parent, `idemkey-consumer-${name}-`));
   writeFileSync(join(dir, "package.json"),
     JSON.stringify({ name: `idemkey-consumer-${name}`, private: true, type: "module" }, null, 2) + "\n");
-  execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--loglevel=error", tarball()],
+  // No lock file: a framework's tools find the project's root by its lock file.
+  execFileSync("npm", ["install", "--offline", "--no-package-lock", "--no-audit", "--no-fund", "--loglevel=error", tarball()],
     { cwd: dir, stdio: ["ignore", "pipe", "inherit"] });
   return dir;
 }

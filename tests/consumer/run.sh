@@ -2,7 +2,8 @@
 # The npm consumer tests (`make test-consumer`, after `make build` and `make server`):
 # pack pkg/ into pkg/idemkey-<version>.tgz, then node's test runner installs it into
 # fresh directories and checks the package, the bundlers (Vite, esbuild, webpack, Rollup),
-# the no-bundler page, the TypeScript types and the README. A missing tool is an error, never a skip.
+# the no-bundler page, the framework apps (React, Next.js, Vue, Svelte), the TypeScript
+# types and the README. A missing tool is an error, never a skip.
 # KEEP_CONSUMER=1 keeps the temporary projects for inspection; IDEMKEY_PKG=DIR tests
 # another wasm-pack output directory than pkg/.
 set -euo pipefail
@@ -38,4 +39,5 @@ exec node --test --test-concurrency=1 \
   tests/consumer/package.test.mjs \
   tests/consumer/types.test.mjs \
   tests/consumer/browser.test.mjs \
+  tests/consumer/frameworks.test.mjs \
   tests/consumer/docs.test.mjs

@@ -6,6 +6,7 @@ declare module "react" {
   type Dispatch<A> = (value: A) => void;
   type DependencyList = readonly unknown[];
   type EffectCallback = () => void | (() => void);
+  export interface FormEvent<T = Element> { currentTarget: T; preventDefault(): void }
   export function useState<S>(initialState: S | (() => S)): [S, Dispatch<SetStateAction<S>>];
   export function useEffect(effect: EffectCallback, deps?: DependencyList): void;
 }
@@ -14,12 +15,11 @@ declare module "react/jsx-runtime" {
   export namespace JSX {
     interface Element { readonly $$typeof: symbol }
     interface ElementChildrenAttribute { children: {} }
+    type Children = string | number | Element | (string | number | Element)[];
     interface IntrinsicElements {
-      button: {
-        disabled?: boolean;
-        onClick?: (event: MouseEvent) => void;
-        children?: string | number | Element | (string | number | Element)[];
-      };
+      form: { id?: string; onSubmit?: (event: import("react").FormEvent) => void; children?: Children };
+      button: { name?: string; disabled?: boolean; onClick?: (event: MouseEvent) => void; children?: Children };
+      output: { id?: string; children?: Children };
     }
   }
   export function jsx(type: unknown, props: unknown, key?: string): JSX.Element;

@@ -1,0 +1,4 @@
+import { defineConfig } from "vite";
+import { svelte } from "@sveltejs/vite-plugin-svelte";
+
+export default defineConfig({ plugins: [svelte()] });
