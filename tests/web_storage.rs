@@ -242,11 +242,10 @@ fn an_expired_record_gets_a_new_key() {
     c.finish();
 }
 
-// P-ttl-never-reused: a key stored under a longer ttlSeconds is not reused past this one
-#[wasm_bindgen_test]
-fn a_lowered_ttl_seconds_retires_a_key_stored_under_a_longer_one() {
-    let scope = uniq("ttl-lowered");
-    // Made 5 s ago by a page with the default day-long TTL, still pending.
+/// A new scope whose record, made 5 s ago by a page with the default day-long TTL, is still
+/// pending in localStorage: the scope and the record.
+fn stored_5_s_ago(what: &str) -> (String, Record) {
+    let scope = uniq(what);
     let old = stored(
         &scope,
         js_sys::Date::now() - 5_000.0,
@@ -255,20 +254,19 @@ fn a_lowered_ttl_seconds_retires_a_key_stored_under_a_longer_one() {
     );
     let rk = record_key("idemkey", &scope);
     local().set_item(&rk, &old.encode()).unwrap();
+    (scope, old)
+}
+
+// P-ttl-never-reused: a key stored under a longer ttlSeconds is not reused past this one
+#[wasm_bindgen_test]
+fn a_lowered_ttl_seconds_retires_a_key_stored_under_a_longer_one() {
+    let (scope, old) = stored_5_s_ago("ttl-lowered");
     let c = open(&opts(&scope, "nobody", r#"{"ttlSeconds":2}"#));
     assert_ne!(c.key(), old.key, "a 5 s old key reused under ttlSeconds 2");
     assert_eq!(c.state(), "fresh");
     c.finish();
     // Under a TTL it has not outlived, the same record is resumed, expiring by this TTL.
-    let scope = uniq("ttl-kept");
-    let old = stored(
-        &scope,
-        js_sys::Date::now() - 5_000.0,
-        86_400_000.0,
-        State::Pending,
-    );
-    let rk = record_key("idemkey", &scope);
-    local().set_item(&rk, &old.encode()).unwrap();
+    let (scope, old) = stored_5_s_ago("ttl-kept");
     let d = open(&opts(&scope, "nobody", r#"{"ttlSeconds":60}"#));
     assert_eq!(d.key(), old.key);
     assert_eq!(d.expires_at(), old.created_at + 60_000.0);
