@@ -31,24 +31,12 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
+use crate::http::drop::DropConnection;
 use crate::http::limits::{
     max_connections, ACCEPT_BACKOFF, HEAD_TIMEOUT, MAX_HEADERS, MAX_HEAD_LEN,
 };
 use crate::http::rules;
 use crate::http::socket::Socket;
-
-/// Response extension: close the connection instead of answering.
-#[derive(Debug, Clone, Copy)]
-pub struct DropConnection;
-
-impl DropConnection {
-    /// A response that closes its connection with nothing sent.
-    pub fn response() -> Response<Body> {
-        let mut r = Response::new(Body::empty());
-        r.extensions_mut().insert(DropConnection);
-        r
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 #[error("connection dropped on purpose (drop-after-commit fault)")]
@@ -159,29 +147,5 @@ pub async fn serve(
     tokio::select! {
         () = graceful.shutdown() => tracing::info!("all connections closed"),
         () = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("connections still open after the drain timeout"),
-    }
-}
-
-/// Resolves on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => tracing::info!("SIGINT received"),
-        () = term => tracing::info!("SIGTERM received"),
     }
 }

@@ -13,7 +13,7 @@ use tower_http::timeout::TimeoutError;
 use crate::http::json::parse_strict;
 use crate::http::limits::BODY_LIMIT;
 use crate::http::problem::ApiError;
-use crate::provider::MaskedCard;
+use crate::idem::input::ChargeInput;
 
 /// Largest accepted charge amount, in minor units.
 pub const MAX_AMOUNT: u64 = 99_999_999;
@@ -72,32 +72,6 @@ fn body_error(e: axum::Error) -> ApiError {
         ApiError::RequestTimeout("the request body did not arrive within 10 s")
     } else {
         ApiError::InvalidBody("the request body could not be read".into())
-    }
-}
-
-/// A validated charge request.
-#[derive(Clone)]
-pub struct ChargeInput {
-    /// The body as sent (its fingerprint identifies the payload).
-    pub raw: Value,
-    /// Minor units, 1..=[`MAX_AMOUNT`].
-    pub amount: u64,
-    /// Lowercase currency code.
-    pub currency: String,
-    /// Card number, digits only.
-    pub card: Option<String>,
-}
-
-/// Written by hand so that no log line, at any level, can carry the card
-/// number: the body is left out and the card shows its last four digits.
-impl std::fmt::Debug for ChargeInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let card = self.card.as_deref().map(MaskedCard);
-        f.debug_struct("ChargeInput")
-            .field("amount", &self.amount)
-            .field("currency", &self.currency)
-            .field("card", &card)
-            .finish_non_exhaustive()
     }
 }
 

@@ -6,11 +6,15 @@
 pub mod accept;
 pub mod body;
 pub mod charges;
+pub mod drop;
+pub mod faults;
 pub mod headers;
 pub mod json;
 pub mod limits;
 pub mod problem;
+pub mod provider_service;
 pub mod receipts;
 pub mod routes;
 pub mod rules;
 pub mod socket;
+pub mod state;

@@ -21,10 +21,10 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::local::Local;
-use super::{MaskedCard, PaymentRequest};
 use crate::http::body::MAX_AMOUNT;
 use crate::http::headers;
+use crate::provider::local::Local;
+use crate::provider::{MaskedCard, PaymentRequest};
 
 /// `POST /v1/payments` body. Its `Debug` masks the card.
 #[derive(Deserialize)]
@@ -189,4 +189,22 @@ pub fn router(p: Local) -> Router {
 /// A stand-in on `db` answering after `latency`.
 pub fn open(db: &std::path::Path, latency: Duration) -> Result<Local, String> {
     Local::open(db, latency)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_masks_the_card() {
+        let body: PayBody = serde_json::from_str(
+            r#"{"operation":"op_1","amount":100,"currency":"usd","card":"5555555555554444"}"#,
+        )
+        .unwrap();
+        let shown = format!("{body:?}");
+        assert!(
+            shown.contains("****4444") && !shown.contains("55555"),
+            "{shown}"
+        );
+    }
 }

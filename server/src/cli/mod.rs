@@ -5,8 +5,11 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::outbox::config::OutboxArgs;
-use crate::outbox::process::WorkerArgs;
+pub mod outbox;
+pub mod worker;
+
+use self::outbox::OutboxArgs;
+use self::worker::WorkerArgs;
 
 /// idemkey reference server: idempotent charges on SQLite, with fault injection.
 #[derive(Debug, Clone, Parser)]

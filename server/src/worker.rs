@@ -9,57 +9,16 @@
 //! a receipt commits.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use clap::Args;
-
-use crate::cli::{parse_database_url, DatabaseUrl};
-use crate::outbox::config::OutboxArgs;
-use crate::outbox::faults::{Countdown, DeliveryFaults, NoFaults, WorkerFaultArgs};
+use crate::cli::worker::WorkerArgs;
+use crate::cli::DatabaseUrl;
+use crate::outbox::faults::{Countdown, DeliveryFaults, NoFaults};
 use crate::outbox::relay::Worker;
 use crate::outbox::storage::OutboxStorage;
 use crate::store::postgres::PgStore;
 use crate::store::sqlite::SqliteStore;
 use crate::store::Timing;
-
-/// Flags of `idemkey-server worker`.
-#[derive(Debug, Clone, Args)]
-pub struct WorkerArgs {
-    /// The database the servers use: `postgres://USER@HOST:PORT/DB` or
-    /// `sqlite:PATH`.
-    #[arg(long, value_name = "URL", value_parser = parse_database_url)]
-    pub database_url: Option<DatabaseUrl>,
-
-    /// SQLite database file (the shorthand of `--database-url sqlite:FILE`).
-    #[arg(
-        long,
-        default_value = "./data/idemkey.db",
-        conflicts_with = "database_url"
-    )]
-    pub db: PathBuf,
-
-    /// Log level for the stderr log: error, warn, info, debug or trace.
-    #[arg(long, default_value = "info")]
-    pub log_level: tracing::Level,
-
-    /// The worker's settings.
-    #[command(flatten)]
-    pub outbox: OutboxArgs,
-
-    /// Faults for tests.
-    #[command(flatten)]
-    pub faults: WorkerFaultArgs,
-}
-
-impl WorkerArgs {
-    /// The store to deliver from.
-    fn database(&self) -> DatabaseUrl {
-        self.database_url
-            .clone()
-            .unwrap_or_else(|| DatabaseUrl::Sqlite(self.db.clone()))
-    }
-}
 
 /// Runs the worker until a signal (`Ok`) or a crash fault (abort).
 pub async fn run(args: WorkerArgs) -> Result<(), String> {
@@ -98,7 +57,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), String> {
                 "fault worker-crash-before-ack: exiting hard, before the ack");
             std::process::abort();
         }
-        () = crate::http::accept::shutdown_signal() => {
+        () = crate::shutdown::signal() => {
             tracing::info!(worker = worker.id(), "receipt worker stopped");
             Ok(())
         }
