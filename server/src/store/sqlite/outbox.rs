@@ -12,7 +12,8 @@ use async_trait::async_trait;
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 
 use crate::outbox::event::{
-    Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView, CHARGE_SUCCEEDED,
+    expired, Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView,
+    CHARGE_SUCCEEDED,
 };
 use crate::outbox::storage::OutboxStorage;
 use crate::store::sqlite::SqliteStore;
@@ -158,7 +159,7 @@ fn consume(
     let now: i64 = tx.query_row(&format!("SELECT {NOW}"), [], |r| r.get(0))?;
     let mut out = Vec::with_capacity(events.len());
     for ev in events {
-        if ev.created_at + max_age_ms <= now {
+        if expired(ev, now, max_age_ms) {
             out.push(Consumed::Expired);
             continue;
         }
@@ -170,25 +171,23 @@ fn consume(
                  RETURNING duplicates",
             )?
             .query_row(params![ev.id, now], |r| r.get(0))?;
-        if duplicates > 0 {
-            out.push(Consumed::Duplicate);
-            continue;
+        let consumed = Consumed::after_mark(ev, now, duplicates);
+        if let Consumed::Written(receipt) = &consumed {
+            tx.prepare_cached(
+                "INSERT INTO receipts (id, event_id, charge_id, customer, amount, currency, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                receipt.id,
+                receipt.event_id,
+                receipt.charge_id,
+                receipt.customer,
+                receipt.amount as i64,
+                receipt.currency,
+                receipt.created_at
+            ])?;
         }
-        let receipt = Receipt::for_event(ev, now);
-        tx.prepare_cached(
-            "INSERT INTO receipts (id, event_id, charge_id, customer, amount, currency, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?
-        .execute(params![
-            receipt.id,
-            receipt.event_id,
-            receipt.charge_id,
-            receipt.customer,
-            receipt.amount as i64,
-            receipt.currency,
-            receipt.created_at
-        ])?;
-        out.push(Consumed::Written(receipt));
+        out.push(consumed);
     }
     tx.commit()?;
     Ok(out)
