@@ -11,23 +11,30 @@ CARGO_FUZZ_VERSION   := 0.13.2
 FUZZ_SECONDS         ?= 60
 # make bench only (never make test): twiggy lists where the wasm's bytes are.
 TWIGGY_VERSION       := 0.8.0
-# Debian packages the suites use: browsers and drivers, npm-free tools, PostgreSQL 15,
+# Debian packages the suites use: browsers and drivers (WebKitWebDriver under xvfb-run, which
+# needs xauth), npm-free tools, PostgreSQL 15,
 # nginx (the cluster's round robin) and wrk (the server benchmarks).
-APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql nginx wrk
+APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql nginx wrk \
+                        webkit2gtk-driver xvfb xauth
 CHROMIUM             := /usr/bin/chromium
 CHROMEDRIVER         := /usr/bin/chromedriver
 DEMO_ADDR            ?= 127.0.0.1:8080
+# The Content-Security-Policy of a payment page that uses idemkey (README "On a payment page";
+# tests/csp serves it and checks the two agree), and the demo's: the same plus its own
+# stylesheet and favicon. `make demo` sends DEMO_CSP with every page and file.
+PAYMENT_CSP := default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; base-uri 'none'; form-action 'self'; require-trusted-types-for 'script'; trusted-types 'none'
+DEMO_CSP    := $(PAYMENT_CSP); style-src 'self'; img-src 'self'
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
-        build server demo test test-host test-wasm test-e2e test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
+        build server demo test test-host test-wasm test-e2e test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
         fuzz tool-cargo-fuzz
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
 	@echo "make cluster the demo on 3 instances, PostgreSQL, the provider service and nginx round-robin"
 	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, npm consumer, 200 chaos checkouts"
-	@echo "make pack   the npm tarball in pkg/ and its gzipped size"
+	@echo "make pack   the npm tarball in pkg/, its gzipped size and the SRI hashes of its two files"
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
 	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=..., CLUSTER=1)"
@@ -119,7 +126,8 @@ demo: build server
 	@echo "  idemkey demo:  http://$(DEMO_ADDR)/"
 	@echo "  (Ctrl-C stops the server; the ledger lives in data/idemkey.db)"
 	@echo
-	./target/release/idemkey-server --addr $(DEMO_ADDR) --db data/idemkey.db --static www --pkg pkg --faults --outbox-claim-timeout 5s
+	./target/release/idemkey-server --addr $(DEMO_ADDR) --db data/idemkey.db --static www --pkg pkg --faults --outbox-claim-timeout 5s \
+	  --csp "$(DEMO_CSP)"
 
 # Three instances on one PostgreSQL, the provider service and nginx round-robin
 # on DEMO_ADDR (all from Debian packages); Ctrl-C stops everything.
@@ -127,17 +135,29 @@ cluster: build server
 	bash scripts/cluster.sh $(DEMO_ADDR)
 
 ## ---- tests ----
-test: tools test-host test-wasm test-e2e test-consumer test-storm test-chaos
+test: tools test-promises test-host test-wasm test-e2e test-csp test-consumer test-storm test-chaos
 	@echo "make test: all suites passed"
 
 test-host:
 	cargo test --workspace
+
+# Each promise the README marks [P-some-name] is named by a browser test that checks it
+# (`// P-some-name: ...` above the test), and each id a test names is in the README.
+# `node scripts/promises.mjs --list` prints which tests check which promise.
+.PHONY: test-promises
+test-promises: tool-node
+	node scripts/promises.mjs
 
 test-wasm: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver
 	bash scripts/wasm-test.sh
 
 test-e2e: build server tool-npm
 	node --test --test-concurrency=1 tests/e2e/
+
+# The strict-CSP checkout, the refused and the tampered wasm, and SRI, in Chromium, Firefox and
+# WebKit (W3C WebDriver; WebKit's under xvfb-run).
+test-csp: build server tool-npm tool-apt tool-geckodriver
+	node --test --test-concurrency=1 tests/csp/
 
 test-consumer: build server tool-npm
 	bash tests/consumer/run.sh
@@ -179,6 +199,7 @@ fuzz: tool-cargo-fuzz
 pack: build
 	wasm-pack pack pkg
 	bash scripts/size.sh
+	node scripts/integrity.mjs pkg
 
 bench: build server tool-npm tool-twiggy
 	bash bench/run.sh

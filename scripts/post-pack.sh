@@ -24,6 +24,10 @@
 # `Checkout.name` still reads "Checkout"; the doc comments live on in the .d.ts). One file
 # compresses better than two, and a page makes one request fewer: 0.99 KiB less gzipped JS.
 # A glue that imports no snippet is left as it is, so this stays idempotent.
+# The joined file's default export is src/browser/init.js's init() around wasm-bindgen's
+# (`integrity`, `wasm-blocked`), and the .d.ts names its options InitOptions.
+# integrity.json (scripts/integrity.mjs): the SHA-384 SRI hashes of the final idemkey.js and
+# idemkey_bg.wasm, listed in files and exports.
 # CHANGELOG.md is copied in and listed in files: npm does not ship it on its own, and a
 # consumer upgrading reads it from node_modules/idemkey/ or the registry's file view.
 # The version is Cargo.toml's (wasm-pack copies it); this script checks they agree.
@@ -72,8 +76,26 @@ for (const f of [js, dts, wasm])
 const dtsPath = join(dir, dts);
 const dtsText = readFileSync(dtsPath, "utf8");
 const libRef = '/// <reference lib="esnext.disposable" />\n';
-const dtsChanged = /Symbol\.dispose/.test(dtsText) && !dtsText.startsWith(libRef);
-if (dtsChanged) writeFileSync(dtsPath, libRef + dtsText);
+let dtsNew = /Symbol\.dispose/.test(dtsText) && !dtsText.startsWith(libRef) ? libRef + dtsText : dtsText;
+// init() takes an `integrity` too (src/browser/init.js): its options get a name and a type.
+const initArg = "{ module_or_path: InitInput | Promise<InitInput> }";
+if (dtsNew.includes(initArg)) {
+  const initOptions = `/**
+ * What \`init()\` takes: where the wasm is (default: \`idemkey_bg.wasm\` beside idemkey.js) and,
+ * optionally, the Subresource Integrity metadata its bytes must match (\`"sha384-..."\`, as in
+ * the package's integrity.json); bytes that differ reject with the \`wasm-integrity\` IdemError
+ * and are never compiled.
+ */
+export interface InitOptions {
+  module_or_path?: InitInput | Promise<InitInput>;
+  integrity?: string;
+}
+
+`;
+  dtsNew = dtsNew.split(initArg).join("InitOptions").replace(/^export type InitInput\b/m, (m) => initOptions + m);
+}
+const dtsChanged = dtsNew !== dtsText;
+if (dtsChanged) writeFileSync(dtsPath, dtsNew);
 
 // CHANGELOG.md from the repository root, rewritten only when it differs.
 const changelog = join(process.env.ROOT, "CHANGELOG.md");
@@ -97,6 +119,8 @@ for (const f of readdirSync(dir).sort()) if (/^LICEN[CS]E/i.test(f) && !files.in
 // The snippets are joined into the glue below: neither listed nor shipped.
 const shipped = files.filter((f) => f !== "snippets");
 for (const f of shipped) if (!existsSync(join(dir, f))) die(`files lists ${f}, which is not in ${dir}`);
+// The SRI hashes of the JS and the wasm: written last (scripts/integrity.mjs), once both are final.
+if (!shipped.includes("integrity.json")) shipped.push("integrity.json");
 
 const wanted = {
   type: "module",
@@ -106,6 +130,7 @@ const wanted = {
   exports: {
     ".": { types: `./${dts}`, import: `./${js}`, default: `./${js}` },
     [`./${wasm}`]: `./${wasm}`,
+    "./integrity.json": "./integrity.json",
     "./package.json": "./package.json",
   },
   files: shipped,
@@ -176,10 +201,25 @@ node "$root/scripts/short-names.mjs" "$pkg"
 # The glue and its snippets, joined and minified (see the top of this file). The snippet
 # paths are gone from the import object's keys already (short names), so the wasm is as it
 # was.
+# The default export becomes src/browser/init.js's init() around wasm-bindgen's: it is copied
+# beside the glue.js snippet it imports, so that the one copy of glue.js serves both.
 if [[ -n $fresh ]]; then
   joined="$(mktemp "$pkg/.joined.XXXXXX")"
-  "$root/node_modules/.bin/rollup" "$glue" --format es --failAfterWarnings -o "$joined" 2>"$joined.log" \
+  snippets="$(grep -oE "\./snippets/[^\"']+/src/browser/glue\.js" "$glue" | head -n1)"
+  [[ -n $snippets ]] || { echo "post-pack: $glue imports no src/browser/glue.js snippet" >&2; exit 1; }
+  cp "$root/src/browser/init.js" "$pkg/${snippets%glue.js}init.js"
+  entry="$pkg/.entry.js"
+  cat >"$entry" <<EOF
+import load from "./idemkey.js";
+import { init as checkedInit } from "${snippets%glue.js}init.js";
+export * from "./idemkey.js";
+export default function init(options) {
+  return checkedInit(load, options);
+}
+EOF
+  "$root/node_modules/.bin/rollup" "$entry" --format es --failAfterWarnings -o "$joined" 2>"$joined.log" \
     || { cat "$joined.log" >&2; exit 1; }
+  rm -f "$entry"
   "$root/node_modules/.bin/terser" "$joined" --module --compress --mangle --keep-classnames \
     --comments false -o "$joined.min"
   { if [[ -n $banner ]]; then printf '%s\n' "$banner"; fi; cat "$joined.min"; } >"$glue"
@@ -193,6 +233,9 @@ if grep -qE "['\"]\./snippets/" "$glue" || [[ -e "$pkg/snippets" ]]; then
   echo "post-pack: $glue still imports ./snippets/ (or $pkg/snippets is left): the join did not happen" >&2
   exit 1
 fi
+
+# The SRI hashes of the final idemkey.js and idemkey_bg.wasm, in integrity.json.
+node "$root/scripts/integrity.mjs" "$pkg" >/dev/null
 
 # Smoke test: the glue and the wasm load together and answer.
 PKG_DIR="$pkg" node --input-type=module - <<'JS'

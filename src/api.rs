@@ -10,13 +10,14 @@ use alloc::rc::Rc;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 
-use crate::browser::checkout::{new_key, sweep_kinds, Inner};
+use crate::browser::checkout::{new_key, Inner};
+use crate::browser::sweep::sweep_kinds;
 use crate::browser::clock::now_ms;
 use crate::browser::flight::Join;
 use crate::browser::js::idem_error;
 use crate::browser::task::future_to_promise;
-use crate::browser::{options, storage, submit};
-use crate::core::options::{validate_namespace, DEFAULT_NAMESPACE};
+use crate::browser::{options, scopes, storage, submit};
+use crate::core::options::{validate_namespace, Options, DEFAULT_NAMESPACE};
 use crate::error::Error;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -26,7 +27,8 @@ export type CheckoutState = "fresh" | "pending" | "succeeded" | "failed";
 /** Where a record lives. */
 export type StorageKind = "local" | "session" | "memory";
 /** The `code` of an {@link IdemError}. */
-export type IdemErrorCode = "invalid-options" | "payload-conflict" | "outcome-unknown" | "invalid-payload";
+export type IdemErrorCode = "invalid-options" | "payload-conflict" | "outcome-unknown" | "invalid-payload"
+  | "wasm-blocked" | "wasm-integrity";
 /** What `Checkout.open` throws and `submit` rejects with. */
 export interface IdemError extends Error {
   name: "IdemError";
@@ -90,6 +92,7 @@ export type IdemEvent =
   | { type: "retry"; key: string; attempt: number; delayMs: number; reason: RetryReason }
   | { type: "response"; key: string; attempt: number; status: number; replayed: boolean }
   | { type: "state"; key: string; state: CheckoutState; previous: CheckoutState }
+  | { type: "key-changed"; key: string; previous: string }
   | { type: "storage-fallback"; key: string; from: StorageKind | "indexeddb"; to: StorageKind; reason: string }
   | { type: "storage-corrupt"; key: string; reason: string; quarantineKey: string };
 "#;
@@ -108,21 +111,39 @@ impl From<Error> for JsValue {
 }
 
 /// One checkout attempt's key, kept across retries, double-clicks, refreshes and tabs.
+/// Every `Checkout` of a scope in the page shares one record (one key, one state).
 #[wasm_bindgen]
 pub struct Checkout {
+    /// The scope's live state in this page.
     inner: Rc<Inner>,
+    /// This checkout's own options: where and how its submits send.
+    opts: Rc<Options>,
+    /// Its number in the page, under which its `onEvent` is listed.
+    id: u32,
+}
+
+/// A freed `Checkout` (`free()`, or the garbage collector) hears no more events.
+impl Drop for Checkout {
+    fn drop(&mut self) {
+        self.inner.events.remove(self.id);
+    }
 }
 
 #[wasm_bindgen]
 impl Checkout {
-    /// Opens (or resumes) the checkout of `options.scope`. Throws an `IdemError` with code
+    /// Opens (or resumes) the checkout of `options.scope`. A `Checkout` of the scope that
+    /// is already open in the page is the same attempt: same key, state and attempts at
+    /// every moment; each sends with its own options. Throws an `IdemError` with code
     /// `invalid-options` naming the option that is missing, unknown or out of range.
     pub fn open(
         #[wasm_bindgen(unchecked_param_type = "CheckoutOptions")] options: JsValue,
     ) -> Result<Checkout, JsValue> {
         let (opts, on_event) = options::read(&options)?;
+        let id = scopes::next_id();
         Ok(Checkout {
-            inner: Inner::open(opts, on_event),
+            inner: Inner::open(&opts, on_event, id),
+            opts: Rc::new(opts),
+            id,
         })
     }
 
@@ -145,10 +166,10 @@ impl Checkout {
             }
             Join::Idle => {}
         }
-        let inner = self.inner.clone();
+        let (inner, opts) = (self.inner.clone(), self.opts.clone());
         let started = now_ms();
         self.inner.flight.start(fp, move |flight| {
-            future_to_promise(submit::run(inner, flight, body, started))
+            future_to_promise(submit::run(inner, opts, flight, body, started))
         })
     }
 
@@ -162,8 +183,9 @@ impl Checkout {
         self.inner.reset();
     }
 
-    /// Forgets the record (after the receipt is shown); the next submit starts afresh with
-    /// the new key, which shows at once. Like `reset()`, it stops the submits sending the old
+    /// Forgets the record when the page moves on to the next order (not in the Pay
+    /// handler: a late second click would start a new attempt). The new key shows at once,
+    /// in every `Checkout` of the scope in the page, and the next submit sends it. Like `reset()`, it stops the submits sending the old
     /// key before their next try and takes effect with the scope's lock, after a try already
     /// on the wire; another tab's newer attempt is kept.
     pub fn finish(&self) {

@@ -15,6 +15,8 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
+// P-no-indexeddb: without IndexedDB, a storage-fallback event and the pending key kept in localStorage
+// P-indexeddb-back: once IndexedDB is back, the success stays and nothing is sent
 #[wasm_bindgen_test]
 async fn indexeddb_unavailable_keeps_the_pending_key_in_local_storage() {
     let t = case("no-idb");
@@ -33,6 +35,8 @@ async fn indexeddb_unavailable_keeps_the_pending_key_in_local_storage() {
     after_indexeddb_is_back(&t, &k).await;
 }
 
+// P-no-indexeddb: an IndexedDB that fails: a storage-fallback event, the pending key kept
+// P-indexeddb-back: IndexedDB back with an older copy: the success stays, nothing sent
 #[wasm_bindgen_test]
 async fn indexeddb_that_fails_to_open_or_to_run_a_transaction_keeps_the_pending_key() {
     let t = case("idb-fails");
@@ -53,7 +57,10 @@ async fn indexeddb_that_fails_to_open_or_to_run_a_transaction_keeps_the_pending_
     );
     let r = r.expect("the resumed submit gets the stored answer");
     assert_eq!((text(&r, "key"), num(&r, "status")), (k.clone(), 201.0));
-    // Once the connection is gone, reopening it fails as well.
+    // Once the connection is gone, reopening it fails as well: in a page opened afterwards
+    // (this page's checkout of the scope freed first, as a reload does; a checkout opened
+    // while it is alive would be the same attempt, which knows IndexedDB failed).
+    drop(c);
     let (again, ev) = t.open("{}");
     let cached = pay(&again).await.unwrap();
     assert!(flag(&cached, "fromCache"));
@@ -63,6 +70,7 @@ async fn indexeddb_that_fails_to_open_or_to_run_a_transaction_keeps_the_pending_
     after_indexeddb_is_back(&t, &k).await;
 }
 
+// P-indexeddb-back: IndexedDB out of quota mid-checkout: after a reload the success stays
 #[wasm_bindgen_test]
 async fn indexeddb_out_of_quota_in_the_middle_of_a_submit_keeps_the_answer() {
     for from_the_start in [false, true] {
@@ -86,6 +94,7 @@ async fn indexeddb_out_of_quota_in_the_middle_of_a_submit_keeps_the_answer() {
     }
 }
 
+// P-indexeddb-back: IndexedDB refusing the answer: after a reload the success stays
 #[wasm_bindgen_test]
 async fn indexeddb_refusing_only_the_answer_keeps_the_answer() {
     let t = case("idb-answer");
@@ -110,4 +119,50 @@ async fn indexeddb_refusing_only_the_answer_keeps_the_answer() {
         "not marked as missed"
     );
     after_indexeddb_is_back(&t, &c.key()).await;
+}
+
+// P-idb-lost-record: a pending record IndexedDB lacks while localStorage keeps it is resumed; any other such record stays finished
+#[wasm_bindgen_test]
+async fn a_record_indexeddb_lacks_is_resumed_if_pending_and_stays_finished_otherwise() {
+    // Pending: charged, its answer lost while IndexedDB was missing, so only localStorage
+    // has it. IndexedDB comes back without it.
+    let t = case("idb-lost");
+    hide_indexed_db(&JsValue::UNDEFINED);
+    let k = unknown_outcome(&t).await;
+    repair();
+    assert_eq!(idb_get(&t.key()).await, None);
+    let (c, ev) = t.open("{}");
+    let r = pay(&c)
+        .await
+        .expect("the resumed submit gets the stored answer");
+    assert_eq!(text(&r, "key"), k, "a new key: {:?}", types(&ev));
+    assert!(flag(&r, "replayed"));
+    assert_eq!(t.ledger().await, vec![k.clone()], "charged once");
+    c.finish();
+    // Succeeded: the copy a tab left in localStorage after another tab's finish() removed
+    // the record from IndexedDB. That attempt is over: the next order gets a new key.
+    let t = case("idb-finished");
+    let (c, _) = t.open("{}");
+    let r = pay(&c).await.unwrap();
+    let k = text(&r, "key");
+    let copy = local()
+        .get_item(&t.key())
+        .unwrap()
+        .expect("the answer's copy");
+    c.finish();
+    assert!(
+        until(|| local().get_item(&t.key()).unwrap().is_none(), 5000.0).await,
+        "finish() left the copy"
+    );
+    assert_eq!(idb_get(&t.key()).await, None);
+    local().set_item(&t.key(), &copy).unwrap();
+    let (again, _) = t.open("{}");
+    let r = pay(&again).await.unwrap();
+    assert!(
+        !flag(&r, "fromCache"),
+        "the finished attempt came back: {r:?}"
+    );
+    assert_ne!(text(&r, "key"), k);
+    assert_eq!(t.ledger().await.len(), 2);
+    again.finish();
 }

@@ -16,6 +16,7 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
+// P-storage-fallback-order: storage that throws on every call: local -> session -> memory
 #[wasm_bindgen_test]
 async fn storage_that_throws_on_every_call_runs_in_memory() {
     for deny in [false, true] {
@@ -43,6 +44,8 @@ async fn storage_that_throws_on_every_call_runs_in_memory() {
     }
 }
 
+// P-open-finds-fallen-back: a localStorage that reads but takes no writes gives its pending key back
+// P-fallback-copy-only: the record stays shared and kept across a reload when localStorage fails
 #[wasm_bindgen_test]
 async fn storage_that_throws_only_on_writes_keeps_the_pending_key() {
     let t = case("ro");
@@ -64,6 +67,7 @@ async fn storage_that_throws_only_on_writes_keeps_the_pending_key() {
     c.finish();
 }
 
+// P-unreadable-never-overwritten: a localStorage that throws on reads is never written over
 #[wasm_bindgen_test]
 async fn storage_that_throws_only_on_reads_never_overwrites_what_it_could_not_read() {
     let t = case("wo");
@@ -86,6 +90,7 @@ async fn storage_that_throws_only_on_reads_never_overwrites_what_it_could_not_re
     c.finish();
 }
 
+// P-fallback-idb-found: the pending key IndexedDB holds is found and resent
 #[wasm_bindgen_test]
 async fn storage_that_throws_only_on_reads_resumes_the_pending_key_indexeddb_holds() {
     let t = case("ro-idb");
@@ -102,6 +107,8 @@ async fn storage_that_throws_only_on_reads_resumes_the_pending_key_indexeddb_hol
     c.finish();
 }
 
+// P-storage-fallback-order: a quota hit between two tries moves the record to sessionStorage
+// P-open-finds-fallen-back: a reload finds the record in sessionStorage; finish() removes it everywhere
 #[wasm_bindgen_test]
 async fn quota_exceeded_in_the_middle_of_a_submit_keeps_the_key_after_a_reload() {
     let t = case("quota-mid");
@@ -122,10 +129,22 @@ async fn quota_exceeded_in_the_middle_of_a_submit_keeps_the_key_after_a_reload()
     let cached = pay(&again).await.unwrap();
     assert!(flag(&cached, "fromCache"));
     assert_eq!(t.ledger().await.len(), 1, "charged once");
-    session().remove_item(&t.key()).unwrap();
+    // finish() forgets the record wherever a fallback left it.
     again.finish();
+    let gone = || {
+        session().get_item(&t.key()).unwrap().is_none()
+            && local().get_item(&t.key()).unwrap().is_none()
+    };
+    assert!(
+        until(gone, 5000.0).await,
+        "finish() left a copy: session {:?}, local {:?}",
+        session().get_item(&t.key()).unwrap(),
+        local().get_item(&t.key()).unwrap()
+    );
 }
 
+// P-storage-fallback-order: an answer too large to store moves the record to sessionStorage
+// P-open-finds-fallen-back: a reload finds the answer in sessionStorage
 #[wasm_bindgen_test]
 async fn quota_exceeded_by_a_large_answer_keeps_the_answer() {
     let t = case("quota-big");
@@ -191,6 +210,8 @@ async fn a_record_edited_by_hand_between_two_tries_keeps_the_key() {
     }
 }
 
+// P-corrupt-set-aside: unreadable in the way of the write before a try: set aside, the running submit keeps its key
+// P-event-storage-corrupt: a storage-corrupt event whose quarantineKey holds the text
 #[wasm_bindgen_test]
 async fn a_record_made_unreadable_between_two_tries_is_set_aside_with_an_event() {
     for edit in [
@@ -211,6 +232,7 @@ async fn a_record_made_unreadable_between_two_tries_is_set_aside_with_an_event()
     }
 }
 
+// P-corrupt-set-aside: a record of another version is set aside, not resumed; a new key
 #[wasm_bindgen_test]
 async fn a_record_from_the_future_is_set_aside_not_resumed_or_lost() {
     let t = case("future");

@@ -23,6 +23,9 @@ fn base(extra: &str) -> JsValue {
     opts(&uniq("opt"), "nobody", extra)
 }
 
+// P-options-named: open() refuses each bad option with invalid-options naming it
+// P-error-invalid-options: a missing, unknown or out-of-range option: invalid-options, the message names it
+// P-error-shape: open() throws an Error named IdemError with a code
 #[wasm_bindgen_test]
 fn invalid_options_name_the_option() {
     bad_options(base(r#"{"scope":""}"#), "scope");
@@ -145,6 +148,7 @@ async fn reset_and_finish() {
     local().remove_item(&rk).unwrap();
 }
 
+// P-option-storage: "memory" keeps the record in this page, out of Web Storage
 #[wasm_bindgen_test]
 fn memory_storage_stays_out_of_web_storage_and_is_shared_in_the_page() {
     let scope = uniq("mem");
@@ -161,6 +165,8 @@ fn memory_storage_stays_out_of_web_storage_and_is_shared_in_the_page() {
     c.finish();
 }
 
+// P-error-invalid-payload: a payload JSON cannot carry rejects with invalid-payload, nothing sent
+// P-error-shape: submit() rejects with an Error named IdemError with a code
 #[wasm_bindgen_test]
 async fn a_payload_json_cannot_carry_is_rejected() {
     let c = open(&opts(&uniq("payload"), "nobody", "{}"));
@@ -181,4 +187,63 @@ async fn a_payload_json_cannot_carry_is_rejected() {
     assert_eq!(c.state(), "fresh");
     assert_eq!(c.attempts(), 0);
     c.finish();
+}
+
+// P-option-namespace: the record is stored under `<namespace>:v1:<scope>`
+#[wasm_bindgen_test]
+async fn the_namespace_prefixes_the_storage_key() {
+    let ns = uniq("shop").replace('-', "")[..20].to_string();
+    let scope = uniq("ns");
+    let c = open(&opts(
+        &scope,
+        "nobody",
+        &format!(r#"{{"namespace":"{ns}"}}"#),
+    ));
+    let key = c.key();
+    let mine = format!("{ns}:v1:{scope}");
+    assert!(
+        until(
+            || local()
+                .get_item(&mine)
+                .unwrap()
+                .is_some_and(|t| t.contains(&key)),
+            5000.0
+        )
+        .await,
+        "no record at {mine}"
+    );
+    assert_eq!(
+        local().get_item(&format!("idemkey:v1:{scope}")).unwrap(),
+        None
+    );
+    c.finish();
+}
+
+// P-option-storage: "session" keeps the record in this tab's sessionStorage, not in localStorage
+#[wasm_bindgen_test]
+async fn session_storage_keeps_the_record_in_session_storage() {
+    let scope = uniq("session");
+    let c = open(&opts(&scope, "nobody", r#"{"storage":"session"}"#));
+    assert_eq!(c.storage(), "session");
+    let rk = format!("idemkey:v1:{scope}");
+    let stored = || {
+        session()
+            .get_item(&rk)
+            .unwrap()
+            .map(|t| Record::decode(&t).unwrap().key)
+    };
+    assert!(
+        until(|| stored() == Some(c.key()), 5000.0).await,
+        "not in sessionStorage: {:?}",
+        stored()
+    );
+    assert_eq!(local().get_item(&rk).unwrap(), None);
+    // A refresh of the tab finds it there.
+    let again = open(&opts(&scope, "nobody", r#"{"storage":"session"}"#));
+    assert_eq!(again.key(), c.key());
+    c.finish();
+    assert!(
+        until(|| stored().is_none(), 5000.0).await,
+        "finish() left it"
+    );
 }

@@ -9,7 +9,7 @@
 
 mod support;
 
-use idemkey::core::record::Record;
+use idemkey::core::record::{Record, StoredResponse};
 use idemkey::core::state::State;
 use js_sys::{Array, Function};
 use support::*;
@@ -25,6 +25,7 @@ fn lease_until(key: &str) -> Option<f64> {
     v.rsplit_once('|')?.1.parse().ok()
 }
 
+// P-lock-or-lease: the lease is renewed while its tab's try runs
 #[wasm_bindgen_test]
 async fn the_lease_is_renewed_while_a_long_try_is_in_flight() {
     let (c, customer, ev) = checkout("{}");
@@ -55,6 +56,7 @@ async fn the_lease_is_renewed_while_a_long_try_is_in_flight() {
     c.finish();
 }
 
+// P-lock-or-lease: a lease left by a closed tab lapses
 #[wasm_bindgen_test]
 async fn a_lease_left_by_a_closed_tab_lapses_and_the_submit_goes_ahead() {
     let (c, customer, ev) = checkout("{}");
@@ -80,6 +82,7 @@ async fn a_lease_left_by_a_closed_tab_lapses_and_the_submit_goes_ahead() {
     c.finish();
 }
 
+// P-abandoned: reset() between tries stops the submit (outcome-unknown, abandoned); the next submit uses the new key
 #[wasm_bindgen_test]
 async fn reset_between_tries_stops_the_old_attempt_and_frees_the_scope() {
     let (c, customer, ev) = checkout("{}");
@@ -118,6 +121,7 @@ async fn reset_between_tries_stops_the_old_attempt_and_frees_the_scope() {
     c.finish();
 }
 
+// P-cached-no-lock: a stored answer resolves while another tab holds the lock
 #[wasm_bindgen_test]
 async fn a_stored_success_answers_while_another_tab_holds_the_scope_lock() {
     let (c, customer, _ev) = checkout("{}");
@@ -156,6 +160,7 @@ async fn a_submit_right_after_finish_sends_the_next_attempt_not_the_stored_answe
     c.finish();
 }
 
+// P-answer-then-lock: the next lock holder reads the answer in IndexedDB
 #[wasm_bindgen_test]
 async fn a_submit_made_as_the_first_resolves_gets_the_stored_answer() {
     let (c, customer, _ev) = checkout("{}");
@@ -174,4 +179,102 @@ async fn a_submit_made_as_the_first_resolves_gets_the_stored_answer() {
     assert_eq!(stored.map(|r| r.state), Some(State::Succeeded));
     assert_eq!(ledger(&customer).await, vec![text(&first, "key")]);
     Function::from(get(&c, "finish")).call0(&c).unwrap();
+}
+
+/// A record of `scope` for [`PAY`], in `state`, at `rev`, made `age_ms` ago, as a tab stores it.
+fn record_of(scope: &str, state: State, rev: u64, age_ms: f64) -> Record {
+    let mut r = Record::new(
+        idemkey::new_key(),
+        scope,
+        js_sys::Date::now() - age_ms,
+        86_400_000.0,
+    );
+    r.state = state;
+    r.rev = rev;
+    r.attempts = 1;
+    r.fingerprint = Some(idemkey::core::fingerprint::fingerprint(PAY).unwrap());
+    r
+}
+
+// P-gives-up-only-seen: a reset() that finds another tab's newer attempt stored keeps that one and shows it
+#[wasm_bindgen_test]
+async fn reset_keeps_a_newer_attempt_another_tab_stored_meanwhile() {
+    let t = Case::new("seen");
+    let (c, _ev) = t.open("{}");
+    t.wait_stored().await;
+    let k1 = c.key();
+    // Another tab holds the scope: the reset waits for its turn.
+    let name = format!("idemkey:{}", t.key());
+    let release: Function = JsFuture::from(hold_lock(&name)).await.unwrap().into();
+    c.reset();
+    let k2 = c.key();
+    assert_ne!(k2, k1, "the new key shows at once");
+    // Meanwhile that tab moved the scope to an attempt of its own and sent its key.
+    let theirs = record_of(&t.scope, State::Pending, 2, 0.0);
+    idb_put(&t.key(), &theirs.encode()).await;
+    local().set_item(&t.key(), &theirs.encode()).unwrap();
+    release.call0(&JsValue::UNDEFINED).unwrap();
+    assert!(
+        until(|| c.key() == theirs.key, 5000.0).await,
+        "the reset did not give way to the other tab's attempt: shows {}",
+        c.key()
+    );
+    assert_eq!(c.state(), "pending");
+    let stored = Record::decode(&idb_get(&t.key()).await.unwrap()).unwrap();
+    assert_eq!(stored.key, theirs.key, "the newer attempt was replaced");
+    // Its key is the one a submit of its payload goes on with.
+    let r = pay(&c).await.unwrap();
+    assert_eq!(text(&r, "key"), theirs.key);
+    assert_eq!(t.ledger().await, vec![theirs.key.clone()]);
+    c.finish();
+}
+
+// P-answer-then-lock: a localStorage copy ahead of IndexedDB (its page closed in between) is what the next holder goes on from
+#[wasm_bindgen_test]
+async fn the_next_holder_goes_on_from_a_local_storage_copy_ahead_of_indexeddb() {
+    let t = Case::new("ahead");
+    // A page stored the pending try in IndexedDB, then its answer in localStorage, and was
+    // closed before IndexedDB had the answer too.
+    let pending = record_of(&t.scope, State::Pending, 2, 1000.0);
+    let mut answered = pending.clone();
+    answered.state = State::Succeeded;
+    answered.rev = 3;
+    answered.response = Some(StoredResponse {
+        status: 201,
+        body: r#"{"id":"ch_from_the_closed_page"}"#.into(),
+        replayed: false,
+    });
+    idb_put(&t.key(), &pending.encode()).await;
+    local().set_item(&t.key(), &answered.encode()).unwrap();
+    let (c, ev) = t.open("{}");
+    let r = pay(&c).await.unwrap();
+    assert!(flag(&r, "fromCache"), "{r:?}");
+    assert_eq!(text(&r, "key"), pending.key);
+    assert_eq!(text(&field(&r, "body"), "id"), "ch_from_the_closed_page");
+    assert!(events_of(&ev, "attempt").is_empty(), "sent again");
+    assert_eq!(c.state(), "succeeded");
+    assert!(t.ledger().await.is_empty(), "charged");
+    c.finish();
+}
+
+// P-deadline: waiting for another tab's lock does not count against deadlineMs
+#[wasm_bindgen_test]
+async fn the_deadline_does_not_count_the_wait_for_another_tabs_lock() {
+    let (c, customer, ev) = checkout(r#"{"deadlineMs":1000}"#);
+    let name = format!("idemkey:{}", record_key("idemkey", &c.scope()));
+    let release: Function = JsFuture::from(hold_lock(&name)).await.unwrap().into();
+    let p = c.submit(js(PAY));
+    // Another tab holds the scope for longer than the whole deadline.
+    sleep(1500).await;
+    assert!(
+        events_of(&ev, "attempt").is_empty(),
+        "sent under another tab's lock"
+    );
+    release.call0(&JsValue::UNDEFINED).unwrap();
+    let r = JsFuture::from(p)
+        .await
+        .expect("the deadline ran while it waited");
+    assert_eq!(num(&r, "status"), 201.0);
+    assert_eq!(ledger(&customer).await, vec![c.key()]);
+    c.finish();
 }

@@ -25,6 +25,7 @@ fn seen(chan: &JsValue) -> Vec<String> {
         .collect()
 }
 
+// P-tabs-follow-state: a checkout's state follows another's write at once
 #[wasm_bindgen_test]
 async fn the_checkouts_of_a_page_share_one_channel_and_hear_each_other() {
     let t = Case::new("chan");

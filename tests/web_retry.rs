@@ -16,6 +16,9 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
+// P-timeout-retried: a timed-out try is retried with the same key
+// P-retry-statuses: a timeout is retried
+// P-event-response: the response event says replayed
 #[wasm_bindgen_test]
 async fn a_timeout_is_retried_with_the_same_key_and_replayed() {
     // The first try must commit before it times out (else the retry meets a 409 "still
@@ -52,20 +55,38 @@ async fn retried_once(mode: &str, reason: &str, replayed: bool) {
     let retry = events_of(&ev, "retry");
     assert_eq!(retry.len(), 1, "{mode}");
     assert_eq!(text(&retry[0], "reason"), reason);
+    assert_eq!(
+        num(&retry[0], "attempt"),
+        1.0,
+        "{mode}: the try that failed"
+    );
+    // The tries are counted for this key, in the events before and after each.
+    for ty in ["attempt", "response"] {
+        let n: Vec<f64> = events_of(&ev, ty)
+            .iter()
+            .map(|e| num(e, "attempt"))
+            .collect();
+        assert_eq!(n, [1.0, 2.0], "{mode}: {ty} events");
+    }
     assert_eq!(ledger(&customer).await, vec![c.key()], "{mode}: one charge");
     c.finish();
 }
 
+// P-replayed: Idempotent-Replayed: true shows as replayed
+// P-event-retry: a retry event with attempt, delayMs and reason status-502
+// P-event-attempt: attempt events count the tries, 1 then 2
 #[wasm_bindgen_test]
 async fn a_502_after_commit_is_retried_and_replayed() {
     retried_once("error-after-commit", "status-502", true).await;
 }
 
+// P-retry-statuses: a 503 is retried with the same key
 #[wasm_bindgen_test]
 async fn a_503_before_commit_is_retried_and_charged_once() {
     retried_once("fail-before-commit", "status-503", false).await;
 }
 
+// P-retry-statuses: a dropped connection is retried as a network error
 #[wasm_bindgen_test]
 async fn a_dropped_connection_is_retried_and_replayed() {
     // Chromium itself re-sends a request whose reused keep-alive connection closes before
@@ -88,6 +109,10 @@ async fn a_dropped_connection_is_retried_and_replayed() {
     c.finish();
 }
 
+// P-max-retries: maxRetries 2 is three tries
+// P-outcome-unknown-keeps-key: retries used up: outcome-unknown, pending, the key kept and resumed after a refresh
+// P-unknown-resumes: after a refresh the same payload sends the same key: one charge
+// P-error-payload-conflict: another payload while pending: payload-conflict
 #[wasm_bindgen_test]
 async fn exhausted_retries_keep_the_key_pending_and_a_later_submit_resumes() {
     let (c, customer, _) = checkout(r#"{"maxRetries":2,"backoff":{"baseMs":10,"maxMs":20}}"#);
@@ -119,6 +144,7 @@ async fn exhausted_retries_keep_the_key_pending_and_a_later_submit_resumes() {
     c.finish();
 }
 
+// P-deadline: deadlineMs cuts a slow try: outcome-unknown within the budget
 #[wasm_bindgen_test]
 async fn the_deadline_bounds_the_whole_submit() {
     let (c, customer, ev) = checkout(r#"{"deadlineMs":400,"timeoutMs":10000,"maxRetries":50}"#);
@@ -164,6 +190,9 @@ fn reasons(ev: &js_sys::Function) -> Vec<String> {
         .collect()
 }
 
+// P-retry-statuses: 408 409 425 429 500 502 503 504 are retried with the same key and body
+// P-event-retry: each retry event's reason is status-N
+// P-event-response: a response event with each try's status
 #[wasm_bindgen_test]
 async fn every_retried_status_is_retried_with_the_same_key_and_body() {
     for status in [408, 409, 425, 429, 500, 502, 503, 504] {
@@ -213,6 +242,7 @@ async fn every_retried_status_is_retried_with_the_same_key_and_body() {
     }
 }
 
+// P-final-resolves: any other status resolves at once, not ok, state failed
 #[wasm_bindgen_test]
 async fn any_other_status_is_final() {
     for status in [400, 401, 403, 404, 410, 422, 501] {
@@ -247,6 +277,8 @@ async fn any_other_status_is_final() {
     }
 }
 
+// P-retry-after: Retry-After in seconds or as a date sets the wait, not the backoff
+// P-event-retry: the retry event's delayMs is the wait
 #[wasm_bindgen_test]
 async fn retry_after_as_an_http_date_and_in_seconds_is_honoured() {
     // A backoff of up to 5 s: a delay that follows Retry-After instead is unmistakable.
@@ -311,6 +343,7 @@ async fn retry_after_as_an_http_date_and_in_seconds_is_honoured() {
     c.finish();
 }
 
+// P-retry-statuses: a network error is retried with the same key
 #[wasm_bindgen_test]
 async fn a_network_error_is_retried_with_the_same_key() {
     // Chromium silently re-sends a request once (or more) when a *reused* keep-alive
@@ -355,6 +388,8 @@ async fn answered(spec: &str) -> JsValue {
     r
 }
 
+// P-final-resolves: 200 and 204 resolve ok; the body is JSON, text or null
+// P-replayed: a replayed answer says replayed
 #[wasm_bindgen_test]
 async fn bodies_resolve_as_json_text_or_null() {
     let r = answered(
@@ -395,5 +430,72 @@ async fn bodies_resolve_as_json_text_or_null() {
     assert_eq!(text(&body, "key"), c.key());
     assert_eq!(num(&body, "amount"), 4200.0);
     assert_eq!(text(&body, "object"), "charge");
+    c.finish();
+}
+
+// P-backoff: each wait is random, up to min(maxMs, baseMs * 2^n), and is waited out before the next try
+#[wasm_bindgen_test]
+async fn the_backoff_grows_exponentially_up_to_max_ms_with_full_jitter() {
+    let (c, customer, ev) = checkout(r#"{"maxRetries":6,"backoff":{"baseMs":100,"maxMs":400}}"#);
+    // 503s without Retry-After: the backoff alone sets each wait.
+    schedule(&customer, r#"{"mode":"respond","count":6,"status":503}"#).await;
+    schedule(&customer, MARKER).await;
+    let r = submit(&c, &js(PAY)).await.unwrap();
+    assert_eq!((num(&r, "status"), num(&r, "attempts")), (201.0, 7.0));
+    let retries = timed_events_of(&ev, "retry");
+    let tries = timed_events_of(&ev, "attempt");
+    assert_eq!((retries.len(), tries.len()), (6, 7));
+    let caps = [100.0, 200.0, 400.0, 400.0, 400.0, 400.0];
+    let delays: Vec<f64> = retries.iter().map(|(e, _)| num(e, "delayMs")).collect();
+    for (n, (delay, cap)) in delays.iter().zip(caps).enumerate() {
+        assert!(
+            (0.0..=cap).contains(delay),
+            "wait {n}: {delay} ms, above min(maxMs, baseMs * 2^{n}) = {cap}: {delays:?}"
+        );
+        // The next try goes out once the wait is over (timers may round down by 1 ms).
+        let (waited_from, next_try) = (retries[n].1, tries[n + 1].1);
+        assert!(
+            next_try - waited_from >= delay - 2.0,
+            "try {} after {} ms, before its {delay} ms wait was over",
+            n + 2,
+            next_try - waited_from
+        );
+    }
+    // Full jitter: random waits, not the caps (all six at 95 % of their cap or more has
+    // a chance of 1 in 64 million).
+    assert!(
+        delays.iter().zip(caps).any(|(d, cap)| *d < cap * 0.95),
+        "every wait at its cap: {delays:?}"
+    );
+    assert_eq!(ledger(&customer).await, vec![c.key()]);
+    c.finish();
+}
+
+// P-deadline: a wait (Retry-After or backoff) that would pass deadlineMs ends the submit at once with outcome-unknown
+#[wasm_bindgen_test]
+async fn a_wait_past_the_deadline_ends_the_submit_at_once() {
+    let (c, customer, ev) = checkout(r#"{"deadlineMs":3000}"#);
+    let key = c.key();
+    schedule(
+        &customer,
+        r#"{"mode":"respond","count":2,"status":503,"retry_after":"10"}"#,
+    )
+    .await;
+    let t0 = js_sys::Date::now();
+    let e = submit(&c, &js(PAY)).await.unwrap_err();
+    let took = js_sys::Date::now() - t0;
+    assert_idem_error(&e, "outcome-unknown", "");
+    assert!(
+        took < 2000.0,
+        "waited {took} ms for a wait past the deadline"
+    );
+    assert_eq!(events_of(&ev, "attempt").len(), 1, "one try");
+    let f = faults(&customer).await;
+    assert_eq!(
+        num(&Array::from(&get(&f, "scheduled")).get(0), "remaining"),
+        1.0,
+        "one request reached the server"
+    );
+    assert_eq!((c.state(), c.key()), ("pending".to_string(), key));
     c.finish();
 }

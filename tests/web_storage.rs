@@ -12,6 +12,8 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
+// P-storage-fallback-order: a throwing localStorage moves the record to sessionStorage; checkout.storage says so
+// P-event-storage-fallback: a storage-fallback event with from, to, reason and the key
 #[wasm_bindgen_test]
 async fn local_storage_that_throws_falls_back_to_session() {
     let scope = uniq("fb-session");
@@ -47,6 +49,7 @@ async fn local_storage_that_throws_falls_back_to_session() {
     session.remove_item(&rk).unwrap();
 }
 
+// P-storage-fallback-order: storage that always throws: local -> session -> memory
 #[wasm_bindgen_test]
 async fn storage_that_always_throws_falls_back_to_memory() {
     let scope = uniq("fb-mem");
@@ -84,6 +87,7 @@ async fn storage_that_always_throws_falls_back_to_memory() {
     c.finish();
 }
 
+// P-storage-fallback-order: a later write that throws moves the record too, with an event
 #[wasm_bindgen_test]
 async fn a_write_that_throws_later_falls_back_too() {
     let scope = uniq("fb-later");
@@ -119,6 +123,7 @@ async fn a_write_that_throws_later_falls_back_too() {
     session.remove_item(&rk).unwrap();
 }
 
+// P-error-invalid-options: sweep() refuses a bad namespace with invalid-options, as open() does
 #[wasm_bindgen_test]
 fn sweep_rejects_a_bad_namespace_exactly_like_open() {
     for ns in [String::new(), "a:b".into(), "x".repeat(65)] {
@@ -151,6 +156,8 @@ fn quarantined(ns: &str, scope: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+// P-corrupt-set-aside: an unreadable record at open() is moved aside, never overwritten; a new key
+// P-event-storage-corrupt: a storage-corrupt event with reason, quarantineKey and the key
 #[wasm_bindgen_test]
 async fn corrupt_records_are_set_aside_with_an_event() {
     let ns = uniq("ns").replace('-', "");
@@ -187,6 +194,7 @@ async fn corrupt_records_are_set_aside_with_an_event() {
     }
 }
 
+// P-on-event-throws: what onEvent throws never reaches open()
 #[wasm_bindgen_test]
 fn a_throwing_on_event_never_breaks_open() {
     let scope = uniq("thrower");
@@ -219,6 +227,7 @@ fn stored(scope: &str, now: f64, ttl_ms: f64, state: State) -> Record {
     r
 }
 
+// P-ttl-never-reused: an expired record is not reused
 #[wasm_bindgen_test]
 fn an_expired_record_gets_a_new_key() {
     let scope = uniq("expired");
@@ -233,6 +242,7 @@ fn an_expired_record_gets_a_new_key() {
     c.finish();
 }
 
+// P-ttl-never-reused: a key stored under a longer ttlSeconds is not reused past this one
 #[wasm_bindgen_test]
 fn a_lowered_ttl_seconds_retires_a_key_stored_under_a_longer_one() {
     let scope = uniq("ttl-lowered");
@@ -248,7 +258,16 @@ fn a_lowered_ttl_seconds_retires_a_key_stored_under_a_longer_one() {
     let c = open(&opts(&scope, "nobody", r#"{"ttlSeconds":2}"#));
     assert_ne!(c.key(), old.key, "a 5 s old key reused under ttlSeconds 2");
     assert_eq!(c.state(), "fresh");
+    c.finish();
     // Under a TTL it has not outlived, the same record is resumed, expiring by this TTL.
+    let scope = uniq("ttl-kept");
+    let old = stored(
+        &scope,
+        js_sys::Date::now() - 5_000.0,
+        86_400_000.0,
+        State::Pending,
+    );
+    let rk = record_key("idemkey", &scope);
     local().set_item(&rk, &old.encode()).unwrap();
     let d = open(&opts(&scope, "nobody", r#"{"ttlSeconds":60}"#));
     assert_eq!(d.key(), old.key);
@@ -256,6 +275,7 @@ fn a_lowered_ttl_seconds_retires_a_key_stored_under_a_longer_one() {
     d.finish();
 }
 
+// P-ttl-never-reused: a key older than ttlSeconds is not reused
 #[wasm_bindgen_test]
 async fn a_key_older_than_ttl_seconds_is_not_reused() {
     let scope = uniq("ttl");
@@ -268,11 +288,19 @@ async fn a_key_older_than_ttl_seconds_is_not_reused() {
         k
     );
     sleep(1100).await;
-    let later = open(&opts(&scope, "nobody", r#"{"ttlSeconds":1}"#));
+    // Opened again in this page, where the first checkout of the scope is still open: the
+    // expired key is not reused, and both show the new one.
+    let (o, ev) = recorded_opts(&scope, "nobody", r#"{"ttlSeconds":1}"#);
+    let later = open(&o);
     assert_ne!(later.key(), k);
+    assert_eq!(c.key(), later.key());
+    let changed = events_of(&ev, "key-changed");
+    assert_eq!(changed.len(), 1, "{:?}", types(&ev));
+    assert_eq!(text(&changed[0], "previous"), k);
     later.finish();
 }
 
+// P-sweep: sweep() deletes the expired records of a namespace, and only those
 #[wasm_bindgen_test]
 fn sweep_removes_expired_records_only() {
     let ns = &uniq("sw").replace('-', "")[..16];
@@ -318,6 +346,7 @@ fn sweep_removes_expired_records_only() {
     assert!(sweep(Some("a:b".into())).is_err());
 }
 
+// P-corrupt-set-aside: set-aside copies go after 7 days, by sweep() and open()
 #[wasm_bindgen_test]
 fn quarantined_copies_are_swept_after_seven_days_by_sweep_and_open() {
     let ns = &uniq("qs").replace('-', "")[..16];
@@ -355,6 +384,8 @@ fn quarantined_copies_are_swept_after_seven_days_by_sweep_and_open() {
     }
 }
 
+// P-tabs-follow-state: the storage event keeps checkout.state and the state events current
+// P-event-state: a state event with state and previous when another tab changed the record
 #[wasm_bindgen_test]
 fn the_storage_event_keeps_state_current() {
     let scope = uniq("tabs");

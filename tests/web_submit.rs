@@ -15,6 +15,12 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
+// P-json-body: the payload goes as the JSON body, with the key
+// P-final-resolves: a 201 resolves ok and makes the state succeeded
+// P-events-carry-key: every event carries type and key
+// P-event-attempt: an attempt event before the try, counting tries
+// P-event-response: a response event with attempt, status and replayed
+// P-event-state: state events pending then succeeded, with previous
 #[wasm_bindgen_test]
 async fn one_submit_makes_one_charge() {
     let (c, customer, ev) = checkout("{}");
@@ -29,18 +35,42 @@ async fn one_submit_makes_one_charge() {
     let body = field(&r, "body");
     assert_eq!(text(&body, "object"), "charge", "body is parsed JSON");
     assert_eq!(text(&body, "key"), key);
+    // The server read the payload from the JSON body.
+    assert_eq!(
+        (num(&body, "amount"), text(&body, "currency")),
+        (4200.0, "eur".to_string())
+    );
     assert_eq!(c.state(), "succeeded");
     assert_eq!(c.attempts(), 1);
     assert_eq!(ledger(&customer).await, vec![key.clone()]);
     assert_eq!(types(&ev), ["state", "attempt", "response", "state"]);
+    let events: Vec<_> = Array::from(&get(&ev, "events")).iter().collect();
+    assert!(
+        events.iter().all(|e| text(e, "key") == key),
+        "an event without this key: {events:?}"
+    );
+    assert_eq!(num(&events_of(&ev, "attempt")[0], "attempt"), 1.0);
+    let response = &events_of(&ev, "response")[0];
+    assert_eq!(
+        (num(response, "attempt"), num(response, "status")),
+        (1.0, 201.0)
+    );
+    assert!(!flag(response, "replayed"));
     let states: Vec<String> = events_of(&ev, "state")
         .iter()
         .map(|e| text(e, "state"))
         .collect();
     assert_eq!(states, ["pending", "succeeded"]);
+    let previous: Vec<String> = events_of(&ev, "state")
+        .iter()
+        .map(|e| text(e, "previous"))
+        .collect();
+    assert_eq!(previous, ["fresh", "pending"]);
     c.finish();
 }
 
+// P-refresh-finds-key: a refresh mid-request finds the key, pending; after the answer, succeeded
+// P-succeeded-from-cache: after a refresh, submit(p) of a succeeded attempt is its stored result, fromCache
 #[wasm_bindgen_test]
 async fn the_record_is_stored_before_the_request_and_a_refresh_sees_it() {
     let (c, customer, ev) = checkout("{}");
@@ -67,6 +97,7 @@ async fn the_record_is_stored_before_the_request_and_a_refresh_sees_it() {
     c.finish();
 }
 
+// P-one-sequence: two submit() calls in one page share one request sequence and one result
 #[wasm_bindgen_test]
 async fn a_double_click_shares_one_request_sequence() {
     let (c, customer, ev) = checkout("{}");
@@ -91,6 +122,7 @@ async fn a_double_click_shares_one_request_sequence() {
     c.finish();
 }
 
+// P-error-payload-conflict: another payload while pending: payload-conflict, nothing sent
 #[wasm_bindgen_test]
 async fn a_second_click_with_another_payload_while_in_flight_conflicts() {
     let (c, customer, _) = checkout("{}");
@@ -103,30 +135,31 @@ async fn a_second_click_with_another_payload_while_in_flight_conflicts() {
     c.finish();
 }
 
+/// Tab A (a second page of the origin) pays with its try held on the wire; this page, tab
+/// B, submits the same payload meanwhile: it must wait for A's lock (Web Locks, or with
+/// `hide` the storage lease) and resolve with A's stored result without sending.
 async fn two_tabs(hide: bool) {
     let customer = uniq("cust");
     let scope = uniq("cart");
-    let (oa, ev_a) = recorded_opts(&scope, &customer, "{}");
+    let tab = Tab::open().await;
+    let o = opts(&scope, &customer, "{}");
+    let (a, ev_a) = tab.checkout_recorded(&o);
     let (ob, ev_b) = recorded_opts(&scope, &customer, "{}");
-    // Two Checkout objects on one scope act as two tabs: no shared single flight, only the
-    // lock. B opens once A's new key is stored (open() itself stores nothing).
-    let a = open(&oa);
-    let rk = record_key("idemkey", &scope);
-    assert!(until(|| local().get_item(&rk).unwrap().is_some(), 5000.0).await);
     let b = open(&ob);
-    assert_eq!(a.key(), b.key());
+    assert_eq!(tab_get(&a, "key").as_string().unwrap(), b.key());
     fault(&customer, "delay-after-commit", 1, 400).await;
-    let undo = hide.then(hide_locks);
-    let pa = a.submit(js(PAY));
+    let undo = hide.then(|| (hide_locks(), hide_locks_in(&tab.window())));
+    let pa = tab_submit(&a, &js(PAY));
     // Tab A holds the scope and its try is out: B's submit must wait for it.
     wait_events(&ev_a, "attempt", 1).await;
     let pb = b.submit(js(PAY_REORDERED));
     let (ra, rb) = (JsFuture::from(pa).await, JsFuture::from(pb).await);
-    if let Some(u) = &undo {
+    if let Some((u, v)) = &undo {
         restore(u);
+        restore(v);
     }
     let (ra, rb) = (ra.unwrap(), rb.unwrap());
-    assert!(!flag(&ra, "fromCache"));
+    assert!(!flag(&ra, "fromCache"), "{ra:?}");
     assert!(
         flag(&rb, "fromCache"),
         "the waiting tab resolves with the stored result"
@@ -147,19 +180,27 @@ async fn two_tabs(hide: bool) {
         None,
         "lease released"
     );
-    a.finish();
+    tab.close();
+    b.finish();
 }
 
+// P-tabs-one-sender: the second checkout waits and sends nothing
+// P-waiting-tab-from-cache: the checkout that waited resolves with the stored result, fromCache
+// P-lock-or-lease: with Web Locks the sequences of one scope never overlap
 #[wasm_bindgen_test]
 async fn a_second_tab_waits_on_the_web_lock_and_reads_the_stored_result() {
     two_tabs(false).await;
 }
 
+// P-lock-or-lease: without Web Locks the lease in storage keeps the sequences apart
+// P-tabs-one-sender: without Web Locks too, the waiting checkout sends nothing
 #[wasm_bindgen_test]
 async fn without_web_locks_the_storage_lease_serialises_tabs() {
     two_tabs(true).await;
 }
 
+// P-succeeded-from-cache: submit(p) after success: the stored result, fromCache, nothing sent
+// P-error-payload-conflict: another payload after success: payload-conflict until reset()
 #[wasm_bindgen_test]
 async fn after_success_the_same_payload_comes_from_the_store_and_another_conflicts() {
     let (c, customer, ev) = checkout("{}");
@@ -191,6 +232,8 @@ async fn after_success_the_same_payload_comes_from_the_store_and_another_conflic
     c.finish();
 }
 
+// P-new-key-after-failed: after a failed attempt the next submit sends a new key
+// P-final-resolves: a 402 resolves (not ok) and makes the state failed
 #[wasm_bindgen_test]
 async fn a_decline_fails_the_attempt_and_the_next_submit_gets_a_new_key() {
     let (c, customer, _) = checkout("{}");
@@ -211,15 +254,17 @@ async fn a_decline_fails_the_attempt_and_the_next_submit_gets_a_new_key() {
     c.finish();
 }
 
+// P-waiting-tab-from-cache: the waiting checkout resolves with the other's decline, fromCache
 #[wasm_bindgen_test]
 async fn a_second_tab_that_waited_gets_the_first_tabs_decline_without_a_new_key() {
     let customer = uniq("cust");
     let scope = uniq("cart");
-    let (oa, ev_a) = recorded_opts(&scope, &customer, "{}");
+    let tab = Tab::open().await;
+    let (a, ev_a) = tab.checkout_recorded(&opts(&scope, &customer, "{}"));
     let (ob, ev_b) = recorded_opts(&scope, &customer, "{}");
-    let (a, b) = (open(&oa), open(&ob));
+    let b = open(&ob);
     fault(&customer, "delay-after-commit", 1, 400).await;
-    let pa = a.submit(js(DECLINED));
+    let pa = tab_submit(&a, &js(DECLINED));
     wait_events(&ev_a, "attempt", 1).await;
     // Called while tab A's try is in flight: A's decline, stored after this call, is B's answer.
     let pb = b.submit(js(DECLINED));
@@ -246,9 +291,12 @@ async fn a_second_tab_that_waited_gets_the_first_tabs_decline_without_a_new_key(
     let r = submit(&b, &js(DECLINED)).await.unwrap();
     assert!(!flag(&r, "fromCache"));
     assert_ne!(text(&r, "key"), text(&ra, "key"));
-    a.finish();
+    tab.close();
+    b.finish();
 }
 
+// P-option-header-name: headerName carries the bare key
+// P-option-header-format: sf-string sends the key quoted
 #[wasm_bindgen_test]
 async fn header_name_and_sf_string_format() {
     let (c, customer, _) = checkout(r#"{"headerFormat":"sf-string"}"#);
@@ -283,6 +331,7 @@ async fn header_name_and_sf_string_format() {
     c.finish();
 }
 
+// P-on-event-throws: what onEvent throws never breaks submit()
 #[wasm_bindgen_test]
 async fn a_throwing_on_event_never_breaks_submit() {
     let customer = uniq("cust");
@@ -296,6 +345,8 @@ async fn a_throwing_on_event_never_breaks_submit() {
     c.finish();
 }
 
+// P-stored-before-send: each key is in storage before its request; the payload never is
+// P-new-key-after-failed: after a decline the next payload goes under a new key
 #[wasm_bindgen_test]
 async fn every_key_is_stored_before_its_first_request_and_the_payload_never_is() {
     let (c, customer, _) = checkout(r#"{"maxRetries":0}"#);
@@ -349,4 +400,57 @@ async fn every_key_is_stored_before_its_first_request_and_the_payload_never_is()
         }
     }
     refreshed.finish();
+}
+
+/// The requests a [`spy_fetch`] saw.
+fn requests(spy: &js_sys::Function) -> Vec<wasm_bindgen::JsValue> {
+    Array::from(&get(spy, "seen")).iter().collect()
+}
+
+// P-option-method: `method` is the HTTP method of every try
+// P-option-credentials: `credentials` goes to fetch as given, same-origin by default
+// P-option-headers: the extra headers are sent; Content-Type is application/json unless set there
+#[wasm_bindgen_test]
+async fn method_credentials_and_headers_are_sent_as_given() {
+    let customer = uniq("cust");
+    // The defaults, with an extra header besides the customer's.
+    let extra =
+        format!(r#"{{"headers":{{"X-Customer-Id":"{customer}","Authorization":"Bearer tok_1"}}}}"#);
+    let c = open(&opts(&uniq("cart"), &customer, &extra));
+    let spy = spy_fetch();
+    let r = pay(&c).await;
+    let seen = requests(&spy);
+    restore(&spy);
+    assert_eq!(num(&r.unwrap(), "status"), 201.0);
+    assert_eq!(seen.len(), 1);
+    let req = &seen[0];
+    assert_eq!(text(req, "method"), "POST");
+    assert_eq!(text(req, "credentials"), "same-origin");
+    assert_eq!(text(req, "contentType"), "application/json");
+    assert_eq!(text(req, "authorization"), "Bearer tok_1");
+    // The server charged the customer an extra header names.
+    assert_eq!(ledger(&customer).await, vec![c.key()]);
+    c.finish();
+
+    // Another method, credentials and Content-Type, each as given.
+    let extra = format!(
+        r#"{{"method":"PUT","credentials":"omit","maxRetries":0,
+            "headers":{{"X-Customer-Id":"{customer}","Content-Type":"text/plain"}}}}"#
+    );
+    let c = open(&opts(&uniq("cart"), &customer, &extra));
+    let spy = spy_fetch();
+    let r = pay(&c).await;
+    let seen = requests(&spy);
+    restore(&spy);
+    assert_eq!(seen.len(), 1);
+    let req = &seen[0];
+    assert_eq!(text(req, "method"), "PUT");
+    assert_eq!(text(req, "credentials"), "omit");
+    assert_eq!(text(req, "contentType"), "text/plain");
+    assert!(get(req, "authorization").is_null());
+    // The reference server takes charges by POST only: the PUT's answer is final.
+    assert_eq!(num(&r.unwrap(), "status"), 405.0);
+    assert_eq!(c.state(), "failed");
+    assert_eq!(ledger(&customer).await.len(), 1);
+    c.finish();
 }

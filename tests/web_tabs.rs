@@ -67,6 +67,8 @@ async fn paying(faults: &str, until: &str) -> Paying {
 /// Each 800 ms: time enough to act in the other tab while the try is on the wire.
 const SLOW: &str = r#"{"mode":"delay-after-commit","count":1,"delay_ms":800}"#;
 
+// P-waiting-tab-from-cache: the tab that waited resolves with the stored result, fromCache
+// P-tabs-one-sender: two tabs: one charge, the waiting tab sends nothing
 #[wasm_bindgen_test]
 async fn the_tab_that_waited_resolves_from_the_other_tabs_stored_result() {
     let Paying {
@@ -88,6 +90,7 @@ async fn the_tab_that_waited_resolves_from_the_other_tabs_stored_result() {
     b.finish();
 }
 
+// P-tabs-one-key: the stored record's key is sent, not one made up at open()
 #[wasm_bindgen_test]
 async fn a_record_in_the_store_wins_over_a_key_made_at_open() {
     // Another tab stored K1 pending and sent it; its mirror write has not reached this tab,
@@ -129,6 +132,8 @@ async fn a_record_in_the_store_wins_over_a_key_made_at_open() {
     c.finish();
 }
 
+// P-tabs-one-key: another tab opens the scope with the same key
+// P-option-storage: "local": the record is in IndexedDB and localStorage, and another tab opens it
 #[wasm_bindgen_test]
 async fn a_key_made_at_open_is_stored_for_the_other_tabs() {
     let scope = uniq("cart");
@@ -149,6 +154,8 @@ async fn a_key_made_at_open_is_stored_for_the_other_tabs() {
     c.finish();
 }
 
+// P-tabs-follow-state: the other tab's state and state events follow
+// P-event-state: state events in the tab that did not submit
 #[wasm_bindgen_test]
 async fn the_other_tab_learns_the_result_from_a_notice() {
     let customer = uniq("cust");
@@ -184,6 +191,7 @@ async fn the_other_tab_learns_the_result_from_a_notice() {
     b.finish();
 }
 
+// P-abandoned: reset() in one tab stops the other tab's submit before its next try
 #[wasm_bindgen_test]
 async fn reset_in_one_tab_stops_the_other_tabs_retries_then_takes_effect() {
     // Each 503 asks for a 1 s wait: time to reset in the other tab between two tries.
@@ -229,6 +237,7 @@ async fn reset_in_one_tab_stops_the_other_tabs_retries_then_takes_effect() {
     b.finish();
 }
 
+// P-wire-try-reported: finish() waits for the try on the wire; its charge is reported
 #[wasm_bindgen_test]
 async fn finish_in_one_tab_waits_for_the_other_tabs_try_on_the_wire() {
     let Paying {
@@ -304,16 +313,20 @@ async fn race_without_indexeddb(break_it: bool) {
     b.finish();
 }
 
+// P-no-indexeddb: without IndexedDB: a storage-fallback event from indexeddb; one charge
+// P-event-storage-fallback: from indexeddb to local, with the reason
 #[wasm_bindgen_test]
 async fn without_indexeddb_the_record_lives_in_local_storage_and_charges_once() {
     race_without_indexeddb(false).await;
 }
 
+// P-no-indexeddb: an IndexedDB that fails: a storage-fallback event; one charge
 #[wasm_bindgen_test]
 async fn an_indexeddb_that_fails_falls_back_to_local_storage_and_charges_once() {
     race_without_indexeddb(true).await;
 }
 
+// P-sweep: sweep() deletes expired records from IndexedDB too
 #[wasm_bindgen_test]
 async fn sweep_deletes_expired_records_from_indexeddb_too() {
     let ns = &uniq("sw").replace('-', "")[..16];
@@ -388,5 +401,29 @@ async fn open_sweeps_indexeddb_once_per_namespace_and_page() {
     idemkey::sweep(Some(ns.to_string())).unwrap();
     assert!(gone(k2).await, "sweep() did not sweep IndexedDB");
     a.finish();
+    b.finish();
+}
+
+// P-unknown-resumes: after outcome-unknown in one tab, the same payload in another tab sends the same key: one charge
+#[wasm_bindgen_test]
+async fn an_unknown_outcome_in_one_tab_is_resumed_in_another_with_the_same_key() {
+    let tab = Tab::open().await;
+    let customer = uniq("cust");
+    let scope = uniq("cart");
+    // The server charges, then its answer is lost (a 502), and no retry is left.
+    fault(&customer, "error-after-commit", 1, 0).await;
+    let a = tab.checkout(&opts(&scope, &customer, r#"{"maxRetries":0}"#));
+    let ra = settled(tab_submit(&a, &js(PAY))).await;
+    assert_eq!(text(&ra, "error"), "outcome-unknown", "{ra:?}");
+    let k = tab_get(&a, "key").as_string().unwrap();
+    assert_eq!(ledger(&customer).await, vec![k.clone()], "charged once");
+    let (ob, ev) = recorded_opts(&scope, &customer, "{}");
+    let b = open(&ob);
+    let rb = submit(&b, &js(PAY)).await.unwrap();
+    assert_eq!(text(&rb, "key"), k, "{:?}", types(&ev));
+    assert!(flag(&rb, "replayed"), "the server replays its first answer");
+    assert_eq!(num(&rb, "status"), 201.0);
+    assert_eq!(ledger(&customer).await, vec![k], "charged once");
+    tab.close();
     b.finish();
 }

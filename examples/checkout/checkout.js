@@ -19,10 +19,11 @@ form.pay.disabled = false;   // ready: clicks before init would be lost
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
   try {
-    // Double-clicks, retries and refreshes all send this attempt's one key.
+    // Double-clicks, retries and refreshes all send this attempt's one key, and a click
+    // after the answer gets the stored answer. So no finish() here: the attempt ends when
+    // the next order begins (a new cart, a new scope).
     const r = await checkout.submit({ amount: 4200, currency: "EUR" });
     result.textContent = r.ok ? `Paid (${r.status})` : `Declined (${r.status})`;
-    if (r.ok) checkout.finish(); // receipt shown: the next checkout gets a new key
   } catch (err) {
     if (err.code !== "outcome-unknown") throw err;
     result.textContent = "No answer yet. Press Pay again: you will not be charged twice.";

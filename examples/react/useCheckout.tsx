@@ -8,7 +8,8 @@ import { Checkout, type CheckoutOptions, type IdemError } from "idemkey";
 export function useCheckout(options: CheckoutOptions): Checkout | null {
   const [checkout, setCheckout] = useState<Checkout | null>(null);
   useEffect(() => {
-    // Reopening a scope finds its stored key: StrictMode's second run is harmless.
+    // A second open() of a scope in the page is the same attempt (same key, same state):
+    // StrictMode's second run is harmless.
     setCheckout(Checkout.open(options));
   }, [options.scope, options.endpoint]); // eslint-disable-line react-hooks/exhaustive-deps
   return checkout;
@@ -20,8 +21,9 @@ export function PayButton({ cartId }: { cartId: string }) {
   const pay = async () => {
     try {
       const r = await checkout!.submit({ cart: cartId, amount: 4200, currency: "EUR" });
+      // No finish() here: a second click after the answer gets the stored answer. The
+      // attempt ends when the next order begins (another cartId, another scope).
       setMessage(r.ok ? "Paid" : `Declined (${r.status})`);
-      if (r.ok) checkout!.finish();
     } catch (err) {
       // Only outcome-unknown means "maybe charged, the key is kept": pressing again is safe.
       if ((err as IdemError).code !== "outcome-unknown") throw err;

@@ -11,12 +11,19 @@ import init, {
   type IdemError,
   type IdemErrorCode,
   type IdemEvent,
+  type InitOptions,
   type StorageKind,
   type SubmitResult,
 } from "idemkey";
 
 await init(); // or initSync({ module: bytes }) where the wasm bytes are at hand
 const syncInit: typeof initSync = initSync;
+// On a payment page init() hashes the wasm and compiles it only if it matches (type-checked
+// only: the value is a placeholder).
+// #region integrity
+await init({ integrity: "sha384-…" }); // integrity.json["idemkey_bg.wasm"]
+// #endregion integrity
+const pinned: InitOptions = { module_or_path: "/js/idemkey_bg.wasm", integrity: "sha384-…" };
 
 // #region options
 const options: CheckoutOptions = {
@@ -67,6 +74,7 @@ function log(e: IdemEvent): void {
     case "retry":            console.log(e.key, "retry in", e.delayMs, "ms after", e.reason); break;
     case "response":         console.log(e.key, e.status, e.replayed ? "(replayed)" : ""); break;
     case "state":            console.log(e.key, e.previous, "->", e.state); break;
+    case "key-changed":      console.log(e.previous, "is now", e.key); break;
     case "storage-fallback": console.warn(e.from, "->", e.to, e.reason); break;
     case "storage-corrupt":  console.warn("set aside as", e.quarantineKey, e.reason); break;
     default: { const unhandled: never = e; return unhandled; } // every type is handled
@@ -88,6 +96,8 @@ try {
     case "payload-conflict": break; // another payload while pending/succeeded: reset() first
     case "outcome-unknown":  break; // retries or deadline used up: the key is kept, submit again
     case "invalid-payload":  break; // the payload is not JSON-serialisable
+    case "wasm-blocked":     break; // init(): the page's CSP refuses wasm: add 'wasm-unsafe-eval'
+    case "wasm-integrity":   break; // init({ integrity }): the wasm's bytes are not the pinned ones
   }
 }
 // #endregion errors
@@ -97,19 +107,19 @@ try {
 //
 //   fresh --submit(p)--> pending --2xx-----------------> succeeded --finish()--> forgotten
 //     ^                   |  ^                              |
-//     |                   |  | retry, same key: network     +- submit(p): stored result, fromCache
+//     |                   |  | retry, same key: network     +- submit(p): stored result, fromCache [P-succeeded-from-cache]
 //     |                   +--+ error, timeout, 408 409 425  +- submit(q): payload-conflict
 //     |                   |    429 500 502 503 504
 //     |                   |    retries or deadline used up: outcome-unknown, still
 //     |                   |    pending, key kept: submit(p) later resumes with it;
 //     |                   |    submit(q) meanwhile: payload-conflict
 //     |                   |
-//     |                   +--any other status--> failed --submit(any)--> pending, new key
+//     |                   +--any other status--> failed --submit(any)--> pending, new key [P-new-key-after-failed]
 //     |
 //     +-- reset() from any state, or ttlSeconds passed: new key
 checkout.reset();                 // abandon this attempt on purpose: new key, "fresh"
-checkout.finish();                // forget the record once the receipt is shown
-const removed: number = sweep("idemkey"); // delete expired records of a namespace
+checkout.finish();                // forget the record when the page moves on to the next order
+const removed: number = sweep("idemkey"); // delete expired records of a namespace [P-sweep]
 const fresh: string = newKey();   // a UUID v4
 // #endregion lifecycle
 

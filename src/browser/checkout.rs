@@ -1,96 +1,49 @@
-//! One checkout's live state in this tab: options, storage, the record as this tab shows
-//! it, the submit in flight, and the listeners (BroadcastChannel notices, the `storage`
-//! event) that keep the shown record current when another tab stores the scope's record.
+//! One scope's live state in this page, shared by every `Checkout` of the scope: options,
+//! storage, the record as the page shows it, the submit in flight, the `reset()` or
+//! `finish()` waiting for its turn, and what `open()` does (the proposal of a new key).
 
 use crate::prelude::*;
-use alloc::rc::{Rc, Weak};
+use alloc::rc::Rc;
 use core::cell::Cell;
 
-use js_sys::{Array, Function};
-use wasm_bindgen::prelude::*;
+use js_sys::Function;
 
 use super::broadcast::Channel;
 use super::cell::Slot;
 use super::clock::now_ms;
 use super::events::{Emitter, Event};
 use super::flight::SingleFlight;
-use super::idb;
-use super::js::text;
+use super::listen::Listener;
 use super::lock;
-use super::page::PageCell;
 use super::record;
+use super::scopes;
 use super::shared;
 use super::storage::{self, Fallback, Store};
+use super::sweep::sweep_kinds;
 use super::task::spawn_local;
 use crate::core::options::{Options, StorageKind};
-use crate::core::record::{quarantine_key, record_key, sweep_due, Record};
+use crate::core::record::{proposal_key, quarantine_key, record_key, Record};
 use crate::core::state::State;
-use crate::core::sync::{may_be_sending, removes, supersedes, Notice};
+use crate::core::sync::{may_be_sending, Notice};
 
 pub(crate) use super::key::new_key;
-
-/// The backends this page has swept, each as `{namespace}:{backend}` (`local`, `session`,
-/// `memory` or `indexeddb`): once per page load is enough for records that live for hours,
-/// a Web Storage sweep reads every key of the backend, the page's own among them, and an
-/// IndexedDB one is a scan of the store that delays the submit after it.
-static SWEPT: PageCell<Vec<String>> = PageCell::new(Vec::new());
-
-/// Deletes from the given backends what core's `sweep_due` says: the expired records of
-/// `namespace` and its quarantined copies past their retention; returns how many (the
-/// IndexedDB ones, deleted in the background where `idb` says so, are not counted).
-/// With `once`, each backend is skipped if this page has swept it for `namespace` before;
-/// without, all are swept, and the IndexedDB sweep counts as this page's.
-pub(crate) fn sweep_kinds(kinds: &[StorageKind], namespace: &str, idb: bool, once: bool) -> u32 {
-    let mut prefix = String::from(namespace);
-    prefix.push(':');
-    let now = now_ms();
-    let due = |backend: &str| {
-        let mut done = prefix.clone();
-        done.push_str(backend);
-        SWEPT.first_time(done) || !once
-    };
-    if idb && due("indexeddb") {
-        let (ns, p) = (String::from(namespace), prefix.clone());
-        spawn_local(async move {
-            idb::sweep(&p, move |k, v| sweep_due(&ns, &k, &v, now, record::decode)).await;
-        });
-    }
-    let mut n = 0;
-    for &kind in kinds {
-        // Without `once` the Web Storage sweep is not recorded: `open()` still sweeps.
-        if !once || due(kind.as_str()) {
-            n += storage::remove_where(kind, &prefix, |k, v| {
-                sweep_due(namespace, k, v, now, record::decode)
-            });
-        }
-    }
-    n
-}
-
-#[wasm_bindgen(module = "/src/browser/glue.js")]
-extern "C" {
-    /// Adds (`add`) or removes the window's `storage` event listener that calls `f` with
-    /// the event's `[key, newValue, oldValue, storageArea]`; nothing without a window.
-    #[wasm_bindgen(js_name = onStorageEvent)]
-    fn on_storage_event(f: &JsValue, add: bool);
-}
 
 /// A new record (new key, state fresh) for the scope of `opts`.
 fn fresh(opts: &Options) -> Record {
     Record::new(new_key(), opts.scope.as_str(), now_ms(), opts.ttl_ms())
 }
 
-/// The `storage` event listener, kept to remove it when the checkout is freed.
-type Listener = Closure<dyn FnMut(JsValue)>;
 
-/// Shared by the JS `Checkout` object and its running operations.
+/// One scope's live state in this page, shared by every `Checkout` of the scope and their
+/// running operations.
 pub(crate) struct Inner {
-    /// Validated options.
+    /// The options of the scope's first `Checkout` in the page: its scope, namespace,
+    /// storage and `ttlSeconds` are the record's (each `Checkout` sends with its own).
     pub(crate) opts: Options,
     /// The Web Storage (or memory) store: the mirror every getter and `open()` read, and
     /// the store itself where IndexedDB is not used.
     pub(crate) store: Rc<Store>,
-    /// `onEvent`.
+    /// The `onEvent` of every open `Checkout` of the scope.
     pub(crate) events: Emitter,
     /// The record as this tab shows it.
     pub(crate) rec: Slot<Record>,
@@ -106,19 +59,28 @@ pub(crate) struct Inner {
     pub(crate) intents: Cell<u32>,
     /// The submit sequence in flight in this tab.
     pub(crate) flight: SingleFlight,
-    channel: Slot<Option<Channel>>,
-    listener: Slot<Option<Listener>>,
+    /// The scope's BroadcastChannel, where the record is shared.
+    pub(crate) channel: Slot<Option<Channel>>,
+    /// The `storage` event listener, where the record is shared.
+    pub(crate) listener: Slot<Option<Listener>>,
 }
 
 impl Inner {
-    /// Opens the scope: picks the storage (with fallbacks), sweeps it (expired records,
-    /// quarantined copies past their retention; once per page, namespace and backend) and
-    /// shows the mirror's record. With no readable record, a scope kept in session or
-    /// memory storage (no other tab shares it) stores its new key at once; otherwise the new
-    /// key is stored by the lock holder only if the scope's store holds none (in the
-    /// background, at once), unless a submit, `reset()` or `finish()` of this tab gets
-    /// there first (it reads the record itself and stores what it needs).
-    pub(crate) fn open(opts: Options, on_event: Option<Function>) -> Rc<Inner> {
+    /// Opens the scope for the `Checkout` numbered `id`, whose `onEvent` is `on_event`:
+    /// the page's live `Inner` of the scope when there is one ([`scopes`]), so that every
+    /// `Checkout` of a scope in the page shows one record. Otherwise a new one: picks the
+    /// storage (with fallbacks), sweeps it (expired records, quarantined copies past their
+    /// retention; once per page, namespace and backend) and shows the mirror's record.
+    /// With no readable record, a shared scope shows the key another page proposed and
+    /// has not settled yet, if any, and the key shown is kept ([`Inner::keep_shown`]).
+    pub(crate) fn open(opts: &Options, on_event: Option<Function>, id: u32) -> Rc<Inner> {
+        let rec_key = record_key(&opts.namespace, &opts.scope);
+        if let Some(inner) = scopes::find(&rec_key, opts.storage) {
+            inner.listen_for(id, on_event);
+            inner.renew_if_expired();
+            return inner;
+        }
+        let opts = opts.clone();
         let mut fallbacks = Vec::new();
         let mut probe = String::from(opts.namespace.as_str());
         probe.push_str(":probe");
@@ -132,12 +94,11 @@ impl Inner {
             && (store.kind() == StorageKind::Local || lock::web_locks());
         // Once per page, namespace and backend; IndexedDB only where the record is shared.
         sweep_kinds(&[store.kind()], &opts.namespace, shared, true);
-        let rec_key = record_key(&opts.namespace, &opts.scope);
         let first = fresh(&opts);
         let inner = Rc::new(Inner {
             opts,
             store,
-            events: Emitter(on_event),
+            events: Emitter::default(),
             rec: Slot::new(first),
             rec_stored: Cell::new(false),
             rec_key,
@@ -147,6 +108,8 @@ impl Inner {
             channel: Slot::new(None),
             listener: Slot::new(None),
         });
+        scopes::add(&inner);
+        inner.listen_for(id, on_event);
         // Two `if`s, not `Option::filter`, whose by-value closure and drops weigh more.
         if let Some(r) = inner.read_mirror() {
             if !r.is_expired(now_ms()) {
@@ -159,41 +122,99 @@ impl Inner {
         inner.listen();
         if !inner.rec_stored.get() {
             if shared {
-                let i = inner.clone();
-                spawn_local(async move {
-                    // A submit, reset() or finish() asked for the lock meanwhile: it reads
-                    // the scope's record itself and stores what it needs, and would wait
-                    // behind this.
-                    let waiting = || i.flight.busy() || i.intents.get() > 0;
-                    if waiting() {
-                        return;
-                    }
-                    let held = i.hold().await;
-                    if waiting() {
-                        return;
-                    }
-                    // The scope gets a stored record: the one found, or this tab's new key.
-                    // Written out here, not an `async fn` nested in this one: fewer bytes.
-                    let (mut rec, unstored) = held.read().await;
-                    if unstored {
-                        held.store(&mut rec).await;
-                    }
-                });
-            } else {
-                // Session and memory stores belong to this tab alone, which has just read
-                // all they hold: nobody else's record can be missed. The shown record is
-                // the one stored (its `rev` counted up): same key and state, no event.
-                let text = {
-                    let mut rec = inner.rec.borrow_mut();
-                    rec.rev += 1;
-                    rec.encode()
-                };
-                inner.rec_stored.set(true);
-                let fb = inner.store.set(&inner.rec_key, &text);
-                inner.report(&key, fb);
+                if let Some(r) = inner.proposed() {
+                    inner.rec.replace(r);
+                }
             }
+            inner.keep_shown(shared);
         }
         inner
+    }
+
+    /// A scope opened again after its record expired shows a new key, as a new page would
+    /// (a key older than `ttlSeconds` is never reused), with a `key-changed` event; not
+    /// while a submit, `reset()` or `finish()` of the page is under way (it decides).
+    fn renew_if_expired(self: &Rc<Self>) {
+        let expired = self.rec.borrow().is_expired(now_ms());
+        if expired && !self.flight.busy() && self.intents.get() == 0 {
+            self.show(&self.fresh(), false);
+            self.keep_shown(self.opts.storage == StorageKind::Local);
+        }
+    }
+
+    /// Makes the key shown, which was never stored, the scope's. A record `shared` with
+    /// other tabs gets it as a proposal ([`Inner::propose`]), settled with the scope's lock
+    /// in the background, at once: stored only if the scope's store holds no record, else
+    /// the stored one is shown (`key-changed`); a submit, `reset()` or `finish()` of this
+    /// page that asks for the lock first reads the record itself and stores what it needs.
+    /// Session and memory stores belong to this tab alone, which has just read all they
+    /// hold: nobody else's record can be missed, and the key is stored at once (its `rev`
+    /// counted up: same key and state, no event).
+    fn keep_shown(self: &Rc<Self>, shared: bool) {
+        if !shared {
+            let (key, text) = {
+                let mut rec = self.rec.borrow_mut();
+                rec.rev += 1;
+                (rec.key.clone(), rec.encode())
+            };
+            self.rec_stored.set(true);
+            let fb = self.store.set(&self.rec_key, &text);
+            self.report(&key, fb);
+            return;
+        }
+        self.propose();
+        let i = self.clone();
+        spawn_local(async move {
+            // A submit, reset() or finish() asked for the lock meanwhile: it reads the
+            // scope's record itself and stores what it needs, and would wait behind this.
+            let waiting = || i.flight.busy() || i.intents.get() > 0;
+            if waiting() {
+                return;
+            }
+            let held = i.hold().await;
+            if waiting() {
+                return;
+            }
+            // The scope gets a stored record: the one found, or this page's key. Written
+            // out here, not an `async fn` nested in this one: fewer bytes.
+            let (mut rec, unstored) = held.read().await;
+            if unstored {
+                held.store(&mut rec).await;
+            }
+        });
+    }
+
+    /// Lists `on_event` as the `onEvent` of the `Checkout` numbered `id`.
+    pub(crate) fn listen_for(&self, id: u32, on_event: Option<Function>) {
+        if let Some(f) = on_event {
+            self.events.add(id, f);
+        }
+    }
+
+    /// The live key a page of the origin proposed for the scope at `open()` and has not
+    /// settled yet, if any: this tab's before a reload, or another tab's that opened just
+    /// before.
+    fn proposed(&self) -> Option<Record> {
+        let text = self
+            .store
+            .get(&proposal_key(&self.opts.namespace, &self.opts.scope))?;
+        let r = self.decode(&text).ok()?;
+        (r.scope == self.opts.scope && !r.is_expired(now_ms())).then_some(r)
+    }
+
+    /// Proposes the key this page shows: written at once, where a reload finds it, but
+    /// never as the scope's record. Only the lock holder writes that, and removes the
+    /// proposal when it reads the record
+    /// ([`Locked::current`](super::shared::Locked::current)), so a key made up here never
+    /// replaces a record this page has not seen.
+    fn propose(&self) {
+        let at = proposal_key(&self.opts.namespace, &self.opts.scope);
+        let (key, text) = {
+            let r = self.rec.borrow();
+            (r.key.clone(), r.encode())
+        };
+        let fb = self.store.set(&at, &text);
+        self.report(&key, fb);
     }
 
     /// A new record (new key, state fresh) for this scope.
@@ -249,19 +270,30 @@ impl Inner {
         Ok(r)
     }
 
-    /// Makes `rec` what this tab shows (`stored`: it is the scope's stored record), with a
-    /// `state` event when the state changed; skipped while a `reset()` or `finish()` of
-    /// this tab waits for its turn (it decides what is shown once done).
+    /// Makes `rec` what this page shows (`stored`: it is the scope's stored record), with
+    /// a `key-changed` event when the key changed and a `state` event when the state did;
+    /// skipped while a `reset()` or `finish()` of this page waits for its turn (it decides
+    /// what is shown once done).
     pub(crate) fn show(&self, rec: &Record, stored: bool) {
         if self.intents.get() == 0 {
-            self.set_shown(rec, stored);
+            self.set_shown(rec, stored, true);
         }
     }
 
-    fn set_shown(&self, rec: &Record, stored: bool) {
-        let prev = self.rec.replace(rec.clone()).state;
+    /// [`Inner::show`] at once; with `announce`, a changed key is told (`key-changed`):
+    /// not the new key of this page's own `reset()` or `finish()`.
+    fn set_shown(&self, rec: &Record, stored: bool, announce: bool) {
+        let prev = self.rec.replace(rec.clone());
         self.rec_stored.set(stored);
-        self.state_changed(rec, prev);
+        if announce && prev.key != rec.key {
+            self.events.emit(
+                &rec.key,
+                Event::KeyChanged {
+                    previous: &prev.key,
+                },
+            );
+        }
+        self.state_changed(rec, prev.state);
     }
 
     /// Emits a `state` event when `previous` differs from `rec.state`.
@@ -318,86 +350,12 @@ impl Inner {
         let seen = self.rec.borrow().key.clone();
         let sending = may_be_sending(&self.rec.borrow(), self.rec_stored.get());
         let next = self.fresh();
-        self.set_shown(&next, false);
+        self.set_shown(&next, false, false);
         self.intents.set(self.intents.get() + 1);
         self.flight.abandon(None);
         if sending {
             self.post(Notice::Abandon(&seen));
         }
         spawn_local(shared::start_over(self.clone(), seen, next, keep));
-    }
-
-    /// Joins the scope's channel and listens for `storage` events (only where the record
-    /// is shared: session and memory records belong to this tab or page).
-    fn listen(self: &Rc<Inner>) {
-        if !self.idb.get() {
-            return;
-        }
-        let weak: Weak<Inner> = Rc::downgrade(self);
-        self.channel
-            .replace(Channel::open(&self.rec_key, move |text: String| {
-                if let Some(inner) = weak.upgrade() {
-                    inner.on_notice(&text);
-                }
-            }));
-        let weak: Weak<Inner> = Rc::downgrade(self);
-        let cb: Listener = Closure::new(move |ev: JsValue| {
-            if let Some(inner) = weak.upgrade() {
-                inner.on_storage(ev.unchecked_ref());
-            }
-        });
-        on_storage_event(cb.as_ref(), true);
-        self.listener.replace(Some(cb));
-    }
-
-    fn on_notice(&self, text: &str) {
-        match Notice::parse(text) {
-            Some(Notice::Stored(t)) => self.take_copy(t),
-            Some(Notice::Removed(k)) => self.take_removal(k),
-            Some(Notice::Abandon(k)) => self.flight.abandon(Some(k)),
-            None => {}
-        }
-    }
-
-    /// The `storage` event: the mirror written by another tab (the fallback where
-    /// BroadcastChannel is missing; the same news twice is harmless).
-    fn on_storage(&self, ev: &Array) {
-        if text(&ev.get(0)).as_deref() != Some(self.rec_key.as_str())
-            || !self.store.is_area(&ev.get(3))
-        {
-            return;
-        }
-        match (text(&ev.get(1)), text(&ev.get(2))) {
-            (Some(text), _) => self.take_copy(&text),
-            (None, Some(old)) => {
-                if let Ok(r) = self.decode(&old) {
-                    self.take_removal(&r.key);
-                }
-            }
-            (None, None) => {}
-        }
-    }
-
-    /// Another tab stored `text`: shown here if it is newer than what this tab shows.
-    fn take_copy(&self, text: &str) {
-        let Ok(r) = self.decode(text) else { return };
-        if r.scope == self.opts.scope && supersedes(&r, &self.rec.borrow(), self.rec_stored.get()) {
-            self.show(&r, true);
-        }
-    }
-
-    /// Another tab removed the record of `key`: this tab's next attempt gets a new key.
-    fn take_removal(&self, key: &str) {
-        if removes(key, &self.rec.borrow(), self.rec_stored.get()) {
-            self.show(&self.fresh(), false);
-        }
-    }
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        if let Some(cb) = self.listener.take() {
-            on_storage_event(cb.as_ref(), false);
-        }
     }
 }

@@ -2,7 +2,10 @@
 //! so that a throwing callback never breaks a submit (the error is logged with
 //! `console.error`).
 
+use crate::prelude::*;
 use js_sys::Function;
+
+use super::cell::Slot;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/browser/glue.js")]
@@ -44,6 +47,14 @@ pub(crate) enum Event<'a> {
         /// The state before.
         previous: &'a str,
     },
+    /// The key this page shows changed without a `reset()` or `finish()` of this page:
+    /// another tab's key won the race to open the scope, another tab started a new
+    /// attempt or finished this one, the record expired, or a new attempt followed a
+    /// failed one.
+    KeyChanged {
+        /// The key shown before.
+        previous: &'a str,
+    },
     /// The storage backend failed and the record moved to the next one.
     StorageFallback {
         /// The failed backend.
@@ -62,14 +73,29 @@ pub(crate) enum Event<'a> {
     },
 }
 
-/// Delivers events to the page's `onEvent`, if any.
-#[derive(Clone, Default)]
-pub(crate) struct Emitter(pub(crate) Option<Function>);
+/// Delivers a scope's events to the `onEvent` of every open `Checkout` of the scope in
+/// this page, each listed under the checkout's number until the checkout is freed.
+#[derive(Default)]
+pub(crate) struct Emitter(Slot<Vec<(u32, Function)>>);
 
 impl Emitter {
-    /// Calls `onEvent({ type, key, ... })`; exceptions are caught and logged.
+    /// Lists `f` as the `onEvent` of checkout `id`.
+    pub(crate) fn add(&self, id: u32, f: Function) {
+        self.0.borrow_mut().push((id, f));
+    }
+
+    /// Takes checkout `id`'s `onEvent` off the list.
+    pub(crate) fn remove(&self, id: u32) {
+        self.0.borrow_mut().retain(|(i, _)| *i != id);
+    }
+
+    /// Calls each `onEvent({ type, key, ... })`; exceptions are caught and logged. The list
+    /// is copied first: a callback may open or free a checkout of the scope.
     pub(crate) fn emit(&self, key: &str, ev: Event) {
-        let Some(f) = &self.0 else { return };
+        let listeners: Vec<Function> = self.0.borrow().iter().map(|(_, f)| f.clone()).collect();
+        if listeners.is_empty() {
+            return;
+        }
         // A constant, not a clone of one value: each `JsValue::clone` is a call into JS.
         const NONE: JsValue = JsValue::UNDEFINED;
         let (t, a, b, c): (&str, JsValue, JsValue, JsValue) = match ev {
@@ -85,6 +111,7 @@ impl Emitter {
                 replayed,
             } => ("response", attempt.into(), status.into(), replayed.into()),
             Event::State { state, previous } => ("state", state.into(), previous.into(), NONE),
+            Event::KeyChanged { previous } => ("key-changed", previous.into(), NONE, NONE),
             Event::StorageFallback { from, to, reason } => {
                 ("storage-fallback", from.into(), to.into(), reason.into())
             }
@@ -98,6 +125,8 @@ impl Emitter {
                 NONE,
             ),
         };
-        js_emit(f, t, key, a, b, c);
+        for f in &listeners {
+            js_emit(f, t, key, a.clone(), b.clone(), c.clone());
+        }
     }
 }

@@ -326,6 +326,7 @@ const EVENT_FIELDS = {
   state: ["state", "previous"],
   "storage-fallback": ["from", "to", "reason"],
   "storage-corrupt": ["reason", "quarantineKey"],
+  "key-changed": ["previous"],
 };
 
 /**

@@ -17,7 +17,7 @@ use super::lock::{self, Guard};
 use super::storage;
 use super::submit;
 use super::task::{spawn_local, Maybe, Then};
-use crate::core::record::{lease_key, Record};
+use crate::core::record::{lease_key, proposal_key, Record};
 use crate::core::state::{plan_submit, State, SubmitPlan};
 use crate::core::sync::{may_replace, on_lock, Current, Notice};
 use crate::prelude::*;
@@ -184,6 +184,12 @@ impl Locked<'_> {
         }
         // Always read: the mirror may hold a write IndexedDB refused.
         let web = i.read_mirror();
+        // What the holder goes on from is decided here: a key proposed at `open()` (by any
+        // page) is settled by it, or was made without seeing the record, and must not come
+        // back after a reload. Removed before anything is stored, so that a page that goes
+        // away in between leaves no proposal of a stored key behind.
+        i.store
+            .remove(&proposal_key(&i.opts.namespace, &i.opts.scope));
         let (stored, mirror) = match idb_text {
             Some(t) => (t.and_then(|t| i.decode_or_set_aside(&t)), web),
             None => (web, None),

@@ -16,7 +16,7 @@ use super::js;
 use super::task::JsFuture;
 use crate::core::fingerprint::fingerprint_canonical;
 use crate::core::header::{format_key, is_replayed};
-use crate::core::options::StorageKind;
+use crate::core::options::{Options, StorageKind};
 use crate::core::record::{Record, StoredResponse};
 use crate::core::retry::{classify, Class, Next, TryOutcome};
 use crate::core::retry_after::parse_retry_after_with;
@@ -55,7 +55,8 @@ pub(crate) fn cached(rec: &Record) -> Option<JsValue> {
         .map(|r| result(&rec.key, r, true, rec.attempts))
 }
 
-/// Runs one submit sequence of this tab, `started` when `submit()` was called: lock the
+/// Runs one submit sequence of this tab with the options of the `Checkout` it was called
+/// on, `started` when `submit()` was called: lock the
 /// scope, read its record, plan, send the tries (each stored before it leaves), store the
 /// final answer; the lock is released once IndexedDB has that answer (which the submit
 /// does not wait for when localStorage holds the copy).
@@ -71,6 +72,7 @@ pub(crate) fn cached(rec: &Record) -> Option<JsValue> {
 /// [`SingleFlight::end`]: super::flight::SingleFlight::end
 pub(crate) async fn run(
     inner: Rc<Inner>,
+    opts: Rc<Options>,
     flight: Rc<Flight>,
     body: String,
     started: f64,
@@ -109,8 +111,8 @@ pub(crate) async fn run(
     let out = loop {
         count_try(flight, &mut rec)?;
         let stored = held.store_unposted(&mut rec).await;
-        let sent = launch(inner, &rec, &body, t0, stored);
-        let delay_ms = match after(inner, &mut rec, retries, t0, sent.await)? {
+        let sent = launch(inner, &opts, &rec, &body, t0, stored);
+        let delay_ms = match after(inner, &opts, &mut rec, retries, t0, sent.await)? {
             Step::Done(out) => break out,
             Step::Wait(ms) => ms,
         };
@@ -155,8 +157,14 @@ fn count_try(flight: &Flight, rec: &mut Record) -> core::result::Result<(), JsVa
 /// Sends the try `rec` counts, whose record text `stored` is stored: the `attempt` event,
 /// the request, then the notice to the other tabs.
 #[inline(never)]
-fn launch(inner: &Inner, rec: &Record, body: &str, t0: f64, stored: String) -> JsFuture {
-    let o = &inner.opts;
+fn launch(
+    inner: &Inner,
+    o: &Options,
+    rec: &Record,
+    body: &str,
+    t0: f64,
+    stored: String,
+) -> JsFuture {
     inner.events.emit(
         &rec.key,
         Event::Attempt {
@@ -185,6 +193,7 @@ fn launch(inner: &Inner, rec: &Record, body: &str, t0: f64, stored: String) -> J
 #[inline(never)]
 fn after(
     inner: &Inner,
+    opts: &Options,
     rec: &mut Record,
     retries: u32,
     t0: f64,
@@ -232,7 +241,7 @@ fn after(
         Err(NoAnswer::Timeout) => (TryOutcome::Timeout, None),
     };
     let reason = outcome.reason();
-    let policy = inner.opts.retry_policy();
+    let policy = opts.retry_policy();
     match policy.next(retries, now_ms() - t0, retry_after, random01()) {
         Next::Retry { delay_ms } => {
             inner.events.emit(

@@ -171,6 +171,13 @@ pub fn record_key(namespace: &str, scope: &str) -> String {
     join(namespace, ":v1:", scope)
 }
 
+/// Storage key of the key a page proposed at `open()` for `scope` and has not settled yet
+/// under the scope's lock: `{ns}:proposed:{scope}`. It keeps that key across a reload (and
+/// shows it to a tab that opens meanwhile) without ever counting as the scope's record.
+pub fn proposal_key(namespace: &str, scope: &str) -> String {
+    join(namespace, ":proposed:", scope)
+}
+
 /// Storage key of the cross-tab lease for `scope`: `{ns}:lease:{scope}`.
 pub fn lease_key(namespace: &str, scope: &str) -> String {
     join(namespace, ":lease:", scope)
@@ -218,9 +225,9 @@ pub fn parse_quarantine_key<'a>(namespace: &str, storage_key: &'a str) -> Option
 }
 
 /// Whether `sweep()` deletes the storage entry `storage_key` = `value` of `namespace` at
-/// `now_ms`: a readable record that has expired, or a quarantined copy older than
-/// [`QUARANTINE_RETENTION_MS`]. Anything else (live or unreadable records, leases, keys
-/// this crate does not know) is kept.
+/// `now_ms`: a readable record or proposal ([`proposal_key`]) that has expired, or a
+/// quarantined copy older than [`QUARANTINE_RETENTION_MS`]. Anything else (live or
+/// unreadable records, leases, keys this crate does not know) is kept.
 ///
 /// `decode` reads a record's text ([`Record::decode`] on the host, the browser's parser in
 /// the wasm).
@@ -231,7 +238,11 @@ pub fn sweep_due(
     now_ms: f64,
     decode: impl FnOnce(&str) -> Result<Record>,
 ) -> bool {
-    if parse_record_key(namespace, storage_key).is_some() {
+    let proposal = storage_key
+        .strip_prefix(namespace)
+        .and_then(|rest| rest.strip_prefix(":proposed:"))
+        .is_some_and(|scope| !scope.is_empty());
+    if proposal || parse_record_key(namespace, storage_key).is_some() {
         return decode(value).is_ok_and(|r| r.is_expired(now_ms));
     }
     parse_quarantine_key(namespace, storage_key)

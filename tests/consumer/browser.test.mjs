@@ -1,11 +1,15 @@
 // The installed tarball in real pages: the quick-start checkout bundled with Vite, esbuild,
 // webpack 5 and Rollup, and loaded with no bundler at all, each served by the reference server
-// (same origin) and run in headless Chromium: one submit, exactly one charge.
+// (same origin) under the strict Content-Security-Policy of a payment page (tests/csp/policy.mjs)
+// and run in headless Chromium: Pay double-clicked and pressed again after the answer,
+// exactly one charge, no policy violation.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { launchChromium, startServer } from "../support/reference.mjs";
+import { POLICY } from "../csp/policy.mjs";
 import { EXAMPLES, ROOT, copyInto, freshInstall, removeUnlessKept, requireTools, run } from "./lib.mjs";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -22,13 +26,21 @@ after(async () => {
   for (const d of dirs) removeUnlessKept(d);
 });
 
-/** Loads the page, presses Pay once, and checks the page, the request and the ledger. */
-async function payOnce(staticDir) {
-  const server = await startServer(["--static", staticDir]);
+/**
+ * Loads the page under `policy` (a header), presses Pay twice before the answer and once
+ * after, and checks the page, the request and the ledger.
+ */
+async function payOnce(staticDir, policy = POLICY) {
+  const server = await startServer(["--static", staticDir, "--csp", policy]);
   const context = await browser.newContext();
   const problems = [];
   try {
     const page = await context.newPage();
+    await page.addInitScript(() => {
+      document.addEventListener("securitypolicyviolation", (e) => {
+        console.error(`securitypolicyviolation: ${e.effectiveDirective} ${e.blockedURI}`);
+      });
+    });
     page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
     page.on("console", (m) => {
       // Failed loads are reported below with their URL; the rest of console.error is a problem.
@@ -50,12 +62,21 @@ async function payOnce(staticDir) {
 
     await page.goto(`${server.url}/`);
     await page.locator("#pay button:enabled").waitFor({ timeout: 20000 });
+    const answered = () => page.locator("#result").filter({ hasText: /\S/ }).waitFor({ timeout: 30000 });
+    // The README's own handler, double-clicked (the second click before the answer) and
+    // clicked once more after the answer: one request, one charge, and the page still
+    // says paid.
     await page.click("#pay button");
-    await page.locator("#result").filter({ hasText: /\S/ }).waitFor({ timeout: 30000 });
+    await page.click("#pay button");
+    await answered();
     assert.equal(await page.textContent("#result"), "Paid (201)");
+    await page.$eval("#result", (out) => { out.textContent = ""; });
+    await page.click("#pay button");
+    await answered();
+    assert.equal(await page.textContent("#result"), "Paid (201)", "a click after the answer");
 
     assert.deepEqual(wasmLoads, [[200, "application/wasm"]], "the wasm is fetched once, as application/wasm");
-    assert.equal(posts.length, 1, "one POST for one submit");
+    assert.equal(posts.length, 1, "one POST for two clicks before the answer and one after it");
     assert.match(posts[0] ?? "", UUID_V4, "the Idempotency-Key header is a UUID v4");
 
     const ledger = await (await fetch(`${server.url}/api/charges`)).json();
@@ -102,28 +123,33 @@ describe("bundlers", () => {
     for (const f of ["index.html", "checkout.js"]) assert.ok(webpackFiles.includes(f), `dist-webpack/${f}`);
   });
 
-  test("Vite build: one submit, one charge", async () => {
+  // P-double-click-one-charge: the README handler double-clicked and clicked after the answer: one charge
+  test("Vite build: a double-click and a click after the answer, one charge", async () => {
     await payOnce(join(app, "dist-vite"));
   });
 
-  test("esbuild build: one submit, one charge", async () => {
+  test("esbuild build: a double-click and a click after the answer, one charge", async () => {
     await payOnce(join(app, "dist-esbuild"));
   });
 
-  test("webpack 5 build: one submit, one charge", async () => {
+  test("webpack 5 build: a double-click and a click after the answer, one charge", async () => {
     await payOnce(join(app, "dist-webpack"));
   });
 
-  test("Rollup build: one submit, one charge", async () => {
+  test("Rollup build: a double-click and a click after the answer, one charge", async () => {
     await payOnce(join(app, "dist-rollup"));
   });
 });
 
 describe("no bundler", () => {
-  test("<script type=module> with an import map: one submit, one charge", async () => {
+  // P-double-click-one-charge: the same without a bundler
+  test("<script type=module> with an import map: a double-click and a click after the answer, one charge", async () => {
     const site = freshInstall("no-bundler");
     dirs.push(site);
     copyInto(site, EXAMPLES.unbundled);
-    await payOnce(site);
+    // The import map is an inline script: the page's policy names it by its hash.
+    const map = /<script type="importmap">([\s\S]*?)<\/script>/.exec(readFileSync(join(site, "index.html"), "utf8"))[1];
+    const hash = createHash("sha256").update(map).digest("base64");
+    await payOnce(site, POLICY.replace("script-src 'self'", `script-src 'self' 'sha256-${hash}'`));
   });
 });

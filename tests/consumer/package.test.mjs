@@ -3,6 +3,7 @@
 // rendering imports a page's modules; the glue must not touch browser globals on import).
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -21,11 +22,20 @@ test("the tarball is pkg/idemkey-<Cargo.toml version>.tgz and ships the module, 
   const entries = execFileSync("tar", ["-tzf", tarball()], { encoding: "utf8" }).trim().split("\n").sort();
   // The licence is "MIT OR Apache-2.0": both texts ship; so does the changelog (post-pack.sh).
   for (const f of ["package.json", "idemkey.js", "idemkey.d.ts", "idemkey_bg.wasm", "README.md",
-    "LICENSE-MIT", "LICENSE-APACHE", "CHANGELOG.md"]) {
+    "LICENSE-MIT", "LICENSE-APACHE", "CHANGELOG.md", "integrity.json"]) {
     assert.ok(entries.includes(`package/${f}`), `package/${f} in ${entries}`);
   }
-  const allowed = /^package\/(package\.json|README\.md|LICENSE[-\w.]*|CHANGELOG\.md|idemkey\.js|idemkey\.d\.ts|idemkey_bg\.wasm|idemkey_bg\.wasm\.d\.ts)$/;
+  const allowed = /^package\/(package\.json|README\.md|LICENSE[-\w.]*|CHANGELOG\.md|idemkey\.js|idemkey\.d\.ts|idemkey_bg\.wasm|idemkey_bg\.wasm\.d\.ts|integrity\.json)$/;
   assert.deepEqual(entries.filter((e) => !allowed.test(e)), [], "unexpected files in the tarball");
+});
+
+test("the shipped integrity.json holds the SHA-384 SRI hashes of the shipped idemkey.js and idemkey_bg.wasm", () => {
+  const dir = join(app, "node_modules/idemkey");
+  const hashes = JSON.parse(readFileSync(join(dir, "integrity.json"), "utf8"));
+  assert.deepEqual(Object.keys(hashes).sort(), ["idemkey.js", "idemkey_bg.wasm"]);
+  for (const [f, h] of Object.entries(hashes)) {
+    assert.equal(h, `sha384-${createHash("sha384").update(readFileSync(join(dir, f))).digest("base64")}`, f);
+  }
 });
 
 test("the shipped README.md and CHANGELOG.md are the repository's (a stale pkg/ is rebuilt first)", () => {
@@ -48,6 +58,7 @@ test("package.json carries Cargo.toml's metadata and the fields bundlers and tsc
   assert.deepEqual(pj.exports, {
     ".": { types: "./idemkey.d.ts", import: "./idemkey.js", default: "./idemkey.js" },
     "./idemkey_bg.wasm": "./idemkey_bg.wasm",
+    "./integrity.json": "./integrity.json",
     "./package.json": "./package.json",
   });
   // glue.js is joined into idemkey.js, whose evaluation only defines things (post-pack.sh).
@@ -61,10 +72,10 @@ test("package.json carries Cargo.toml's metadata and the fields bundlers and tsc
 
 test("every exports entry resolves to a shipped file", () => {
   const probe = join(app, "resolve.mjs");
-  writeFileSync(probe, `for (const s of ["idemkey", "idemkey/idemkey_bg.wasm", "idemkey/package.json"])
+  writeFileSync(probe, `for (const s of ["idemkey", "idemkey/idemkey_bg.wasm", "idemkey/integrity.json", "idemkey/package.json"])
   console.log(s, import.meta.resolve(s));\n`);
   const out = run("node", [probe], { cwd: app }).trim().split("\n").map((l) => l.split(" "));
-  assert.equal(out.length, 3);
+  assert.equal(out.length, 4);
   for (const [spec, url] of out) {
     const path = new URL(url).pathname;
     assert.ok(path.startsWith(join(app, "node_modules/idemkey/")), `${spec} -> ${path}`);
@@ -72,6 +83,7 @@ test("every exports entry resolves to a shipped file", () => {
   }
 });
 
+// P-node-import: in Node the module imports without touching browser globals
 test("imports in Node without touching a browser global (SSR), and newKey() works after initSync", () => {
   const probe = join(app, "ssr.mjs");
   // Every browser global the module could reach for is a getter that records the touch;

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { scenario, pay, attempt, pickCard } from './harness.mjs';
 
+// P-new-key-after-failed: after a decline the next Pay sends a new key
 test('declined card: no charge and state failed; a good card then charges once with a new key', { timeout: 60000 }, () =>
   scenario('declined', { failedLoads: ['402'] }, async ({ openPage, ledger, posts }) => {
     const page = await openPage();

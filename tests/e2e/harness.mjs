@@ -4,16 +4,21 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, launchChromium, mustExist, startServer as startReferenceServer } from '../support/reference.mjs';
+import { DEMO_POLICY } from '../csp/policy.mjs';
 
 export const SHOTS = path.join(ROOT, 'target', 'e2e');
 // IDEMKEY_PKG may point at another wasm-pack output directory.
 const PKG = path.resolve(ROOT, process.env.IDEMKEY_PKG || 'pkg');
 
-/** The reference server with the demo and the fault API, on a free port with a fresh database. */
+/**
+ * The reference server with the demo and the fault API, on a free port with a fresh database,
+ * serving the demo under its strict Content-Security-Policy as `make demo` does (a refused
+ * script, style or request is a console error, which fails the scenario).
+ */
 async function startServer({ providerLatencyMs = 20, extraArgs = [] } = {}) {
   mustExist(path.join(PKG, 'idemkey.js'), 'build the module with `make build`');
   mustExist(path.join(ROOT, 'www', 'index.html'), 'the demo page is part of the repository');
-  return startReferenceServer(['--static', 'www', '--pkg', PKG, '--faults',
+  return startReferenceServer(['--static', 'www', '--pkg', PKG, '--faults', '--csp', DEMO_POLICY,
     '--provider-latency-ms', String(providerLatencyMs), ...extraArgs], { timeoutMs: 15000 });
 }
 

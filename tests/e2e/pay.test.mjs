@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { scenario, pay, seq, nextOutcome, attempt, tries, assertOneSequence } from './harness.mjs';
 
+// P-succeeded-from-cache: Pay again after success: answered from storage, nothing sent
 test('one Pay makes one charge; paying again sends nothing', { timeout: 60000 }, () =>
   scenario('pay-once', {}, async ({ openPage, ledger, posts }) => {
     const page = await openPage();
@@ -29,6 +30,7 @@ test('one Pay makes one charge; paying again sends nothing', { timeout: 60000 },
     await page.waitForFunction(() => document.querySelector('#order-charges').textContent === '1');
   }));
 
+// P-one-sequence: a double-click on Pay: one request sequence, one charge
 test('a double-click on Pay makes one charge and one request sequence', { timeout: 60000 }, () =>
   scenario('double-click', { providerLatencyMs: 400 }, async ({ openPage, ledger, posts }) => {
     const page = await openPage();
@@ -59,6 +61,7 @@ test('a double-click on Pay makes one charge and one request sequence', { timeou
     assert.equal((await ledger()).count, 2, 'two orders, two charges');
   }));
 
+// P-one-sequence: five clicks: one request sequence, one charge
 test('a five-click burst makes one charge and one request sequence', { timeout: 60000 }, () =>
   scenario('five-clicks', { providerLatencyMs: 400 }, async ({ openPage, ledger, posts }) => {
     const page = await openPage();

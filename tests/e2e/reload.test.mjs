@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { scenario, ready, pay, armFault, attempt, tries, isChargePost } from './harness.mjs';
 
+// P-refresh-finds-key: a reload during a slow request shows the same key; one charge
 test('reload during a slow request, then Pay again: the same key, one charge', { timeout: 60000 }, () =>
   scenario('reload-slow', {}, async ({ openPage, ledger, posts }) => {
     const page = await openPage();
@@ -32,6 +33,7 @@ test('reload during a slow request, then Pay again: the same key, one charge', {
     assert.equal(l.charges[0].key, key);
   }));
 
+// P-refresh-finds-key: the demo's reload mid-payment keeps the key
 test('the "Reload mid-payment" move: the same key after the reload, one charge', { timeout: 60000 }, () =>
   // The second Pay can reach the server while the cut-off request is still being
   // processed: 409 with Retry-After, which idemkey retries.

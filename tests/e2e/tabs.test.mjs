@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { scenario, ready, pay, seq, nextOutcome, attempt } from './harness.mjs';
 
+// P-tabs-one-sender: two tabs paying at once: one charge
 test('two tabs paying the same checkout at once make one charge', { timeout: 60000 }, () =>
   scenario('two-tabs', { providerLatencyMs: 500 }, async ({ context, openPage, ledger, posts }) => {
     const one = await openPage();
@@ -37,6 +38,7 @@ test('two tabs paying the same checkout at once make one charge', { timeout: 600
     }
   }));
 
+// P-tabs-follow-state: a Pay in one tab shows in the other tab's panel
 test('a Pay in one tab shows up in the other tab\'s attempt panel', { timeout: 60000 }, () =>
   scenario('tab-sync', {}, async ({ openPage, ledger }) => {
     const one = await openPage();

@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { scenario, pay, armFault, attempt, tries } from './harness.mjs';
 
+// P-outcome-unknown-keeps-key: 503 on every try: outcome unknown, pending, the key kept
+// P-unknown-resumes: the next Pay in the page resumes with the same key and charges once
 test('503 on every try: outcome unknown, key kept; the next Pay resumes it and charges once', { timeout: 90000 }, () =>
   scenario('outcome-unknown', { failedLoads: ['503'] }, async ({ openPage, ledger, posts }) => {
     const page = await openPage();

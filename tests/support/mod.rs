@@ -31,6 +31,9 @@ extern "C" {
     /// Hides `navigator.locks`; returns the restore.
     #[wasm_bindgen(js_name = hideLocks)]
     pub fn hide_locks() -> Function;
+    /// [`hide_locks`] in the window `w` (a [`Tab`]'s); returns the restore.
+    #[wasm_bindgen(js_name = hideLocksIn)]
+    pub fn hide_locks_in(w: &JsValue) -> Function;
     /// Wraps `fetch`, recording requests in `.seen`; returns the restore.
     #[wasm_bindgen(js_name = spyFetch)]
     pub fn spy_fetch() -> Function;

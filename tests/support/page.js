@@ -14,9 +14,11 @@ export function breakStorage(all) {
   };
   return () => { Storage.prototype.setItem = orig; };
 }
-export function hideLocks() {
-  Object.defineProperty(navigator, "locks", { value: undefined, configurable: true });
-  return () => { delete navigator.locks; };
+export function hideLocks() { return hideLocksIn(window); }
+export function hideLocksIn(w) {
+  const nav = w.navigator;
+  Object.defineProperty(nav, "locks", { value: undefined, configurable: true });
+  return () => { delete nav.locks; };
 }
 export function spyFetch(watch) {
   const orig = globalThis.fetch;
@@ -24,7 +26,8 @@ export function spyFetch(watch) {
   globalThis.fetch = function (req, init) {
     if (req instanceof Request) seen.push({ url: req.url, key: req.headers.get("idempotency-key"),
       custom: req.headers.get("paypal-request-id"), method: req.method,
-      stored: watch ? localStorage.getItem(watch) : null });
+      contentType: req.headers.get("content-type"), authorization: req.headers.get("authorization"),
+      credentials: req.credentials, stored: watch ? localStorage.getItem(watch) : null });
     return orig.call(this, req, init);
   };
   const restore = () => { globalThis.fetch = orig; };
@@ -105,7 +108,7 @@ export function tabOpenRecorded(tab, options, rec) {
 }
 export function tabSubmit(c, payload) {
   return c.submit(payload).then(
-    (r) => ({ ok: r.ok, status: r.status, key: r.key, fromCache: r.fromCache, attempts: r.attempts }),
+    (r) => ({ ok: r.ok, status: r.status, key: r.key, fromCache: r.fromCache, attempts: r.attempts, body: r.body }),
     (e) => ({ error: e.code, message: e.message }));
 }
 export function tabClose(tab) { tab.frame.remove(); }

@@ -61,6 +61,11 @@ pub struct Cli {
     #[arg(long, value_name = "DIR")]
     pub pkg: Option<PathBuf>,
 
+    /// `Content-Security-Policy` header sent with every file of `--static`
+    /// and `--pkg` (the demo serves the strict policy of a payment page).
+    #[arg(long, value_name = "POLICY")]
+    pub csp: Option<String>,
+
     /// Enable the fault-injection API, the naive endpoint and ledger reset.
     /// For demos and tests only; never in production.
     #[arg(long)]

@@ -53,14 +53,18 @@ async fn module_mime(req: Request, next: Next) -> Response {
 }
 
 /// Serves the files of `dir`, revalidated on every load, with the module
-/// content types.
-fn files(dir: &Path) -> Router {
+/// content types and, when given, the `Content-Security-Policy` header.
+fn files(dir: &Path, csp: Option<HeaderValue>) -> Router {
     Router::new()
         .fallback_service(ServeDir::new(dir))
         .layer(middleware::from_fn(module_mime))
         .layer(SetResponseHeaderLayer::if_not_present(
             header::CACHE_CONTROL,
             HeaderValue::from_static("no-cache"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            csp,
         ))
 }
 
@@ -94,11 +98,18 @@ pub fn router(state: AppState, cli: &Cli, instance: &str) -> Result<Router, Stri
         // After every route: it applies to the routes already added.
         .method_not_allowed_fallback(method_not_allowed);
 
+    let csp = match &cli.csp {
+        Some(policy) => Some(
+            HeaderValue::from_str(policy)
+                .map_err(|_| format!("--csp `{policy}` is not a valid header value"))?,
+        ),
+        None => None,
+    };
     if let Some(pkg) = &cli.pkg {
-        app = app.nest_service("/pkg", files(pkg));
+        app = app.nest_service("/pkg", files(pkg, csp.clone()));
     }
     app = match &cli.static_dir {
-        Some(dir) => app.fallback_service(files(dir)),
+        Some(dir) => app.fallback_service(files(dir, csp)),
         None => app.fallback(api_not_found),
     };
     let mut app = app.with_state(state);

@@ -1,0 +1,31 @@
+// A checkout on a payment page: init(), open(), submit() once, then the outcome in
+// `window.cspReport.result`. The query string picks the scope and, with `integrity`, what
+// init() is told the wasm's hash is. A refused init() reports the IdemError and what the
+// origin holds afterwards (nothing, when nothing was stored).
+import init, { Checkout } from "/pkg/idemkey.js";
+
+const report = window.cspReport;
+const query = new URLSearchParams(location.search);
+
+async function stored() {
+  const names = (s) => Array.from({ length: s.length }, (_, i) => s.key(i));
+  const databases = indexedDB.databases ? (await indexedDB.databases()).map((d) => d.name) : null;
+  return { local: names(localStorage), session: names(sessionStorage), databases };
+}
+
+async function run() {
+  const integrity = query.get("integrity");
+  try {
+    await init(integrity ? { integrity } : undefined);
+  } catch (e) {
+    return { stage: "init", name: e.name, code: e.code, message: e.message, stored: await stored() };
+  }
+  const checkout = Checkout.open({ scope: query.get("scope") || "csp-cart", endpoint: "/api/charges" });
+  const r = await checkout.submit({ amount: 4200, currency: "EUR" });
+  return { stage: "submit", key: r.key, status: r.status, ok: r.ok, attempts: r.attempts, state: checkout.state };
+}
+
+run().then(
+  (result) => setTimeout(() => (report.result = result), 100), // late violation reports come first
+  (e) => (report.result = { stage: "error", name: e.name, code: e.code, message: e.message }),
+);
