@@ -8,5 +8,8 @@ pub mod http;
 pub mod idem;
 pub mod ids;
 pub mod outbox;
+pub mod problem_doc;
 pub mod provider;
+pub mod shutdown;
 pub mod store;
+pub mod worker;

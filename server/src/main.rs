@@ -1,7 +1,8 @@
 //! `idemkey-server`: the reference backend for idemkey.
 //!
 //! It does the server's half of idempotent requests, carefully: the idempotency
-//! key, the charge and the stored response commit in one SQLite transaction;
+//! key, the charge and the stored response commit in one transaction of its
+//! store (SQLite, or PostgreSQL shared by many instances);
 //! a repeated key gets the stored answer byte for byte; a key still running
 //! gets 409, a key reused with another payload 422; the payment provider is
 //! called outside the transaction with the same key and deduplicates on it; a
@@ -18,6 +19,7 @@ use clap::Parser;
 
 use idemkey_server::cli::{Cli, Command, DatabaseUrl, ProviderArgs};
 use idemkey_server::faults::Faults;
+use idemkey_server::http::provider_service;
 use idemkey_server::http::routes::{self as app, AppState};
 use idemkey_server::idem::fingerprint::{random_secret, Fingerprinter};
 use idemkey_server::idem::in_flight::InFlight;
@@ -26,7 +28,7 @@ use idemkey_server::outbox::faults::DeliveryFaults;
 use idemkey_server::outbox::storage::OutboxStorage;
 use idemkey_server::provider::local::Local;
 use idemkey_server::provider::remote::Remote;
-use idemkey_server::provider::{service, Provider};
+use idemkey_server::provider::Provider;
 use idemkey_server::store::postgres::PgStore;
 use idemkey_server::store::sqlite::SqliteStore;
 use idemkey_server::store::{SharedStore, Timing};
@@ -53,7 +55,7 @@ fn main() -> ExitCode {
     };
     let role = async move {
         match cli.command.clone() {
-            Some(Command::Worker(args)) => outbox::process::run(args).await,
+            Some(Command::Worker(args)) => idemkey_server::worker::run(args).await,
             Some(Command::Provider(args)) => run_provider(args).await,
             None => run(cli).await,
         }
@@ -143,7 +145,13 @@ async fn run(cli: Cli) -> Result<(), String> {
         tracing::warn!("--faults is on: the fault API can break requests on purpose; never use it in production");
     }
     print_listening(addr)?;
-    http::accept::serve(listener, app, !cli.faults, http::accept::shutdown_signal()).await;
+    http::accept::serve(
+        listener,
+        app,
+        !cli.faults,
+        idemkey_server::shutdown::signal(),
+    )
+    .await;
     Ok(())
 }
 
@@ -158,9 +166,9 @@ async fn run_provider(args: ProviderArgs) -> Result<(), String> {
     print_listening(addr)?;
     http::accept::serve(
         listener,
-        service::router(local),
+        provider_service::router(local),
         true,
-        http::accept::shutdown_signal(),
+        idemkey_server::shutdown::signal(),
     )
     .await;
     Ok(())

@@ -71,15 +71,15 @@ fn missing_or_malformed_keys_are_400(b: Backend) {
             r.status,
             r.text()
         );
-        // A control character is refused by the HTTP layer before any handler.
-        let want = if case.contains(&1) {
-            "bad_request"
-        } else {
-            "invalid_idempotency_key"
-        };
+        // A control character breaks the head: hyper refuses it, with its own
+        // empty 400, before any handler.
+        if case.contains(&1) {
+            assert!(r.body.is_empty(), "{}", r.text());
+            continue;
+        }
         assert_eq!(
             r.assert_problem(400)["code"],
-            want,
+            "invalid_idempotency_key",
             "{:?}",
             String::from_utf8_lossy(case)
         );

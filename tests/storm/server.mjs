@@ -8,13 +8,19 @@ import path from 'node:path';
 import { ROOT, SERVER, mustExist } from '../support/reference.mjs';
 import { constants } from 'node:fs';
 
-/** Starts the server; `nofile` lowers RLIMIT_NOFILE (soft and hard) for it. */
-export async function startStormServer({ args = [], nofile } = {}) {
+/**
+ * Starts the server; `nofile` lowers RLIMIT_NOFILE (soft and hard) for it; with
+ * `databaseUrl` it runs on that PostgreSQL instead of an SQLite file of its own.
+ */
+export async function startStormServer({ args = [], nofile, databaseUrl } = {}) {
   mustExist(SERVER, 'build it with `make server` (cargo build --release -p idemkey-server)', constants.X_OK);
   const dir = mkdtempSync(path.join(tmpdir(), 'idemkey-storm-'));
   const logFile = path.join(dir, 'server.log');
   const logFd = openSync(logFile, 'w');
-  const serverArgs = ['--addr', '127.0.0.1:0', '--db', path.join(dir, 'idemkey.db'), ...args];
+  const store = databaseUrl
+    ? ['--database-url', databaseUrl, '--provider-db', path.join(dir, 'provider.db')]
+    : ['--db', path.join(dir, 'idemkey.db')];
+  const serverArgs = ['--addr', '127.0.0.1:0', ...store, ...args];
   const [cmd, argv] = nofile
     ? ['prlimit', [`--nofile=${nofile}:${nofile}`, '--', SERVER, ...serverArgs]]
     : [SERVER, serverArgs];

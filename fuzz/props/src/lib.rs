@@ -10,9 +10,7 @@ pub mod options;
 pub mod record;
 pub mod retry_after;
 pub mod server_body;
-pub mod server_chunked;
 pub mod server_faults;
-pub mod server_head;
 pub mod server_headers;
 pub mod server_json;
 pub mod server_provider;
@@ -25,31 +23,6 @@ pub fn clock_and_rest(data: &[u8], default: f64) -> (f64, &[u8]) {
         Some((n, rest)) => ((u64::from_le_bytes(*n) >> 20) as f64, rest),
         None => (default, data),
     }
-}
-
-/// Feeds `bytes` to a streaming scanner in pieces of `step` bytes (0: all at once) until
-/// `feed` gives a verdict; the bytes taken and that verdict (`None`: it wants more). A
-/// scanner that asks for more must have taken its whole piece.
-pub fn feed_in_pieces<V>(
-    bytes: &[u8],
-    step: usize,
-    mut feed: impl FnMut(&[u8]) -> (usize, Option<V>),
-) -> (usize, Option<V>) {
-    let pieces: Vec<&[u8]> = if step == 0 {
-        vec![bytes]
-    } else {
-        bytes.chunks(step).collect()
-    };
-    let mut taken = 0;
-    for piece in pieces {
-        let (n, verdict) = feed(piece);
-        taken += n;
-        if verdict.is_some() {
-            return (taken, verdict);
-        }
-        assert_eq!(n, piece.len(), "More before the piece ended");
-    }
-    (taken, None)
 }
 
 /// A target's check: panics when `data` breaks a property.
@@ -67,7 +40,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("server_body", server_body::check),
     ("server_faults", server_faults::check),
     ("server_json", server_json::check),
-    ("server_head", server_head::check),
-    ("server_chunked", server_chunked::check),
     ("server_provider", server_provider::check),
 ];

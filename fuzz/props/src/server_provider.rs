@@ -22,7 +22,8 @@ use axum::body::{to_bytes, Body};
 use axum::http::{HeaderValue, Method, Request};
 use axum::Router;
 use idemkey_server::http::headers;
-use idemkey_server::provider::{service, DECLINED_CARD};
+use idemkey_server::http::provider_service as service;
+use idemkey_server::provider::DECLINED_CARD;
 use serde_json::{json, Value};
 use tower::ServiceExt;
 

@@ -12,11 +12,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use idemkey_server::faults::Faults;
 use idemkey_server::http::body::validate_charge;
-use idemkey_server::http::problem::ApiError;
+use idemkey_server::idem::error::IdemError;
 use idemkey_server::idem::fingerprint::Fingerprinter;
 use idemkey_server::idem::in_flight::InFlight;
+use idemkey_server::idem::injected::NoChargeFaults;
 use idemkey_server::idem::replay_cache::ReplayCache;
 use idemkey_server::idem::{phases, recovery};
 use idemkey_server::ids::new_id;
@@ -294,7 +294,7 @@ struct Expect {
 struct Run {
     store: Arc<ModelStore>,
     provider: Provider,
-    faults: Faults,
+    faults: NoChargeFaults,
     model: HashMap<(usize, usize), Expect>,
     /// Charges the ledger must hold, by customer.
     charged: HashMap<usize, usize>,
@@ -307,7 +307,7 @@ impl Run {
         self.store.now()
     }
 
-    fn input(b: usize) -> (idemkey_server::http::body::ChargeInput, String) {
+    fn input(b: usize) -> (idemkey_server::idem::input::ChargeInput, String) {
         let v: serde_json::Value = serde_json::from_str(BODIES[b]).unwrap();
         let fp = fingerprints().of(&v);
         (validate_charge(v).unwrap(), fp)
@@ -343,7 +343,7 @@ impl Run {
         match expect {
             Some(e) if e.fingerprint != fp => {
                 assert!(
-                    matches!(got, Err(ApiError::KeyReused)),
+                    matches!(got, Err(IdemError::KeyReused)),
                     "422 expected: {:?}",
                     got.err()
                 )
@@ -364,7 +364,7 @@ impl Run {
                 locked_at: Some(t), ..
             }) if t + LOCK_MS > now => {
                 assert!(
-                    matches!(got, Err(ApiError::InProgress)),
+                    matches!(got, Err(IdemError::InProgress)),
                     "409 expected: {:?}",
                     got.err()
                 )
@@ -533,7 +533,7 @@ proptest! {
         let mut run = Run {
             store,
             provider,
-            faults: Faults::new(false),
+            faults: NoChargeFaults,
             model: HashMap::new(),
             charged: HashMap::new(),
             payments: HashMap::new(),

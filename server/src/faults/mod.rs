@@ -13,18 +13,11 @@ pub mod request;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use axum::body::Body;
-use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use self::request::{self as fault_request, Canned, FaultRequest};
-use crate::http::body::read_json;
-use crate::http::headers as key;
-use crate::http::problem::{ApiError, ApiResult};
-use crate::http::routes::AppState;
+use self::request::FaultRequest;
+use crate::idem::injected::{Canned, ChargeFault, ChargeFaults};
 use crate::outbox::faults::{DeliveryFault, DeliveryFaults};
 
 /// What a fault does to the request that takes it.
@@ -82,16 +75,19 @@ pub struct Fault {
 }
 
 impl Fault {
-    /// The answer of a fault that acts before anything is stored
-    /// (`fail-before-commit`, `drop-before-commit`, `respond`); `None` for
-    /// the others, which let the request do its work.
-    pub fn before_commit(&self) -> Option<ApiError> {
-        match (self.mode, &self.respond) {
-            (FaultMode::FailBeforeCommit, _) => Some(ApiError::FaultBeforeCommit),
-            (FaultMode::DropBeforeCommit, _) => Some(ApiError::FaultDropBeforeCommit),
-            (FaultMode::Respond, Some(c)) => Some(ApiError::FaultRespond(c.clone())),
-            _ => None,
-        }
+    /// What this unit does to a charge request; `None` for the modes that
+    /// are not a request's.
+    pub fn charge_fault(&self) -> Option<ChargeFault> {
+        Some(match (self.mode, &self.respond) {
+            (FaultMode::FailBeforeCommit, _) => ChargeFault::FailBeforeCommit,
+            (FaultMode::DropBeforeCommit, _) => ChargeFault::DropBeforeCommit,
+            (FaultMode::Respond, Some(c)) => ChargeFault::Respond(c.clone()),
+            (FaultMode::CrashAfterProvider, _) => ChargeFault::CrashAfterProvider,
+            (FaultMode::DropAfterCommit, _) => ChargeFault::DropAfterCommit,
+            (FaultMode::ErrorAfterCommit, _) => ChargeFault::ErrorAfterCommit,
+            (FaultMode::DelayAfterCommit, _) => ChargeFault::DelayAfterCommit(self.delay_ms),
+            _ => return None,
+        })
     }
 }
 
@@ -186,7 +182,7 @@ impl Faults {
         if !self.enabled {
             return None;
         }
-        let mut slots = self.slots().ok()?;
+        let mut slots = self.slots();
         let slot = slots.get_mut(customer)?;
         let at = slot.queue.iter().position(|s| wanted(s.fault.mode))?;
         let entry = &mut slot.queue[at];
@@ -206,9 +202,9 @@ impl Faults {
     }
 
     /// Appends `req` to the customer's queue; `None` clears the queue and
-    /// the log. Answers with the customer's state.
-    fn schedule(&self, customer: &str, req: Option<FaultRequest>) -> ApiResult<Value> {
-        let mut slots = self.slots()?;
+    /// the log. Answers with the customer's state, or why the queue is full.
+    pub fn schedule(&self, customer: &str, req: Option<FaultRequest>) -> Result<Value, String> {
+        let mut slots = self.slots();
         let Some(req) = req else {
             slots.remove(customer);
             return Ok(state(customer, None));
@@ -220,18 +216,14 @@ impl Faults {
                 .map(|(c, _)| c.clone());
             match idle {
                 Some(c) => slots.remove(&c),
-                None => {
-                    return Err(ApiError::InvalidBody(
-                        "too many customers with scheduled faults".into(),
-                    ))
-                }
+                None => return Err("too many customers with scheduled faults".into()),
             };
         }
         let slot = slots.entry(customer.to_string()).or_default();
         if slot.queue.len() >= MAX_QUEUE {
-            return Err(ApiError::InvalidBody(format!(
+            return Err(format!(
                 "at most {MAX_QUEUE} scheduled entries per customer; clear them with mode none"
-            )));
+            ));
         }
         slot.queue.push_back(Scheduled {
             fault: Fault {
@@ -244,14 +236,23 @@ impl Faults {
         Ok(state(customer, Some(slot)))
     }
 
-    fn list(&self, customer: &str) -> ApiResult<Value> {
-        Ok(state(customer, self.slots()?.get(customer)))
+    /// `{ customer, scheduled, taken }`: the customer's queue and the units
+    /// its requests took.
+    pub fn list(&self, customer: &str) -> Value {
+        state(customer, self.slots().get(customer))
     }
 
-    fn slots(&self) -> ApiResult<MutexGuard<'_, HashMap<String, Slot>>> {
-        self.slots
-            .lock()
-            .map_err(|_| ApiError::Internal("fault registry poisoned".into()))
+    /// The queues; a panic while they were held left them whole (every
+    /// change is one push or pop), so a poisoned lock is taken as it is.
+    fn slots(&self) -> MutexGuard<'_, HashMap<String, Slot>> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl ChargeFaults for Faults {
+    /// The customer's next unit for requests, as the phases see it.
+    fn take(&self, customer: &str, key: Option<&str>, fingerprint: &str) -> Option<ChargeFault> {
+        Faults::take(self, customer, key, fingerprint).and_then(|f| f.charge_fault())
     }
 }
 
@@ -285,184 +286,5 @@ fn state(customer: &str, slot: Option<&Slot>) -> Value {
     json!({ "customer": customer, "scheduled": scheduled, "taken": taken })
 }
 
-/// `POST /api/faults {mode, count?=1, delay_ms?=1000, status?, retry_after?,
-/// body?, content_type?}`: appends to the customer's queue (`none` clears
-/// it); answers like `GET /api/faults`.
-pub async fn schedule(
-    State(st): State<AppState>,
-    headers: HeaderMap,
-    body: Body,
-) -> ApiResult<Json<Value>> {
-    let customer = key::customer(&headers)?;
-    let req = fault_request::parse(read_json(&headers, body).await?)?;
-    tracing::info!(customer, ?req, "faults scheduled");
-    Ok(Json(st.faults.schedule(&customer, req)?))
-}
-
-/// `GET /api/faults`: the customer's queue and the units its requests took.
-pub async fn list(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<Json<Value>> {
-    let customer = key::customer(&headers)?;
-    Ok(Json(st.faults.list(&customer)?))
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sched(f: &Faults, customer: &str, v: Value) {
-        f.schedule(customer, fault_request::parse(v).unwrap())
-            .unwrap();
-    }
-
-    fn mode(f: Option<Fault>) -> Option<FaultMode> {
-        f.map(|f| f.mode)
-    }
-
-    #[test]
-    fn queues_are_per_customer_and_counted() {
-        let f = Faults::new(true);
-        sched(&f, "a", json!({"mode": "error-after-commit", "count": 2}));
-        sched(
-            &f,
-            "a",
-            json!({"mode": "delay-after-commit", "delay_ms": 5}),
-        );
-        assert_eq!(f.take("b", None, "fp"), None);
-        assert_eq!(
-            mode(f.take("a", Some("k1"), "fp")),
-            Some(FaultMode::ErrorAfterCommit)
-        );
-        assert_eq!(
-            mode(f.take("a", Some("k1"), "fp")),
-            Some(FaultMode::ErrorAfterCommit)
-        );
-        assert_eq!(
-            f.take("a", None, "fp2"),
-            Some(Fault {
-                mode: FaultMode::DelayAfterCommit,
-                delay_ms: 5,
-                respond: None,
-            })
-        );
-        assert_eq!(f.take("a", Some("k1"), "fp"), None);
-        let listed = f.list("a").unwrap();
-        assert_eq!(listed["scheduled"], json!([]));
-        assert_eq!(
-            listed["taken"],
-            json!([
-                {"mode": "error-after-commit", "key": "k1", "fingerprint": "fp"},
-                {"mode": "error-after-commit", "key": "k1", "fingerprint": "fp"},
-                {"mode": "delay-after-commit", "key": null, "fingerprint": "fp2"},
-            ])
-        );
-        sched(&f, "a", json!({"mode": "drop-after-commit"}));
-        f.schedule("a", None).unwrap();
-        assert_eq!(f.take("a", None, "fp"), None);
-        assert_eq!(
-            f.list("a").unwrap()["taken"],
-            json!([]),
-            "none clears the log too"
-        );
-    }
-
-    #[test]
-    fn respond_and_drop_before_commit_refuse_before_work() {
-        let f = Faults::new(true);
-        sched(
-            &f,
-            "a",
-            json!({"mode": "respond", "status": 429, "retry_after": "1"}),
-        );
-        sched(&f, "a", json!({"mode": "drop-before-commit"}));
-        sched(&f, "a", json!({"mode": "delay-after-commit"}));
-        let shown = &f.list("a").unwrap()["scheduled"][0];
-        assert_eq!(
-            *shown,
-            json!({"mode": "respond", "remaining": 1, "delay_ms": 1000, "status": 429, "retry_after": "1", "body": ""})
-        );
-        match f.take("a", None, "fp").unwrap().before_commit() {
-            Some(ApiError::FaultRespond(c)) => {
-                assert_eq!((c.status, c.retry_after.as_deref()), (429, Some("1")))
-            }
-            other => panic!("{other:?}"),
-        }
-        assert!(matches!(
-            f.take("a", None, "fp").unwrap().before_commit(),
-            Some(ApiError::FaultDropBeforeCommit)
-        ));
-        assert!(f.take("a", None, "fp").unwrap().before_commit().is_none());
-    }
-
-    #[test]
-    fn worker_units_are_left_to_the_worker_and_request_units_to_requests() {
-        let f = Faults::new(true);
-        sched(&f, "a", json!({"mode": "worker-crash-before-ack"}));
-        sched(&f, "a", json!({"mode": "error-after-commit"}));
-        sched(
-            &f,
-            "a",
-            json!({"mode": "worker-fail-before-receipt", "count": 2}),
-        );
-        assert_eq!(
-            mode(f.take("a", Some("k"), "fp")),
-            Some(FaultMode::ErrorAfterCommit),
-            "a request skips the worker's units"
-        );
-        assert_eq!(f.take("a", Some("k"), "fp"), None);
-        let worker: &dyn DeliveryFaults = &f;
-        assert_eq!(worker.take("b", "evt_0"), None, "per customer");
-        assert_eq!(
-            worker.take("a", "evt_1"),
-            Some(DeliveryFault::CrashBeforeAck)
-        );
-        assert_eq!(
-            worker.take("a", "evt_1"),
-            Some(DeliveryFault::FailBeforeReceipt)
-        );
-        assert_eq!(
-            worker.take("a", "evt_2"),
-            Some(DeliveryFault::FailBeforeReceipt)
-        );
-        assert_eq!(worker.take("a", "evt_2"), None);
-        assert_eq!(
-            f.list("a").unwrap()["taken"],
-            json!([
-                {"mode": "error-after-commit", "key": "k", "fingerprint": "fp"},
-                {"mode": "worker-crash-before-ack", "key": null, "fingerprint": "", "event": "evt_1"},
-                {"mode": "worker-fail-before-receipt", "key": null, "fingerprint": "", "event": "evt_1"},
-                {"mode": "worker-fail-before-receipt", "key": null, "fingerprint": "", "event": "evt_2"},
-            ])
-        );
-        let off = Faults::new(false);
-        sched(&off, "a", json!({"mode": "worker-crash-before-ack"}));
-        assert_eq!(DeliveryFaults::take(&off, "a", "evt_1"), None);
-    }
-
-    #[test]
-    fn disabled_registry_never_yields() {
-        let f = Faults::new(false);
-        sched(&f, "a", json!({"mode": "drop-after-commit"}));
-        assert_eq!(f.take("a", None, "fp"), None);
-    }
-
-    #[test]
-    fn queues_and_logs_are_bounded() {
-        let f = Faults::new(true);
-        for _ in 0..MAX_QUEUE {
-            sched(&f, "a", json!({"mode": "error-after-commit"}));
-        }
-        let more = fault_request::parse(json!({"mode": "error-after-commit"})).unwrap();
-        assert!(f.schedule("a", more).is_err());
-        for _ in 0..MAX_QUEUE {
-            f.take("a", None, "fp").unwrap();
-        }
-        sched(&f, "a", json!({"mode": "error-after-commit", "count": 10}));
-        for _ in 0..10 {
-            f.take("a", None, "fp").unwrap();
-        }
-        assert_eq!(
-            f.list("a").unwrap()["taken"].as_array().unwrap().len(),
-            MAX_TAKEN
-        );
-    }
-}
+mod tests;

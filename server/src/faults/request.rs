@@ -1,17 +1,14 @@
 //! The body of `POST /api/faults`, validated: which mode, how many units, and
 //! for `respond` the exact answer to give (status, `Retry-After`, body,
-//! `Content-Type`). Every refusal is a 400 whose detail names the field.
+//! `Content-Type`). Every refusal says which field is wrong.
 
 use std::sync::Arc;
 
-use axum::body::Body;
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::Response;
-use serde::Serialize;
+use axum::http::HeaderValue;
 use serde_json::{Map, Value};
 
 use crate::faults::FaultMode;
-use crate::http::problem::{ApiError, ApiResult};
+use crate::idem::injected::Canned;
 
 /// Default delay of `delay-after-commit`.
 pub const DEFAULT_DELAY_MS: u64 = 1_000;
@@ -23,38 +20,6 @@ pub const MAX_BODY: usize = 16 * 1024;
 pub const MAX_HEADER: usize = 256;
 /// The members only `respond` takes.
 const RESPOND_FIELDS: [&str; 4] = ["status", "retry_after", "body", "content_type"];
-
-/// The exact answer of a `respond` fault. Validated when scheduled, so
-/// rendering it cannot fail.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Canned {
-    /// Status, 200 to 599.
-    pub status: u16,
-    /// Sent verbatim as `Retry-After` (absent: no header).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retry_after: Option<String>,
-    /// Sent verbatim as the body (may be empty).
-    pub body: String,
-    /// Sent verbatim as `Content-Type` (absent: no header).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub content_type: Option<String>,
-}
-
-impl Canned {
-    /// The response, exactly as scheduled.
-    pub fn response(&self) -> Response {
-        let mut r = Response::new(Body::from(self.body.clone()));
-        *r.status_mut() = StatusCode::from_u16(self.status).unwrap_or(StatusCode::IM_A_TEAPOT);
-        let h = r.headers_mut();
-        if let Some(v) = self.retry_after.as_deref().and_then(header_value) {
-            h.insert(header::RETRY_AFTER, v);
-        }
-        if let Some(v) = self.content_type.as_deref().and_then(header_value) {
-            h.insert(header::CONTENT_TYPE, v);
-        }
-        r
-    }
-}
 
 fn header_value(s: &str) -> Option<HeaderValue> {
     HeaderValue::from_str(s).ok()
@@ -73,12 +38,12 @@ pub struct FaultRequest {
     pub respond: Option<Arc<Canned>>,
 }
 
-fn bad(m: impl Into<String>) -> ApiError {
-    ApiError::InvalidBody(m.into())
+fn bad(m: impl Into<String>) -> String {
+    m.into()
 }
 
 /// Parses and validates the body of `POST /api/faults`.
-pub fn parse(v: Value) -> ApiResult<Option<FaultRequest>> {
+pub fn parse(v: Value) -> Result<Option<FaultRequest>, String> {
     let obj = v
         .as_object()
         .ok_or_else(|| bad("the body must be a JSON object"))?;
@@ -120,7 +85,7 @@ pub fn parse(v: Value) -> ApiResult<Option<FaultRequest>> {
     }))
 }
 
-fn canned(obj: &Map<String, Value>) -> ApiResult<Canned> {
+fn canned(obj: &Map<String, Value>) -> Result<Canned, String> {
     // 1xx are interim answers in HTTP/1.1, never a final one (hyper would
     // turn them into a 500), so a canned answer is 200..=599.
     let status = obj
@@ -148,7 +113,7 @@ fn canned(obj: &Map<String, Value>) -> ApiResult<Canned> {
 }
 
 /// An optional string that must be a valid header value of bounded size.
-fn header_field(obj: &Map<String, Value>, name: &str) -> ApiResult<Option<String>> {
+fn header_field(obj: &Map<String, Value>, name: &str) -> Result<Option<String>, String> {
     match obj.get(name) {
         None => Ok(None),
         Some(Value::String(s))
@@ -184,19 +149,6 @@ mod tests {
                 content_type: Some("text/plain".into()),
             }
         );
-        let resp = c.response();
-        assert_eq!(resp.status(), 429);
-        assert_eq!(
-            resp.headers()[header::RETRY_AFTER],
-            "Wed, 21 Oct 2015 07:28:00 GMT"
-        );
-        assert_eq!(resp.headers()[header::CONTENT_TYPE], "text/plain");
-        let bare = parse(json!({"mode": "respond", "status": 204}))
-            .unwrap()
-            .unwrap();
-        let resp = bare.respond.unwrap().response();
-        assert_eq!(resp.status(), 204);
-        assert!(resp.headers().is_empty());
     }
 
     #[test]
@@ -267,7 +219,7 @@ mod tests {
             ),
         ] {
             match parse(v.clone()) {
-                Err(ApiError::InvalidBody(m)) => assert!(m.contains(needle), "{v}: {m}"),
+                Err(m) => assert!(m.contains(needle), "{v}: {m}"),
                 other => panic!("{v}: {other:?}"),
             }
         }

@@ -1,8 +1,12 @@
 //! The accept loop: hyper HTTP/1.1 connections around the axum router, with
 //! graceful shutdown.
 //!
-//! Every connection's bytes pass through the [`Guarded`] reader first (heads
-//! checked and timed, refusals as problem+json). At most
+//! hyper reads and frames every request, with the limits of `limits` set on
+//! its `http1::Builder`: a head must arrive within [`HEAD_TIMEOUT`], fit in
+//! [`MAX_HEAD_LEN`] and hold at most [`MAX_HEADERS`] fields; broken framing
+//! gets hyper's own refusal (400, 414 or 431 with an empty body) and a
+//! closed connection. The router is served with the rules of `rules` around
+//! it, over a [`Socket`] that cuts stalled writes and closes lingering. At most
 //! [`max_connections`] are open at once, below the open-file limit, so a
 //! crowd of stalled clients makes new ones wait in the backlog instead of
 //! making `accept` fail; when it fails anyway (EMFILE, ENFILE), the loop
@@ -27,21 +31,12 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
-use crate::http::guard::Guarded;
-use crate::http::limits::{max_connections, ACCEPT_BACKOFF, HYPER_HEADER_TIMEOUT, MAX_HEADERS};
-
-/// Response extension: close the connection instead of answering.
-#[derive(Debug, Clone, Copy)]
-pub struct DropConnection;
-
-impl DropConnection {
-    /// A response that closes its connection with nothing sent.
-    pub fn response() -> Response<Body> {
-        let mut r = Response::new(Body::empty());
-        r.extensions_mut().insert(DropConnection);
-        r
-    }
-}
+use crate::http::drop::DropConnection;
+use crate::http::limits::{
+    max_connections, ACCEPT_BACKOFF, HEAD_TIMEOUT, MAX_HEADERS, MAX_HEAD_LEN,
+};
+use crate::http::rules;
+use crate::http::socket::Socket;
 
 #[derive(Debug, thiserror::Error)]
 #[error("connection dropped on purpose (drop-after-commit fault)")]
@@ -64,6 +59,7 @@ pub async fn serve(
     keep_alive: bool,
     shutdown: impl Future<Output = ()>,
 ) {
+    let app = rules::apply(app);
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     let limit = max_connections();
@@ -94,8 +90,9 @@ pub async fn serve(
         };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
+                Ok((stream, peer)) => {
                     backoff = ACCEPT_BACKOFF.0;
+                    tracing::trace!(%peer, "connection accepted");
                     stream
                 }
                 Err(e) => {
@@ -127,19 +124,20 @@ pub async fn serve(
             }
         });
         // A client may shut its write side once its request is sent and still
-        // wait for the answer (half_close). The guard's limits are the real
-        // ones; hyper's are set no lower, so it never refuses on its own.
+        // wait for the answer (half_close).
         let conn = hyper::server::conn::http1::Builder::new()
             .keep_alive(keep_alive)
             .half_close(true)
             .max_headers(MAX_HEADERS)
+            .max_buf_size(MAX_HEAD_LEN)
             .timer(TokioTimer::new())
-            .header_read_timeout(HYPER_HEADER_TIMEOUT)
-            .serve_connection(TokioIo::new(Guarded::new(stream)), svc);
+            .header_read_timeout(HEAD_TIMEOUT)
+            .serve_connection(TokioIo::new(Socket::new(stream)), svc);
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!(error = %e, "connection ended with an error");
+            match conn.await {
+                Ok(()) => tracing::trace!("connection closed"),
+                Err(e) => tracing::debug!(error = %e, "connection ended with an error"),
             }
             drop(slot);
         });
@@ -149,29 +147,5 @@ pub async fn serve(
     tokio::select! {
         () = graceful.shutdown() => tracing::info!("all connections closed"),
         () = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("connections still open after the drain timeout"),
-    }
-}
-
-/// Resolves on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => tracing::info!("SIGINT received"),
-        () = term => tracing::info!("SIGTERM received"),
     }
 }

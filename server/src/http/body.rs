@@ -6,13 +6,14 @@
 
 use axum::body::Body;
 use axum::http::{header, HeaderMap};
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, LengthLimitError};
 use serde_json::Value;
+use tower_http::timeout::TimeoutError;
 
 use crate::http::json::parse_strict;
-use crate::http::limits::{BODY_LIMIT, BODY_TIMEOUT, DRAIN_LIMIT};
+use crate::http::limits::BODY_LIMIT;
 use crate::http::problem::ApiError;
-use crate::provider::MaskedCard;
+use crate::idem::input::ChargeInput;
 
 /// Largest accepted charge amount, in minor units.
 pub const MAX_AMOUNT: u64 = 99_999_999;
@@ -39,74 +40,38 @@ fn is_json(headers: &HeaderMap) -> bool {
         || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
-/// Reads the body as JSON: 415, 413, 408 (not all there within
-/// [`BODY_TIMEOUT`]) or 400 (not JSON, or a member name repeated) when that
-/// fails.
+/// Reads the body as JSON: 415, 413 (over the limit of the body-limit
+/// layer), 408 (not all there by the body-deadline layer's deadline) or 400
+/// (broken framing, not JSON, or a member name repeated) when that fails.
 pub async fn read_json(headers: &HeaderMap, body: Body) -> Result<Value, ApiError> {
     if !is_json(headers) {
         return Err(ApiError::UnsupportedMediaType);
     }
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > BODY_LIMIT as u64) {
-        return Err(ApiError::PayloadTooLarge { limit: BODY_LIMIT });
-    }
-    let buf = tokio::time::timeout(BODY_TIMEOUT, collect(body))
-        .await
-        .map_err(|_| ApiError::RequestTimeout("the request body did not arrive within 10 s"))??;
+    let buf = body.collect().await.map_err(body_error)?.to_bytes();
     parse_strict(&buf)
         .map_err(|e| ApiError::InvalidBody(format!("the body is not valid JSON: {e}")))
 }
 
-/// The body's bytes, at most [`BODY_LIMIT`]; a larger one is read on (and
-/// thrown away) up to [`DRAIN_LIMIT`] so that its 413 is not lost to a reset.
-async fn collect(mut body: Body) -> Result<Vec<u8>, ApiError> {
-    let mut buf = Vec::new();
-    let mut seen = 0usize;
-    while let Some(frame) = body.frame().await {
-        let frame = frame
-            .map_err(|_| ApiError::InvalidBody("the request body could not be read".into()))?;
-        if let Ok(data) = frame.into_data() {
-            seen += data.len();
-            if seen > DRAIN_LIMIT {
+/// What a failed body read means to the client. Each layer between the
+/// socket and the handler may have boxed the error once more in an
+/// `axum::Error`: the cause is the innermost one.
+fn body_error(e: axum::Error) -> ApiError {
+    let mut e = e.into_inner();
+    loop {
+        match e.downcast::<axum::Error>() {
+            Ok(wrapped) => e = wrapped.into_inner(),
+            Err(cause) => {
+                e = cause;
                 break;
-            }
-            if seen <= BODY_LIMIT {
-                buf.extend_from_slice(&data);
             }
         }
     }
-    if seen > BODY_LIMIT {
-        return Err(ApiError::PayloadTooLarge { limit: BODY_LIMIT });
-    }
-    Ok(buf)
-}
-
-/// A validated charge request.
-#[derive(Clone)]
-pub struct ChargeInput {
-    /// The body as sent (its fingerprint identifies the payload).
-    pub raw: Value,
-    /// Minor units, 1..=[`MAX_AMOUNT`].
-    pub amount: u64,
-    /// Lowercase currency code.
-    pub currency: String,
-    /// Card number, digits only.
-    pub card: Option<String>,
-}
-
-/// Written by hand so that no log line, at any level, can carry the card
-/// number: the body is left out and the card shows its last four digits.
-impl std::fmt::Debug for ChargeInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let card = self.card.as_deref().map(MaskedCard);
-        f.debug_struct("ChargeInput")
-            .field("amount", &self.amount)
-            .field("currency", &self.currency)
-            .field("card", &card)
-            .finish_non_exhaustive()
+    if e.is::<LengthLimitError>() {
+        ApiError::PayloadTooLarge { limit: BODY_LIMIT }
+    } else if e.is::<TimeoutError>() {
+        ApiError::RequestTimeout("the request body did not arrive within 10 s")
+    } else {
+        ApiError::InvalidBody("the request body could not be read".into())
     }
 }
 

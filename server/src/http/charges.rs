@@ -14,12 +14,13 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
-use crate::faults::{Fault, FaultMode};
-use crate::http::accept::DropConnection;
 use crate::http::body::{read_json, validate_charge};
+use crate::http::drop::DropConnection;
 use crate::http::headers as key;
 use crate::http::problem::{ApiError, ApiResult};
-use crate::http::routes::AppState;
+use crate::http::state::AppState;
+use crate::idem::error::IdemError;
+use crate::idem::injected::{ChargeFault, ChargeFaults};
 use crate::idem::phases::{outcome, phases, Answer, Deps};
 use crate::ids::new_id;
 use crate::provider::PaymentRequest;
@@ -58,7 +59,7 @@ pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) 
         let deps = Deps {
             store: &*st.store,
             provider: &st.provider,
-            faults: &st.faults,
+            faults: &*st.faults,
             in_flight: &st.in_flight,
             cache: &st.replay_cache,
             fingerprints: &st.fingerprints,
@@ -67,11 +68,12 @@ pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) 
     });
     let result = task
         .await
-        .unwrap_or_else(|e| Err(ApiError::Internal(format!("charge task: {e}"))));
+        .unwrap_or_else(|e| Err(IdemError::Internal(format!("charge task: {e}"))))
+        .map_err(ApiError::from);
     match result {
         Ok(answer) => {
             tracing::info!(customer, key = idem_key, status = answer.response.status, replayed = answer.replayed,
-                cached = answer.from_cache, fault = ?answer.fault.as_ref().map(|f| f.mode), "charge answered");
+                cached = answer.from_cache, fault = ?answer.fault, "charge answered");
             finish(answer).await
         }
         Err(e) => {
@@ -89,12 +91,10 @@ pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) 
 
 /// Applies after-commit faults and renders the answer.
 async fn finish(answer: Answer) -> Response {
-    match answer.fault.map(|f| (f.mode, f.delay_ms)) {
-        Some((FaultMode::DropAfterCommit, _)) => return DropConnection::response(),
-        Some((FaultMode::ErrorAfterCommit, _)) => {
-            return ApiError::FaultAfterCommit.into_response()
-        }
-        Some((FaultMode::DelayAfterCommit, ms)) => {
+    match answer.fault {
+        Some(ChargeFault::DropAfterCommit) => return DropConnection::response(),
+        Some(ChargeFault::ErrorAfterCommit) => return ApiError::FaultAfterCommit.into_response(),
+        Some(ChargeFault::DelayAfterCommit(ms)) => {
             tokio::time::sleep(Duration::from_millis(ms)).await
         }
         _ => {}
@@ -117,11 +117,14 @@ pub async fn create_naive(State(st): State<AppState>, headers: HeaderMap, body: 
     let result = async {
         let customer = key::customer(&headers)?;
         let input = validate_charge(read_json(&headers, body).await?)?;
-        let fault = st
-            .faults
-            .take(&customer, None, &st.fingerprints.of(&input.raw));
-        if let Some(e) = fault.as_ref().and_then(Fault::before_commit) {
-            return Err(e);
+        let fault = ChargeFaults::take(
+            &*st.faults,
+            &customer,
+            None,
+            &st.fingerprints.of(&input.raw),
+        );
+        if let Some(f) = fault.clone().filter(ChargeFault::before_commit) {
+            return Err(ApiError::from(IdemError::Injected(f)));
         }
         let task = tokio::spawn(async move {
             let payment = st

@@ -1,57 +1,41 @@
 //! Every limit and timeout of the HTTP layer, in one place.
 //!
-//! The guard in front of hyper enforces the head limits and timeouts (and is
-//! stricter than hyper, so hyper's own refusals, which have empty bodies,
-//! never happen); the body reader enforces the body ones; the accept loop the
+//! hyper enforces the head ones (its `http1::Builder` settings, in
+//! `accept`), tower-http the body ones (layers, in `rules`), the socket
+//! wrapper the write deadline and the lingering close, the accept loop the
 //! connection cap. Values are what a payment API needs, not what a file
 //! server would: heads are small, bodies at most 64 KiB.
 
 use std::time::Duration;
 
-/// Largest accepted request body (a charge, a fault request).
+/// Largest accepted request body (a charge, a fault request): beyond it, 413.
 pub const BODY_LIMIT: usize = 64 * 1024;
-/// An oversized chunked body is still read (and thrown away) up to this size
-/// before answering 413: closing a socket with unread data makes the kernel
-/// send a reset, and the client would see a network error instead of the 413.
-pub const DRAIN_LIMIT: usize = 1024 * 1024;
 /// Longest request target (path and query), in bytes: beyond it, 414.
 pub const MAX_URI_LEN: usize = 8 * 1024;
-/// Longest method token, in bytes.
-pub const MAX_METHOD_LEN: usize = 32;
-/// Largest request head (request line and header lines): beyond it, 431.
+/// Largest request head: hyper's read buffer (a head that does not fit is
+/// refused with 431; it bounds the memory of a connection that dribbles a
+/// head, too), and exactly so by the request rules.
 pub const MAX_HEAD_LEN: usize = 32 * 1024;
-/// Most header lines in one head: beyond it, 431. hyper's own limit is 100
-/// too, and it must never be lower than this one.
+/// Most header lines in one head: beyond it, hyper answers 431.
 pub const MAX_HEADERS: usize = 100;
-/// Longest chunk extension accepted in a chunked body, in bytes.
-pub const MAX_CHUNK_EXT_LEN: usize = 1024;
-/// Largest trailer section of a chunked body, in bytes.
-pub const MAX_TRAILER_LEN: usize = 8 * 1024;
-/// Blank lines tolerated before a request line (RFC 9112, 2.2).
-pub const MAX_LEADING_BLANK_LINES: usize = 4;
 
-/// Time allowed for a whole request head once the server waits for one. A
-/// connection that sent part of a head gets 408; one that sent nothing (an
-/// idle keep-alive connection) is closed without a word.
+/// Time allowed for a whole request head, from when hyper starts waiting
+/// for one (an idle keep-alive connection included); then hyper closes the
+/// connection without an answer.
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
-/// Time allowed for a whole request body once its handler starts reading it
-/// (64 KiB in 10 s is 6.5 KB/s: any real client is far faster): then 408.
+/// Time allowed for a whole request body, from when the request reached the
+/// router (64 KiB in 10 s is 6.5 KB/s: any real client is far faster): then
+/// 408, and the connection closes.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
-/// After [`BODY_TIMEOUT`] the handler answers 408; a connection whose body is
-/// still unread this much later is cut by the guard.
-pub const BODY_GRACE: Duration = Duration::from_secs(2);
 /// Time a response write may make no progress (a client that never reads)
 /// before the connection is cut.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
-/// After a refusal by the guard, or an answer sent before its body was read,
-/// the connection is read and discarded for up to this long (or
-/// [`LINGER_LIMIT`] bytes) before it is closed, so that the answer is not
-/// destroyed by a reset.
+/// Once an answer is sent and the write side shut, the connection is read
+/// and discarded for up to this long (or [`LINGER_LIMIT`] bytes) before it
+/// is closed, so that the answer is not destroyed by a reset.
 pub const LINGER_TIMEOUT: Duration = Duration::from_secs(2);
 /// Most bytes discarded while lingering.
 pub const LINGER_LIMIT: usize = 8 * 1024 * 1024;
-/// hyper's own head timeout: a backstop behind the guard's.
-pub const HYPER_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// File descriptors kept free of connections: the listener, stdio, the
 /// database files of every pooled connection, the provider's.
@@ -60,8 +44,8 @@ pub const FD_RESERVE: usize = 64;
 /// most ever.
 pub const MIN_CONNECTIONS: usize = 16;
 /// Most connections served at once, whatever the file limit: each may hold
-/// a partial head of up to [`MAX_HEAD_LEN`], so this bounds that memory too
-/// (about 4096 × 64 KiB of buffers at worst).
+/// a read buffer of up to [`MAX_HEAD_LEN`], so this bounds that memory too
+/// (about 4096 × 32 KiB at worst).
 pub const MAX_CONNECTIONS: usize = 4096;
 /// First and longest pause after a failed `accept` (EMFILE, ENFILE, ENOBUFS);
 /// the pause doubles while accept keeps failing.

@@ -2,21 +2,21 @@
 //!
 //! Every error a client can see goes through [`ApiError`], so every error body is
 //! `application/problem+json` with `type`, `title`, `status`, `detail` and a short
-//! machine-readable `code`. The declined-card answer is not an error of the server
-//! (it is a stored, replayable outcome) but shares the body shape via [`problem_body`].
+//! machine-readable `code`. The phases' own errors ([`IdemError`]) become one here.
 
 use std::sync::Arc;
 
+use axum::body::Body;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use crate::faults::request::Canned;
-use crate::http::accept::DropConnection;
+use crate::http::drop::DropConnection;
+use crate::idem::error::IdemError;
+use crate::idem::injected::{Canned, ChargeFault};
 use crate::provider::ProviderError;
 use crate::store::StoreError;
 
-/// Media type of every error body.
-pub const PROBLEM_JSON: &str = "application/problem+json";
+pub use crate::problem_doc::{problem_body, PROBLEM_JSON};
 
 /// Everything that can go wrong while serving a request.
 #[derive(Debug, thiserror::Error)]
@@ -226,27 +226,6 @@ pub fn echo(input: &str) -> String {
     }
 }
 
-/// Serialises a problem document. `extra` members are appended (e.g. `key`).
-pub fn problem_body(
-    status: StatusCode,
-    code: &str,
-    title: &str,
-    detail: &str,
-    extra: &[(&str, serde_json::Value)],
-) -> Vec<u8> {
-    let mut obj = serde_json::Map::new();
-    obj.insert("type".into(), format!("urn:idemkey:problem:{code}").into());
-    obj.insert("title".into(), title.into());
-    obj.insert("status".into(), status.as_u16().into());
-    obj.insert("detail".into(), detail.into());
-    obj.insert("code".into(), code.into());
-    for (k, v) in extra {
-        obj.insert((*k).to_string(), v.clone());
-    }
-    // Serialising a Map of plain values cannot fail.
-    serde_json::to_vec(&serde_json::Value::Object(obj)).unwrap_or_default()
-}
-
 impl ApiError {
     /// This error's problem+json body.
     pub fn to_problem_json(&self) -> Vec<u8> {
@@ -258,7 +237,7 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         match &self {
-            ApiError::FaultRespond(c) => return c.response(),
+            ApiError::FaultRespond(c) => return canned_response(c),
             ApiError::FaultDropBeforeCommit => return DropConnection::response(),
             _ => {}
         }
@@ -290,5 +269,35 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// Result alias of the handlers and the phases.
+/// The answer of a `respond` fault, exactly as scheduled.
+pub fn canned_response(c: &Canned) -> Response {
+    let mut r = Response::new(Body::from(c.body.clone()));
+    *r.status_mut() = StatusCode::from_u16(c.status).unwrap_or(StatusCode::IM_A_TEAPOT);
+    let h = r.headers_mut();
+    let value = |s: &Option<String>| s.as_deref().and_then(|s| HeaderValue::from_str(s).ok());
+    if let Some(v) = value(&c.retry_after) {
+        h.insert(header::RETRY_AFTER, v);
+    }
+    if let Some(v) = value(&c.content_type) {
+        h.insert(header::CONTENT_TYPE, v);
+    }
+    r
+}
+
+impl From<IdemError> for ApiError {
+    fn from(e: IdemError) -> ApiError {
+        match e {
+            IdemError::KeyReused => ApiError::KeyReused,
+            IdemError::InProgress => ApiError::InProgress,
+            IdemError::Injected(ChargeFault::DropBeforeCommit) => ApiError::FaultDropBeforeCommit,
+            IdemError::Injected(ChargeFault::Respond(c)) => ApiError::FaultRespond(c),
+            IdemError::Injected(_) => ApiError::FaultBeforeCommit,
+            IdemError::Storage(e) => ApiError::Storage(e),
+            IdemError::Provider(e) => ApiError::Provider(e),
+            IdemError::Internal(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+/// Result alias of the handlers.
 pub type ApiResult<T> = Result<T, ApiError>;

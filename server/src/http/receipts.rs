@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::http::headers as key;
 use crate::http::problem::ApiResult;
-use crate::http::routes::AppState;
+use crate::http::state::AppState;
 
 /// `{ customer, count, receipts: [{ id, event_id, charge_id, created_at, … }],
 /// events: [{ id, type, charge_id, state, deliveries, … }] }`, oldest first.

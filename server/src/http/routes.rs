@@ -1,7 +1,6 @@
 //! Shared state and the router: which endpoints exist under which flags.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::Request;
@@ -16,34 +15,9 @@ use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::cli::Cli;
-use crate::faults::{self, Faults};
 use crate::http::problem::{echo, ApiError};
-use crate::http::{charges, receipts};
-use crate::idem::fingerprint::Fingerprinter;
-use crate::idem::in_flight::InFlight;
-use crate::idem::replay_cache::ReplayCache;
-use crate::outbox::storage::OutboxStorage;
-use crate::provider::Provider;
-use crate::store::SharedStore;
-
-/// Everything a handler can reach; cheap to clone.
-#[derive(Clone)]
-pub struct AppState {
-    /// The idempotency store (SQLite or PostgreSQL).
-    pub store: SharedStore,
-    /// The payment provider stand-in.
-    pub provider: Provider,
-    /// Scheduled faults (empty and inert without `--faults`).
-    pub faults: Arc<Faults>,
-    /// The outbox and the receipts (the same database as `store`).
-    pub outbox: Arc<dyn OutboxStorage>,
-    /// Keys this instance's requests are working on.
-    pub in_flight: InFlight,
-    /// Completed answers recently read from the store (off with `--faults`).
-    pub replay_cache: ReplayCache,
-    /// Payload fingerprints under the secret all instances share.
-    pub fingerprints: Fingerprinter,
-}
+pub use crate::http::state::AppState;
+use crate::http::{charges, faults, receipts};
 
 async fn healthz() -> Json<Value> {
     Json(json!({ "status": "ok" }))

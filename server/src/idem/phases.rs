@@ -13,13 +13,14 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use serde_json::json;
 
-use crate::faults::{Fault, FaultMode, Faults};
-use crate::http::body::ChargeInput;
-use crate::http::problem::{problem_body, ApiError, ApiResult, PROBLEM_JSON};
+use crate::idem::error::IdemError;
 use crate::idem::fingerprint::Fingerprinter;
 use crate::idem::in_flight::InFlight;
+use crate::idem::injected::{ChargeFault, ChargeFaults};
+use crate::idem::input::ChargeInput;
 use crate::idem::replay_cache::{Cached, ReplayCache};
 use crate::ids::{new_id, now_ms};
+use crate::problem_doc::{problem_body, PROBLEM_JSON};
 use crate::provider::{Payment, PaymentRequest, Provider};
 use crate::store::model::{
     Charge, Completed, KeyRequest, Lock, Lookup, Outcome, Reserved, StoredResponse,
@@ -34,8 +35,8 @@ pub struct Answer {
     pub replayed: bool,
     /// True when this instance's cache of completed answers gave it.
     pub from_cache: bool,
-    /// The fault this request took, if any.
-    pub fault: Option<Fault>,
+    /// The fault this request took, if any (one that acts after commit).
+    pub fault: Option<ChargeFault>,
 }
 
 impl Answer {
@@ -58,7 +59,7 @@ pub struct Deps<'a> {
     /// The payment provider stand-in.
     pub provider: &'a Provider,
     /// Scheduled faults.
-    pub faults: &'a Faults,
+    pub faults: &'a dyn ChargeFaults,
     /// Keys this instance's requests are working on.
     pub in_flight: &'a InFlight,
     /// Completed answers recently read from the store.
@@ -73,7 +74,7 @@ pub async fn phases(
     customer: String,
     idem_key: String,
     input: ChargeInput,
-) -> ApiResult<Answer> {
+) -> Result<Answer, IdemError> {
     let req = KeyRequest {
         customer: customer.clone(),
         key: idem_key.clone(),
@@ -94,7 +95,7 @@ pub async fn phases(
                 ..Answer::replay(r)
             })
         }
-        Some(Cached::KeyReused) => return Err(ApiError::KeyReused),
+        Some(Cached::KeyReused) => return Err(IdemError::KeyReused),
         None => {}
     }
     let asked = Instant::now();
@@ -107,15 +108,15 @@ pub async fn phases(
             cache.put(&req, &response, asked, left);
             return Ok(Answer::replay(response));
         }
-        Lookup::KeyReused => return Err(ApiError::KeyReused),
-        Lookup::InProgress => return Err(ApiError::InProgress),
+        Lookup::KeyReused => return Err(IdemError::KeyReused),
+        Lookup::InProgress => return Err(IdemError::InProgress),
         Lookup::Free => {}
     }
     // This request is about to do work: it takes a fault now, and one that
     // acts before commit answers with nothing stored.
     let fault = faults.take(&customer, Some(&idem_key), &req.fingerprint);
-    if let Some(e) = fault.as_ref().and_then(Fault::before_commit) {
-        return Err(e);
+    if let Some(f) = fault.clone().filter(ChargeFault::before_commit) {
+        return Err(IdemError::Injected(f));
     }
 
     // Phase 1: reserve. From here to the end this instance's recovery leaves
@@ -124,8 +125,8 @@ pub async fn phases(
     let lock = match store.reserve(&req).await? {
         Reserved::Proceed(lock) => lock,
         Reserved::Replay(r) => return Ok(Answer::replay(r)),
-        Reserved::KeyReused => return Err(ApiError::KeyReused),
-        Reserved::InProgress => return Err(ApiError::InProgress),
+        Reserved::KeyReused => return Err(IdemError::KeyReused),
+        Reserved::InProgress => return Err(IdemError::InProgress),
     };
     if lock.recovered {
         tracing::warn!(
@@ -150,10 +151,7 @@ pub async fn phases(
         Ok(p) => p,
         Err(e) => return Err(release(store, &customer, &idem_key, &lock, e.into()).await),
     };
-    if fault
-        .as_ref()
-        .is_some_and(|f| f.mode == FaultMode::CrashAfterProvider)
-    {
+    if fault == Some(ChargeFault::CrashAfterProvider) {
         tracing::error!(
             customer,
             key = idem_key,
@@ -176,7 +174,7 @@ pub async fn phases(
     let (response, replayed) = match completed {
         Completed::Stored(response) => (response, false),
         Completed::AlreadyDone(response) => (response, true),
-        Completed::LockLost => return Err(ApiError::InProgress),
+        Completed::LockLost => return Err(IdemError::InProgress),
     };
     Ok(Answer {
         response,
@@ -199,7 +197,7 @@ pub async fn complete(
     amount: u64,
     currency: &str,
     payment: Payment,
-) -> ApiResult<Completed> {
+) -> Result<Completed, IdemError> {
     let outcome = outcome(
         customer,
         Some(idem_key),
@@ -248,8 +246,8 @@ async fn release(
     customer: &str,
     idem_key: &str,
     lock: &Lock,
-    e: ApiError,
-) -> ApiError {
+    e: IdemError,
+) -> IdemError {
     if let Err(re) = store.release(customer, idem_key, lock).await {
         tracing::error!(error = %re, "could not release a key lock; it frees itself after --lock-timeout");
     }

@@ -12,7 +12,7 @@
 //! retry gets it as a replay. If the provider has nothing, nothing was paid:
 //! the key is left alone for its retry or its expiry.
 
-use crate::http::problem::ApiError;
+use crate::idem::error::IdemError;
 use crate::idem::in_flight::InFlight;
 use crate::idem::phases;
 use crate::provider::Provider;
@@ -50,7 +50,7 @@ pub async fn run_once(store: &dyn Store, provider: &Provider, in_flight: &InFlig
 /// One key: `Ok(true)` when this call committed its outcome. The provider is
 /// asked first, and the lock is taken only when there is something to commit:
 /// a request that is merely slow keeps its lock while nothing is paid.
-async fn recover(store: &dyn Store, provider: &Provider, k: &StaleKey) -> Result<bool, ApiError> {
+async fn recover(store: &dyn Store, provider: &Provider, k: &StaleKey) -> Result<bool, IdemError> {
     let found = provider
         .find(k.customer.clone(), k.key.clone(), k.reservation.clone())
         .await?;

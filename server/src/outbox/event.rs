@@ -97,6 +97,28 @@ impl Receipt {
     }
 }
 
+/// The consumer's rule for one event, in two steps around the store's
+/// mark of its id: an event older than the redelivery window is refused
+/// before anything is written ([`expired`]); otherwise its id is marked
+/// processed, and the receipt is written only on the first mark
+/// ([`Consumed::after_mark`]).
+pub fn expired(ev: &Event, now: i64, max_age_ms: i64) -> bool {
+    ev.created_at + max_age_ms <= now
+}
+
+impl Consumed {
+    /// What consuming `ev` comes to once its id was marked at `now`, seen
+    /// `duplicates` times before: the receipt to write with the mark on the
+    /// first, nothing after.
+    pub fn after_mark(ev: &Event, now: i64, duplicates: i64) -> Consumed {
+        if duplicates > 0 {
+            Consumed::Duplicate
+        } else {
+            Consumed::Written(Receipt::for_event(ev, now))
+        }
+    }
+}
+
 /// Where an event stands, as `GET /api/receipts` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

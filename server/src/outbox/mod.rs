@@ -13,7 +13,6 @@
 pub mod config;
 pub mod event;
 pub mod faults;
-pub mod process;
 pub mod relay;
 pub mod storage;
 

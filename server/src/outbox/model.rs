@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::outbox::event::{
-    Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView, CHARGE_SUCCEEDED,
+    expired, Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView,
+    CHARGE_SUCCEEDED,
 };
 use crate::store::StoreResult;
 use async_trait::async_trait;
@@ -141,17 +142,25 @@ impl OutboxStorage for Model {
         let mut st = self.state.lock().unwrap();
         let mut out = Vec::new();
         for ev in events {
-            if ev.created_at + max_age_ms <= now {
+            if expired(ev, now, max_age_ms) {
                 out.push(Consumed::Expired);
-            } else if let (true, Some(p)) = (self.dedupe, st.processed.get_mut(&ev.id)) {
-                p.1 += 1;
-                out.push(Consumed::Duplicate);
-            } else {
-                st.processed.insert(ev.id.clone(), (now, 0));
-                let r = Receipt::for_event(ev, now);
-                st.receipts.push(r.clone());
-                out.push(Consumed::Written(r));
+                continue;
             }
+            let duplicates = match (self.dedupe, st.processed.get_mut(&ev.id)) {
+                (true, Some(p)) => {
+                    p.1 += 1;
+                    p.1
+                }
+                _ => {
+                    st.processed.insert(ev.id.clone(), (now, 0));
+                    0
+                }
+            };
+            let consumed = Consumed::after_mark(ev, now, duplicates);
+            if let Consumed::Written(r) = &consumed {
+                st.receipts.push(r.clone());
+            }
+            out.push(consumed);
         }
         Ok(out)
     }

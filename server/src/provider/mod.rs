@@ -13,7 +13,6 @@
 
 pub mod local;
 pub mod remote;
-pub mod service;
 
 use serde::Serialize;
 
@@ -151,7 +150,6 @@ impl Provider {
 
 #[cfg(test)]
 mod tests {
-    use super::service::PayBody;
     use super::*;
 
     #[test]
@@ -164,18 +162,11 @@ mod tests {
             currency: "usd".into(),
             card: Some("4242424242424242".into()),
         };
-        let body: PayBody = serde_json::from_str(
-            r#"{"operation":"op_1","amount":100,"currency":"usd","card":"5555555555554444"}"#,
-        )
-        .unwrap();
-        for (shown, last4) in [(format!("{req:?}"), "4242"), (format!("{body:?}"), "4444")] {
-            assert!(
-                shown.contains(&format!("****{last4}"))
-                    && !shown.contains("55555")
-                    && !shown.contains("424242"),
-                "{shown}"
-            );
-        }
+        let shown = format!("{req:?}");
+        assert!(
+            shown.contains("****4242") && !shown.contains("424242"),
+            "{shown}"
+        );
         // Any text: the mask counts characters, never cuts one.
         assert_eq!(format!("{:?}", MaskedCard("ééé€1234")), "\"****1234\"");
         assert_eq!(format!("{:?}", MaskedCard("€é")), "\"****€é\"");

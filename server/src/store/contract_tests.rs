@@ -355,3 +355,44 @@ async fn one_operation_never_gets_two_charges() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_late_completion_gets_the_taker_s_answer_or_nothing_once_the_key_is_gone() {
+    let (stores, _dir) = stores(Duration::from_secs(60)).await;
+    for (name, s) in stores {
+        let Reserved::Proceed(first) = s.reserve(&req("late", "fp")).await.unwrap() else {
+            panic!("{name}")
+        };
+        s.release("c", "late", &first).await.unwrap();
+        let Reserved::Proceed(taker) = s.reserve(&req("late", "fp")).await.unwrap() else {
+            panic!("{name}")
+        };
+        let done = s.complete("c", "late", &taker, Outcome::Answer(answer("taker")));
+        assert!(
+            matches!(done.await.unwrap(), Completed::Stored(_)),
+            "{name}"
+        );
+        match s
+            .complete("c", "late", &first, Outcome::Answer(answer("first")))
+            .await
+        {
+            Ok(Completed::AlreadyDone(r)) => assert_eq!(r.body, b"taker", "{name}"),
+            other => panic!("{name}: {other:?}"),
+        }
+        let Reserved::Proceed(gone) = s.reserve(&req("gone", "fp")).await.unwrap() else {
+            panic!("{name}")
+        };
+        s.delete_customer("c").await.unwrap();
+        let late = s.complete(
+            "c",
+            "gone",
+            &gone,
+            Outcome::Charge(charge("gone", &gone.reservation)),
+        );
+        assert!(matches!(late.await.unwrap(), Completed::LockLost), "{name}");
+        assert!(
+            s.charges("c").await.unwrap().is_empty(),
+            "{name}: no charge after a reset"
+        );
+    }
+}

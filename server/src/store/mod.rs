@@ -7,6 +7,7 @@
 //! [`postgres`] (shared by many instances).
 
 pub mod error;
+pub mod migrations;
 pub mod model;
 pub mod postgres;
 

@@ -121,6 +121,17 @@ pub enum Outcome {
     Answer(StoredResponse),
 }
 
+impl Outcome {
+    /// What phase 3 writes: the answer to store, and the charge to insert
+    /// with it (none for a decline).
+    pub fn into_parts(self) -> (StoredResponse, Option<Charge>) {
+        match self {
+            Outcome::Charge(charge) => (StoredResponse::created(&charge), Some(charge)),
+            Outcome::Answer(resp) => (resp, None),
+        }
+    }
+}
+
 /// Result of phase 3.
 #[derive(Debug)]
 pub enum Completed {
@@ -178,6 +189,52 @@ pub enum Decision {
     },
 }
 
+/// A key's row as phase 3 reads it (under the store's write lock), for the
+/// reservation of the lock: its state, its lock owner, its stored answer.
+#[derive(Debug)]
+pub struct CompletionRow {
+    /// True once done.
+    pub done: bool,
+    /// Who holds the lock.
+    pub owner: String,
+    /// The stored answer (set once done).
+    pub stored: Option<StoredResponse>,
+}
+
+/// Phase 3's rule, for both stores: whether `lock` may write its outcome
+/// (`None`), or what to answer instead. A key done by another request that
+/// took the operation over gives its answer; a key taken over by a request
+/// still running, or deleted (no row: a ledger reset), is lost.
+pub fn completion(row: Option<CompletionRow>, lock: &Lock) -> Option<Completed> {
+    match row {
+        Some(r) if r.done => Some(match r.stored {
+            Some(stored) => Completed::AlreadyDone(stored),
+            None => Completed::LockLost,
+        }),
+        Some(r) if r.owner == lock.owner => None,
+        _ => Some(Completed::LockLost),
+    }
+}
+
+/// The reaper's rule: an expired key whose request is not running (done,
+/// or its lock stale) may be deleted. Deleting it loses nothing: [`decide`]
+/// already treats an expired key as a new operation.
+pub fn reapable(row: &KeyRow, now: i64, lock_ms: i64) -> bool {
+    row.expires_at <= now && (row.done.is_some() || row.locked_at + lock_ms <= now)
+}
+
+/// [`reapable`] as an SQL condition over the table's columns; `now` and
+/// `lock_ms` are the SQL of the store's clock and of the lock timeout.
+pub fn reapable_sql(now: &str, lock_ms: &str) -> String {
+    format!("expires_at <= {now} AND (state = 'done' OR locked_at + {lock_ms} <= {now})")
+}
+
+/// Recovery's rule: an in-progress key whose lock is older than the lock
+/// timeout (its request died, or is slower than the timeout) is stale.
+pub fn stale_sql(now: &str, lock_ms: &str) -> String {
+    format!("state = 'in_progress' AND locked_at + {lock_ms} <= {now}")
+}
+
 /// The read-only look-up's answer for `row`, judged by [`decide`].
 pub fn lookup(row: Option<KeyRow>, fingerprint: &str, now: i64, lock_ms: i64) -> Lookup {
     let expires_at = row.as_ref().map_or(now, |r| r.expires_at);
@@ -230,6 +287,65 @@ mod tests {
             locked_at,
             expires_at,
         }
+    }
+
+    #[test]
+    fn phase_3_writes_only_under_its_own_lock() {
+        let lock = Lock {
+            reservation: "op".into(),
+            owner: "me".into(),
+            recovered: false,
+        };
+        let row = |done: bool, owner: &str, stored: bool| {
+            Some(CompletionRow {
+                done,
+                owner: owner.into(),
+                stored: stored.then(|| StoredResponse {
+                    status: 201,
+                    content_type: "application/json".into(),
+                    body: b"{}".to_vec(),
+                }),
+            })
+        };
+        assert!(completion(row(false, "me", false), &lock).is_none());
+        assert!(matches!(
+            completion(row(false, "other", false), &lock),
+            Some(Completed::LockLost)
+        ));
+        assert!(matches!(
+            completion(row(true, "other", true), &lock),
+            Some(Completed::AlreadyDone(_))
+        ));
+        assert!(matches!(
+            completion(row(true, "me", true), &lock),
+            Some(Completed::AlreadyDone(_))
+        ));
+        assert!(matches!(completion(None, &lock), Some(Completed::LockLost)));
+    }
+
+    #[test]
+    fn the_reaper_deletes_only_what_decide_treats_as_new() {
+        for (done, locked_at, expires_at) in [
+            (true, 0, 5),
+            (false, 0, 5),
+            (false, 95, 5),
+            (true, 0, 500),
+            (false, 95, 500),
+        ] {
+            let now = 100;
+            let fp = "fp";
+            if reapable(&row(done, locked_at, expires_at), now, 10) {
+                assert!(matches!(
+                    decide(Some(row(done, locked_at, expires_at)), fp, now, 10),
+                    Decision::New
+                ));
+            }
+        }
+        assert!(
+            !reapable(&row(false, 95, 5), 100, 10),
+            "a running request keeps its key"
+        );
+        assert!(reapable(&row(false, 50, 5), 100, 10), "a dead one does not");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! refuses to produce, and to see a connection that closes with no response.
 #![allow(dead_code)]
 
+pub mod nginx;
 pub mod pg;
 pub mod process;
 
@@ -331,8 +332,39 @@ pub fn raw(addr: SocketAddr, bytes: &[u8]) -> std::io::Result<Option<Resp>> {
     Ok(Some(parse_response(&buf)))
 }
 
+/// Sends raw bytes on a fresh connection and reads every answer until the
+/// server closes it (none when it closed without a word).
+pub fn raw_all(addr: SocketAddr, bytes: &[u8]) -> Vec<Resp> {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let _ = s.write_all(bytes);
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!("reading the answers: {e} (the server kept the connection open?)"),
+        }
+    }
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < buf.len() {
+        let (r, used) = parse_one(&buf[at..]);
+        out.push(r);
+        at += used;
+    }
+    out
+}
+
 /// Parses one response from the bytes of a connection (head, then the body by its framing).
 pub fn parse_response(buf: &[u8]) -> Resp {
+    parse_one(buf).0
+}
+
+/// One response from the start of `buf`, and how many bytes it took.
+fn parse_one(buf: &[u8]) -> (Resp, usize) {
     let end = buf
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -374,24 +406,30 @@ pub fn parse_response(buf: &[u8]) -> Resp {
             .unwrap();
             r = &r[nl + 2..];
             if size == 0 {
+                // No trailers are sent: the final CRLF.
+                r = &r[2.min(r.len())..];
                 break;
             }
             out.extend_from_slice(&r[..size]);
             r = &r[size + 2..];
         }
-        out
+        (out, buf.len() - r.len())
     } else if let Some(len) = headers.iter().find(|(n, _)| n == "content-length") {
         let len: usize = len.1.parse().unwrap();
         assert!(rest.len() >= len, "short body");
-        rest[..len].to_vec()
+        (rest[..len].to_vec(), end + 4 + len)
     } else {
-        rest.to_vec()
+        (rest.to_vec(), buf.len())
     };
-    Resp {
-        status,
-        headers,
-        body,
-    }
+    let (body, used) = body;
+    (
+        Resp {
+            status,
+            headers,
+            body,
+        },
+        used,
+    )
 }
 
 /// One request with `Connection: close` and a Content-Length.

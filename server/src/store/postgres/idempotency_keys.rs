@@ -14,8 +14,8 @@ use tokio_postgres::Row;
 use super::schema::NOW_MS;
 use crate::ids::new_id;
 use crate::store::model::{
-    self, decide, Completed, Decision, KeyRequest, KeyRow, Lock, Lookup, Outcome, Reserved,
-    StaleKey, StoredResponse,
+    self, completion, decide, reapable_sql, stale_sql, Completed, CompletionRow, Decision,
+    KeyRequest, KeyRow, Lock, Lookup, Outcome, Reserved, StaleKey, StoredResponse,
 };
 use crate::store::{StoreError, StoreResult};
 
@@ -191,32 +191,28 @@ pub async fn complete(
     let row = tx
         .query_opt(&stmt, &[&customer, &key, &lock.reservation])
         .await?;
-    let Some(row) = row else {
-        return Ok(Completed::LockLost);
+    let row = match row {
+        Some(r) => Some(CompletionRow {
+            done: r.try_get::<_, String>(0)? == "done",
+            owner: r.try_get(1)?,
+            stored: stored_response(&r, 2)?,
+        }),
+        None => None,
     };
-    let (state, owner): (String, String) = (row.try_get(0)?, row.try_get(1)?);
-    if state == "done" {
-        return Ok(match stored_response(&row, 2)? {
-            Some(stored) => Completed::AlreadyDone(stored),
-            None => Completed::LockLost,
-        });
+    if let Some(answer) = completion(row, lock) {
+        return Ok(answer);
     }
-    if owner != lock.owner {
-        return Ok(Completed::LockLost);
-    }
-    let (response, charge_id) = match outcome {
-        Outcome::Charge(charge) => {
-            if !super::ledger::insert(tx, &charge).await? {
-                tracing::error!(
-                    key,
-                    "second charge for one operation refused by UNIQUE constraint"
-                );
-                return Ok(Completed::LockLost);
-            }
-            (StoredResponse::created(&charge), Some(charge.id))
+    let (response, charge) = outcome.into_parts();
+    if let Some(charge) = &charge {
+        if !super::ledger::insert(tx, charge).await? {
+            tracing::error!(
+                key,
+                "second charge for one operation refused by UNIQUE constraint"
+            );
+            return Ok(Completed::LockLost);
         }
-        Outcome::Answer(resp) => (resp, None),
-    };
+    }
+    let charge_id = charge.map(|c| c.id);
     let stmt = tx
         .prepare_cached(
             "UPDATE idempotency_keys SET state = 'done', response_status = $4, response_type = $5,
@@ -267,8 +263,8 @@ pub async fn stale(
     let stmt = c
         .prepare_cached(&format!(
             "SELECT customer, idem_key, reservation FROM idempotency_keys
-             WHERE state = 'in_progress' AND locked_at + $1 <= {NOW_MS}
-             ORDER BY locked_at LIMIT $2"
+             WHERE {} ORDER BY locked_at LIMIT $2",
+            stale_sql(NOW_MS, "$1")
         ))
         .await?;
     let rows = c.query(&stmt, &[&lock_ms, &(limit as i64)]).await?;
@@ -293,10 +289,10 @@ pub async fn take_over(
         .prepare_cached(&format!(
             "UPDATE idempotency_keys k SET lock_owner = $4, locked_at = {NOW_MS}
              FROM (SELECT customer, idem_key FROM idempotency_keys
-                   WHERE customer = $1 AND idem_key = $2 AND reservation = $3
-                     AND state = 'in_progress' AND locked_at + $5 <= {NOW_MS}
+                   WHERE customer = $1 AND idem_key = $2 AND reservation = $3 AND {}
                    FOR UPDATE SKIP LOCKED) s
-             WHERE k.customer = s.customer AND k.idem_key = s.idem_key"
+             WHERE k.customer = s.customer AND k.idem_key = s.idem_key",
+            stale_sql(NOW_MS, "$5")
         ))
         .await?;
     let owner = new_id("lk");
@@ -313,15 +309,15 @@ pub async fn take_over(
     }))
 }
 
-/// Deletes up to `limit` expired keys whose request is not running, skipping
-/// rows another transaction holds.
+/// Deletes up to `limit` of the keys [`reapable`](crate::store::model::reapable)
+/// says may go, skipping rows another transaction holds.
 pub async fn reap(c: &impl GenericClient, lock_ms: i64, limit: i64) -> StoreResult<u64> {
     let stmt = c
         .prepare_cached(&format!(
             "DELETE FROM idempotency_keys WHERE (customer, idem_key) IN (
                  SELECT customer, idem_key FROM idempotency_keys
-                 WHERE expires_at <= {NOW_MS} AND (state = 'done' OR locked_at + $1 <= {NOW_MS})
-                 LIMIT $2 FOR UPDATE SKIP LOCKED)"
+                 WHERE {} LIMIT $2 FOR UPDATE SKIP LOCKED)",
+            reapable_sql(NOW_MS, "$1")
         ))
         .await?;
     Ok(c.execute(&stmt, &[&lock_ms, &limit]).await?)

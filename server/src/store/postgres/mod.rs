@@ -15,6 +15,7 @@
 
 pub mod idempotency_keys;
 pub mod ledger;
+pub mod migrate;
 pub mod outbox;
 pub mod schema;
 pub mod secrets;
@@ -28,6 +29,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod
 use tokio_postgres::NoTls;
 
 use self::idempotency_keys as keys;
+use crate::store::migrations::Migration;
 use crate::store::model::{
     Charge, Completed, KeyRequest, Lock, Lookup, Outcome, Reserved, StaleKey,
 };
@@ -77,6 +79,13 @@ impl From<PoolError> for StoreError {
     }
 }
 
+/// The PostgreSQL store's schema, version by version.
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "0.1.0: keys, charges, outbox, processed events, receipts, secrets",
+    sql: &[schema::SCHEMA, outbox::SCHEMA, secrets::SCHEMA],
+}];
+
 /// [`Store`] on a PostgreSQL database.
 pub struct PgStore {
     pool: Pool,
@@ -84,7 +93,7 @@ pub struct PgStore {
 }
 
 impl PgStore {
-    /// Connects (bounded pool) and creates the schema if needed.
+    /// Connects (bounded pool) and brings the schema up to [`MIGRATIONS`].
     pub async fn connect(url: &str, timing: Timing) -> Result<PgStore, String> {
         let mut cfg =
             tokio_postgres::Config::from_str(url).map_err(|e| format!("--database-url: {e}"))?;
@@ -111,23 +120,7 @@ impl PgStore {
         store
             .bounded(async {
                 let mut c = store.pool.get().await?;
-                let tx = c.transaction().await?;
-                tx.batch_execute(schema::SCHEMA_LOCK).await?;
-                let present: i64 = tx
-                    .query_one(
-                        "SELECT count(*) FROM pg_tables
-                         WHERE schemaname = current_schema() AND tablename = ANY($1)",
-                        &[&schema::TABLES],
-                    )
-                    .await?
-                    .try_get(0)?;
-                if present != schema::TABLES.len() as i64 {
-                    tx.batch_execute(schema::SCHEMA).await?;
-                    tx.batch_execute(outbox::SCHEMA).await?;
-                    tx.batch_execute(secrets::SCHEMA).await?;
-                }
-                tx.commit().await?;
-                Ok(())
+                migrate::migrate(&mut c, "server", MIGRATIONS).await
             })
             .await
             .map_err(|e| format!("cannot prepare the database: {e}"))?;

@@ -10,9 +10,9 @@ use deadpool_postgres::GenericClient;
 
 use super::schema::NOW_MS;
 use super::PgStore;
-use crate::ids::new_id;
 use crate::outbox::event::{
-    Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView, CHARGE_SUCCEEDED,
+    expired, Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView,
+    CHARGE_SUCCEEDED,
 };
 use crate::outbox::storage::OutboxStorage;
 use crate::store::StoreResult;
@@ -176,32 +176,21 @@ impl OutboxStorage for PgStore {
                 .await?;
             let mut out = Vec::with_capacity(events.len());
             for ev in events {
-                if ev.created_at + max_age_ms <= now {
+                if expired(ev, now, max_age_ms) {
                     out.push(Consumed::Expired);
                     continue;
                 }
                 let duplicates: i64 = tx.query_one(&mark, &[&ev.id, &now]).await?.try_get(0)?;
-                if duplicates > 0 {
-                    out.push(Consumed::Duplicate);
-                    continue;
+                let consumed = Consumed::after_mark(ev, now, duplicates);
+                if let Consumed::Written(r) = &consumed {
+                    let amount = r.amount as i64;
+                    tx.execute(
+                        &write,
+                        &[&r.id, &r.event_id, &r.charge_id, &r.customer, &amount, &r.currency, &r.created_at],
+                    )
+                    .await?;
                 }
-                let receipt = Receipt {
-                    id: new_id("rcpt"),
-                    object: "receipt",
-                    event_id: ev.id.clone(),
-                    charge_id: ev.charge_id.clone(),
-                    customer: ev.customer.clone(),
-                    amount: ev.amount,
-                    currency: ev.currency.clone(),
-                    created_at: now,
-                };
-                let amount = receipt.amount as i64;
-                tx.execute(
-                    &write,
-                    &[&receipt.id, &receipt.event_id, &receipt.charge_id, &receipt.customer, &amount, &receipt.currency, &receipt.created_at],
-                )
-                .await?;
-                out.push(Consumed::Written(receipt));
+                out.push(consumed);
             }
             tx.commit().await?;
             Ok(out)
@@ -353,49 +342,5 @@ impl OutboxStorage for PgStore {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-    use std::time::Duration;
-
-    use super::*;
-    use crate::outbox::contract::{self, Harness};
-    use crate::store::Timing;
-
-    use crate::store::test_pg as pg;
-
-    struct Postgres {
-        store: Arc<PgStore>,
-    }
-
-    #[async_trait]
-    impl Harness for Postgres {
-        fn storage(&self) -> Arc<dyn OutboxStorage> {
-            self.store.clone()
-        }
-        async fn insert(&self, e: NewEvent) {
-            let c = self.store.pool.get().await.unwrap();
-            insert_event(&c, &e).await.unwrap();
-        }
-        async fn pass(&self, ms: i64) {
-            tokio::time::sleep(Duration::from_millis(ms as u64)).await
-        }
-        fn unit(&self) -> i64 {
-            // Claims of 3 units must outlive a few statements on a loaded
-            // machine, where 300 ms can pass between two of them.
-            400
-        }
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn postgres_keeps_the_storage_contract() {
-        let url = tokio::task::spawn_blocking(|| pg::Pg::shared().fresh_database())
-            .await
-            .unwrap();
-        let timing = Timing {
-            key_ttl: Duration::from_secs(60),
-            lock_timeout: Duration::from_secs(5),
-        };
-        let store = Arc::new(PgStore::connect(&url, timing).await.unwrap());
-        contract::check(&Postgres { store }).await;
-    }
-}
+#[path = "outbox_tests.rs"]
+mod tests;

@@ -1,27 +1,14 @@
-//! The PostgreSQL schema, created once under an advisory lock (instances may
-//! start together), and the database's clock as SQL.
-//!
-//! DDL runs only when a table is missing: even `CREATE INDEX IF NOT EXISTS`
-//! locks its table, and an instance starting beside running ones would then
-//! wait on (and deadlock with) their transactions.
+//! The PostgreSQL schema of 0.1.0 (migration 1, never changed: a change is a
+//! new migration), the lock migrations run under, and the database's clock
+//! as SQL.
 
 /// Milliseconds since the epoch on the database's clock: lock ages and expiry
 /// are judged by one clock however many hosts the instances run on.
 /// `clock_timestamp()` (not `now()`) so a long transaction does not freeze it.
 pub const NOW_MS: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
-/// Serialises schema creation between instances.
+/// Serialises migrations between instances.
 pub const SCHEMA_LOCK: &str = "SELECT pg_advisory_xact_lock(7210452118)";
-
-/// The tables the schemas create; all present means nothing to do.
-pub const TABLES: &[&str] = &[
-    "idempotency_keys",
-    "charges",
-    "outbox_events",
-    "processed_events",
-    "receipts",
-    "server_secrets",
-];
 
 /// Tables and indexes; `IF NOT EXISTS` everywhere.
 pub const SCHEMA: &str = "

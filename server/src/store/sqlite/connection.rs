@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
+use crate::store::migrations::Migration;
+use crate::store::sqlite::migrate::migrate;
 use crate::store::{StoreError, StoreResult};
 
 /// How long a statement waits for another process's lock before failing.
@@ -21,8 +23,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Idle read connections kept around.
 const MAX_IDLE_READERS: usize = 8;
 
-/// Schema of the server's own tables. The provider stand-in keeps its own
-/// (see `provider_payments::SCHEMA`).
+/// Schema of the server's own tables as 0.1.0 made them: part of migration
+/// 1, never changed (a change is a new migration). The provider stand-in
+/// keeps its own (see `provider_payments::SCHEMA`).
 pub const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS idempotency_keys (
     customer        TEXT    NOT NULL,
@@ -85,16 +88,16 @@ fn open_conn(path: &Path) -> rusqlite::Result<Connection> {
 }
 
 impl Sqlite {
-    /// Opens (creating if needed) the database file and its parent directory.
-    pub fn open(path: &Path, schema: &[&str]) -> Result<Sqlite, String> {
+    /// Opens (creating if needed) the database file and its parent
+    /// directory, and brings its schema up to `migrations` (of `scope`).
+    pub fn open(path: &Path, scope: &str, migrations: &[Migration]) -> Result<Sqlite, String> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)
                 .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         }
-        let conn = open_conn(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        for s in schema {
-            conn.execute_batch(s).map_err(|e| format!("schema: {e}"))?;
-        }
+        let mut conn =
+            open_conn(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        migrate(&mut conn, scope, migrations)?;
         Ok(Sqlite {
             path: Arc::new(path.to_path_buf()),
             writer: Arc::new(tokio::sync::Mutex::new(conn)),
@@ -155,7 +158,12 @@ mod tests {
     #[tokio::test]
     async fn connections_are_wal_synchronous_full_with_a_busy_timeout() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Sqlite::open(&dir.path().join("sub").join("t.db"), &[SCHEMA]).unwrap();
+        let store = Sqlite::open(
+            &dir.path().join("sub").join("t.db"),
+            "server",
+            super::super::MIGRATIONS,
+        )
+        .unwrap();
         let pragmas = |conn: &Connection| -> rusqlite::Result<(String, i64, i64)> {
             let q = |p: &str| {
                 conn.query_row(&format!("PRAGMA {p}"), [], |r| {

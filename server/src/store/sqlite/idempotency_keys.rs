@@ -12,8 +12,8 @@ use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
 use super::ledger;
 use crate::ids::new_id;
 use crate::store::model::{
-    self, decide, Completed, Decision, KeyRequest, KeyRow, Lock, Lookup, Outcome, Reserved,
-    StaleKey, StoredResponse,
+    self, completion, decide, reapable_sql, stale_sql, Completed, CompletionRow, Decision,
+    KeyRequest, KeyRow, Lock, Lookup, Outcome, Reserved, StaleKey, StoredResponse,
 };
 
 /// Reads `response_status, response_type, response_body` from `row`, starting
@@ -118,38 +118,30 @@ pub fn complete(
              FROM idempotency_keys WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3",
             params![customer, key, lock.reservation],
             |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    stored_response(r, 2)?,
-                ))
+                Ok(CompletionRow {
+                    done: r.get::<_, String>(0)? == "done",
+                    owner: r.get(1)?,
+                    stored: stored_response(r, 2)?,
+                })
             },
         )
         .optional()?;
-    match row {
-        Some((state, owner, _)) if state == "in_progress" && owner == lock.owner => {}
-        Some((state, _, Some(stored))) if state == "done" => {
-            return Ok(Completed::AlreadyDone(stored));
-        }
-        // Taken over by another request that is still running, or the key was
-        // deleted (ledger reset): the client should retry.
-        _ => return Ok(Completed::LockLost),
+    if let Some(answer) = completion(row, lock) {
+        return Ok(answer);
     }
-    let (response, charge_id) = match outcome {
-        Outcome::Charge(charge) => {
-            // UNIQUE(reservation): the last line of defence against a second
-            // charge for one operation.
-            if !ledger::insert(&tx, &charge)? {
-                tracing::error!(
-                    key,
-                    "second charge for one operation refused by UNIQUE constraint"
-                );
-                return Ok(Completed::LockLost);
-            }
-            (StoredResponse::created(&charge), Some(charge.id))
+    let (response, charge) = outcome.into_parts();
+    // UNIQUE(reservation): the last line of defence against a second charge
+    // for one operation.
+    if let Some(charge) = &charge {
+        if !ledger::insert(&tx, charge)? {
+            tracing::error!(
+                key,
+                "second charge for one operation refused by UNIQUE constraint"
+            );
+            return Ok(Completed::LockLost);
         }
-        Outcome::Answer(resp) => (resp, None),
-    };
+    }
+    let charge_id = charge.map(|c| c.id);
     tx.execute(
         "UPDATE idempotency_keys SET state = 'done', response_status = ?4, response_type = ?5,
              response_body = ?6, charge_id = ?7
@@ -190,11 +182,11 @@ pub fn stale(
     lock_ms: i64,
     limit: usize,
 ) -> rusqlite::Result<Vec<StaleKey>> {
-    let mut stmt = conn.prepare_cached(
+    let mut stmt = conn.prepare_cached(&format!(
         "SELECT customer, idem_key, reservation FROM idempotency_keys
-         WHERE state = 'in_progress' AND locked_at + ?2 <= ?1
-         ORDER BY locked_at LIMIT ?3",
-    )?;
+         WHERE {} ORDER BY locked_at LIMIT ?3",
+        stale_sql("?1", "?2")
+    ))?;
     let rows = stmt.query_map(params![now, lock_ms, limit as i64], |r| {
         Ok(StaleKey {
             customer: r.get(0)?,
@@ -215,9 +207,11 @@ pub fn take_over(
 ) -> rusqlite::Result<Option<Lock>> {
     let owner = new_id("lk");
     let n = conn.execute(
-        "UPDATE idempotency_keys SET lock_owner = ?4, locked_at = ?5
-         WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3
-           AND state = 'in_progress' AND locked_at + ?6 <= ?5",
+        &format!(
+            "UPDATE idempotency_keys SET lock_owner = ?4, locked_at = ?5
+             WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3 AND {}",
+            stale_sql("?5", "?6")
+        ),
         params![k.customer, k.key, k.reservation, owner, now, lock_ms],
     )?;
     Ok((n == 1).then(|| Lock {
@@ -227,11 +221,13 @@ pub fn take_over(
     }))
 }
 
-/// Deletes expired keys (not those whose request is still running).
+/// Deletes the keys [`reapable`](crate::store::model::reapable) says may go.
 pub fn reap(conn: &mut Connection, now: i64, lock_ms: i64) -> rusqlite::Result<u64> {
     let n = conn.execute(
-        "DELETE FROM idempotency_keys
-         WHERE expires_at <= ?1 AND (state = 'done' OR locked_at + ?2 <= ?1)",
+        &format!(
+            "DELETE FROM idempotency_keys WHERE {}",
+            reapable_sql("?1", "?2")
+        ),
         params![now, lock_ms],
     )?;
     Ok(n as u64)

@@ -7,6 +7,7 @@
 pub mod connection;
 pub mod idempotency_keys;
 pub mod ledger;
+pub mod migrate;
 pub mod outbox;
 pub mod provider_payments;
 pub mod secrets;
@@ -18,6 +19,7 @@ use async_trait::async_trait;
 use self::connection::{Sqlite, SCHEMA};
 use self::idempotency_keys as keys;
 use crate::ids::now_ms;
+use crate::store::migrations::Migration;
 use crate::store::model::{
     Charge, Completed, KeyRequest, Lock, Lookup, Outcome, Reserved, StaleKey,
 };
@@ -35,6 +37,23 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
+/// The SQLite store's schema, version by version.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "0.1.0: keys, charges, outbox, processed events, receipts, secrets",
+        sql: &[SCHEMA, outbox::SCHEMA, secrets::SCHEMA],
+    },
+    Migration {
+        version: 2,
+        name: "index of in-progress keys by lock age, for recovery's scan",
+        sql: &[
+            "CREATE INDEX IF NOT EXISTS idempotency_keys_stale ON idempotency_keys (locked_at)
+                WHERE state = 'in_progress'",
+        ],
+    },
+];
+
 /// [`Store`] on one SQLite file.
 pub struct SqliteStore {
     db: Sqlite,
@@ -45,7 +64,7 @@ impl SqliteStore {
     /// Opens (creating if needed) the file and its directory.
     pub fn open(path: &Path, timing: Timing) -> Result<SqliteStore, String> {
         Ok(SqliteStore {
-            db: Sqlite::open(path, &[SCHEMA, outbox::SCHEMA, secrets::SCHEMA])?,
+            db: Sqlite::open(path, "server", MIGRATIONS)?,
             timing,
         })
     }

@@ -12,7 +12,8 @@ use async_trait::async_trait;
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 
 use crate::outbox::event::{
-    Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView, CHARGE_SUCCEEDED,
+    expired, Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView,
+    CHARGE_SUCCEEDED,
 };
 use crate::outbox::storage::OutboxStorage;
 use crate::store::sqlite::SqliteStore;
@@ -158,7 +159,7 @@ fn consume(
     let now: i64 = tx.query_row(&format!("SELECT {NOW}"), [], |r| r.get(0))?;
     let mut out = Vec::with_capacity(events.len());
     for ev in events {
-        if ev.created_at + max_age_ms <= now {
+        if expired(ev, now, max_age_ms) {
             out.push(Consumed::Expired);
             continue;
         }
@@ -170,25 +171,23 @@ fn consume(
                  RETURNING duplicates",
             )?
             .query_row(params![ev.id, now], |r| r.get(0))?;
-        if duplicates > 0 {
-            out.push(Consumed::Duplicate);
-            continue;
+        let consumed = Consumed::after_mark(ev, now, duplicates);
+        if let Consumed::Written(receipt) = &consumed {
+            tx.prepare_cached(
+                "INSERT INTO receipts (id, event_id, charge_id, customer, amount, currency, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                receipt.id,
+                receipt.event_id,
+                receipt.charge_id,
+                receipt.customer,
+                receipt.amount as i64,
+                receipt.currency,
+                receipt.created_at
+            ])?;
         }
-        let receipt = Receipt::for_event(ev, now);
-        tx.prepare_cached(
-            "INSERT INTO receipts (id, event_id, charge_id, customer, amount, currency, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?
-        .execute(params![
-            receipt.id,
-            receipt.event_id,
-            receipt.charge_id,
-            receipt.customer,
-            receipt.amount as i64,
-            receipt.currency,
-            receipt.created_at
-        ])?;
-        out.push(Consumed::Written(receipt));
+        out.push(consumed);
     }
     tx.commit()?;
     Ok(out)
@@ -367,84 +366,5 @@ impl OutboxStorage for SqliteStore {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-    use std::time::Duration;
-
-    use super::*;
-    use crate::outbox::contract::{self, Harness};
-    use crate::store::Timing;
-
-    struct Sqlite {
-        store: Arc<SqliteStore>,
-        _dir: tempfile::TempDir,
-    }
-
-    fn open() -> Sqlite {
-        let dir = tempfile::tempdir().unwrap();
-        let timing = Timing {
-            key_ttl: Duration::from_secs(60),
-            lock_timeout: Duration::from_secs(5),
-        };
-        let store = Arc::new(SqliteStore::open(&dir.path().join("t.db"), timing).unwrap());
-        Sqlite { store, _dir: dir }
-    }
-
-    #[async_trait]
-    impl Harness for Sqlite {
-        fn storage(&self) -> Arc<dyn OutboxStorage> {
-            self.store.clone()
-        }
-        async fn insert(&self, e: NewEvent) {
-            self.store
-                .db
-                .write(move |c| {
-                    let tx = c.transaction()?;
-                    insert_event(&tx, &e)?;
-                    tx.commit()
-                })
-                .await
-                .unwrap()
-        }
-        async fn pass(&self, ms: i64) {
-            tokio::time::sleep(Duration::from_millis(ms as u64)).await
-        }
-        fn unit(&self) -> i64 {
-            // Claims of 3 units must outlive a few statements on a loaded
-            // machine, where 300 ms can pass between two of them.
-            400
-        }
-    }
-
-    #[tokio::test]
-    async fn sqlite_keeps_the_storage_contract() {
-        contract::check(&open()).await;
-    }
-
-    #[tokio::test]
-    async fn a_second_event_for_one_charge_is_refused() {
-        let h = open();
-        let e = NewEvent {
-            id: "evt_1".into(),
-            customer: "c".into(),
-            charge_id: "ch_1".into(),
-            amount: 1,
-            currency: "eur".into(),
-        };
-        let again = NewEvent {
-            id: "evt_2".into(),
-            ..e.clone()
-        };
-        let r = h
-            .store
-            .db
-            .write(move |c| {
-                let tx = c.transaction()?;
-                insert_event(&tx, &e)?;
-                insert_event(&tx, &again)?;
-                tx.commit()
-            })
-            .await;
-        assert!(r.is_err(), "UNIQUE(charge_id)");
-    }
-}
+#[path = "outbox_tests.rs"]
+mod tests;

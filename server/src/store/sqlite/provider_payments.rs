@@ -8,6 +8,7 @@ use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 use super::connection::Sqlite;
 use crate::ids::{new_id, now_ms};
+use crate::store::migrations::Migration;
 use crate::store::StoreResult;
 
 /// The provider's table.
@@ -46,6 +47,13 @@ pub struct PaymentRow {
 /// A recorded payment: approved?, reference, amount, currency.
 pub type Found = (bool, String, u64, String);
 
+/// The provider stand-in's schema, version by version.
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "0.1.0: provider payments",
+    sql: &[SCHEMA],
+}];
+
 /// The provider's payments; cheap to clone.
 #[derive(Clone)]
 pub struct ProviderPayments {
@@ -56,7 +64,7 @@ impl ProviderPayments {
     /// Opens (creating if needed) the provider's SQLite file.
     pub fn open(path: &Path) -> Result<ProviderPayments, String> {
         Ok(ProviderPayments {
-            db: Sqlite::open(path, &[SCHEMA])?,
+            db: Sqlite::open(path, "provider", MIGRATIONS)?,
         })
     }
 
