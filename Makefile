@@ -12,8 +12,10 @@ FUZZ_SECONDS         ?= 60
 # make bench only (never make test): twiggy lists where the wasm's bytes are.
 TWIGGY_VERSION       := 0.8.0
 # Debian packages the suites use: browsers and drivers, npm-free tools, PostgreSQL 15,
-# nginx (the cluster's round robin) and wrk (the server benchmarks).
-APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql nginx wrk
+# nginx (the cluster's round robin), wrk (the server benchmarks), and WebKitGTK's WebDriver
+# with a virtual X display (WebKit has no headless mode).
+APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql nginx wrk \
+                        webkit2gtk-driver xvfb xauth
 CHROMIUM             := /usr/bin/chromium
 CHROMEDRIVER         := /usr/bin/chromedriver
 DEMO_ADDR            ?= 127.0.0.1:8080

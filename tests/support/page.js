@@ -140,12 +140,20 @@ export function repair() {
   Object.assign(SP, realStorage);
   Object.defineProperty(SP, "length", savedLength);
   for (const a of Object.keys(savedAreas)) {
-    if (savedAreas[a]) Object.defineProperty(window, a, savedAreas[a]);
+    if (savedAreas[a]) redefine(a, savedAreas[a]);
   }
+}
+// Replaces the window's accessor `name`, deleting it first: WebKit keeps serving the old
+// accessor to code that already read the property (the module's compiled storage access)
+// when defineProperty swaps one accessor for another, and only a property deleted and
+// defined anew reaches it there.
+function redefine(name, descriptor) {
+  delete window[name];
+  Object.defineProperty(window, name, descriptor);
 }
 export function denyAccess() {
   for (const a of ["localStorage", "sessionStorage"]) {
-    Object.defineProperty(window, a, { get: failWith("SecurityError"), configurable: true });
+    redefine(a, { get: failWith("SecurityError"), configurable: true, enumerable: true });
   }
 }
 export function throwOnEveryCall() {
