@@ -91,6 +91,7 @@ export type IdemEvent =
   | { type: "response"; key: string; attempt: number; status: number; replayed: boolean }
   | { type: "state"; key: string; state: CheckoutState; previous: CheckoutState }
   | { type: "storage-fallback"; key: string; from: StorageKind | "indexeddb"; to: StorageKind; reason: string }
+  | { type: "storage-reopened"; key: string; backend: "indexeddb"; reason: string }
   | { type: "storage-corrupt"; key: string; reason: string; quarantineKey: string };
 "#;
 

@@ -68,6 +68,7 @@ function log(e: IdemEvent): void {
     case "response":         console.log(e.key, e.status, e.replayed ? "(replayed)" : ""); break;
     case "state":            console.log(e.key, e.previous, "->", e.state); break;
     case "storage-fallback": console.warn(e.from, "->", e.to, e.reason); break;
+    case "storage-reopened": console.info(e.backend, "reopened after", e.reason); break;
     case "storage-corrupt":  console.warn("set aside as", e.quarantineKey, e.reason); break;
     default: { const unhandled: never = e; return unhandled; } // every type is handled
   }

@@ -130,6 +130,15 @@ for (const a of ["localStorage", "sessionStorage"]) {
 }
 const failWith = (name) => () => { throw new DOMException("test: " + name, name); };
 const IF = IDBFactory.prototype, ID = IDBDatabase.prototype, IS = IDBObjectStore.prototype;
+// Every connection to database "idemkey" opened in this page, the module's among them, so a
+// test can close them under it as a browser does when it loses its IndexedDB server.
+const idbConnections = [];
+const rawIdbOpen = IF.open;
+IF.open = function (name, ...rest) {
+  const req = rawIdbOpen.call(this, name, ...rest);
+  if (name === "idemkey") req.addEventListener("success", () => idbConnections.push(req.result));
+  return req;
+};
 const realIdb = { open: IF.open, transaction: ID.transaction, put: IS.put };
 const realIdbArea = Object.getOwnPropertyDescriptor(window, "indexedDB");
 
@@ -184,6 +193,10 @@ export function quotaForLocalValues(max) {
 }
 export function failIdbOpen() {
   IF.open = () => { throw new DOMException("test: no open", "UnknownError"); };
+}
+// Closes every open connection to "idemkey": the next request on one throws InvalidStateError.
+export function closeIdbConnections() {
+  for (const c of idbConnections.splice(0)) c.close();
 }
 export function quotaOnIdbPut() {
   IS.put = failWith("QuotaExceededError");
