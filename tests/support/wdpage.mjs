@@ -28,11 +28,12 @@ const COLLECT = `
     console.error = function (...a) { push('console error: ' + a.map(String).join(' ')); return ce.apply(this, a); };
   }`;
 
-function script(body) {
+function script(body, init = '') {
   return `${COLLECT}
+  if (!window.__wdEvents) { window.__wdEvents = []; window.__wdEmit = (d) => window.__wdEvents.push(d); ${init} }
   const __out = (() => { ${body} })();
   const __errs = window.__wdErrors.splice(0);
-  return { v: __out === undefined ? null : __out, errs: __errs };`;
+  return { v: __out === undefined ? null : __out, errs: __errs, events: window.__wdEvents.splice(0) };`;
 }
 
 /** A browser like playwright's: newContext() opens a driver session of `name`. */
@@ -40,8 +41,13 @@ export async function launchWebDriverBrowser(name) {
   const contexts = [];
   return {
     name,
-    async newContext({ viewport } = {}) {
-      const c = await newContext(name, viewport);
+    /**
+     * initScript: JS run in each document before the first command there (WebDriver has
+     * no script that runs at load); it may call window.__wdEmit(data), which each command
+     * hands to the page's `emit` listeners.
+     */
+    async newContext({ viewport, initScript = '' } = {}) {
+      const c = await newContext(name, viewport, initScript);
       contexts.push(c);
       return c;
     },
@@ -51,14 +57,16 @@ export async function launchWebDriverBrowser(name) {
   };
 }
 
-async function newContext(name, viewport) {
+async function newContext(name, viewport, initScript) {
   const b = await launch(name);
   let turn = Promise.resolve();
   let current = await b.window();
+  // The session's first window, never closed: commands that need an open current window
+  // (a new window) run from it once a page's window is gone.
+  const home = current;
   const pages = [];
   const listeners = { page: [] };
   const known = new Set([current]);
-  let first = true;
 
   /** Run fn(b) with the session, in window `handle`, after the calls queued before it. */
   function withWindow(handle, fn) {
@@ -87,14 +95,10 @@ async function newContext(name, viewport) {
     pages: () => pages.filter((p) => !p.isClosed()),
     on(event, f) { (listeners[event] ||= []).push(f); },
     async newPage() {
-      let handle;
-      if (first) {
-        first = false;
-        handle = current;
-      } else {
-        handle = await withWindow(null, () => b.newWindow('window'));
-        known.add(handle);
-      }
+      // Always a new window: the session's first one stays open behind the pages, as a
+      // session ends with its last window.
+      const handle = await withWindow(null, () => b.newWindow('window'));
+      known.add(handle);
       const page = makePage(handle);
       await setViewport(handle);
       return page;
@@ -126,9 +130,12 @@ async function newContext(name, viewport) {
   function makePage(handle) {
     let closed = false;
     const errorSinks = [];
+    const emitSinks = [];
     const exec = async (body, args = []) => {
-      const out = await withWindow(handle, () => b.execute(script(body), ...args));
+      if (closed) throw new Error('the page is closed');
+      const out = await withWindow(handle, () => b.execute(script(body, initScript), ...args));
       for (const e of out.errs) for (const f of errorSinks) f(e);
+      for (const e of out.events) for (const f of emitSinks) f(e);
       return out.v;
     };
     const fnCall = (fn, argExpr) => `return (${fn})(${argExpr});`;
@@ -137,6 +144,7 @@ async function newContext(name, viewport) {
     const page = {
       handle,
       errors: errorSinks,
+      emitted: emitSinks,
       isClosed: () => closed,
       url: () => withWindow(handle, () => b.url()),
       async goto(url) {
@@ -151,8 +159,11 @@ async function newContext(name, viewport) {
       async close() {
         if (closed) return;
         closed = true;
-        await withWindow(handle, () => b.closeWindow()).catch(() => {});
-        current = null;
+        await withWindow(handle, async () => {
+          await b.closeWindow().catch(() => {});
+          await b.switchTo(home);
+          current = home;
+        });
       },
       /** fn(arg) in the page; a promise it returns is awaited in the page, polled from here. */
       async evaluate(fn, arg) {
