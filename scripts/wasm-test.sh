@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Browser tests of the idemkey crate (tests/*.rs, wasm-bindgen-test) in headless Chromium
-# and then in headless Firefox ESR, against the real reference server, which this script
-# builds, starts and always stops. Extra arguments go to `wasm-pack test` (e.g.
-# `-- --test web_submit`); IDEMKEY_BROWSERS="chrome" (or "firefox") runs one browser only.
+# Browser tests of the idemkey crate (tests/*.rs, wasm-bindgen-test) in headless Chromium,
+# headless Firefox ESR and WebKit (WebKitGTK's MiniBrowser, driven by Debian's
+# WebKitWebDriver in a virtual X display: it has no headless mode), against the real
+# reference server, which this script builds, starts and always stops. Extra arguments go
+# to `wasm-pack test` (e.g. `-- --test web_submit`); IDEMKEY_BROWSERS="chrome" (or
+# "firefox", "webkit", or any of them) runs those browsers only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -44,7 +46,7 @@ export IDEMKEY_TEST_SERVER="$url"
 # The runner gives a test binary 20 s by default; a loaded CI machine can need more. A
 # binary that hangs still fails, after this many seconds.
 export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-180}"
-for browser in ${IDEMKEY_BROWSERS:-chrome firefox}; do
+for browser in ${IDEMKEY_BROWSERS:-chrome firefox webkit}; do
   echo "wasm-test: $browser"
   case "$browser" in
     chrome) wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver "$@" ;;
@@ -55,6 +57,16 @@ for browser in ${IDEMKEY_BROWSERS:-chrome firefox}; do
         exit 1
       fi
       wasm-pack test --headless --firefox --geckodriver "$geckodriver" "$@" ;;
-    *) echo "wasm-test: unknown browser $browser (chrome or firefox)" >&2; exit 1 ;;
+    webkit)
+      # The test runner speaks to WebKitWebDriver as it does to Safari's safaridriver (the
+      # same W3C protocol, an empty capability set that makes it start MiniBrowser).
+      webkitdriver=/usr/bin/WebKitWebDriver
+      if [ ! -x "$webkitdriver" ] || ! command -v xvfb-run >/dev/null; then
+        echo "wasm-test: WebKitWebDriver or xvfb-run is missing (make tools installs webkit2gtk-driver xvfb xauth)" >&2
+        exit 1
+      fi
+      xvfb-run -a -s '-screen 0 1280x1024x24' \
+        wasm-pack test --headless --safari --safaridriver "$webkitdriver" "$@" ;;
+    *) echo "wasm-test: unknown browser $browser (chrome, firefox or webkit)" >&2; exit 1 ;;
   esac
 done

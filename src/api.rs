@@ -94,6 +94,7 @@ export type IdemEvent =
   | { type: "state"; key: string; state: CheckoutState; previous: CheckoutState }
   | { type: "key-changed"; key: string; previous: string }
   | { type: "storage-fallback"; key: string; from: StorageKind | "indexeddb"; to: StorageKind; reason: string }
+  | { type: "storage-reopened"; key: string; backend: "indexeddb"; reason: string }
   | { type: "storage-corrupt"; key: string; reason: string; quarantineKey: string };
 "#;
 

@@ -37,6 +37,36 @@ async fn indexeddb_unavailable_keeps_the_pending_key_in_local_storage() {
 
 // P-no-indexeddb: an IndexedDB that fails: a storage-fallback event, the pending key kept
 // P-indexeddb-back: IndexedDB back with an older copy: the success stays, nothing sent
+// P-event-storage-reopened: a lost IndexedDB connection is opened again, the request made once more, with an event
+#[wasm_bindgen_test]
+async fn a_lost_indexeddb_connection_is_reopened_and_the_request_tried_once_more() {
+    let t = case("idb-lost");
+    let (c, ev) = t.open(FAST);
+    t.wait_stored().await;
+    let k = c.key();
+    // The browser loses its IndexedDB server (WebKit: "Connection to Indexed Database
+    // server lost"): the page's connection is closed under the module.
+    close_idb_connections();
+    let r = pay(&c).await.expect("the submit goes on");
+    assert_eq!((text(&r, "key"), num(&r, "status")), (k.clone(), 201.0));
+    let fell: Vec<_> = events_of(&ev, "storage-fallback")
+        .iter()
+        .map(|e| text(e, "reason"))
+        .collect();
+    assert!(fell.is_empty(), "IndexedDB was given up: {fell:?}");
+    let reopened = events_of(&ev, "storage-reopened");
+    assert_eq!(reopened.len(), 1, "{:?}", types(&ev));
+    assert_eq!(text(&reopened[0], "key"), k);
+    assert_eq!(text(&reopened[0], "backend"), "indexeddb");
+    assert!(!text(&reopened[0], "reason").is_empty());
+    // IndexedDB, where every tab looks, holds the succeeded attempt under the same key.
+    let stored = idb_get(&t.key()).await.expect("IndexedDB holds the record");
+    let rec = idemkey::core::record::Record::decode(&stored).unwrap();
+    assert_eq!((rec.key, rec.state), (k.clone(), State::Succeeded));
+    assert_eq!(t.ledger().await, vec![k]);
+    c.finish();
+}
+
 #[wasm_bindgen_test]
 async fn indexeddb_that_fails_to_open_or_to_run_a_transaction_keeps_the_pending_key() {
     let t = case("idb-fails");

@@ -76,6 +76,7 @@ function log(e: IdemEvent): void {
     case "state":            console.log(e.key, e.previous, "->", e.state); break;
     case "key-changed":      console.log(e.previous, "is now", e.key); break;
     case "storage-fallback": console.warn(e.from, "->", e.to, e.reason); break;
+    case "storage-reopened": console.info(e.backend, "reopened after", e.reason); break;
     case "storage-corrupt":  console.warn("set aside as", e.quarantineKey, e.reason); break;
     default: { const unhandled: never = e; return unhandled; } // every type is handled
   }

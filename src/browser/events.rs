@@ -64,6 +64,14 @@ pub(crate) enum Event<'a> {
         /// The browser's error, e.g. `QuotaExceededError: ...`.
         reason: &'a str,
     },
+    /// The storage's connection was lost (or closed by the browser) and opened again; the
+    /// request that found it so was made once more and went through.
+    StorageReopened {
+        /// The backend: `indexeddb`.
+        backend: &'a str,
+        /// The browser's error, e.g. `InvalidStateError: ...`.
+        reason: &'a str,
+    },
     /// A stored record could not be read; it was moved to `quarantine_key`.
     StorageCorrupt {
         /// Why it could not be read.
@@ -114,6 +122,9 @@ impl Emitter {
             Event::KeyChanged { previous } => ("key-changed", previous.into(), NONE, NONE),
             Event::StorageFallback { from, to, reason } => {
                 ("storage-fallback", from.into(), to.into(), reason.into())
+            }
+            Event::StorageReopened { backend, reason } => {
+                ("storage-reopened", backend.into(), reason.into(), NONE)
             }
             Event::StorageCorrupt {
                 reason,

@@ -125,16 +125,31 @@ export function chanClose(m) {
 
 // The page's connection to database `idemkey`, opened on first use.
 let db;
+// Why the connection was lost and opened again since `idbReopened()` last asked, if it was.
+let reopened = null;
 
 // Runs `request(store)` in one transaction of `mode`; resolves with its result: a write's
 // once committed; a read's as soon as the request succeeds (what it read is the committed
 // state, and waiting for the transaction to end only adds a turn of the browser's
 // IndexedDB thread), or once the transaction ends with `whole` (a cursor's request
 // succeeds once per step). null when the page has no IndexedDB; rejects when it fails or,
-// on open, does not answer within 5 s.
+// on open, does not answer within 5 s. A connection the browser closed or lost under the
+// page (WebKit: "Connection to Indexed Database server lost"; a closed one throws
+// InvalidStateError) is opened again and the request made once more.
 function inStore(mode, request, whole) {
   const factory = globalThis.indexedDB;
   if (!factory) return null;
+  return once(factory, mode, request, whole).catch((e) => {
+    const name = e && e.name;
+    if (name != "InvalidStateError" && name != "UnknownError") throw e;
+    return once(factory, mode, request, whole).then((v) => {
+      reopened = errorText(e);
+      return v;
+    });
+  });
+}
+
+function once(factory, mode, request, whole) {
   if (!db) {
     db = new Promise((ok, fail) => {
       setTimeout(() => fail(new DOMException("IndexedDB did not open in 5 s", "TimeoutError")), 5e3);
@@ -159,6 +174,13 @@ function inStore(mode, request, whole) {
       tx.onabort = () => fail(tx.error || req.error);
     }))
     .catch((e) => { db = null; throw e; });
+}
+
+// Why the connection was lost and opened again since the last call, or null; clears it.
+export function idbReopened() {
+  const r = reopened;
+  reopened = null;
+  return r;
 }
 
 export function idbGet(key) {
@@ -327,6 +349,7 @@ const EVENT_FIELDS = {
   "storage-fallback": ["from", "to", "reason"],
   "storage-corrupt": ["reason", "quarantineKey"],
   "key-changed": ["previous"],
+  "storage-reopened": ["backend", "reason"],
 };
 
 /**

@@ -6,6 +6,8 @@
 //! A small JS binding (glue.js): web-sys's IndexedDB bindings cost many more bytes. The
 //! connection is opened once per page, reopened after the browser closes it, and given up
 //! after 5 s (a browser whose IndexedDB never answers must not hold the scope's lock for ever).
+//! A request that finds the connection closed or lost under it (InvalidStateError,
+//! UnknownError) is made once more on a new connection; [`take_reopened`] says so.
 
 use crate::prelude::*;
 use core::future::Future;
@@ -25,6 +27,14 @@ extern "C" {
     fn idb_set(key: &str, value: Option<&str>) -> JsValue;
     #[wasm_bindgen(js_name = idbSweep)]
     fn idb_sweep(prefix: &str, due: &Closure<dyn FnMut(String, String) -> bool>) -> JsValue;
+    #[wasm_bindgen(js_name = idbReopened)]
+    fn idb_reopened() -> JsValue;
+}
+
+/// The browser's error that made a request open the connection again and try once more,
+/// since the last call (page-wide), if one did.
+pub(crate) fn take_reopened() -> Option<String> {
+    text(&idb_reopened())
 }
 
 /// One call's outcome, once its promise settles: the text it resolved with (none for a

@@ -155,6 +155,21 @@ impl Inner {
             },
         );
     }
+
+    /// Reports, once, that IndexedDB's connection was lost and opened again for a request
+    /// that then went through: nothing else changes.
+    fn idb_reopened(&self) {
+        if let Some(reason) = idb::take_reopened() {
+            let key = self.rec.borrow().key.clone();
+            self.events.emit(
+                &key,
+                Event::StorageReopened {
+                    backend: "indexeddb",
+                    reason: &reason,
+                },
+            );
+        }
+    }
 }
 
 impl Locked<'_> {
@@ -174,7 +189,10 @@ impl Locked<'_> {
         let i = self.inner;
         let mut idb_text = None;
         match got {
-            Some(Ok(t)) => idb_text = Some(t),
+            Some(Ok(t)) => {
+                i.idb_reopened();
+                idb_text = Some(t);
+            }
             Some(Err(reason)) => {
                 // Cloned first: the event's handler may call back into this checkout.
                 let key = i.rec.borrow().key.clone();
@@ -328,11 +346,13 @@ impl Locked<'_> {
     fn idb_write(&self, text: Option<&str>) -> impl Future<Output = ()> + '_ {
         let i = self.inner;
         let write = i.idb.get().then(|| idb::set(&i.rec_key, text));
-        Then::new(Maybe(write), move |done: Option<idb::Done>| {
-            if let Some(Err(reason)) = done {
+        Then::new(Maybe(write), move |done: Option<idb::Done>| match done {
+            Some(Err(reason)) => {
                 let key = i.rec.borrow().key.clone();
                 i.idb_failed(&key, &reason);
             }
+            Some(Ok(_)) => i.idb_reopened(),
+            None => {}
         })
     }
 }

@@ -7,7 +7,8 @@
 //
 // SEED (default: a new one, printed) fixes the plan: moves, faults, quantities and when
 // the server is killed; CHECKOUTS (1000), CONCURRENCY (6), CONTEXTS (3), RESTARTS (2),
-// PROVIDER_LATENCY_MS (200), CLUSTER=1 (the many-instance setup instead of one server).
+// PROVIDER_LATENCY_MS (200), CLUSTER=1 (the many-instance setup instead of one server),
+// BROWSER (chromium; webkit runs it in WebKit through WebDriver, tabs-webdriver.mjs).
 // Prints `chaos: N checkouts, D duplicate, L lost, U unresolved, E page errors, R restarts`
 // and exits non-zero unless D, L, U and E are 0 and every planned restart happened.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { newSeed } from './rng.mjs';
 import { planCheckout, planRestarts } from './plan.mjs';
 import { gate as newGate } from './gate.mjs';
 import { openBrowser } from './tabs.mjs';
+import { openWebDriverBrowser } from './tabs-webdriver.mjs';
 import { runCheckout } from './checkout.mjs';
 import { judge } from './verdict.mjs';
 import { startTarget } from './targets.mjs';
@@ -36,6 +38,9 @@ function config() {
   const seed = process.env.SEED || newSeed();
   if (!/^[A-Za-z0-9_.-]{1,40}$/.test(seed)) throw new Error(`SEED must be 1-40 letters, digits, '_', '.' or '-', got ${JSON.stringify(seed)}`);
   const checkouts = intEnv('CHECKOUTS', 1000, 1);
+  if (!['chromium', 'webkit'].includes(process.env.BROWSER || 'chromium')) {
+    throw new Error(`BROWSER must be chromium or webkit, got ${JSON.stringify(process.env.BROWSER)}`);
+  }
   return {
     seed,
     checkouts,
@@ -44,6 +49,7 @@ function config() {
     restarts: intEnv('RESTARTS', 2, 0),
     providerLatencyMs: intEnv('PROVIDER_LATENCY_MS', 200, 0),
     cluster: ['1', 'true', 'yes'].includes(String(process.env.CLUSTER || '').toLowerCase()),
+    browser: process.env.BROWSER || 'chromium',
     // A bound on the whole run, far above its normal length; past it the run fails.
     budgetMs: 300000 + checkouts * 8000,
   };
@@ -123,7 +129,10 @@ async function main() {
     const api = apiClient(target);
     const receiptsOn = await api.has('/api/receipts');
     console.log(`chaos: receipts ${receiptsOn ? 'on (one receipt per charge is checked)' : 'not served by this server (not checked)'}`);
-    browser = await openBrowser(cfg.contexts);
+    browser = cfg.browser === 'chromium' ? await openBrowser(cfg.contexts)
+      : await openWebDriverBrowser(cfg.browser, cfg.contexts, target.url);
+    console.log(`chaos: browser ${cfg.browser}`);
+    const pageUrl = browser.url || target.url;
 
     const restartAfter = (index) => {
       restartPlan.forEach((r, n) => {
@@ -143,7 +152,7 @@ async function main() {
         const i = next;
         next += 1;
         records[i] = await runCheckout(plans[i], {
-          browser, profile: w % cfg.contexts, gate, api, url: target.url, receipts: receiptsOn, faultUrl: target.faultUrl, onFirstPay: restartAfter, stopped,
+          browser, profile: w % cfg.contexts, gate, api, url: pageUrl, receipts: receiptsOn, faultUrl: target.faultUrl, onFirstPay: restartAfter, stopped,
         });
         restartAfter(i);     // a checkout that never sent still triggers its restart
         done += 1;

@@ -24,7 +24,7 @@ function watchOutcomes() {
 }
 
 /** A tab as the run sees it. */
-class Tab {
+export class Tab {
   constructor(page, name, sink) {
     this.page = page;
     this.name = name;

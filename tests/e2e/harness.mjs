@@ -1,10 +1,22 @@
 // End-to-end harness: a real idemkey-server per scenario, Debian's Chromium
 // driven by playwright-core, the ledger read straight from the server.
+// IDEMKEY_E2E_BROWSER=webkit (or firefox) runs the same scenarios in that browser through
+// WebDriver (tests/support/wdpage.mjs): the charge requests are then seen by a relay in
+// front of the server, and the page's own errors stand for the console (the browser's
+// own "Failed to load resource" lines are out of WebDriver's reach).
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, launchChromium, mustExist, startServer as startReferenceServer } from '../support/reference.mjs';
 import { DEMO_POLICY } from '../csp/policy.mjs';
+import { launchWebDriverBrowser } from '../support/wdpage.mjs';
+import { startTap } from '../support/tap.mjs';
+
+/** The browser the scenarios run in: chromium (playwright-core), webkit or firefox (WebDriver). */
+export const BROWSER = process.env.IDEMKEY_E2E_BROWSER || 'chromium';
+if (!['chromium', 'webkit', 'firefox'].includes(BROWSER)) {
+  throw new Error(`IDEMKEY_E2E_BROWSER must be chromium, webkit or firefox, got ${JSON.stringify(BROWSER)}`);
+}
 
 export const SHOTS = path.join(ROOT, 'target', 'e2e');
 // IDEMKEY_PKG may point at another wasm-pack output directory.
@@ -49,6 +61,7 @@ export const isChargePost = (req) => req.method() === 'POST' && new URL(req.url(
  * (options.failedLoads: the failed charge requests the scenario causes on purpose).
  */
 export async function scenario(name, options, body) {
+  if (BROWSER !== 'chromium') return webDriverScenario(name, options, body);
   const expected = failedLoadPattern(options.failedLoads);
   const server = await startServer(options);
   let browser;
@@ -112,6 +125,71 @@ export async function scenario(name, options, body) {
     await server.stop();
   }
   assert.deepEqual(problems, [], 'no console errors or page errors');
+}
+
+/** scenario() in a WebDriver browser: the same context for the body, the same checks. */
+async function webDriverScenario(name, options, body) {
+  failedLoadPattern(options.failedLoads);   // the same check of the option's entries
+  const server = await startServer(options);
+  const problems = [];
+  const posts = [];
+  const postWaiters = [];
+  let browser;
+  let tap;
+  try {
+    tap = await startTap(server.url, (req) => {
+      if (req.method !== 'POST' || req.path !== '/api/charges') return;
+      posts.push({ key: req.key, page: null });
+      postWaiters.splice(0).forEach((w) => w());
+    });
+    browser = await launchWebDriverBrowser(BROWSER);
+    const context = await browser.newContext({ viewport: options.viewport || { width: 1280, height: 900 } });
+    const customer = `e2e-${name}-${Math.random().toString(36).slice(2, 10)}`;
+    const url = `${tap.url}/?customer=${customer}`;
+    const pages = [];
+    context.on('page', (page) => {
+      pages.push(page);
+      page.errors.push((e) => problems.push(`${BROWSER}: ${e}`));
+      // The next charge request through the relay (the predicate is Playwright's; every
+      // request the relay reports here is a charge POST already).
+      page.waitForRequest = () => new Promise((resolve) => postWaiters.push(resolve));
+    });
+    const ctx = {
+      server: { ...server, url: tap.url }, browser, context, customer, url, posts, pages, networkLogs: [],
+      async openPage() {
+        const page = await context.newPage();
+        await page.goto(url);
+        await ready(page);
+        return page;
+      },
+      async ledger() {
+        const res = await fetch(`${server.url}/api/charges`, { headers: { 'X-Customer-Id': customer } });
+        assert.equal(res.status, 200, 'GET /api/charges');
+        return res.json();
+      },
+    };
+    try {
+      await body(ctx);
+    } finally {
+      mkdirSync(SHOTS, { recursive: true });
+      let i = 0;
+      for (const page of pages) {
+        if (page.isClosed()) continue;
+        i += 1;
+        const file = path.join(SHOTS, `${BROWSER}-${i === 1 ? name : `${name}-tab${i}`}.png`);
+        await page.screenshot({ path: file }).catch(() => {});
+      }
+    }
+  } catch (err) {
+    if (problems.length) err.message += `\n--- page errors ---\n${problems.join('\n')}`;
+    err.message += `\n--- idemkey-server stderr (tail) ---\n${server.stderr()}`;
+    throw err;
+  } finally {
+    if (browser) await browser.close();
+    if (tap) await tap.close();
+    await server.stop();
+  }
+  assert.deepEqual(problems, [], 'no page errors');
 }
 
 // ---------------------------------------------------------------- page helpers

@@ -35,6 +35,10 @@ extern "C" {
     /// `indexedDB.open` throws UnknownError ("test: no open").
     #[wasm_bindgen(js_name = failIdbOpen)]
     pub fn fail_idb_open();
+    /// Closes every connection to the `idemkey` database opened in this page, the module's
+    /// among them, as a browser does when its IndexedDB server goes away.
+    #[wasm_bindgen(js_name = closeIdbConnections)]
+    pub fn close_idb_connections();
     /// Every IndexedDB `put` throws QuotaExceededError.
     #[wasm_bindgen(js_name = quotaOnIdbPut)]
     pub fn quota_on_idb_put();

@@ -133,6 +133,15 @@ for (const a of ["localStorage", "sessionStorage"]) {
 }
 const failWith = (name) => () => { throw new DOMException("test: " + name, name); };
 const IF = IDBFactory.prototype, ID = IDBDatabase.prototype, IS = IDBObjectStore.prototype;
+// Every connection to database "idemkey" opened in this page, the module's among them, so a
+// test can close them under it as a browser does when it loses its IndexedDB server.
+const idbConnections = [];
+const rawIdbOpen = IF.open;
+IF.open = function (name, ...rest) {
+  const req = rawIdbOpen.call(this, name, ...rest);
+  if (name === "idemkey") req.addEventListener("success", () => idbConnections.push(req.result));
+  return req;
+};
 const realIdb = { open: IF.open, transaction: ID.transaction, put: IS.put };
 const realIdbArea = Object.getOwnPropertyDescriptor(window, "indexedDB");
 
@@ -143,12 +152,20 @@ export function repair() {
   Object.assign(SP, realStorage);
   Object.defineProperty(SP, "length", savedLength);
   for (const a of Object.keys(savedAreas)) {
-    if (savedAreas[a]) Object.defineProperty(window, a, savedAreas[a]);
+    if (savedAreas[a]) redefine(a, savedAreas[a]);
   }
+}
+// Replaces the window's accessor `name`, deleting it first: WebKit keeps serving the old
+// accessor to code that already read the property (the module's compiled storage access)
+// when defineProperty swaps one accessor for another, and only a property deleted and
+// defined anew reaches it there.
+function redefine(name, descriptor) {
+  delete window[name];
+  Object.defineProperty(window, name, descriptor);
 }
 export function denyAccess() {
   for (const a of ["localStorage", "sessionStorage"]) {
-    Object.defineProperty(window, a, { get: failWith("SecurityError"), configurable: true });
+    redefine(a, { get: failWith("SecurityError"), configurable: true, enumerable: true });
   }
 }
 export function throwOnEveryCall() {
@@ -179,6 +196,10 @@ export function quotaForLocalValues(max) {
 }
 export function failIdbOpen() {
   IF.open = () => { throw new DOMException("test: no open", "UnknownError"); };
+}
+// Closes every open connection to "idemkey": the next request on one throws InvalidStateError.
+export function closeIdbConnections() {
+  for (const c of idbConnections.splice(0)) c.close();
 }
 export function quotaOnIdbPut() {
   IS.put = failWith("QuotaExceededError");

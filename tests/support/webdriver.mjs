@@ -44,7 +44,12 @@ function which(cmd) {
 /** How each browser's driver starts, and the capabilities a session asks for. */
 export const BROWSERS = {
   webkit: {
-    command: (port) => ['xvfb-run', '-a', '-s', '-screen 0 1280x1024x24',
+    // A small screen: with no window manager, X gives the keyboard focus to the window
+    // under the pointer, which rests at the screen's centre (320, 240). Every window here
+    // starts at (0, 0) and is wider and taller than that, so the window in front has the
+    // focus, as the browser's own window has for a user (WebKit matches :focus and
+    // :focus-visible only in a focused window).
+    command: (port) => ['xvfb-run', '-a', '-s', '-screen 0 640x480x24',
       env.WEBKIT_DRIVER || '/usr/bin/WebKitWebDriver', `--port=${port}`],
     capabilities: () => ({
       browserName: 'MiniBrowser',
