@@ -35,8 +35,6 @@ async fn indexeddb_unavailable_keeps_the_pending_key_in_local_storage() {
     after_indexeddb_is_back(&t, &k).await;
 }
 
-// P-no-indexeddb: an IndexedDB that fails: a storage-fallback event, the pending key kept
-// P-indexeddb-back: IndexedDB back with an older copy: the success stays, nothing sent
 // P-event-storage-reopened: a lost IndexedDB connection is opened again, the request made once more, with an event
 #[wasm_bindgen_test]
 async fn a_lost_indexeddb_connection_is_reopened_and_the_request_tried_once_more() {
@@ -67,6 +65,8 @@ async fn a_lost_indexeddb_connection_is_reopened_and_the_request_tried_once_more
     c.finish();
 }
 
+// P-no-indexeddb: an IndexedDB that fails: a storage-fallback event, the pending key kept
+// P-indexeddb-back: IndexedDB back with an older copy: the success stays, nothing sent
 #[wasm_bindgen_test]
 async fn indexeddb_that_fails_to_open_or_to_run_a_transaction_keeps_the_pending_key() {
     let t = case("idb-fails");
