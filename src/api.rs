@@ -11,10 +11,10 @@ use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 
 use crate::browser::checkout::{new_key, Inner};
-use crate::browser::sweep::sweep_kinds;
 use crate::browser::clock::now_ms;
 use crate::browser::flight::Join;
 use crate::browser::js::idem_error;
+use crate::browser::sweep::sweep_kinds;
 use crate::browser::task::future_to_promise;
 use crate::browser::{options, scopes, storage, submit};
 use crate::core::options::{validate_namespace, Options, DEFAULT_NAMESPACE};
@@ -186,9 +186,10 @@ impl Checkout {
 
     /// Forgets the record when the page moves on to the next order (not in the Pay
     /// handler: a late second click would start a new attempt). The new key shows at once,
-    /// in every `Checkout` of the scope in the page, and the next submit sends it. Like `reset()`, it stops the submits sending the old
-    /// key before their next try and takes effect with the scope's lock, after a try already
-    /// on the wire; another tab's newer attempt is kept.
+    /// in every `Checkout` of the scope in the page, and the next submit sends it. Like
+    /// `reset()`, it stops the submits sending the old key before their next try and takes
+    /// effect with the scope's lock, after a try already on the wire; another tab's newer
+    /// attempt is kept.
     pub fn finish(&self) {
         self.inner.finish();
     }

@@ -40,16 +40,31 @@ async fn two_checkouts_of_a_scope_opened_in_one_turn_show_one_key_and_one_state(
     let (a, _) = t.open("{}");
     let (b, _) = t.open("{}");
     let k = a.key();
-    assert_eq!(b.key(), k, "two open() of one scope in one page show two keys");
+    assert_eq!(
+        b.key(),
+        k,
+        "two open() of one scope in one page show two keys"
+    );
     let r = pay(&a).await.unwrap();
     assert_eq!(num(&r, "status"), 201.0, "{r:?}");
-    assert_eq!(text(&r, "key"), k, "the key sent is not the key open() showed");
+    assert_eq!(
+        text(&r, "key"),
+        k,
+        "the key sent is not the key open() showed"
+    );
     // At once, not after some notice: the two are one attempt.
-    assert_eq!(b.state(), "succeeded", "b does not know the attempt succeeded");
+    assert_eq!(
+        b.state(),
+        "succeeded",
+        "b does not know the attempt succeeded"
+    );
     assert_eq!(b.key(), k);
     assert_eq!(b.attempts(), a.attempts());
     let rb = pay(&b).await.unwrap();
-    assert!(flag(&rb, "fromCache"), "b sent the paid order again: {rb:?}");
+    assert!(
+        flag(&rb, "fromCache"),
+        "b sent the paid order again: {rb:?}"
+    );
     assert_eq!(charged(&t).await, vec![k]);
     a.finish();
     assert_eq!(a.key(), b.key(), "finish() through a is not seen through b");
@@ -79,8 +94,16 @@ async fn an_order_opened_right_after_finish_is_a_new_order_and_is_charged() {
     let k1 = text(&r1, "key");
     q.finish();
     let (q2, _) = t.open("{}");
-    assert_ne!(q2.key(), k1, "the order opened after finish() shows the finished key");
-    assert_eq!(q2.state(), "fresh", "the order opened after finish() is not fresh");
+    assert_ne!(
+        q2.key(),
+        k1,
+        "the order opened after finish() shows the finished key"
+    );
+    assert_eq!(
+        q2.state(),
+        "fresh",
+        "the order opened after finish() is not fresh"
+    );
     let k2 = q2.key();
     let r2 = pay(&q2).await.unwrap();
     assert!(
@@ -88,7 +111,11 @@ async fn an_order_opened_right_after_finish_is_a_new_order_and_is_charged() {
         "the new order was answered from the finished one's cache: {r2:?}"
     );
     assert_eq!(num(&r2, "status"), 201.0, "{r2:?}");
-    assert_eq!(text(&r2, "key"), k2, "the key sent is not the key open() showed");
+    assert_eq!(
+        text(&r2, "key"),
+        k2,
+        "the key sent is not the key open() showed"
+    );
     assert_eq!(charged(&t).await, sorted(vec![k1, k2]));
     q2.finish();
 }
@@ -104,7 +131,11 @@ async fn a_submit_right_after_reset_sends_the_new_key_from_every_checkout_of_the
     let k2 = q.key();
     assert_ne!(k2, k1);
     let (q2, _) = t.open("{}");
-    assert_eq!(q2.key(), k2, "a checkout opened right after reset() shows the old key");
+    assert_eq!(
+        q2.key(),
+        k2,
+        "a checkout opened right after reset() shows the old key"
+    );
     assert_eq!(q2.state(), "fresh");
     let r2 = submit(&q2, &js(r#"{"amount":999,"currency":"eur"}"#))
         .await
@@ -134,7 +165,11 @@ async fn a_reload_right_after_open_shows_and_sends_the_key_open_showed() {
     );
     let r = settled(tab_submit(&c2, &js(PAY))).await;
     assert_eq!(num(&r, "status"), 201.0, "{r:?}");
-    assert_eq!(text(&r, "key"), k, "the key sent is not the key open() showed");
+    assert_eq!(
+        text(&r, "key"),
+        k,
+        "the key sent is not the key open() showed"
+    );
     assert_eq!(charged(&t).await, vec![k]);
     again.close();
 }
@@ -148,7 +183,11 @@ async fn a_tab_that_opens_while_the_first_tabs_key_settles_shows_that_key() {
     let a = tab.checkout(&o);
     let ka = tab_get(&a, "key").as_string().unwrap();
     let (b, b_ev) = t.open("{}");
-    assert_eq!(b.key(), ka, "a tab opened right after another shows a key of its own");
+    assert_eq!(
+        b.key(),
+        ka,
+        "a tab opened right after another shows a key of its own"
+    );
     let r = pay(&b).await.unwrap();
     assert_eq!(text(&r, "key"), ka);
     assert!(
@@ -172,7 +211,10 @@ async fn when_two_tabs_race_to_open_a_scope_one_key_wins_and_the_loser_is_told()
     // Chromium hands one tab's localStorage writes to another tab late: this page has not
     // seen what the other tab wrote for the scope when it opens.
     let hidden = forget_local_writes_for(&t.scope);
-    assert!(hidden > 0, "open() wrote nothing for the scope in localStorage");
+    assert!(
+        hidden > 0,
+        "open() wrote nothing for the scope in localStorage"
+    );
     let (b, b_ev) = t.open("{}");
     let kb = b.key();
     assert_ne!(kb, ka, "the race did not happen: b saw a's key");
@@ -221,7 +263,11 @@ async fn each_checkout_of_a_scope_sends_with_its_own_options_and_hears_until_fre
     let b = open(&ob);
     let r = pay(&b).await.unwrap();
     assert_eq!(num(&r, "status"), 201.0, "{r:?}");
-    assert_eq!(ledger(&other).await, vec![b.key()], "b did not send its own headers");
+    assert_eq!(
+        ledger(&other).await,
+        vec![b.key()],
+        "b did not send its own headers"
+    );
     assert!(t.ledger().await.is_empty(), "b sent a's headers");
     assert_eq!(events_of(&a_ev, "response").len(), 1, "{:?}", types(&a_ev));
     assert_eq!(events_of(&b_ev, "response").len(), 1, "{:?}", types(&b_ev));

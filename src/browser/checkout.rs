@@ -33,7 +33,6 @@ fn fresh(opts: &Options) -> Record {
     Record::new(new_key(), opts.scope.as_str(), now_ms(), opts.ttl_ms())
 }
 
-
 /// One scope's live state in this page, shared by every `Checkout` of the scope and their
 /// running operations.
 pub(crate) struct Inner {

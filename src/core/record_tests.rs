@@ -405,8 +405,20 @@ fn sweep_due_expired_records_and_old_quarantine_only() {
     // A key proposed at open() and never settled goes when it expires, like a record.
     let pk = |s| proposal_key(ns, s);
     assert_eq!(pk("cart"), "shop:proposed:cart");
-    assert!(sweep_due(ns, &pk("old"), &old.encode(), NOW, Record::decode));
-    assert!(!sweep_due(ns, &pk("live"), &live.encode(), NOW, Record::decode));
+    assert!(sweep_due(
+        ns,
+        &pk("old"),
+        &old.encode(),
+        NOW,
+        Record::decode
+    ));
+    assert!(!sweep_due(
+        ns,
+        &pk("live"),
+        &live.encode(),
+        NOW,
+        Record::decode
+    ));
 
     // Leases, the probe, other namespaces and unknown keys are never swept.
     for k in [
