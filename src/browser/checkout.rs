@@ -28,6 +28,15 @@ use crate::core::sync::{may_be_sending, Notice};
 
 pub(crate) use super::key::new_key;
 
+/// Whether a scope opened with `opts`, its copy in `store`, shares its record with the
+/// other tabs. `storage: "local"` does, through IndexedDB, also when localStorage has
+/// failed and the mirror is sessionStorage or memory (another tab's pending key stays
+/// within reach), as long as the lock spans tabs: the storage lease that stands in for
+/// Web Locks lives in the store, one tab's own after a fallback.
+fn shared_with_tabs(opts: &Options, store: &Store) -> bool {
+    opts.storage == StorageKind::Local && (store.kind() == StorageKind::Local || lock::web_locks())
+}
+
 /// A new record (new key, state fresh) for the scope of `opts`.
 fn fresh(opts: &Options) -> Record {
     Record::new(new_key(), opts.scope.as_str(), now_ms(), opts.ttl_ms())
@@ -84,13 +93,7 @@ impl Inner {
         let mut probe = String::from(opts.namespace.as_str());
         probe.push_str(":probe");
         let store = Rc::new(Store::open(opts.storage, &probe, &mut fallbacks));
-        // `storage: "local"` shares the record with every tab through IndexedDB, also when
-        // localStorage has failed and the mirror is sessionStorage or memory (another tab's
-        // pending key stays within reach), as long as the lock spans tabs: the storage
-        // lease that stands in for Web Locks lives in the store, one tab's own after a
-        // fallback.
-        let shared = opts.storage == StorageKind::Local
-            && (store.kind() == StorageKind::Local || lock::web_locks());
+        let shared = shared_with_tabs(&opts, &store);
         // Once per page, namespace and backend; IndexedDB only where the record is shared.
         sweep_kinds(&[store.kind()], &opts.namespace, shared, true);
         let first = fresh(&opts);
@@ -137,7 +140,7 @@ impl Inner {
         let expired = self.rec.borrow().is_expired(now_ms());
         if expired && !self.flight.busy() && self.intents.get() == 0 {
             self.show(&self.fresh(), false);
-            self.keep_shown(self.opts.storage == StorageKind::Local);
+            self.keep_shown(shared_with_tabs(&self.opts, &self.store));
         }
     }
 
