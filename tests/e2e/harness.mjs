@@ -90,31 +90,12 @@ export async function scenario(name, options, body) {
     });
     const ctx = {
       server, browser, context, customer, url, posts, pages, networkLogs,
-      /** A new tab on the demo with this scenario's customer, ready to use. */
-      async openPage() {
-        const page = await context.newPage();
-        await page.goto(url);
-        await ready(page);
-        return page;
-      },
-      /** The server's ledger for this customer. */
-      async ledger() {
-        const res = await fetch(`${server.url}/api/charges`, { headers: { 'X-Customer-Id': customer } });
-        assert.equal(res.status, 200, 'GET /api/charges');
-        return res.json();
-      },
+      ...pageAndLedger(context, url, server.url, customer),
     };
     try {
       await body(ctx);
     } finally {
-      mkdirSync(SHOTS, { recursive: true });
-      let i = 0;
-      for (const page of pages) {
-        if (page.isClosed()) continue;
-        i += 1;
-        const file = path.join(SHOTS, i === 1 ? `${name}.png` : `${name}-tab${i}.png`);
-        await page.screenshot({ path: file, fullPage: true }).catch(() => {});
-      }
+      await screenshots(pages, name, { fullPage: true });
     }
   } catch (err) {
     if (problems.length) err.message += `\n--- console and page errors ---\n${problems.join('\n')}`;
@@ -125,6 +106,39 @@ export async function scenario(name, options, body) {
     await server.stop();
   }
   assert.deepEqual(problems, [], 'no console errors or page errors');
+}
+
+/**
+ * What a scenario's body calls in any browser: `openPage()`, a new tab on the demo at `url`
+ * with this scenario's customer, ready to use; `ledger()`, the server's ledger for the
+ * customer (read from `serverUrl` itself, past any relay).
+ */
+function pageAndLedger(context, url, serverUrl, customer) {
+  return {
+    async openPage() {
+      const page = await context.newPage();
+      await page.goto(url);
+      await ready(page);
+      return page;
+    },
+    async ledger() {
+      const res = await fetch(`${serverUrl}/api/charges`, { headers: { 'X-Customer-Id': customer } });
+      assert.equal(res.status, 200, 'GET /api/charges');
+      return res.json();
+    },
+  };
+}
+
+/** A screenshot of each open page in target/e2e/: `<stem>.png`, then `<stem>-tab2.png`, ... */
+async function screenshots(pages, stem, shotOptions) {
+  mkdirSync(SHOTS, { recursive: true });
+  let i = 0;
+  for (const page of pages) {
+    if (page.isClosed()) continue;
+    i += 1;
+    const file = path.join(SHOTS, i === 1 ? `${stem}.png` : `${stem}-tab${i}.png`);
+    await page.screenshot({ path: file, ...shotOptions }).catch(() => {});
+  }
 }
 
 /** scenario() in a WebDriver browser: the same context for the body, the same checks. */
@@ -156,29 +170,12 @@ async function webDriverScenario(name, options, body) {
     });
     const ctx = {
       server: { ...server, url: tap.url }, browser, context, customer, url, posts, pages, networkLogs: [],
-      async openPage() {
-        const page = await context.newPage();
-        await page.goto(url);
-        await ready(page);
-        return page;
-      },
-      async ledger() {
-        const res = await fetch(`${server.url}/api/charges`, { headers: { 'X-Customer-Id': customer } });
-        assert.equal(res.status, 200, 'GET /api/charges');
-        return res.json();
-      },
+      ...pageAndLedger(context, url, server.url, customer),
     };
     try {
       await body(ctx);
     } finally {
-      mkdirSync(SHOTS, { recursive: true });
-      let i = 0;
-      for (const page of pages) {
-        if (page.isClosed()) continue;
-        i += 1;
-        const file = path.join(SHOTS, `${BROWSER}-${i === 1 ? name : `${name}-tab${i}`}.png`);
-        await page.screenshot({ path: file }).catch(() => {});
-      }
+      await screenshots(pages, `${BROWSER}-${name}`, {});
     }
   } catch (err) {
     if (problems.length) err.message += `\n--- page errors ---\n${problems.join('\n')}`;
