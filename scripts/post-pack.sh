@@ -18,7 +18,7 @@
 # projects whose `lib` predates ES2025/esnext.disposable; a
 # `/// <reference lib="esnext.disposable" />` line on top fixes that for every consumer.
 # The wasm's imports and exports get short names (wasm-bindgen's carry a hash each, twice over).
-# Then the JS becomes one minified file: wasm-bindgen writes the JS snippets (src/browser/glue.js
+# Then the JS becomes one minified file: wasm-bindgen writes the JS snippets (src/browser/driver.js
 # and parse.js) to snippets/<crate>-<hash>/src/browser/ and imports them from idemkey.js; Rollup
 # joins them all and terser minifies the result, local names included (the class keeps its name, so
 # `Checkout.name` still reads "Checkout"; the doc comments live on in the .d.ts). One file
@@ -205,13 +205,13 @@ node "$root/scripts/short-names.mjs" "$pkg"
 # beside the glue.js snippet it imports, so that the one copy of glue.js serves both.
 if [[ -n $fresh ]]; then
   joined="$(mktemp "$pkg/.joined.XXXXXX")"
-  snippets="$(grep -oE "\./snippets/[^\"']+/src/browser/glue\.js" "$glue" | head -n1)"
-  [[ -n $snippets ]] || { echo "post-pack: $glue imports no src/browser/glue.js snippet" >&2; exit 1; }
-  cp "$root/src/browser/init.js" "$pkg/${snippets%glue.js}init.js"
+  snippets="$(grep -oE "\./snippets/[^\"']+/src/browser/driver\.js" "$glue" | head -n1)"
+  [[ -n $snippets ]] || { echo "post-pack: $glue imports no src/browser/driver.js snippet" >&2; exit 1; }
+  cp "$root/src/browser/init.js" "$pkg/${snippets%driver.js}init.js"
   entry="$pkg/.entry.js"
   cat >"$entry" <<EOF
 import load from "./idemkey.js";
-import { init as checkedInit } from "${snippets%glue.js}init.js";
+import { init as checkedInit } from "${snippets%driver.js}init.js";
 export * from "./idemkey.js";
 export default function init(options) {
   return checkedInit(load, options);

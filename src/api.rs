@@ -10,13 +10,12 @@ use alloc::rc::Rc;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 
-use crate::browser::checkout::{new_key, Inner};
-use crate::browser::clock::now_ms;
-use crate::browser::flight::Join;
-use crate::browser::js::idem_error;
-use crate::browser::sweep::sweep_kinds;
-use crate::browser::task::future_to_promise;
-use crate::browser::{options, scopes, storage, submit};
+use crate::browser::ffi;
+use crate::browser::host::BrowserHost;
+use crate::browser::live::{next_id, sweep_idb, to_js, LiveScope};
+use crate::browser::options;
+use crate::core::fingerprint::fingerprint;
+use crate::core::machine::{mirror, new_key, sweep_backend, Submitted};
 use crate::core::options::{validate_namespace, Options, DEFAULT_NAMESPACE};
 use crate::error::Error;
 
@@ -98,13 +97,7 @@ export type IdemEvent =
   | { type: "storage-corrupt"; key: string; reason: string; quarantineKey: string };
 "#;
 
-/// The one conversion of an idemkey error into what JS sees: an `Error` with
-/// `name === "IdemError"`, a stable `code` and the message.
-fn to_js(e: &Error) -> JsValue {
-    idem_error(&e.message(), e.code())
-}
-
-/// What JS sees of an [`Error`]: an `IdemError` (the `?` of the submit's future).
+/// What JS sees of an [`Error`]: an `IdemError`.
 impl From<Error> for JsValue {
     fn from(e: Error) -> JsValue {
         to_js(&e)
@@ -112,11 +105,12 @@ impl From<Error> for JsValue {
 }
 
 /// One checkout attempt's key, kept across retries, double-clicks, refreshes and tabs.
-/// Every `Checkout` of a scope in the page shares one record (one key, one state).
+/// Every `Checkout` of a scope in the page is a view of the scope's one machine: one key,
+/// one state.
 #[wasm_bindgen]
 pub struct Checkout {
-    /// The scope's live state in this page.
-    inner: Rc<Inner>,
+    /// The scope in this page.
+    live: Rc<LiveScope>,
     /// This checkout's own options: where and how its submits send.
     opts: Rc<Options>,
     /// Its number in the page, under which its `onEvent` is listed.
@@ -126,7 +120,7 @@ pub struct Checkout {
 /// A freed `Checkout` (`free()`, or the garbage collector) hears no more events.
 impl Drop for Checkout {
     fn drop(&mut self) {
-        self.inner.events.remove(self.id);
+        self.live.close(self.id);
     }
 }
 
@@ -140,9 +134,9 @@ impl Checkout {
         #[wasm_bindgen(unchecked_param_type = "CheckoutOptions")] options: JsValue,
     ) -> Result<Checkout, JsValue> {
         let (opts, on_event) = options::read(&options)?;
-        let id = scopes::next_id();
+        let id = next_id();
         Ok(Checkout {
-            inner: Inner::open(&opts, on_event, id),
+            live: LiveScope::open(&opts, on_event, id),
             opts: Rc::new(opts),
             id,
         })
@@ -156,22 +150,19 @@ impl Checkout {
         &self,
         #[wasm_bindgen(unchecked_param_type = "unknown")] payload: JsValue,
     ) -> Promise {
-        let (body, fp) = match submit::prepare(&payload) {
+        let prepared = prepare(&payload);
+        let (body, fp) = match prepared {
             Ok(v) => v,
             Err(e) => return Promise::reject(&to_js(&e)),
         };
-        match self.inner.flight.join(&fp) {
-            Join::Same(p) => return p,
-            Join::Other => {
-                return Promise::reject(&to_js(&Error::PayloadConflict { state: "pending" }))
-            }
-            Join::Idle => {}
-        }
-        let (inner, opts) = (self.inner.clone(), self.opts.clone());
-        let started = now_ms();
-        self.inner.flight.start(fp, move |flight| {
-            future_to_promise(submit::run(inner, opts, flight, body, started))
-        })
+        let started = self.live.machine.borrow_mut().submit(body, fp, self.opts.clone());
+        let no = match started {
+            Submitted::Joined(no) | Submitted::Started(no) => no,
+            Submitted::Refused(e) => return Promise::reject(&to_js(&e)),
+        };
+        let p = self.live.promise(no);
+        self.live.run();
+        p
     }
 
     /// Abandons this attempt on purpose: new key, state "fresh". The new key shows at once;
@@ -181,7 +172,8 @@ impl Checkout {
     /// (its answer is stored and its submit resolves); if another tab has moved the scope to
     /// a newer attempt by then, that one is kept and shown instead.
     pub fn reset(&self) {
-        self.inner.reset();
+        self.live.machine.borrow_mut().reset();
+        self.live.run();
     }
 
     /// Forgets the record when the page moves on to the next order (not in the Pay
@@ -191,83 +183,96 @@ impl Checkout {
     /// effect with the scope's lock, after a try already on the wire; another tab's newer
     /// attempt is kept.
     pub fn finish(&self) {
-        self.inner.finish();
+        self.live.machine.borrow_mut().finish();
+        self.live.run();
     }
 
     /// This attempt's idempotency key (UUID v4).
     #[wasm_bindgen(getter, js_name = key, unchecked_return_type = "string")]
     pub fn key_js(&self) -> JsValue {
-        JsValue::from_str(&self.inner.rec.borrow().key)
+        JsValue::from_str(&self.key())
     }
 
     /// The scope this checkout was opened for.
     #[wasm_bindgen(getter, js_name = scope, unchecked_return_type = "string")]
     pub fn scope_js(&self) -> JsValue {
-        JsValue::from_str(&self.inner.opts.scope)
+        JsValue::from_str(&self.opts.scope)
     }
 
     /// "fresh", "pending", "succeeded" or "failed".
     #[wasm_bindgen(getter, js_name = state, unchecked_return_type = "CheckoutState")]
     pub fn state_js(&self) -> JsValue {
-        JsValue::from_str(self.inner.rec.borrow().state.as_str())
+        JsValue::from_str(self.live.machine.borrow().record().state.as_str())
     }
 
     /// HTTP tries sent for this key so far (persisted).
     #[wasm_bindgen(getter)]
     pub fn attempts(&self) -> u32 {
-        self.inner.rec.borrow().attempts
+        self.live.machine.borrow().record().attempts
     }
 
     /// When this key was made, in ms since the epoch.
     #[wasm_bindgen(getter, js_name = createdAt)]
     pub fn created_at(&self) -> f64 {
-        self.inner.rec.borrow().created_at
+        self.live.machine.borrow().record().created_at
     }
 
     /// When this key stops being reused, in ms since the epoch.
     #[wasm_bindgen(getter, js_name = expiresAt)]
     pub fn expires_at(&self) -> f64 {
-        self.inner.rec.borrow().expires_at
+        self.live.machine.borrow().record().expires_at
     }
 
     /// Where this tab's copy of the record is (after any fallback): "local", "session", "memory".
     #[wasm_bindgen(getter, js_name = storage, unchecked_return_type = "StorageKind")]
     pub fn storage_js(&self) -> JsValue {
-        JsValue::from_str(self.inner.store.kind().as_str())
+        JsValue::from_str(self.live.machine.borrow().storage().as_str())
     }
+}
+
+/// The payload as JSON text and its fingerprint (core's canonical JSON of it, hashed);
+/// `invalid-payload` when JSON cannot carry it.
+fn prepare(payload: &JsValue) -> crate::error::Result<(String, String)> {
+    let v = ffi::stringify(payload);
+    let Some(body) = ffi::text(&v) else {
+        let why = js_sys::Array::from(&v).get(0);
+        return Err(Error::InvalidPayload(ffi::text(&why).unwrap_or_default()));
+    };
+    let fp = fingerprint(&body)?;
+    Ok((body, fp))
 }
 
 /// A fresh UUID v4.
 #[wasm_bindgen(js_name = newKey, unchecked_return_type = "string")]
 pub fn new_key_js() -> JsValue {
-    JsValue::from_str(&new_key())
+    JsValue::from_str(&new_key_string())
 }
 
 /// A fresh UUID v4, for Rust callers.
 pub fn new_key_string() -> String {
-    new_key()
+    new_key(&mut BrowserHost)
 }
 
 /// The getters' values for Rust callers (the browser tests), as `String`s.
 impl Checkout {
     /// This attempt's idempotency key (UUID v4).
     pub fn key(&self) -> String {
-        self.inner.rec.borrow().key.clone()
+        self.live.machine.borrow().record().key.clone()
     }
 
     /// The scope this checkout was opened for.
     pub fn scope(&self) -> String {
-        self.inner.opts.scope.clone()
+        self.opts.scope.clone()
     }
 
     /// "fresh", "pending", "succeeded" or "failed".
     pub fn state(&self) -> String {
-        self.inner.rec.borrow().state.as_str().into()
+        self.live.machine.borrow().record().state.as_str().into()
     }
 
     /// Where this tab's copy of the record is (after any fallback): "local", "session", "memory".
     pub fn storage(&self) -> String {
-        self.inner.store.kind().as_str().into()
+        self.live.machine.borrow().storage().as_str().into()
     }
 }
 
@@ -279,6 +284,11 @@ impl Checkout {
 pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
     let ns = namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
     validate_namespace(ns)?;
-    // Every backend and IndexedDB, whether or not this page has swept them before.
-    Ok(sweep_kinds(&storage::ALL, ns, true, false))
+    let mut prefix = String::from(ns);
+    prefix.push(':');
+    sweep_idb(&prefix, ns.into());
+    Ok(mirror::ALL
+        .into_iter()
+        .map(|k| sweep_backend(&mut BrowserHost, k, ns))
+        .sum())
 }

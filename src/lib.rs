@@ -44,15 +44,6 @@ mod browser;
 #[cfg(target_arch = "wasm32")]
 pub use api::{new_key_string as new_key, sweep, Checkout};
 
-// lol_alloc's free list instead of std's dlmalloc (or talc, 0.44 KiB more gzipped wasm): the
-// module allocates a few small strings per call, so a list walked per allocation stays
-// short, and freed neighbours are merged.
-#[cfg(target_arch = "wasm32")]
-#[global_allocator]
-// SAFETY: the module is single-threaded; page.rs refuses a build with atomics.
-static ALLOC: lol_alloc::AssumeSingleThreaded<lol_alloc::FreeListAllocator> =
-    unsafe { lol_alloc::AssumeSingleThreaded::new(lol_alloc::FreeListAllocator::new()) };
-
 /// A panic aborts the module (`unreachable` traps in the calling JS). std's handler would do
 /// the same after formatting a message to a console a wasm module does not have; the
 /// `std-panic` feature leaves the handler to std, which a test harness links. The release

@@ -12,7 +12,7 @@
 //              'unsafe-eval', which would allow eval() too); `init()` then rejects with
 //              `wasm-blocked`, which names the source to add. After a failure only, an empty
 //              module tells that refusal apart from a broken download or a corrupt file.
-import { idemError } from "./glue.js";
+import { idemError } from "./driver.js";
 
 // The smallest wasm module (magic number and version): it compiles and instantiates unless
 // the page's policy refuses WebAssembly (WebKit compiles it then, and refuses the instance).

@@ -7,6 +7,7 @@ pub mod header;
 pub mod json;
 pub mod key;
 pub mod lease;
+pub mod machine;
 pub mod options;
 pub mod record;
 pub mod record_read;

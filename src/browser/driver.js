@@ -1,0 +1,490 @@
+// The thin driver of the scopes' machines (src/core/machine): it runs the commands each
+// machine gives with the platform's own async (Web Locks, IndexedDB, fetch with its timeout,
+// timers, BroadcastChannel, the `storage` event) and feeds each answer back to the machine
+// through its named methods (src/browser/ffi.rs, `Machine`). It decides nothing. Also the
+// page's synchronous Web Storage, which the machines read through their host, and the
+// result, error and event objects. The package joins it into idemkey.js
+// (scripts/post-pack.sh).
+
+// A scope's driver state: its machine `m`, the Web Lock's release, its channel membership
+// and `storage` listener, and the promises of its submit sequences by number.
+export function attach(m) {
+  return { m, release: null, member: null, listener: null, flights: new Map() };
+}
+
+// The scope is done with: it hears nothing more, and its machine is freed.
+export function detach(d) {
+  if (d.member) chanClose(d);
+  const w = page();
+  if (d.listener && w) w.removeEventListener("storage", d.listener);
+  d.m.free();
+}
+
+// The page's window; null in Node, a worker, anywhere else without one.
+const page = () => (typeof Window == "function" && globalThis instanceof Window ? globalThis : null);
+
+// The memory backend: one map per page, shared by every scope.
+const memory = new Map();
+
+// The Web Storage object of `kind` ("local" or "session"): null without a window, undefined
+// when the browser gives none; throws what the browser throws when it refuses it.
+function webStorage(kind) {
+  const w = page();
+  return w && ((kind == "local" ? w.localStorage : w.sessionStorage) ?? undefined);
+}
+
+// Whether backend `kind` can be used: true, false when the page has no window; throws the
+// browser's refusal (or "storage unavailable").
+export function storageUsable(kind) {
+  const s = webStorage(kind);
+  if (s === undefined) throw new Error("storage unavailable");
+  return !!s;
+}
+
+// The backend `kind` as a Web Storage-like object (memory: the page's map); throws what
+// the browser throws.
+function area(kind) {
+  if (kind == "memory") return null;
+  const s = webStorage(kind);
+  if (!s) throw new Error(s === undefined ? "storage unavailable" : "no window");
+  return s;
+}
+
+export function storageGet(kind, key) {
+  const s = area(kind);
+  return s ? s.getItem(key) : memory.get(key) ?? null;
+}
+
+export function storageSet(kind, key, value) {
+  const s = area(kind);
+  s ? s.setItem(key, value) : memory.set(key, value);
+}
+
+export function storageRemove(kind, key) {
+  try {
+    const s = area(kind);
+    s ? s.removeItem(key) : memory.delete(key);
+  } catch {}
+}
+
+// The keys of backend `kind` that start with `prefix`, made before any is removed.
+export function storageKeys(kind, prefix) {
+  try {
+    const s = area(kind);
+    const keys = s ? Array.from({ length: s.length }, (_, i) => s.key(i)) : [...memory.keys()];
+    return keys.filter((k) => k != null && k.startsWith(prefix));
+  } catch {
+    return [];
+  }
+}
+
+// Whether the page has the Web Locks API.
+export function webLocks() {
+  const locks = globalThis.navigator && navigator.locks;
+  return !!locks && typeof locks.request == "function";
+}
+
+// Asks for the Web Lock `name`: `lockGranted()` once held (kept until `unlock`), or
+// `lockRefused()` when the request fails.
+export function lock(d, name) {
+  navigator.locks
+    .request(name, () => new Promise((release) => {
+      d.release = release;
+      d.m.lockGranted();
+    }))
+    .catch(() => {
+      if (!d.release) d.m.lockRefused();
+    });
+}
+
+export function unlock(d) {
+  const release = d.release;
+  d.release = null;
+  release();
+}
+
+// Calls `m.woken(code)` after `ms` milliseconds; 0: in a microtask, after the reactions
+// already queued.
+export function wake(d, ms, code) {
+  const f = () => d.m.woken(code);
+  ms ? setTimeout(f, ms) : queueMicrotask(f);
+}
+
+// The promise of submit sequence `no`, made on first ask.
+export function promise(d, no) {
+  let f = d.flights.get(no);
+  if (!f) {
+    f = {};
+    f.p = new Promise((ok, fail) => Object.assign(f, { ok, fail }));
+    d.flights.set(no, f);
+  }
+  return f.p;
+}
+
+// Settles sequence `no`'s promise.
+export function settle(d, no, ok, value) {
+  promise(d, no);
+  const f = d.flights.get(no);
+  d.flights.delete(no);
+  (ok ? f.ok : f.fail)(value);
+}
+
+// The page's one BroadcastChannel, opened on first use and kept: making one costs the page
+// about half a millisecond. Messages are `[name, text]`; `members` maps a name to its
+// members, each a scope's driver state.
+let chan;
+const members = new Map();
+
+// Calls the members of `name` but `from` with `text`, each while it still is one.
+function deliver(name, text, from) {
+  for (const d of [...(members.get(name) || [])]) if (d != from && members.get(name)?.has(d)) d.m.notice(text);
+}
+
+// Hears the scope's channel (`name`) and the `storage` events of key `name` in backend
+// `kind`: `m.notice(text)`, `m.storageEvent(newValue, oldValue)`.
+export function listen(d, name, kind) {
+  if (typeof BroadcastChannel == "function") {
+    if (!chan) {
+      chan = new BroadcastChannel("idemkey");
+      chan.onmessage = (e) => {
+        const [n, text] = Array.isArray(e.data) ? e.data : [];
+        if (typeof text == "string") deliver(n, text);
+      };
+    }
+    members.set(name, (members.get(name) || new Set()).add(d));
+    d.member = name;
+  }
+  const w = page();
+  if (!w) return;
+  d.listener = (e) => {
+    let mine = false;
+    try {
+      mine = e.storageArea === webStorage(kind);
+    } catch {}
+    if (e.key === name && mine) d.m.storageEvent(e.newValue, e.oldValue);
+  };
+  w.addEventListener("storage", d.listener);
+}
+
+// Posts `text` to the other members of the scope's channel: in the other tabs and, in a
+// task of its own as a channel would, in this page.
+export function post(d, name, text) {
+  if (!d.member) return;
+  try {
+    chan.postMessage([name, text]);
+  } catch (e) {}
+  if (members.get(name).size > 1) setTimeout(() => deliver(name, text, d));
+}
+
+function chanClose(d) {
+  const set = members.get(d.member);
+  set.delete(d);
+  if (!set.size) members.delete(d.member);
+}
+
+// The page's connection to database `idemkey`, opened on first use.
+let db;
+// Why the connection was lost and opened again, for the request being answered.
+let reopened = null;
+
+// Runs `request(store)` in one transaction of `mode`; resolves with its result: a write's
+// once committed; a read's as soon as the request succeeds (what it read is the committed
+// state), or once the transaction ends with `whole` (a cursor's request succeeds once per
+// step). Rejects when the page has no IndexedDB, when it fails or, on open, does not answer
+// within 5 s. A connection the browser closed or lost under the page (WebKit: "Connection
+// to Indexed Database server lost"; a closed one throws InvalidStateError) is opened again
+// and the request made once more.
+function inStore(mode, request, whole) {
+  const factory = globalThis.indexedDB;
+  if (!factory) return Promise.reject(new Error("IndexedDB unavailable"));
+  return once(factory, mode, request, whole).catch((e) => {
+    const name = e && e.name;
+    if (name != "InvalidStateError" && name != "UnknownError") throw e;
+    return once(factory, mode, request, whole).then((v) => {
+      reopened = errorText(e);
+      return v;
+    });
+  });
+}
+
+function once(factory, mode, request, whole) {
+  if (!db) {
+    db = new Promise((ok, fail) => {
+      setTimeout(() => fail(new DOMException("IndexedDB did not open in 5 s", "TimeoutError")), 5e3);
+      const open = factory.open("idemkey", 1);
+      open.onupgradeneeded = () => open.result.createObjectStore("records");
+      open.onsuccess = () => {
+        const conn = open.result;
+        conn.onclose = () => { db = null; };
+        conn.onversionchange = () => { conn.close(); db = null; };
+        ok(conn);
+      };
+      open.onerror = () => fail(open.error);
+    });
+    db.catch(() => { db = null; });
+  }
+  return db
+    .then((conn) => new Promise((ok, fail) => {
+      const tx = conn.transaction("records", mode);
+      const req = request(tx.objectStore("records"));
+      if (mode == "readonly" && !whole) req.onsuccess = () => ok(req.result);
+      tx.oncomplete = () => ok(req.result);
+      tx.onabort = () => fail(tx.error || req.error);
+    }))
+    .catch((e) => { db = null; throw e; });
+}
+
+// Feeds `m` a request's outcome: `m.idbReopened(why)` first when the connection had to be
+// opened again, then `ok(value)` or `fail(why)`.
+function answer(m, p, ok, fail) {
+  p.then(
+    (v) => {
+      const r = reopened;
+      reopened = null;
+      if (r) m.idbReopened(r);
+      ok(v);
+    },
+    (e) => fail(errorText(e)),
+  );
+}
+
+// Reads `key`: `m.idbRead(text or null, null)`, or `m.idbRead(null, why)`.
+export function idbGet(d, key) {
+  const m = d.m;
+  answer(m, inStore("readonly", (s) => s.get(key)), (v) => m.idbRead(text(v) ?? null, null), (e) => m.idbRead(null, e));
+}
+
+// Stores `value` under `key` (null deletes it): `m.idbWritten(null)` once committed, or
+// `m.idbWritten(why)`.
+export function idbPut(d, key, value) {
+  const m = d.m;
+  const p = inStore("readwrite", (s) => (value == null ? s.delete(key) : s.put(value, key)));
+  answer(m, p, () => m.idbWritten(null), (e) => m.idbWritten(e));
+}
+
+// Deletes the entries under `prefix` for which `due(key, value)` is true, deciding inside
+// the deleting transaction. A read-only scan goes first: a readwrite transaction holds up
+// every other reader and writer of the store (a submit's among them), and most sweeps find
+// nothing to delete. Errors are ignored: what is not swept now is swept by a later page.
+export async function idbSweep(prefix, due) {
+  let found = false;
+  const scan = (remove) => (s) => {
+    const cursor = s.openCursor(IDBKeyRange.bound(prefix, prefix + "\uffff"));
+    cursor.onsuccess = () => {
+      const c = cursor.result;
+      if (!c) return;
+      if (typeof c.key == "string" && typeof c.value == "string" && due(c.key, c.value)) {
+        found = true;
+        if (remove) c.delete();
+      }
+      c.continue();
+    };
+    return cursor;
+  };
+  try {
+    await inStore("readonly", scan(false), true);
+    if (found) await inStore("readwrite", scan(true));
+  } catch {}
+}
+
+/**
+ * One HTTP try: `fetch` with the JSON body, `content-type: application/json`, the extra
+ * headers (`headers`: names and values joined by "\n", which neither may contain) and the
+ * key's header, aborted after `ms`. Feeds `m.answer(status, body text, Retry-After,
+ * Idempotent-Replayed)` once the whole body is read, or `m.noAnswer(timedOut)`.
+ */
+export async function send(d, url, method, headers, keyName, keyValue, body, credentials, ms) {
+  const c = new AbortController();
+  const t = setTimeout(() => c.abort(), ms);
+  let a;
+  try {
+    const h = new Headers({ "content-type": "application/json" });
+    const p = headers ? headers.split("\n") : [];
+    for (let i = 0; i < p.length; i += 2) h.set(p[i], p[i + 1]);
+    h.set(keyName, keyValue);
+    const r = await fetch(new Request(url, { method, headers: h, body, credentials, signal: c.signal }));
+    a = [r.status, await r.text(), r.headers.get("retry-after"), r.headers.get("idempotent-replayed")];
+  } catch {
+    a = null;
+  } finally {
+    clearTimeout(t);
+  }
+  a ? d.m.answer(...a) : d.m.noAnswer(c.signal.aborted);
+}
+
+// The last endpoint and headers `refused` accepted: a page opens its checkouts with the
+// same ones, and making the Headers and the Request that check them cost 0.05 to 0.1 ms
+// per open. The answer stays right for the page: whether a URL parses (and carries no
+// credentials) does not depend on which http(s) address it is resolved against.
+let accepted;
+
+/**
+ * Whether `fetch` would refuse the endpoint or the extra headers (`headers` as for
+ * `send`), by the browser's own rules: `null`, or the `invalid-options` IdemError naming
+ * the option (worded here as Rust's `Error::message` words it).
+ */
+export function refused(url, headers) {
+  const asked = url + "\n\n" + headers;
+  if (asked === accepted) return null;
+  let option = "headers";
+  try {
+    const h = new Headers();
+    const a = headers ? headers.split("\n") : [];
+    for (let i = 0; i < a.length; i += 2) h.set(a[i], a[i + 1]);
+    option = "endpoint";
+    new Request(url);
+    accepted = asked;
+    return null;
+  } catch (e) {
+    return badOption(option, "refused by fetch: " + errorText(e));
+  }
+}
+
+/**
+ * What `submit()` resolves with; `body` is the response text, parsed as JSON when it is
+ * JSON, `null` when empty.
+ */
+export function result(key, status, body, replayed, fromCache, attempts) {
+  let b = null;
+  if (body) {
+    try {
+      b = JSON.parse(body);
+    } catch {
+      b = body;
+    }
+  }
+  return { key, status, ok: status >= 200 && status < 300, body: b, replayed, fromCache, attempts };
+}
+
+// `v` if it is a string, else undefined (`None` in Rust).
+export const text = (v) => (typeof v == "string" ? v : undefined);
+
+/** `JSON.stringify(v)`, or `[why]` when it throws or has no text for `v` (undefined, a function). */
+export function stringify(v) {
+  try {
+    const body = JSON.stringify(v);
+    return body == null ? ["undefined or a function"] : body;
+  } catch (e) {
+    return [errorText(e)];
+  }
+}
+
+/** `name: message` of a thrown value (DOMException, Error), or "unknown error". */
+export function errorText(e) {
+  const field = (k) => text(read(e, k));
+  const name = field("name") ?? "", message = field("message");
+  return (message == null ? name : name ? `${name}: ${message}` : message) || "unknown error";
+}
+
+/** The `invalid-options` IdemError for `option`, worded as Rust's `Error::message` words it. */
+const badOption = (option, reason) => idemError(`invalid option \`${option}\`: ${reason}`, "invalid-options");
+
+/** The `Error` idemkey throws and rejects with: `name` "IdemError" and a stable `code`. */
+export function idemError(message, code) {
+  const e = new Error(message);
+  e.name = "IdemError";
+  e.code = code;
+  return e;
+}
+
+/**
+ * Calls each of `fs` (the `onEvent`s of a scope's checkouts) with `{ type, ...fields, key }`,
+ * the fields given as name and value pairs (a name left empty is none); what one throws is
+ * logged, never rethrown (a page's bug in its event handler must not break a submit).
+ */
+export function emit(fs, type, key, n1, v1, n2, v2, n3, v3) {
+  const e = { type };
+  if (n1) e[n1] = v1;
+  if (n2) e[n2] = v2;
+  if (n3) e[n3] = v3;
+  e.key = key;
+  for (const f of fs) {
+    try {
+      f(e);
+    } catch (x) {
+      console.error("idemkey: onEvent threw", x);
+    }
+  }
+}
+
+// `Checkout.open`'s options: each name and what it must be. No prototype, so a name such as
+// "toString" is unknown like any other.
+const OPTIONS = {
+  __proto__: null,
+  scope: "string",
+  endpoint: "string",
+  method: "string",
+  headers: "headers",
+  headerName: "string",
+  headerFormat: "string",
+  ttlSeconds: "number",
+  timeoutMs: "number",
+  maxRetries: "number",
+  backoff: "backoff",
+  deadlineMs: "number",
+  storage: "string",
+  namespace: "string",
+  credentials: "string",
+  onEvent: "function",
+};
+const BACKOFF = { __proto__: null, baseMs: "number", maxMs: "number" };
+
+/** Whether `v` is a plain object's kind of value (not null, an array or a function). */
+const isObject = (v) => typeof v == "object" && v !== null && !Array.isArray(v);
+
+/** `obj[name]`, or undefined when its getter throws. */
+function read(obj, name) {
+  try {
+    return obj[name];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Copies the own enumerable properties of `obj` (`option`, named `prefix` + name) into
+ * `out` under that name; throws `[option, reason]` for the first one that is unknown or of
+ * the wrong type. `undefined` and `null` mean "not given".
+ */
+function fill(obj, option, prefix, table, out) {
+  if (!isObject(obj)) throw [option, "must be an object"];
+  for (const name of Object.keys(obj)) {
+    const kind = table[name];
+    if (!kind) throw [prefix + name, "is not a known option"];
+    const v = read(obj, name);
+    if (v == null) continue;
+    if (kind == "backoff") {
+      fill(v, "backoff", "backoff.", BACKOFF, out);
+    } else if (kind == "headers") {
+      if (!isObject(v)) throw ["headers", "must be an object"];
+      const pairs = [];
+      for (const h of Object.keys(v)) {
+        const value = read(v, h);
+        if (typeof value != "string") throw ["headers", "values must be strings"];
+        pairs.push(h, value);
+      }
+      out.headers = pairs;
+    } else if (typeof v != kind) {
+      throw [prefix + name, "must be a " + kind];
+    } else {
+      out[prefix + name] = v;
+    }
+  }
+}
+
+/**
+ * The options object's values under their names (`backoff.baseMs` for the nested ones,
+ * the headers as `[name, value, ...]`), their types checked and nothing else (the rules
+ * are the Rust core's); throws the `invalid-options` IdemError (worded as Rust's
+ * `Error::message` words it) for the first unknown or wrongly typed one.
+ */
+export function readOptions(options) {
+  const out = { __proto__: null };
+  try {
+    fill(options, "options", "", OPTIONS, out);
+  } catch (e) {
+    if (Array.isArray(e)) throw badOption(...e);
+    throw e;
+  }
+  return out;
+}

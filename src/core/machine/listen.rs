@@ -1,0 +1,51 @@
+//! What a scope hears from the other tabs: the channel's notices and, where that is
+//! missing, the `storage` event of the Web Storage copy. Each shows another tab's newer
+//! record here (core::sync decides what is newer), or stops this page's submit before its
+//! next try when another tab gave its key up.
+
+use super::host::Host;
+use super::Scope;
+use crate::core::sync::{removes, supersedes, Notice};
+use crate::prelude::*;
+
+impl<H: Host> Scope<H> {
+    /// A notice from the channel.
+    pub(super) fn on_notice(&mut self, text: &str) {
+        match Notice::parse(text) {
+            Some(Notice::Stored(t)) => self.take_copy(t),
+            Some(Notice::Removed(k)) => self.take_removal(k),
+            Some(Notice::Abandon(k)) => self.abandon(Some(k)),
+            None => {}
+        }
+    }
+
+    /// The `storage` event of the record's key in the store's backend: written (`new`) or
+    /// removed (`old` was there). The same news twice is harmless.
+    pub(super) fn on_storage(&mut self, new: Option<String>, old: Option<String>) {
+        match (new, old) {
+            (Some(text), _) => self.take_copy(&text),
+            (None, Some(old)) => {
+                if let Ok(r) = self.decode(&old) {
+                    self.take_removal(&r.key);
+                }
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// Another tab stored `text`: shown here if it is newer than what this page shows.
+    fn take_copy(&mut self, text: &str) {
+        let Ok(r) = self.decode(text) else { return };
+        if r.scope == self.opts.scope && supersedes(&r, &self.rec, self.rec_stored) {
+            self.show(&r, true);
+        }
+    }
+
+    /// Another tab removed the record of `key`: this page's next attempt gets a new key.
+    fn take_removal(&mut self, key: &str) {
+        if removes(key, &self.rec, self.rec_stored) {
+            let next = self.fresh();
+            self.show(&next, false);
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! A scope's Web Storage copy of its record (the record's store itself where IndexedDB is
+//! not used), with the fallback chain local -> session -> memory whenever a backend throws
+//! (SecurityError when storage is disabled, QuotaExceededError, Safari private mode).
+
+use super::host::Host;
+use crate::core::options::StorageKind;
+use crate::prelude::*;
+
+/// Every backend, best first.
+pub const ALL: [StorageKind; 3] = [
+    StorageKind::Local,
+    StorageKind::Session,
+    StorageKind::Memory,
+];
+
+/// A backend change: reported as a `storage-fallback` event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fallback {
+    /// The backend that threw.
+    pub from: StorageKind,
+    /// The backend now in use.
+    pub to: StorageKind,
+    /// The browser's error text.
+    pub reason: String,
+}
+
+fn next(kind: StorageKind) -> StorageKind {
+    match kind {
+        StorageKind::Local => StorageKind::Session,
+        _ => StorageKind::Memory,
+    }
+}
+
+/// The backend a scope writes, which only ever moves down the chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Store {
+    kind: StorageKind,
+}
+
+impl Store {
+    /// Opens `wanted`, probing it with a set, get and remove of `probe_key`: storage that
+    /// takes writes but throws on reads (or the reverse) would lose the record the next
+    /// page looks for. Each backend that fails adds a [`Fallback`] to `out`.
+    pub fn open(
+        host: &mut impl Host,
+        wanted: StorageKind,
+        probe_key: &str,
+        out: &mut Vec<Fallback>,
+    ) -> Store {
+        let mut kind = wanted;
+        while kind != StorageKind::Memory {
+            let reason = match host.storage_usable(kind) {
+                Ok(true) => match host
+                    .storage_set(kind, probe_key, "1")
+                    .and_then(|()| host.storage_get(kind, probe_key))
+                {
+                    Ok(_) => {
+                        host.storage_remove(kind, probe_key);
+                        break;
+                    }
+                    Err(e) => e,
+                },
+                Ok(false) => "no window".into(),
+                Err(reason) => reason,
+            };
+            let to = next(kind);
+            out.push(Fallback {
+                from: kind,
+                to,
+                reason,
+            });
+            kind = to;
+        }
+        Store { kind }
+    }
+
+    /// The backend in use.
+    pub fn kind(&self) -> StorageKind {
+        self.kind
+    }
+
+    /// Reads `key`; a backend that throws on read counts as empty.
+    pub fn get(&self, host: &mut impl Host, key: &str) -> Option<String> {
+        host.storage_get(self.kind, key).ok().flatten()
+    }
+
+    /// Writes `key`; when the backend throws, drops the stale copy there and moves down
+    /// the chain (past backends the page does not have) and writes there. Returns the
+    /// fallbacks taken.
+    pub fn set(&mut self, host: &mut impl Host, key: &str, value: &str) -> Vec<Fallback> {
+        let mut out = Vec::new();
+        loop {
+            let from = self.kind;
+            let mut reason = match host.storage_set(from, key, value) {
+                Ok(()) => return out,
+                Err(e) => {
+                    host.storage_remove(from, key);
+                    e
+                }
+            };
+            let mut to = next(from);
+            while to != StorageKind::Memory {
+                match host.storage_usable(to) {
+                    Ok(true) => break,
+                    Ok(false) => {}
+                    Err(r) => reason = r,
+                }
+                to = next(to);
+            }
+            self.kind = to;
+            out.push(Fallback { from, to, reason });
+        }
+    }
+
+    /// Removes `key` from every backend, where a fallback may have left a copy.
+    pub fn remove(host: &mut impl Host, key: &str) {
+        for kind in ALL {
+            host.storage_remove(kind, key);
+        }
+    }
+}

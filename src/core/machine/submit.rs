@@ -1,0 +1,430 @@
+//! A submit sequence: the stored answer read without the lock when there is one to read;
+//! else the lock, the record, core's plan, then the tries (each stored before it leaves,
+//! core::retry deciding what follows each), and the final answer stored.
+
+use alloc::rc::Rc;
+
+use super::host::{random01, Host};
+use super::io::{Answer, Command, NoAnswer, Reply, Request, Wake};
+use super::jobs::{Stage, Step};
+use super::{EventKind, Scope};
+use crate::core::header::{format_key, is_replayed};
+use crate::core::options::{Options, StorageKind};
+use crate::core::record::{Record, StoredResponse};
+use crate::core::retry::{classify, Class, Next, TryOutcome};
+use crate::core::retry_after::parse_retry_after;
+use crate::core::state::{plan_submit, plan_submit_since, State, SubmitPlan};
+use crate::core::sync::{on_lock, Current, Notice};
+use crate::error::Error;
+use crate::prelude::*;
+
+/// Where a sequence stands.
+#[derive(Debug, Clone, PartialEq)]
+enum At {
+    /// Not started.
+    Start,
+    /// Reading IndexedDB without the lock for a stored answer; `shown` as it was asked.
+    Cached(Record),
+    /// Taking the lock and reading the record ([`Stage::Lock`], [`Stage::Read`]).
+    Locking(Stage),
+    /// Storing the next try's record (its text) in IndexedDB.
+    Storing(String),
+    /// The try is on its way.
+    Sending,
+    /// The backoff before the next try.
+    Waiting,
+    /// The final answer is settled from the mirror; its IndexedDB write comes next.
+    AnswerTurn(String),
+    /// The final answer's IndexedDB write (its text).
+    AnswerWrite(String),
+    /// The final answer stored where the mirror is not localStorage: settled once done.
+    Final(String, Reply),
+}
+
+/// One submit sequence of this page.
+pub(super) struct SubmitJob {
+    /// Its number (what its promise settles by).
+    pub(super) no: u32,
+    /// The fingerprint of its payload.
+    fp: String,
+    /// The JSON body.
+    body: String,
+    /// The options of the `Checkout` it was called on: where and how it sends.
+    send: Rc<Options>,
+    /// When `submit()` was called.
+    started: f64,
+    /// The key was given up (`reset()`, `finish()`, another tab): no more tries.
+    pub(super) abandoned: bool,
+    /// The record it sends with, once read.
+    rec: Option<Record>,
+    /// Retries done.
+    retries: u32,
+    /// When the first try was stored.
+    t0: f64,
+    at: At,
+}
+
+impl SubmitJob {
+    /// A sequence numbered `no` for the payload `body` with fingerprint `fp`.
+    pub(super) fn new(no: u32, fp: String, body: String, send: Rc<Options>, started: f64) -> Self {
+        SubmitJob {
+            no,
+            fp,
+            body,
+            send,
+            started,
+            abandoned: false,
+            rec: None,
+            retries: 0,
+            t0: 0.0,
+            at: At::Start,
+        }
+    }
+
+    /// Whether it sends with `key`.
+    pub(super) fn sends(&self, key: &str) -> bool {
+        self.rec.as_ref().is_some_and(|r| r.key == key)
+    }
+}
+
+/// The stored result `rec` holds, if any, as `submit()` resolves with it.
+fn cached(rec: &Record) -> Option<Reply> {
+    rec.response.as_ref().map(|r| Reply {
+        key: rec.key.clone(),
+        status: r.status,
+        body: r.body.clone(),
+        replayed: r.replayed,
+        from_cache: true,
+        attempts: rec.attempts,
+    })
+}
+
+/// `outcome-unknown` after `rec`'s tries.
+fn unknown(rec: &Record, reason: String, abandoned: bool) -> Error {
+    Error::OutcomeUnknown {
+        attempts: rec.attempts,
+        reason,
+        abandoned,
+    }
+}
+
+impl<H: Host> Scope<H> {
+    /// Moves sequence `j` on with `step`; `None` once it ended (its promise settled).
+    pub(super) fn run_submit(&mut self, mut j: SubmitJob, step: Step) -> Option<SubmitJob> {
+        let at = core::mem::replace(&mut j.at, At::Start);
+        let next = match (at, step) {
+            (At::Start, Step::Start) => self.submit_start(&j),
+            (At::Cached(shown), Step::Read(got)) => self.submit_cached(&j, &shown, got),
+            (At::Locking(Stage::Lock), Step::Locked) => {
+                if self.read_begin() {
+                    Some(At::Locking(Stage::Read))
+                } else {
+                    let cur = self.current_of(None);
+                    self.submit_plan(&mut j, cur)
+                }
+            }
+            (At::Locking(Stage::Read), Step::Read(got)) => {
+                let cur = self.current_of(Some(got));
+                self.submit_plan(&mut j, cur)
+            }
+            (At::Storing(text), Step::Written(done)) => {
+                let rec = j.rec.clone().unwrap_or_else(|| self.rec.clone());
+                self.stored_unposted(&rec, &text, Some(done));
+                self.launch(&j, text)
+            }
+            (At::Sending, Step::Sent(sent)) => self.after_try(&mut j, sent),
+            (At::Waiting, Step::Woken(Wake::Retry)) => {
+                j.retries += 1;
+                self.next_try(&mut j)
+            }
+            (At::AnswerTurn(text), Step::Woken(Wake::AnswerTurn)) => {
+                self.idb_put(Some(text.clone()));
+                self.post(Notice::Stored(&text));
+                Some(At::AnswerWrite(text))
+            }
+            (At::AnswerWrite(text), Step::Written(done)) => {
+                if let (Err(reason), Some(rec)) = (done, &j.rec) {
+                    let rec = rec.clone();
+                    self.idb_failed(&rec.key, reason);
+                    self.mirror(&rec, &text);
+                    self.post(Notice::Stored(&text));
+                }
+                self.release_lock();
+                None
+            }
+            (At::Final(text, reply), Step::Written(done)) => {
+                let rec = j.rec.clone().unwrap_or_else(|| self.rec.clone());
+                self.stored(&rec, text, Some(done));
+                self.release_lock();
+                self.settle(j.no, Ok(reply));
+                None
+            }
+            (at, _) => Some(at),
+        };
+        next.map(|at| {
+            j.at = at;
+            j
+        })
+    }
+
+    /// A submit's first move: its stored answer read without the lock when there is one to
+    /// read (the page shows a succeeded attempt of this payload, no `reset()` or `finish()`
+    /// waits, and IndexedDB holds the record); else the lock.
+    fn submit_start(&mut self, j: &SubmitJob) -> Option<At> {
+        let shown_cached =
+            self.rec.state == State::Succeeded && self.rec.fingerprint.as_deref() == Some(&j.fp);
+        if shown_cached && self.idb && self.intents == 0 {
+            self.out.push_back(Command::IdbGet {
+                key: self.rec_key.clone(),
+            });
+            return Some(At::Cached(self.rec.clone()));
+        }
+        self.take_lock();
+        Some(At::Locking(Stage::Lock))
+    }
+
+    /// The stored answer, if IndexedDB's record (`got`) and the mirror's are still the
+    /// attempt's success: what the lock holder would go on from ([`on_lock`]). Resolving
+    /// with it changes nothing stored, so the lock, which orders changes, is not needed.
+    /// Anything unreadable sends the submit the locked way.
+    fn submit_cached(
+        &mut self,
+        j: &SubmitJob,
+        shown: &Record,
+        got: Result<Option<String>, String>,
+    ) -> Option<At> {
+        if let Some(reply) = self.stored_answer(j, shown, got) {
+            self.settle(j.no, Ok(reply));
+            return None;
+        }
+        self.take_lock();
+        Some(At::Locking(Stage::Lock))
+    }
+
+    fn stored_answer(
+        &mut self,
+        j: &SubmitJob,
+        shown: &Record,
+        got: Result<Option<String>, String>,
+    ) -> Option<Reply> {
+        let stored = got.ok()?;
+        // Where the lock holder looks too: the first backend holding the record. A copy of
+        // what IndexedDB holds is no news (same key, same `rev`): read once.
+        let at = self.rec_key.clone();
+        let text = super::mirror::ALL
+            .into_iter()
+            .find_map(|k| self.host.storage_get(k, &at).ok().flatten())
+            .filter(|t| Some(t) != stored.as_ref());
+        let stored = self.decode_in_scope(stored)?;
+        let mirror = self.decode_in_scope(text)?;
+        let now = self.host.now_ms();
+        let Current::Stored(r) = on_lock(stored, mirror, shown, self.rec_stored, now) else {
+            return None;
+        };
+        let answered =
+            r.state == State::Succeeded && plan_submit(&r, &j.fp, now) == SubmitPlan::Cached;
+        if answered {
+            cached(&r)
+        } else {
+            None
+        }
+    }
+
+    /// `Some(None)` for no text, `Some(record)` for this scope's, `None` for anything else.
+    fn decode_in_scope(&self, text: Option<String>) -> Option<Option<Record>> {
+        match text {
+            None => Some(None),
+            Some(t) => {
+                let r = self.decode(&t).ok()?;
+                (r.scope == self.opts.scope).then_some(Some(r))
+            }
+        }
+    }
+
+    /// With the lock and the record: core's plan (which includes "another tab failed this
+    /// very payload while we waited: its answer is ours"), then the first try.
+    fn submit_plan(&mut self, j: &mut SubmitJob, cur: Current) -> Option<At> {
+        let (mut rec, _) = self.take(cur);
+        let now = self.host.now_ms();
+        match plan_submit_since(&rec, &j.fp, now, j.started) {
+            SubmitPlan::Cached => {
+                if let Some(reply) = cached(&rec) {
+                    self.release_lock();
+                    self.settle(j.no, Ok(reply));
+                    return None;
+                }
+            }
+            SubmitPlan::Conflict => {
+                self.release_lock();
+                let state = rec.state.as_str();
+                self.settle(j.no, Err(Error::PayloadConflict { state }));
+                return None;
+            }
+            SubmitPlan::Send { new_key: true } => rec = self.fresh(),
+            SubmitPlan::Send { new_key: false } => {}
+        }
+        rec.fingerprint = Some(j.fp.clone());
+        rec.state = State::Pending;
+        j.rec = Some(rec);
+        j.t0 = now;
+        self.next_try(j)
+    }
+
+    /// Counts the next try and stores it before it leaves; `outcome-unknown` (abandoned)
+    /// when the key was given up: sending on would re-send a key the page gave up on, and
+    /// hold the lock so the new attempt waits behind these retries.
+    fn next_try(&mut self, j: &mut SubmitJob) -> Option<At> {
+        let now = self.host.now_ms();
+        let rec = j.rec.as_mut()?;
+        if j.abandoned {
+            let e = unknown(rec, "abandoned".into(), true);
+            self.release_lock();
+            self.settle(j.no, Err(e));
+            return None;
+        }
+        rec.attempts += 1;
+        rec.updated_at = now;
+        let mut rec = rec.clone();
+        let stored = self.store(&mut rec);
+        j.rec = Some(rec.clone());
+        match stored {
+            Ok(Stage::Write { text, .. }) => Some(At::Storing(text)),
+            Ok(_) => None,
+            Err(text) => {
+                self.stored_unposted(&rec, &text, None);
+                self.launch(j, text)
+            }
+        }
+    }
+
+    /// Sends the try the record counts, once stored as `text`: the `attempt` event, the
+    /// request, then the notice (the other tabs hear of the try once it is on its way).
+    fn launch(&mut self, j: &SubmitJob, text: String) -> Option<At> {
+        let rec = j.rec.as_ref()?;
+        let o = &j.send;
+        self.emit(
+            &rec.key,
+            EventKind::Attempt {
+                attempt: rec.attempts,
+            },
+        );
+        let left = o.deadline_ms as f64 - (self.host.now_ms() - j.t0);
+        let request = Request {
+            url: o.endpoint.clone(),
+            method: o.method.clone(),
+            headers: o.headers.clone(),
+            key_name: o.header_name.clone(),
+            key_value: format_key(&rec.key, o.header_format),
+            body: j.body.clone(),
+            credentials: o.credentials.clone(),
+            timeout_ms: (o.timeout_ms as f64).min(left).max(1.0),
+        };
+        self.out.push_back(Command::Send(request));
+        self.post(Notice::Stored(&text));
+        Some(At::Sending)
+    }
+
+    /// The try ended with `sent`: its events, then the final answer stored, the wait
+    /// before the next try, or `outcome-unknown`.
+    fn after_try(&mut self, j: &mut SubmitJob, sent: Result<Answer, NoAnswer>) -> Option<At> {
+        let now = self.host.now_ms();
+        let mut rec = j.rec.clone()?;
+        let (outcome, retry_after) = match sent {
+            Ok(a) => {
+                let replayed = is_replayed(a.replayed.as_deref());
+                self.emit(
+                    &rec.key,
+                    EventKind::Response {
+                        attempt: rec.attempts,
+                        status: a.status,
+                        replayed,
+                    },
+                );
+                let done = match classify(a.status) {
+                    Class::Success => Some(State::Succeeded),
+                    Class::Failure => Some(State::Failed),
+                    Class::Retry => None,
+                };
+                if let Some(state) = done {
+                    rec.state = state;
+                    rec.updated_at = now;
+                    rec.response = Some(StoredResponse {
+                        status: a.status,
+                        body: a.body,
+                        replayed,
+                    });
+                    let mut reply = cached(&rec)?;
+                    reply.from_cache = false;
+                    j.rec = Some(rec);
+                    return self.final_answer(j, reply);
+                }
+                let ra = a.retry_after.and_then(|v| parse_retry_after(&v, now));
+                (TryOutcome::Response(a.status), ra)
+            }
+            Err(NoAnswer::Network) => (TryOutcome::NetworkError, None),
+            Err(NoAnswer::Timeout) => (TryOutcome::Timeout, None),
+        };
+        let reason = outcome.reason();
+        let r = random01(&mut self.host);
+        match j.send.retry_policy().next(j.retries, now - j.t0, retry_after, r) {
+            Next::Retry { delay_ms } => {
+                let kind = EventKind::Retry {
+                    attempt: rec.attempts,
+                    delay_ms,
+                    reason,
+                };
+                self.emit(&rec.key, kind);
+                self.out.push_back(Command::Wake {
+                    ms: delay_ms as f64,
+                    wake: Wake::Retry,
+                });
+                Some(At::Waiting)
+            }
+            Next::GiveUp => {
+                self.release_lock();
+                self.settle(j.no, Err(unknown(&rec, reason, false)));
+                None
+            }
+        }
+    }
+
+    /// Stores the final answer. Where the mirror is localStorage (it outlives the page),
+    /// the submit settles once the mirror has it and the lock is held until IndexedDB has
+    /// it too, a turn later: the code awaiting `submit()` runs first. A page that goes away
+    /// in between leaves the mirror's copy ahead of the store's, and the next lock holder
+    /// goes on from it (core::sync's `store_missed`): either way the answer is kept.
+    fn final_answer(&mut self, j: &mut SubmitJob, reply: Reply) -> Option<At> {
+        let mut rec = j.rec.clone()?;
+        if self.store.kind() != StorageKind::Local {
+            let stage = self.store(&mut rec);
+            j.rec = Some(rec.clone());
+            return match stage {
+                Ok(Stage::Write { text, .. }) => Some(At::Final(text, reply)),
+                Ok(_) => None,
+                Err(text) => {
+                    self.stored(&rec, text, None);
+                    self.release_lock();
+                    self.settle(j.no, Ok(reply));
+                    None
+                }
+            };
+        }
+        rec.rev += 1;
+        let text = rec.encode();
+        j.rec = Some(rec.clone());
+        self.mirror(&rec, &text);
+        if !self.idb {
+            // Without IndexedDB the mirror is the store: done.
+            self.post(Notice::Stored(&text));
+            self.release_lock();
+            self.settle(j.no, Ok(reply));
+            return None;
+        }
+        self.settle(j.no, Ok(reply));
+        self.out.push_back(Command::Wake {
+            ms: 0.0,
+            wake: Wake::AnswerTurn,
+        });
+        Some(At::AnswerTurn(text))
+    }
+}

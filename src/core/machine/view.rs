@@ -1,0 +1,222 @@
+//! What a scope's machine shows the page and reads from Web Storage: the record shown and
+//! its events, the mirror read (an unreadable copy set aside), the key proposed at `open()`,
+//! and the namespace's sweep.
+
+use super::host::{new_key, Host};
+use super::io::{Command, EventKind};
+use super::mirror::{Fallback, Store, ALL};
+use super::Scope;
+use crate::core::options::{Options, StorageKind};
+use crate::core::record::{proposal_key, quarantine_key, sweep_due, Record};
+use crate::core::state::State;
+use crate::core::sync::Notice;
+use crate::prelude::*;
+
+/// A new record (new key, state fresh) for the scope of `opts`.
+pub(super) fn fresh(host: &mut impl Host, opts: &Options) -> Record {
+    let key = new_key(host);
+    let now = host.now_ms();
+    Record::new(key, opts.scope.as_str(), now, opts.ttl_ms())
+}
+
+impl<H: Host> Scope<H> {
+    /// A new record (new key, state fresh) for this scope.
+    pub(super) fn fresh(&mut self) -> Record {
+        fresh(&mut self.host, &self.opts)
+    }
+
+    /// Whether the record is shared with the other tabs: `storage: "local"` is, through
+    /// IndexedDB, also when localStorage has failed and the mirror is sessionStorage or
+    /// memory (another tab's pending key stays within reach), as long as the lock spans
+    /// tabs: the storage lease that stands in for Web Locks lives in the store, one tab's
+    /// own after a fallback.
+    pub(super) fn shared_with_tabs(&mut self) -> bool {
+        self.opts.storage == StorageKind::Local
+            && (self.store.kind() == StorageKind::Local || self.host.web_locks())
+    }
+
+    /// Deletes what core's sweep rule says is due under the namespace: in the store's
+    /// backend now, in IndexedDB through the driver where the record is shared.
+    pub(super) fn sweep(&mut self) {
+        let mut prefix = self.opts.namespace.clone();
+        prefix.push(':');
+        if self.idb {
+            self.out.push_back(Command::IdbSweep {
+                prefix: prefix.clone(),
+                namespace: self.opts.namespace.clone(),
+            });
+        }
+        sweep_backend(&mut self.host, self.store.kind(), &self.opts.namespace);
+    }
+
+    /// Makes the key shown, which was never stored, the scope's. A record shared with
+    /// other tabs gets it as a proposal ([`Scope::propose`]), settled with the scope's lock
+    /// ([`super::jobs::Job::Settle`]): stored only if the store holds no record, else the
+    /// stored one is shown (`key-changed`). Session and memory stores belong to this tab
+    /// alone, which has just read all they hold: the key is stored at once (its `rev`
+    /// counted up: same key and state, no event).
+    pub(super) fn keep_shown(&mut self) {
+        if !self.idb {
+            self.rec.rev += 1;
+            self.rec_stored = true;
+            let text = self.rec.encode();
+            let key = self.rec.key.clone();
+            let at = self.rec_key.clone();
+            let fb = self.store.set(&mut self.host, &at, &text);
+            self.report(&key, fb);
+            return;
+        }
+        self.propose();
+        self.queue(super::jobs::Job::Settle(None));
+    }
+
+    /// The live key a page of the origin proposed for the scope at `open()` and has not
+    /// settled yet, if any.
+    pub(super) fn proposed(&mut self) -> Option<Record> {
+        let at = proposal_key(&self.opts.namespace, &self.opts.scope);
+        let text = self.store.get(&mut self.host, &at)?;
+        let r = self.decode(&text).ok()?;
+        let now = self.host.now_ms();
+        (r.scope == self.opts.scope && !r.is_expired(now)).then_some(r)
+    }
+
+    /// Proposes the key shown: written at once, where a reload finds it, but never as the
+    /// scope's record; only the lock holder writes that, and removes the proposal when it
+    /// reads the record.
+    fn propose(&mut self) {
+        let at = proposal_key(&self.opts.namespace, &self.opts.scope);
+        let text = self.rec.encode();
+        let key = self.rec.key.clone();
+        let fb = self.store.set(&mut self.host, &at, &text);
+        self.report(&key, fb);
+    }
+
+    /// The proposal, removed by every lock holder before it stores anything.
+    pub(super) fn drop_proposal(&mut self) {
+        let at = proposal_key(&self.opts.namespace, &self.opts.scope);
+        Store::remove(&mut self.host, &at);
+    }
+
+    /// The record in Web Storage or memory, best backend first: the store's own, or one an
+    /// earlier fallback left it in. An unreadable one is set aside and the search goes on.
+    pub(super) fn read_mirror(&mut self) -> Option<Record> {
+        ALL.into_iter().find_map(|k| self.read_in(k))
+    }
+
+    /// The record in backend `kind`; unreadable text there is set aside and removed.
+    pub(super) fn read_in(&mut self, kind: StorageKind) -> Option<Record> {
+        let at = self.rec_key.clone();
+        let text = self.host.storage_get(kind, &at).ok().flatten()?;
+        let r = self.decode_or_set_aside(&text);
+        if r.is_none() {
+            self.host.storage_remove(kind, &at);
+        }
+        r
+    }
+
+    /// A stored record's text as this page reads it; an unreadable one (or another
+    /// scope's) is copied to a quarantine key with a `storage-corrupt` event.
+    pub(super) fn decode_or_set_aside(&mut self, text: &str) -> Option<Record> {
+        let reason = match self.decode(text) {
+            Ok(r) if r.scope == self.opts.scope => return Some(r),
+            Err(e) => e.message(),
+            Ok(_) => "record belongs to another scope".into(),
+        };
+        let now = self.host.now_ms();
+        let q = quarantine_key(&self.opts.namespace, &self.opts.scope, now);
+        let fb = self.store.set(&mut self.host, &q, text);
+        // The key the checkout will use next: the one shown.
+        let key = self.rec.key.clone();
+        self.report(&key, fb);
+        self.emit(
+            &key,
+            EventKind::StorageCorrupt {
+                reason,
+                quarantine_key: q,
+            },
+        );
+        None
+    }
+
+    /// Decoded, its expiry capped by this scope's `ttlSeconds`.
+    pub(super) fn decode(&self, text: &str) -> crate::error::Result<Record> {
+        let mut r = Record::decode(text)?;
+        r.limit_ttl(self.opts.ttl_ms());
+        Ok(r)
+    }
+
+    /// Makes `rec` what the page shows (`stored`: it is the scope's stored record);
+    /// skipped while a `reset()` or `finish()` of the page waits for its turn (it decides
+    /// what is shown once done).
+    pub(super) fn show(&mut self, rec: &Record, stored: bool) {
+        if self.intents == 0 {
+            self.set_shown(rec, stored, true);
+        }
+    }
+
+    /// [`Scope::show`] at once, with a `state` event when the state changed; with
+    /// `announce`, a `key-changed` event when the key did (not for the new key of this
+    /// page's own `reset()` or `finish()`).
+    pub(super) fn set_shown(&mut self, rec: &Record, stored: bool, announce: bool) {
+        let prev = core::mem::replace(&mut self.rec, rec.clone());
+        self.rec_stored = stored;
+        if announce && prev.key != rec.key {
+            self.emit(&rec.key, EventKind::KeyChanged { previous: prev.key });
+        }
+        self.state_changed(rec, prev.state);
+    }
+
+    /// A `state` event when `previous` differs from `rec.state`.
+    pub(super) fn state_changed(&mut self, rec: &Record, previous: State) {
+        if previous != rec.state {
+            let kind = EventKind::State {
+                state: rec.state.as_str(),
+                previous: previous.as_str(),
+            };
+            self.emit(&rec.key, kind);
+        }
+    }
+
+    /// `storage-fallback` events for the backends that failed.
+    pub(super) fn report(&mut self, key: &str, fallbacks: Vec<Fallback>) {
+        for f in fallbacks {
+            let kind = EventKind::StorageFallback {
+                from: f.from.as_str(),
+                to: f.to.as_str(),
+                reason: f.reason,
+            };
+            self.emit(key, kind);
+        }
+    }
+
+    /// Posts a notice to the scope's other tabs (where the record is shared).
+    pub(super) fn post(&mut self, n: Notice) {
+        if self.listening {
+            self.out.push_back(Command::Post {
+                name: self.rec_key.clone(),
+                text: n.encode(),
+            });
+        }
+    }
+}
+
+/// Deletes from backend `kind` the entries of `namespace` that core's sweep rule says are
+/// due; returns how many.
+pub fn sweep_backend(host: &mut impl Host, kind: StorageKind, namespace: &str) -> u32 {
+    let mut prefix = String::from(namespace);
+    prefix.push(':');
+    let now = host.now_ms();
+    let mut n = 0;
+    for k in host.storage_keys(kind, &prefix) {
+        let due = host
+            .storage_get(kind, &k)
+            .ok()
+            .flatten()
+            .is_some_and(|v| sweep_due(namespace, &k, &v, now, Record::decode));
+        if due {
+            host.storage_remove(kind, &k);
+            n += 1;
+        }
+    }
+    n
+}
