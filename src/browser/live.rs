@@ -20,8 +20,8 @@ use crate::error::Error;
 /// The scopes of this page that are in use.
 static OPEN: PageCell<Vec<Rc<LiveScope>>> = PageCell::new(Vec::new());
 
-/// The namespaces this page has swept (once per page load is enough for records that
-/// live for hours).
+/// The namespaces this page has swept, each as `{namespace}:{storage}` (once per page load
+/// and backend is enough for records that live for hours).
 static SWEPT: PageCell<Vec<String>> = PageCell::new(Vec::new());
 
 /// The number of the last `Checkout` made in this page.
@@ -65,10 +65,13 @@ impl LiveScope {
                 live
             }
             None => {
+                let mut swept = opts.namespace.clone();
+                swept.push(':');
+                swept.push_str(opts.storage.as_str());
                 let sweep = SWEPT.with(|s| {
-                    let first = !s.contains(&opts.namespace);
+                    let first = !s.contains(&swept);
                     if first {
-                        s.push(opts.namespace.clone());
+                        s.push(swept);
                     }
                     first
                 });
