@@ -155,7 +155,11 @@ impl Checkout {
             Ok(v) => v,
             Err(e) => return Promise::reject(&to_js(&e)),
         };
-        let started = self.live.machine.borrow_mut().submit(body, fp, self.opts.clone());
+        let started = self
+            .live
+            .machine
+            .borrow_mut()
+            .submit(body, fp, self.opts.clone());
         let no = match started {
             Submitted::Joined(no) | Submitted::Started(no) => no,
             Submitted::Refused(e) => return Promise::reject(&to_js(&e)),

@@ -15,6 +15,8 @@
 //! `#[wasm_bindgen]` surface (`Checkout`, `newKey`, `sweep`). Errors are one enum,
 //! [`error::Error`], turned into a JS `Error` named "IdemError" with a `code` at the boundary.
 #![deny(missing_docs)]
+// `unsafe` lives in one file, src/browser/ffi.rs (the allocator and the page-wide cell).
+#![deny(unsafe_code)]
 // The wasm build brings no std: std's panic machinery would link `core::fmt` for messages
 // nobody reads (the module aborts on a panic either way).
 #![cfg_attr(all(target_arch = "wasm32", not(test)), no_std)]

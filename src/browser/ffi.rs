@@ -109,9 +109,15 @@ extern "C" {
     pub(crate) fn text(v: &JsValue) -> Option<String>;
     /// `JSON.stringify(v)`, or `[why]` when JSON cannot carry `v`.
     pub(crate) fn stringify(v: &JsValue) -> JsValue;
-    /// `null`, or the `invalid-options` IdemError for what `fetch` would refuse.
+}
+
+#[wasm_bindgen(module = "/src/browser/options.js")]
+extern "C" {
+    /// `null`, or the `invalid-options` IdemError for what `fetch` would refuse: the
+    /// endpoint or the extra headers, by the browser's own rules.
     pub(crate) fn refused(url: &str, headers: &str) -> JsValue;
-    /// The options object's values by name, types checked; throws `invalid-options`.
+    /// The options object's values by name (types checked); throws the `invalid-options`
+    /// IdemError for an unknown or wrongly typed option.
     #[wasm_bindgen(catch, js_name = readOptions)]
     pub(crate) fn read_options(options: &JsValue) -> Result<JsValue, JsValue>;
 }

@@ -214,9 +214,15 @@ impl LiveScope {
                     "replayed",
                     replayed.into(),
                 ),
-                EventKind::State { state, previous } => {
-                    ("state", "state", s(state), "previous", s(previous), "", NONE)
-                }
+                EventKind::State { state, previous } => (
+                    "state",
+                    "state",
+                    s(state),
+                    "previous",
+                    s(previous),
+                    "",
+                    NONE,
+                ),
                 EventKind::KeyChanged { previous } => {
                     ("key-changed", "previous", s(&previous), "", NONE, "", NONE)
                 }
@@ -257,7 +263,14 @@ impl LiveScope {
 
 /// What `submit()` resolves with.
 fn reply(r: &Reply) -> JsValue {
-    ffi::result(&r.key, r.status, &r.body, r.replayed, r.from_cache, r.attempts)
+    ffi::result(
+        &r.key,
+        r.status,
+        &r.body,
+        r.replayed,
+        r.from_cache,
+        r.attempts,
+    )
 }
 
 /// The one conversion of an idemkey error into what JS sees: an `Error` with

@@ -3,6 +3,7 @@
 //! the machines' host, the page's live scopes, and the options object read. Every decision
 //! is in `core`.
 
+#[allow(unsafe_code)]
 pub(crate) mod ffi;
 pub(crate) mod host;
 pub(crate) mod live;

@@ -153,7 +153,9 @@ impl Json {
             _ => (false, exp),
         };
         // Past 400 powers of ten every f64 is 0 or infinite: the loops stay short.
-        let e = crate::core::ascii::digits(exp_digits).unwrap_or(u64::MAX).min(400) as i64;
+        let e = crate::core::ascii::digits(exp_digits)
+            .unwrap_or(u64::MAX)
+            .min(400) as i64;
         let mut e = if exp_neg { -e } else { e } - frac.len() as i64;
         while e > 0 {
             m *= 10.0;

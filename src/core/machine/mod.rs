@@ -12,18 +12,20 @@
 //! not have seen (core::sync holds the decisions). The whole machine is the scope's one
 //! owner in the page: every `Checkout` of the scope is a view of it.
 
+mod cached;
 mod host;
 mod io;
 mod jobs;
 mod listen;
 mod lock;
 pub mod mirror;
+mod record_io;
 mod submit;
 mod view;
 
 pub use host::{new_key, random01, Host};
-pub use view::sweep_backend;
 pub use io::{Answer, Command, Event, EventKind, Input, NoAnswer, Reply, Request, Wake};
+pub use view::sweep_backend;
 
 use alloc::collections::VecDeque;
 use alloc::rc::Rc;
@@ -295,7 +297,10 @@ impl<H: Host> Scope<H> {
         if self.flight.as_ref().is_some_and(|f| f.no == no) {
             self.flight = None;
         }
-        self.out.push_back(Command::Settle { flight: no, outcome });
+        self.out.push_back(Command::Settle {
+            flight: no,
+            outcome,
+        });
     }
 }
 

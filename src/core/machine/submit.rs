@@ -4,6 +4,7 @@
 
 use alloc::rc::Rc;
 
+use super::cached::cached;
 use super::host::{random01, Host};
 use super::io::{Answer, Command, NoAnswer, Reply, Request, Wake};
 use super::jobs::{Stage, Step};
@@ -13,8 +14,8 @@ use crate::core::options::{Options, StorageKind};
 use crate::core::record::{Record, StoredResponse};
 use crate::core::retry::{classify, Class, Next, TryOutcome};
 use crate::core::retry_after::parse_retry_after;
-use crate::core::state::{plan_submit, plan_submit_since, State, SubmitPlan};
-use crate::core::sync::{on_lock, Current, Notice};
+use crate::core::state::{plan_submit_since, State, SubmitPlan};
+use crate::core::sync::{Current, Notice};
 use crate::error::Error;
 use crate::prelude::*;
 
@@ -46,7 +47,7 @@ pub(super) struct SubmitJob {
     /// Its number (what its promise settles by).
     pub(super) no: u32,
     /// The fingerprint of its payload.
-    fp: String,
+    pub(super) fp: String,
     /// The JSON body.
     body: String,
     /// The options of the `Checkout` it was called on: where and how it sends.
@@ -85,18 +86,6 @@ impl SubmitJob {
     pub(super) fn sends(&self, key: &str) -> bool {
         self.rec.as_ref().is_some_and(|r| r.key == key)
     }
-}
-
-/// The stored result `rec` holds, if any, as `submit()` resolves with it.
-fn cached(rec: &Record) -> Option<Reply> {
-    rec.response.as_ref().map(|r| Reply {
-        key: rec.key.clone(),
-        status: r.status,
-        body: r.body.clone(),
-        replayed: r.replayed,
-        from_cache: true,
-        attempts: rec.attempts,
-    })
 }
 
 /// `outcome-unknown` after `rec`'s tries.
@@ -199,46 +188,6 @@ impl<H: Host> Scope<H> {
         }
         self.take_lock();
         Some(At::Locking(Stage::Lock))
-    }
-
-    fn stored_answer(
-        &mut self,
-        j: &SubmitJob,
-        shown: &Record,
-        got: Result<Option<String>, String>,
-    ) -> Option<Reply> {
-        let stored = got.ok()?;
-        // Where the lock holder looks too: the first backend holding the record. A copy of
-        // what IndexedDB holds is no news (same key, same `rev`): read once.
-        let at = self.rec_key.clone();
-        let text = super::mirror::ALL
-            .into_iter()
-            .find_map(|k| self.host.storage_get(k, &at).ok().flatten())
-            .filter(|t| Some(t) != stored.as_ref());
-        let stored = self.decode_in_scope(stored)?;
-        let mirror = self.decode_in_scope(text)?;
-        let now = self.host.now_ms();
-        let Current::Stored(r) = on_lock(stored, mirror, shown, self.rec_stored, now) else {
-            return None;
-        };
-        let answered =
-            r.state == State::Succeeded && plan_submit(&r, &j.fp, now) == SubmitPlan::Cached;
-        if answered {
-            cached(&r)
-        } else {
-            None
-        }
-    }
-
-    /// `Some(None)` for no text, `Some(record)` for this scope's, `None` for anything else.
-    fn decode_in_scope(&self, text: Option<String>) -> Option<Option<Record>> {
-        match text {
-            None => Some(None),
-            Some(t) => {
-                let r = self.decode(&t).ok()?;
-                (r.scope == self.opts.scope).then_some(Some(r))
-            }
-        }
     }
 
     /// With the lock and the record: core's plan (which includes "another tab failed this
@@ -366,7 +315,11 @@ impl<H: Host> Scope<H> {
         };
         let reason = outcome.reason();
         let r = random01(&mut self.host);
-        match j.send.retry_policy().next(j.retries, now - j.t0, retry_after, r) {
+        match j
+            .send
+            .retry_policy()
+            .next(j.retries, now - j.t0, retry_after, r)
+        {
             Next::Retry { delay_ms } => {
                 let kind = EventKind::Retry {
                     attempt: rec.attempts,

@@ -98,7 +98,14 @@ fn a_submit_stores_its_key_before_the_request_and_settles_with_the_answer() {
     let cmds = drain(&mut s);
     assert!(cmds.iter().any(|c| matches!(
         c,
-        Command::Settle { flight: 1, outcome: Ok(Reply { status: 201, from_cache: false, .. }) }
+        Command::Settle {
+            flight: 1,
+            outcome: Ok(Reply {
+                status: 201,
+                from_cache: false,
+                ..
+            })
+        }
     )));
     assert_eq!(s.record().state, State::Succeeded);
 }

@@ -1,0 +1,179 @@
+//! The two things every job does with the scope's lock: read the record as the last
+//! holder left it (IndexedDB and the Web Storage mirror, core::sync deciding what to go on
+//! from), and store one for every tab (IndexedDB first, then the mirror, then the notice).
+
+use super::host::Host;
+use super::io::Command;
+use super::jobs::Stage;
+use super::mirror::Store;
+use super::{EventKind, Scope};
+use crate::core::record::Record;
+use crate::core::sync::{on_lock, Current, Notice};
+use crate::prelude::*;
+
+impl<H: Host> Scope<H> {
+    /// Reads the record with the lock: asks IndexedDB (whether it answers, `true`) when it
+    /// holds the record.
+    pub(super) fn read_begin(&mut self) -> bool {
+        if self.idb {
+            self.out.push_back(Command::IdbGet {
+                key: self.rec_key.clone(),
+            });
+        }
+        self.idb
+    }
+
+    /// [`Scope::read_begin`], then `then` with what the page goes on from once known
+    /// (at once without IndexedDB); the stage to wait in otherwise.
+    pub(super) fn read_then(
+        &mut self,
+        then: impl FnOnce(&mut Self, Current) -> Option<Stage>,
+    ) -> Option<Stage> {
+        if self.read_begin() {
+            return Some(Stage::Read);
+        }
+        let cur = self.current_of(None);
+        then(self, cur)
+    }
+
+    /// What the lock holder goes on from, once IndexedDB answered `got` (`None`: not
+    /// asked): core::sync's [`on_lock`] of IndexedDB's record and the mirror's.
+    pub(super) fn current_of(&mut self, got: Option<Result<Option<String>, String>>) -> Current {
+        let mut idb_text = None;
+        match got {
+            Some(Ok(t)) => idb_text = Some(t),
+            Some(Err(reason)) => {
+                let key = self.rec.key.clone();
+                self.idb_failed(&key, reason);
+            }
+            None => {}
+        }
+        // Always read: the mirror may hold a write IndexedDB refused.
+        let web = self.read_mirror();
+        // A key proposed at `open()` (by any page) is settled by this holder, or was made
+        // without seeing the record, and must not come back after a reload. Removed before
+        // anything is stored, so a page that goes away in between leaves no proposal of a
+        // stored key behind.
+        self.drop_proposal();
+        let (stored, mirror) = match idb_text {
+            Some(t) => (t.and_then(|t| self.decode_or_set_aside(&t)), web),
+            None => (web, None),
+        };
+        let now = self.host.now_ms();
+        on_lock(stored, mirror, &self.rec, self.rec_stored, now)
+    }
+
+    /// What [`Scope::current_of`] told, as a record shown in this page; and whether it
+    /// still has to be stored (a key made here, a new attempt, a record only the mirror
+    /// held).
+    pub(super) fn take(&mut self, cur: Current) -> (Record, bool) {
+        let unstored = cur.unstored();
+        let rec = match cur {
+            Current::Stored(r) | Current::Legacy(r) => r,
+            Current::Mine => self.rec.clone(),
+            Current::Fresh => self.fresh(),
+        };
+        self.show(&rec, !unstored);
+        (rec, unstored)
+    }
+
+    /// Starts storing `rec` (its `rev` counted up) for every tab: `Ok` with the stage to
+    /// wait in for IndexedDB, or `Err` with its text when only the mirror holds it (then
+    /// [`Scope::stored`] follows at once).
+    pub(super) fn store(&mut self, rec: &mut Record) -> Result<Stage, String> {
+        rec.rev += 1;
+        let text = rec.encode();
+        if self.idb {
+            self.idb_put(Some(text.clone()));
+            return Ok(Stage::Write {
+                rec: rec.clone(),
+                text,
+            });
+        }
+        Err(text)
+    }
+
+    /// A store of `rec` (as `text`) done once IndexedDB answered `done` (`None`: not
+    /// used): the mirror follows, the other tabs are told and the page shows it.
+    pub(super) fn stored(&mut self, rec: &Record, text: String, done: Option<Result<(), String>>) {
+        self.stored_unposted(rec, &text, done);
+        self.post(Notice::Stored(&text));
+    }
+
+    /// [`Scope::stored`] but the notice to the other tabs.
+    pub(super) fn stored_unposted(
+        &mut self,
+        rec: &Record,
+        text: &str,
+        done: Option<Result<(), String>>,
+    ) {
+        if let Some(Err(reason)) = done {
+            // Named after the key shown, which a new attempt's record is not yet.
+            let shown = self.rec.key.clone();
+            self.idb_failed(&shown, reason);
+        }
+        self.mirror(rec, text);
+    }
+
+    /// The record of `key` removed for every tab once IndexedDB answered `done`.
+    pub(super) fn removed(&mut self, key: &str, done: Option<Result<(), String>>) {
+        if let Some(Err(reason)) = done {
+            let shown = self.rec.key.clone();
+            self.idb_failed(&shown, reason);
+        }
+        Store::remove(&mut self.host, &self.rec_key.clone());
+        self.post(Notice::Removed(key));
+    }
+
+    /// Asks IndexedDB to write `text` (`None` deletes) under the record's key.
+    pub(super) fn idb_put(&mut self, text: Option<String>) {
+        self.out.push_back(Command::IdbPut {
+            key: self.rec_key.clone(),
+            text,
+        });
+    }
+
+    /// Writes `text`, the encoded `rec`, to the Web Storage mirror and shows it here. Text
+    /// in the way that cannot be read (edited by hand, another version) is set aside with
+    /// its event first, not overwritten unseen. Where IndexedDB does not hold the record,
+    /// the copy is written with `rev` 0 (see core::sync's `store_missed`).
+    pub(super) fn mirror(&mut self, rec: &Record, text: &str) {
+        let kind = self.store.kind();
+        self.read_in(kind);
+        let zero;
+        let web = if self.idb {
+            text
+        } else {
+            let mut r = rec.clone();
+            r.rev = 0;
+            zero = r.encode();
+            &zero
+        };
+        let at = self.rec_key.clone();
+        let fb = self.store.set(&mut self.host, &at, web);
+        let key = self.rec.key.clone();
+        self.report(&key, fb);
+        self.show(rec, true);
+    }
+
+    /// IndexedDB failed: the Web Storage store holds the record from now on. The event
+    /// names `key`, the key of the record in hand.
+    pub(super) fn idb_failed(&mut self, key: &str, reason: String) {
+        self.idb = false;
+        let to = self.store.kind().as_str();
+        self.emit(
+            key,
+            EventKind::StorageFallback {
+                from: "indexeddb",
+                to,
+                reason,
+            },
+        );
+    }
+
+    /// IndexedDB's connection was lost and opened again for a request that went through.
+    pub(super) fn idb_reopened(&mut self, reason: String) {
+        let key = self.rec.key.clone();
+        self.emit(&key, EventKind::StorageReopened { reason });
+    }
+}
