@@ -129,6 +129,8 @@ try {
     target('`Checkout.open` + `submit` + `finish`', c.idem, 'bare `fetch` POST with a fresh `crypto.randomUUID()` key', c.fetch, null),
     target('`submit` with its answer stored (`fromCache`, per call, batches of 20)', c.cached,
       'careful page: Web Lock + IndexedDB read of the same record (key, status, body)', c.read, TARGET.cached, 3),
+    target('`submit` with its answer stored (`fromCache`, per call, batches of 20)', c.cached,
+      'the same IndexedDB read without the lock (idemkey reads a stored answer without it)', c.alone, null, 3),
     target(`\`init()\` (median over ${INIT_ROUNDS} fresh pages, a URL of its own each)`, c.init,
       '`fetch` + `WebAssembly.compileStreaming` of the same bytes', c.compile, TARGET.init),
     ``,

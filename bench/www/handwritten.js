@@ -90,6 +90,9 @@ export function storeAnswer(scope, { key, status, body }) {
   return write(scope, { key, state: 'succeeded', createdAt: Date.now(), status, body });
 }
 
+/** The scope's record read without the lock (resolves once the read succeeds). */
+export const readAlone = read;
+
 /** A submit whose answer is stored, the careful way: the scope's lock, then the read. */
 export function carefulCachedRead(scope) {
   return navigator.locks.request(`checkout:${scope}`, () => read(scope));
