@@ -12,12 +12,17 @@ export function attach(m) {
   return { m, release: null, member: null, listener: null, flights: new Map() };
 }
 
-// The scope is done with: it hears nothing more, and its machine is freed.
+// The scope is done with: it hears nothing more, and its machine is freed. Answers still
+// on their way (a lease's last renewal wake) find `d.m` null and are dropped.
 export function detach(d) {
   if (d.member) chanClose(d);
   const w = page();
   if (d.listener && w) w.removeEventListener("storage", d.listener);
-  d.m.free();
+  // Freed once the machine's own call (which let it go) has returned; nothing is fed to
+  // it after this.
+  const m = d.m;
+  d.m = null;
+  queueMicrotask(() => m.free());
 }
 
 // The page's window; null in Node, a worker, anywhere else without one.
@@ -90,10 +95,11 @@ export function lock(d, name) {
   navigator.locks
     .request(name, () => new Promise((release) => {
       d.release = release;
-      d.m.lockGranted();
+      // Fed after the lock's callback has returned, as any other answer.
+      queueMicrotask(() => d.m?.lockGranted());
     }))
     .catch(() => {
-      if (!d.release) d.m.lockRefused();
+      if (!d.release) d.m?.lockRefused();
     });
 }
 
@@ -106,7 +112,7 @@ export function unlock(d) {
 // Calls `m.woken(code)` after `ms` milliseconds; 0: in a microtask, after the reactions
 // already queued.
 export function wake(d, ms, code) {
-  const f = () => d.m.woken(code);
+  const f = () => d.m?.woken(code);
   ms ? setTimeout(f, ms) : queueMicrotask(f);
 }
 
@@ -137,7 +143,7 @@ const members = new Map();
 
 // Calls the members of `name` but `from` with `text`, each while it still is one.
 function deliver(name, text, from) {
-  for (const d of [...(members.get(name) || [])]) if (d != from && members.get(name)?.has(d)) d.m.notice(text);
+  for (const d of [...(members.get(name) || [])]) if (d != from && members.get(name)?.has(d)) d.m?.notice(text);
 }
 
 // Hears the scope's channel (`name`) and the `storage` events of key `name` in backend
@@ -161,7 +167,7 @@ export function listen(d, name, kind) {
     try {
       mine = e.storageArea === webStorage(kind);
     } catch {}
-    if (e.key === name && mine) d.m.storageEvent(e.newValue, e.oldValue);
+    if (e.key === name && mine) d.m?.storageEvent(e.newValue, e.oldValue);
   };
   w.addEventListener("storage", d.listener);
 }
@@ -234,14 +240,14 @@ function once(factory, mode, request, whole) {
     .catch((e) => { db = null; throw e; });
 }
 
-// Feeds `m` a request's outcome: `m.idbReopened(why)` first when the connection had to be
+// Feeds the scope's machine a request's outcome: `idbReopened(why)` first when the connection had to be
 // opened again, then `ok(value)` or `fail(why)`.
-function answer(m, p, ok, fail) {
+function answer(d, p, ok, fail) {
   p.then(
     (v) => {
       const r = reopened;
       reopened = null;
-      if (r) m.idbReopened(r);
+      if (r) d.m?.idbReopened(r);
       ok(v);
     },
     (e) => fail(errorText(e)),
@@ -250,16 +256,14 @@ function answer(m, p, ok, fail) {
 
 // Reads `key`: `m.idbRead(text or null, null)`, or `m.idbRead(null, why)`.
 export function idbGet(d, key) {
-  const m = d.m;
-  answer(m, inStore("readonly", (s) => s.get(key)), (v) => m.idbRead(text(v) ?? null, null), (e) => m.idbRead(null, e));
+  answer(d, inStore("readonly", (s) => s.get(key)), (v) => d.m?.idbRead(text(v) ?? null, null), (e) => d.m?.idbRead(null, e));
 }
 
 // Stores `value` under `key` (null deletes it): `m.idbWritten(null)` once committed, or
 // `m.idbWritten(why)`.
 export function idbPut(d, key, value) {
-  const m = d.m;
   const p = inStore("readwrite", (s) => (value == null ? s.delete(key) : s.put(value, key)));
-  answer(m, p, () => m.idbWritten(null), (e) => m.idbWritten(e));
+  answer(d, p, () => d.m?.idbWritten(null), (e) => d.m?.idbWritten(e));
 }
 
 // Deletes the entries under `prefix` for which `due(key, value)` is true, deciding inside
@@ -309,7 +313,7 @@ export async function send(d, url, method, headers, keyName, keyValue, body, cre
   } finally {
     clearTimeout(t);
   }
-  a ? d.m.answer(...a) : d.m.noAnswer(c.signal.aborted);
+  a ? d.m?.answer(...a) : d.m?.noAnswer(c.signal.aborted);
 }
 
 /**
@@ -338,6 +342,15 @@ export function stringify(v) {
     return body == null ? ["undefined or a function"] : body;
   } catch (e) {
     return [errorText(e)];
+  }
+}
+
+/** `obj[name]`, or undefined when its getter throws. */
+export function read(obj, name) {
+  try {
+    return obj[name];
+  } catch {
+    return undefined;
   }
 }
 

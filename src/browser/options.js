@@ -1,7 +1,7 @@
 // The options object of `Checkout.open` read for the Rust core (src/browser/options.rs):
 // its names and types checked, and whether `fetch` would refuse the endpoint or headers.
 // Every other rule is the core's. Joined into idemkey.js by scripts/post-pack.sh.
-import { errorText, idemError } from "./driver.js";
+import { errorText, idemError, read } from "./driver.js";
 
 /** The `invalid-options` IdemError for `option`, worded as Rust's `Error::message` words it. */
 const badOption = (option, reason) => idemError(`invalid option \`${option}\`: ${reason}`, "invalid-options");
@@ -59,14 +59,6 @@ const BACKOFF = { __proto__: null, baseMs: "number", maxMs: "number" };
 /** Whether `v` is a plain object's kind of value (not null, an array or a function). */
 const isObject = (v) => typeof v == "object" && v !== null && !Array.isArray(v);
 
-/** `obj[name]`, or undefined when its getter throws. */
-function read(obj, name) {
-  try {
-    return obj[name];
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Copies the own enumerable properties of `obj` (`option`, named `prefix` + name) into
