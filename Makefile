@@ -145,8 +145,10 @@ cluster: build server
 test: tools test-promises test-host test-wasm test-e2e test-csp test-consumer test-storm test-chaos
 	@echo "make test: all suites passed"
 
-test-host:
+# Host tests, and no import circles between the client's files (scripts/circles.mjs).
+test-host: tool-node
 	cargo test --workspace
+	node scripts/circles.mjs src
 
 # Each promise the README marks [P-some-name] is named by a browser test that checks it
 # (`// P-some-name: ...` above the test), and each id a test names is in the README.

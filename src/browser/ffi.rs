@@ -10,7 +10,6 @@ use core::cell::RefCell;
 use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 
-use super::live::LiveScope;
 use crate::core::machine::{Answer, Input, NoAnswer, Wake};
 
 #[wasm_bindgen(module = "/src/browser/driver.js")]
@@ -149,10 +148,16 @@ fn wake_of(code: u32) -> Wake {
     }
 }
 
+/// What takes the browser's answers for a scope: its machine, then the commands that follow.
+pub(crate) trait Feed {
+    /// Feeds `input` and runs what follows.
+    fn feed(&self, input: Input);
+}
+
 /// A scope's machine as the driver holds it: each method feeds it one answer of the
-/// browser, then runs the commands that follow.
+/// browser.
 #[wasm_bindgen(skip_typescript)]
-pub struct Machine(pub(crate) Rc<LiveScope>);
+pub struct Machine(pub(crate) Rc<dyn Feed>);
 
 #[wasm_bindgen]
 impl Machine {

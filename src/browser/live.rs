@@ -10,9 +10,9 @@ use core::cell::{Cell, RefCell};
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
-use super::ffi::{self, Machine, PageCell};
+use super::ffi::{self, Feed, Machine, PageCell};
 use super::host::BrowserHost;
-use crate::core::machine::{Command, Event, EventKind, Reply, Scope};
+use crate::core::machine::{Command, Event, EventKind, Input, Reply, Scope};
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{record_key, sweep_due, Record};
 use crate::error::Error;
@@ -107,15 +107,9 @@ impl LiveScope {
         self.let_go();
     }
 
-    /// Feeds the machine `input`, then runs what follows.
-    pub(crate) fn feed(self: &Rc<Self>, input: crate::core::machine::Input) {
-        self.machine.borrow_mut().handle(input);
-        self.run();
-    }
-
     /// Runs the machine's commands in order. The machine is not borrowed while one runs:
     /// an `onEvent` may call back into the checkout.
-    pub(crate) fn run(self: &Rc<Self>) {
+    pub(crate) fn run(&self) {
         loop {
             let Some(c) = self.machine.borrow_mut().poll() else {
                 break;
@@ -127,13 +121,13 @@ impl LiveScope {
 
     /// A scope no `Checkout` uses and with no work left leaves the page's registry, and
     /// the driver lets it go.
-    fn let_go(self: &Rc<Self>) {
+    fn let_go(&self) {
         if self.checkouts.get() > 0 || self.machine.borrow().busy() {
             return;
         }
         let mine = OPEN.with(|open| {
             let before = open.len();
-            open.retain(|l| !Rc::ptr_eq(l, self));
+            open.retain(|l| !core::ptr::eq(Rc::as_ptr(l), self));
             open.len() != before
         });
         if mine {
@@ -258,6 +252,13 @@ impl LiveScope {
                 ),
             };
         ffi::emit(&fs, t, &e.key, n1, v1, n2, v2, n3, v3);
+    }
+}
+
+impl Feed for LiveScope {
+    fn feed(&self, input: Input) {
+        self.machine.borrow_mut().handle(input);
+        self.run();
     }
 }
 

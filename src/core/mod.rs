@@ -9,6 +9,7 @@ pub mod key;
 pub mod lease;
 pub mod machine;
 pub mod options;
+pub mod plan;
 pub mod record;
 pub mod record_read;
 pub mod retry;

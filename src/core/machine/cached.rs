@@ -4,10 +4,10 @@
 
 use super::host::Host;
 use super::io::Reply;
-use super::submit::SubmitJob;
-use super::Scope;
+use super::state::{Scope, SubmitJob};
+use crate::core::plan::{plan_submit, SubmitPlan};
 use crate::core::record::Record;
-use crate::core::state::{plan_submit, State, SubmitPlan};
+use crate::core::state::State;
 use crate::core::sync::{on_lock, Current};
 use crate::prelude::*;
 

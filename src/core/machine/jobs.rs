@@ -2,88 +2,10 @@
 //! key proposed at `open()`, a `reset()` or `finish()`, a submit sequence (submit.rs).
 
 use super::host::Host;
-use super::io::{Answer, Command, Input, NoAnswer, Wake};
-use super::submit::SubmitJob;
-use super::Scope;
+use super::io::{Command, Wake};
+use super::state::{Job, Scope, Stage, Step};
 use crate::core::record::Record;
 use crate::core::sync::{may_replace, Current};
-use crate::prelude::*;
-
-/// What moves a job on.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Step {
-    /// Its turn has come.
-    Start,
-    /// The lock is held.
-    Locked,
-    /// IndexedDB read the record.
-    Read(Result<Option<String>, String>),
-    /// IndexedDB committed the write (or failed).
-    Written(Result<(), String>),
-    /// The try ended.
-    Sent(Result<Answer, NoAnswer>),
-    /// A wake it asked for.
-    Woken(Wake),
-}
-
-impl From<Input> for Step {
-    fn from(input: Input) -> Step {
-        match input {
-            Input::IdbRead(r) => Step::Read(r),
-            Input::IdbWritten(r) => Step::Written(r),
-            Input::Answer(a) => Step::Sent(Ok(a)),
-            Input::NoAnswer(n) => Step::Sent(Err(n)),
-            Input::Woken(w) => Step::Woken(w),
-            // The others are routed before (Scope::handle).
-            _ => Step::Start,
-        }
-    }
-}
-
-/// Where a job that reads and writes the record stands.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Stage {
-    /// Waiting for its turn.
-    Turn,
-    /// Waiting for the lock.
-    Lock,
-    /// Waiting for IndexedDB's read.
-    Read,
-    /// Waiting for IndexedDB to commit `rec`, encoded as `text`.
-    Write {
-        /// The record stored.
-        rec: Record,
-        /// Its text.
-        text: String,
-    },
-    /// Waiting for IndexedDB to delete the record of `key`.
-    Remove {
-        /// The key of the record removed.
-        key: String,
-    },
-}
-
-/// One piece of work that needs the scope's lock.
-pub(super) enum Job {
-    /// Settles the key proposed at `open()`: stored if the store holds no record, else the
-    /// stored one shown. Skipped when a submit, `reset()` or `finish()` of the page asked
-    /// for the lock meanwhile: it reads the record itself and stores what it needs.
-    Settle(Option<Stage>),
-    /// `reset()` (`keep`: store `next`) or `finish()` (remove the record) made while the
-    /// page showed `seen`.
-    StartOver {
-        /// The key shown when it was called.
-        seen: String,
-        /// The new attempt's record.
-        next: Record,
-        /// `reset()`: store `next`; `finish()`: remove the record.
-        keep: bool,
-        /// Where it stands, once started.
-        stage: Option<Stage>,
-    },
-    /// A submit sequence.
-    Submit(SubmitJob),
-}
 
 impl<H: Host> Scope<H> {
     /// Queues `job`; it starts at once when no other job is under way.

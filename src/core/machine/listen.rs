@@ -4,7 +4,7 @@
 //! next try when another tab gave its key up.
 
 use super::host::Host;
-use super::Scope;
+use super::state::Scope;
 use crate::core::sync::{removes, supersedes, Notice};
 use crate::prelude::*;
 

@@ -5,8 +5,7 @@
 
 use super::host::{new_key, random01, Host};
 use super::io::{Command, Wake};
-use super::jobs::Step;
-use super::Scope;
+use super::state::{Lock, Scope, Step};
 use crate::core::lease::{can_acquire, Lease, LEASE_POLL_MS, LEASE_RENEW_MS};
 use crate::core::record::lease_key;
 use crate::prelude::*;
@@ -14,31 +13,6 @@ use crate::prelude::*;
 /// How long a tab that wrote the lease waits before it looks who won: a racing tab's
 /// write lands meanwhile.
 const LEASE_SETTLE_MS: f64 = 25.0;
-
-/// Where the scope's lock stands for this page.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Lock {
-    /// Not held, not asked for.
-    Free,
-    /// The Web Lock is asked for.
-    Asking,
-    /// Waiting for the lease, as `owner`; `wrote`: written, to be checked at the next wake.
-    Leasing {
-        /// This page's id in the lease.
-        owner: String,
-        /// The lease was written and is checked at the next wake.
-        wrote: bool,
-    },
-    /// The Web Lock is held.
-    Web,
-    /// The lease is held by `owner`, renewed by wakes numbered `renewal`.
-    Lease {
-        /// This page's id in the lease.
-        owner: String,
-        /// The number the renewal wakes carry.
-        renewal: u32,
-    },
-}
 
 impl<H: Host> Scope<H> {
     /// Asks for the lock; [`Step::Locked`] follows once held.

@@ -4,9 +4,10 @@
 
 use super::host::Host;
 use super::io::Command;
-use super::jobs::Stage;
+use super::io::EventKind;
 use super::mirror::Store;
-use super::{EventKind, Scope};
+use super::state::Scope;
+use super::state::Stage;
 use crate::core::record::Record;
 use crate::core::sync::{on_lock, Current, Notice};
 use crate::prelude::*;

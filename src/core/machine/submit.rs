@@ -2,91 +2,21 @@
 //! else the lock, the record, core's plan, then the tries (each stored before it leaves,
 //! core::retry deciding what follows each), and the final answer stored.
 
-use alloc::rc::Rc;
-
 use super::cached::cached;
 use super::host::{random01, Host};
+use super::io::EventKind;
 use super::io::{Answer, Command, NoAnswer, Reply, Request, Wake};
-use super::jobs::{Stage, Step};
-use super::{EventKind, Scope};
+use super::state::{At, Scope, Stage, Step, SubmitJob};
 use crate::core::header::{format_key, is_replayed};
-use crate::core::options::{Options, StorageKind};
+use crate::core::options::StorageKind;
+use crate::core::plan::{plan_submit_since, SubmitPlan};
 use crate::core::record::{Record, StoredResponse};
 use crate::core::retry::{classify, Class, Next, TryOutcome};
 use crate::core::retry_after::parse_retry_after;
-use crate::core::state::{plan_submit_since, State, SubmitPlan};
+use crate::core::state::State;
 use crate::core::sync::{Current, Notice};
 use crate::error::Error;
 use crate::prelude::*;
-
-/// Where a sequence stands.
-#[derive(Debug, Clone, PartialEq)]
-enum At {
-    /// Not started.
-    Start,
-    /// Reading IndexedDB without the lock for a stored answer; `shown` as it was asked.
-    Cached(Record),
-    /// Taking the lock and reading the record ([`Stage::Lock`], [`Stage::Read`]).
-    Locking(Stage),
-    /// Storing the next try's record (its text) in IndexedDB.
-    Storing(String),
-    /// The try is on its way.
-    Sending,
-    /// The backoff before the next try.
-    Waiting,
-    /// The final answer is settled from the mirror; its IndexedDB write comes next.
-    AnswerTurn(String),
-    /// The final answer's IndexedDB write (its text).
-    AnswerWrite(String),
-    /// The final answer stored where the mirror is not localStorage: settled once done.
-    Final(String, Reply),
-}
-
-/// One submit sequence of this page.
-pub(super) struct SubmitJob {
-    /// Its number (what its promise settles by).
-    pub(super) no: u32,
-    /// The fingerprint of its payload.
-    pub(super) fp: String,
-    /// The JSON body.
-    body: String,
-    /// The options of the `Checkout` it was called on: where and how it sends.
-    send: Rc<Options>,
-    /// When `submit()` was called.
-    started: f64,
-    /// The key was given up (`reset()`, `finish()`, another tab): no more tries.
-    pub(super) abandoned: bool,
-    /// The record it sends with, once read.
-    rec: Option<Record>,
-    /// Retries done.
-    retries: u32,
-    /// When the first try was stored.
-    t0: f64,
-    at: At,
-}
-
-impl SubmitJob {
-    /// A sequence numbered `no` for the payload `body` with fingerprint `fp`.
-    pub(super) fn new(no: u32, fp: String, body: String, send: Rc<Options>, started: f64) -> Self {
-        SubmitJob {
-            no,
-            fp,
-            body,
-            send,
-            started,
-            abandoned: false,
-            rec: None,
-            retries: 0,
-            t0: 0.0,
-            at: At::Start,
-        }
-    }
-
-    /// Whether it sends with `key`.
-    pub(super) fn sends(&self, key: &str) -> bool {
-        self.rec.as_ref().is_some_and(|r| r.key == key)
-    }
-}
 
 /// `outcome-unknown` after `rec`'s tries.
 fn unknown(rec: &Record, reason: String, abandoned: bool) -> Error {

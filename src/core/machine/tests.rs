@@ -2,9 +2,10 @@
 //! storage is a map and whose clock and randomness are set by the test.
 
 use super::*;
-use crate::core::options::RawOptions;
+use crate::core::options::{Options, RawOptions, StorageKind};
 use crate::core::state::State;
 use alloc::collections::BTreeMap;
+use alloc::rc::Rc;
 
 /// A page alone: Web Storage as maps, Web Locks present, a clock the test moves.
 #[derive(Default)]

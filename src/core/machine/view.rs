@@ -5,7 +5,7 @@
 use super::host::{new_key, Host};
 use super::io::{Command, EventKind};
 use super::mirror::{Fallback, Store, ALL};
-use super::Scope;
+use super::state::{Job, Scope};
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{proposal_key, quarantine_key, sweep_due, Record};
 use crate::core::state::State;
@@ -67,7 +67,7 @@ impl<H: Host> Scope<H> {
             return;
         }
         self.propose();
-        self.queue(super::jobs::Job::Settle(None));
+        self.queue(Job::Settle(None));
     }
 
     /// The live key a page of the origin proposed for the scope at `open()` and has not

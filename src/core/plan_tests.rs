@@ -1,5 +1,6 @@
 use super::*;
 use crate::core::record::{Record, StoredResponse};
+use crate::core::state::State;
 
 const KEY: &str = "8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f";
 const FP: &str = "f1:0000000000000001";

@@ -1,0 +1,242 @@
+//! A scope's state, in one place: the record shown, the lock, the submit sequence in
+//! flight, and the jobs waiting for the lock with where each stands. The files beside it
+//! hold what the machine does with it.
+
+use alloc::collections::VecDeque;
+use alloc::rc::Rc;
+
+use super::host::Host;
+use super::io::{Answer, Command, Input, NoAnswer, Reply, Wake};
+use super::mirror::Store;
+use crate::core::options::Options;
+use crate::core::record::Record;
+use crate::error::Error;
+use crate::prelude::*;
+
+/// What `submit()` meets: the sequence whose promise it returns, or its refusal.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Submitted {
+    /// A sequence of the same payload is in flight: its number (the same promise).
+    Joined(u32),
+    /// A new sequence, numbered so; [`Command::Settle`] settles it.
+    Started(u32),
+    /// Refused at once (another payload is in flight).
+    Refused(Error),
+}
+
+/// The submit sequence `submit()` joins while it runs.
+pub(super) struct Flight {
+    /// Its number.
+    pub(super) no: u32,
+    /// The fingerprint of its payload.
+    pub(super) fp: String,
+}
+
+/// One scope's state in one page, and the work under way for it.
+pub struct Scope<H: Host> {
+    pub(super) host: H,
+    /// The options of the scope's first `Checkout`: its scope, namespace, storage and
+    /// `ttlSeconds` are the record's (each `Checkout` sends with its own).
+    pub(super) opts: Options,
+    /// The record's storage key.
+    pub(super) rec_key: String,
+    /// The Web Storage (or memory) store: the mirror `open()` and the getters read, and
+    /// the record's store itself where IndexedDB is not used.
+    pub(super) store: Store,
+    /// Whether IndexedDB holds the record (`storage: "local"` until it fails).
+    pub(super) idb: bool,
+    /// Whether the record was shared with the other tabs at `open()`: the scope hears and
+    /// posts notices from then on.
+    pub(super) listening: bool,
+    /// The record as this page shows it.
+    pub(super) rec: Record,
+    /// Whether `rec` came from or went to the scope's store; if not, it is a key this page
+    /// made up, which must never replace a record it may not have seen.
+    pub(super) rec_stored: bool,
+    /// `reset()` and `finish()` calls waiting for their turn with the lock: until they are
+    /// done, what other tabs store does not replace the new key this page shows.
+    pub(super) intents: u32,
+    /// The submit sequence `submit()` joins, if one runs.
+    pub(super) flight: Option<Flight>,
+    /// The number of the last sequence.
+    pub(super) flights: u32,
+    /// Work that needs the lock, in the order asked; the first is under way.
+    pub(super) jobs: VecDeque<Job>,
+    /// The cross-tab lock.
+    pub(super) lock: Lock,
+    /// The number of the held lease's renewal wakes; counted up at each release, so an
+    /// older lease's wakes renew nothing.
+    pub(super) renewals: u32,
+    /// Commands not yet polled.
+    pub(super) out: VecDeque<Command>,
+}
+
+/// What moves a job on.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Step {
+    /// Its turn has come.
+    Start,
+    /// The lock is held.
+    Locked,
+    /// IndexedDB read the record.
+    Read(Result<Option<String>, String>),
+    /// IndexedDB committed the write (or failed).
+    Written(Result<(), String>),
+    /// The try ended.
+    Sent(Result<Answer, NoAnswer>),
+    /// A wake it asked for.
+    Woken(Wake),
+}
+
+impl From<Input> for Step {
+    fn from(input: Input) -> Step {
+        match input {
+            Input::IdbRead(r) => Step::Read(r),
+            Input::IdbWritten(r) => Step::Written(r),
+            Input::Answer(a) => Step::Sent(Ok(a)),
+            Input::NoAnswer(n) => Step::Sent(Err(n)),
+            Input::Woken(w) => Step::Woken(w),
+            // The others are routed before (Scope::handle).
+            _ => Step::Start,
+        }
+    }
+}
+
+/// Where a job that reads and writes the record stands.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Stage {
+    /// Waiting for its turn.
+    Turn,
+    /// Waiting for the lock.
+    Lock,
+    /// Waiting for IndexedDB's read.
+    Read,
+    /// Waiting for IndexedDB to commit `rec`, encoded as `text`.
+    Write {
+        /// The record stored.
+        rec: Record,
+        /// Its text.
+        text: String,
+    },
+    /// Waiting for IndexedDB to delete the record of `key`.
+    Remove {
+        /// The key of the record removed.
+        key: String,
+    },
+}
+
+/// One piece of work that needs the scope's lock.
+pub(super) enum Job {
+    /// Settles the key proposed at `open()`: stored if the store holds no record, else the
+    /// stored one shown. Skipped when a submit, `reset()` or `finish()` of the page asked
+    /// for the lock meanwhile: it reads the record itself and stores what it needs.
+    Settle(Option<Stage>),
+    /// `reset()` (`keep`: store `next`) or `finish()` (remove the record) made while the
+    /// page showed `seen`.
+    StartOver {
+        /// The key shown when it was called.
+        seen: String,
+        /// The new attempt's record.
+        next: Record,
+        /// `reset()`: store `next`; `finish()`: remove the record.
+        keep: bool,
+        /// Where it stands, once started.
+        stage: Option<Stage>,
+    },
+    /// A submit sequence.
+    Submit(SubmitJob),
+}
+
+/// Where the scope's lock stands for this page.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Lock {
+    /// Not held, not asked for.
+    Free,
+    /// The Web Lock is asked for.
+    Asking,
+    /// Waiting for the lease, as `owner`; `wrote`: written, to be checked at the next wake.
+    Leasing {
+        /// This page's id in the lease.
+        owner: String,
+        /// The lease was written and is checked at the next wake.
+        wrote: bool,
+    },
+    /// The Web Lock is held.
+    Web,
+    /// The lease is held by `owner`, renewed by wakes numbered `renewal`.
+    Lease {
+        /// This page's id in the lease.
+        owner: String,
+        /// The number the renewal wakes carry.
+        renewal: u32,
+    },
+}
+
+/// Where a sequence stands.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum At {
+    /// Not started.
+    Start,
+    /// Reading IndexedDB without the lock for a stored answer; `shown` as it was asked.
+    Cached(Record),
+    /// Taking the lock and reading the record ([`Stage::Lock`], [`Stage::Read`]).
+    Locking(Stage),
+    /// Storing the next try's record (its text) in IndexedDB.
+    Storing(String),
+    /// The try is on its way.
+    Sending,
+    /// The backoff before the next try.
+    Waiting,
+    /// The final answer is settled from the mirror; its IndexedDB write comes next.
+    AnswerTurn(String),
+    /// The final answer's IndexedDB write (its text).
+    AnswerWrite(String),
+    /// The final answer stored where the mirror is not localStorage: settled once done.
+    Final(String, Reply),
+}
+
+/// One submit sequence of this page.
+pub(super) struct SubmitJob {
+    /// Its number (what its promise settles by).
+    pub(super) no: u32,
+    /// The fingerprint of its payload.
+    pub(super) fp: String,
+    /// The JSON body.
+    pub(super) body: String,
+    /// The options of the `Checkout` it was called on: where and how it sends.
+    pub(super) send: Rc<Options>,
+    /// When `submit()` was called.
+    pub(super) started: f64,
+    /// The key was given up (`reset()`, `finish()`, another tab): no more tries.
+    pub(super) abandoned: bool,
+    /// The record it sends with, once read.
+    pub(super) rec: Option<Record>,
+    /// Retries done.
+    pub(super) retries: u32,
+    /// When the first try was stored.
+    pub(super) t0: f64,
+    pub(super) at: At,
+}
+
+impl SubmitJob {
+    /// A sequence numbered `no` for the payload `body` with fingerprint `fp`.
+    pub(super) fn new(no: u32, fp: String, body: String, send: Rc<Options>, started: f64) -> Self {
+        SubmitJob {
+            no,
+            fp,
+            body,
+            send,
+            started,
+            abandoned: false,
+            rec: None,
+            retries: 0,
+            t0: 0.0,
+            at: At::Start,
+        }
+    }
+
+    /// Whether it sends with `key`.
+    pub(super) fn sends(&self, key: &str) -> bool {
+        self.rec.as_ref().is_some_and(|r| r.key == key)
+    }
+}
