@@ -5,7 +5,7 @@
 // front of the server, and the page's own errors stand for the console (the browser's
 // own "Failed to load resource" lines are out of WebDriver's reach).
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, launchChromium, mustExist, startServer as startReferenceServer } from '../support/reference.mjs';
 import { DEMO_POLICY } from '../csp/policy.mjs';
@@ -52,6 +52,25 @@ function failedLoadPattern(failedLoads = []) {
   return parts.length ? new RegExp(`^Failed to load resource: (${parts.join('|')})`) : null;
 }
 
+// IDEMKEY_E2E_REQUEST_LOG=file appends each charge request a Chromium scenario sends to the
+// file, its key written as its order of first appearance in the scenario (k1, k2, ...): two
+// builds of the module are compared by the requests they make (method, path, headers,
+// body), not by the keys or the customer ids they draw.
+const requestKeys = new Map();
+function logRequest(scenario, customer, req) {
+  const file = process.env.IDEMKEY_E2E_REQUEST_LOG;
+  if (!file) return;
+  const keys = requestKeys.get(scenario) || new Map();
+  requestKeys.set(scenario, keys);
+  const h = req.headers();
+  const key = h['idempotency-key'];
+  if (!keys.has(key)) keys.set(key, `k${keys.size + 1}`);
+  const headers = Object.keys(h).filter((n) => n != 'idempotency-key' && !/^(user-agent|sec-|referer|origin|accept)/.test(n)).sort();
+  const line = [scenario, req.method(), new URL(req.url()).pathname, keys.get(key), headers.map((n) => `${n}=${h[n].replace(customer, '<customer>')}`).join(' '),
+    req.postData()].join(' | ');
+  appendFileSync(file, line + '\n');
+}
+
 /** A request of the idemkey checkout: POST /api/charges. */
 export const isChargePost = (req) => req.method() === 'POST' && new URL(req.url()).pathname === '/api/charges';
 
@@ -85,7 +104,9 @@ export async function scenario(name, options, body) {
       });
       page.on('pageerror', (err) => problems.push(`page error on ${page.url()}: ${err.stack || err.message}`));
       page.on('request', (req) => {
-        if (isChargePost(req)) posts.push({ key: req.headers()['idempotency-key'], page });
+        if (!isChargePost(req)) return;
+        posts.push({ key: req.headers()['idempotency-key'], page });
+        logRequest(name, customer, req);
       });
     });
     const ctx = {
