@@ -4,6 +4,7 @@
 use super::*;
 use crate::core::options::{Options, RawOptions, StorageKind};
 use crate::core::state::State;
+use crate::error::Error;
 use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
 
@@ -11,7 +12,7 @@ use alloc::rc::Rc;
 #[derive(Default)]
 struct TestHost {
     now: f64,
-    seed: u8,
+    seed: u64,
     maps: BTreeMap<(u8, String), String>,
 }
 
@@ -20,9 +21,13 @@ impl Host for TestHost {
         self.now
     }
     fn fill_random(&mut self, out: &mut [u8]) {
+        // SplitMix64: every key different.
         for b in out {
-            self.seed = self.seed.wrapping_mul(31).wrapping_add(7);
-            *b = self.seed;
+            self.seed = self.seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.seed;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            *b = (z ^ (z >> 31)) as u8;
         }
     }
     fn web_locks(&mut self) -> bool {
@@ -60,7 +65,7 @@ fn options() -> Options {
     .unwrap()
 }
 
-fn drain(s: &mut Scope<TestHost>) -> Vec<Command> {
+fn drain<H: Host>(s: &mut Scope<H>) -> Vec<Command> {
     core::iter::from_fn(|| s.poll()).collect()
 }
 
@@ -109,4 +114,253 @@ fn a_submit_stores_its_key_before_the_request_and_settles_with_the_answer() {
         }
     )));
     assert_eq!(s.record().state, State::Succeeded);
+}
+
+/// The last text each [`Command::IdbPut`] in `cmds` wrote, as IndexedDB would hold it.
+fn commit(idb: &mut Option<String>, cmds: &[Command]) {
+    for c in cmds {
+        if let Command::IdbPut { text, .. } = c {
+            *idb = text.clone();
+        }
+    }
+}
+
+/// A scope opened alone, its proposal settled: the key stored, nothing under way; and what
+/// IndexedDB holds.
+fn settled(host: TestHost) -> (Scope<TestHost>, Option<String>) {
+    let mut idb = None;
+    let mut s = Scope::open(host, &options(), false);
+    drain(&mut s);
+    s.handle(Input::Woken(Wake::SettleTurn));
+    drain(&mut s);
+    s.handle(Input::LockGranted);
+    drain(&mut s);
+    s.handle(Input::IdbRead(Ok(None)));
+    commit(&mut idb, &drain(&mut s));
+    s.handle(Input::IdbWritten(Ok(())));
+    drain(&mut s);
+    (s, idb)
+}
+
+/// Submits `{}` and answers the lock, the read (what `idb` holds) and the write: the
+/// commands of the first try.
+fn first_try(s: &mut Scope<TestHost>, idb: &mut Option<String>, send: Options) -> Vec<Command> {
+    let started = s.submit("{}".into(), "fp".into(), Rc::new(send));
+    assert!(matches!(started, Submitted::Started(_)), "{started:?}");
+    drain(s);
+    s.handle(Input::LockGranted);
+    drain(s);
+    s.handle(Input::IdbRead(Ok(idb.clone())));
+    commit(idb, &drain(s));
+    s.handle(Input::IdbWritten(Ok(())));
+    drain(s)
+}
+
+fn sent(cmds: &[Command]) -> Option<&Request> {
+    cmds.iter().find_map(|c| match c {
+        Command::Send(r) => Some(r),
+        _ => None,
+    })
+}
+
+fn answer(status: u16, retry_after: Option<&str>) -> Input {
+    Input::Answer(Answer {
+        status,
+        body: String::new(),
+        retry_after: retry_after.map(Into::into),
+        replayed: None,
+    })
+}
+
+#[test]
+fn a_retryable_answer_is_retried_after_retry_after_with_the_same_key_stored_first() {
+    let (mut s, mut idb) = settled(TestHost::default());
+    let key = s.record().key.clone();
+    assert_eq!(
+        sent(&first_try(&mut s, &mut idb, options()))
+            .unwrap()
+            .key_value,
+        key
+    );
+    s.handle(answer(503, Some("2")));
+    let cmds = drain(&mut s);
+    assert!(
+        cmds.contains(&Command::Wake {
+            ms: 2000.0,
+            wake: Wake::Retry
+        }),
+        "{cmds:?}"
+    );
+    s.handle(Input::Woken(Wake::Retry));
+    let cmds = drain(&mut s);
+    // The second try is stored (attempts 2) before it leaves.
+    let Some(Command::IdbPut { text: Some(t), .. }) = cmds.first() else {
+        panic!("the retry was not stored first: {cmds:?}")
+    };
+    assert!(t.contains(r#""attempts":2"#) && t.contains(&key), "{t}");
+    s.handle(Input::IdbWritten(Ok(())));
+    assert_eq!(sent(&drain(&mut s)).unwrap().key_value, key);
+}
+
+#[test]
+fn reset_during_a_try_stops_the_sequence_before_its_next_try_with_a_new_key_shown_at_once() {
+    let (mut s, mut idb) = settled(TestHost::default());
+    let old = s.record().key.clone();
+    first_try(&mut s, &mut idb, options());
+    s.reset();
+    assert_ne!(s.record().key, old, "the new key shows at once");
+    let cmds = drain(&mut s);
+    assert!(
+        cmds.iter()
+            .any(|c| matches!(c, Command::Post { text, .. } if *text == format!("A{old}"))),
+        "the other tabs are asked to stop sending the old key: {cmds:?}"
+    );
+    s.handle(Input::NoAnswer(NoAnswer::Network));
+    drain(&mut s);
+    s.handle(Input::Woken(Wake::Retry));
+    let cmds = drain(&mut s);
+    assert!(sent(&cmds).is_none(), "a try after reset(): {cmds:?}");
+    assert!(
+        cmds.iter().any(|c| matches!(
+            c,
+            Command::Settle {
+                outcome: Err(Error::OutcomeUnknown {
+                    abandoned: true,
+                    ..
+                }),
+                ..
+            }
+        )),
+        "{cmds:?}"
+    );
+}
+
+#[test]
+fn a_second_submit_joins_the_sequence_of_its_payload_and_another_payload_is_refused() {
+    let (mut s, _) = settled(TestHost::default());
+    let send = Rc::new(options());
+    let first = s.submit("{}".into(), "fp".into(), send.clone());
+    assert_eq!(first, Submitted::Started(1));
+    assert_eq!(
+        s.submit("{}".into(), "fp".into(), send.clone()),
+        Submitted::Joined(1)
+    );
+    assert!(matches!(
+        s.submit("[]".into(), "other".into(), send),
+        Submitted::Refused(Error::PayloadConflict { .. })
+    ));
+}
+
+#[test]
+fn a_stored_answer_is_given_without_the_lock() {
+    let (mut s, mut idb) = settled(TestHost::default());
+    first_try(&mut s, &mut idb, options());
+    s.handle(answer(201, None));
+    drain(&mut s);
+    s.handle(Input::Woken(Wake::AnswerTurn));
+    let cmds = drain(&mut s);
+    let Some(Command::IdbPut {
+        text: Some(stored), ..
+    }) = cmds.first()
+    else {
+        panic!("{cmds:?}")
+    };
+    let stored = stored.clone();
+    s.handle(Input::IdbWritten(Ok(())));
+    drain(&mut s);
+    s.submit("{}".into(), "fp".into(), Rc::new(options()));
+    let cmds = drain(&mut s);
+    assert!(
+        matches!(cmds.as_slice(), [Command::IdbGet { .. }]),
+        "{cmds:?}"
+    );
+    s.handle(Input::IdbRead(Ok(Some(stored))));
+    let cmds = drain(&mut s);
+    assert!(
+        matches!(
+            cmds.as_slice(),
+            [Command::Settle {
+                outcome: Ok(Reply {
+                    from_cache: true,
+                    status: 201,
+                    ..
+                }),
+                ..
+            }]
+        ),
+        "{cmds:?}"
+    );
+}
+
+/// A page without Web Locks.
+#[derive(Default)]
+struct NoLocks(TestHost);
+
+impl Host for NoLocks {
+    fn now_ms(&mut self) -> f64 {
+        self.0.now_ms()
+    }
+    fn fill_random(&mut self, out: &mut [u8]) {
+        self.0.fill_random(out)
+    }
+    fn web_locks(&mut self) -> bool {
+        false
+    }
+    fn storage_usable(&mut self, k: StorageKind) -> Result<bool, String> {
+        self.0.storage_usable(k)
+    }
+    fn storage_get(&mut self, k: StorageKind, key: &str) -> Result<Option<String>, String> {
+        self.0.storage_get(k, key)
+    }
+    fn storage_set(&mut self, k: StorageKind, key: &str, v: &str) -> Result<(), String> {
+        self.0.storage_set(k, key, v)
+    }
+    fn storage_remove(&mut self, k: StorageKind, key: &str) {
+        self.0.storage_remove(k, key)
+    }
+    fn storage_keys(&mut self, k: StorageKind, prefix: &str) -> Vec<String> {
+        self.0.storage_keys(k, prefix)
+    }
+}
+
+#[test]
+fn without_web_locks_the_storage_lease_is_taken_checked_and_released() {
+    let mut s = Scope::open(NoLocks::default(), &options(), false);
+    drain(&mut s);
+    s.handle(Input::Woken(Wake::SettleTurn));
+    let cmds = drain(&mut s);
+    assert_eq!(
+        cmds,
+        [Command::Wake {
+            ms: 25.0,
+            wake: Wake::LeasePoll
+        }],
+        "written, then looked at again"
+    );
+    let lease = "idemkey:lease:cart-1";
+    assert!(s
+        .host
+        .0
+        .maps
+        .contains_key(&(StorageKind::Local as u8, lease.into())));
+    s.handle(Input::Woken(Wake::LeasePoll));
+    let cmds = drain(&mut s);
+    assert!(
+        cmds.contains(&Command::IdbGet {
+            key: "idemkey:v1:cart-1".into()
+        }),
+        "held: the settle job reads the record: {cmds:?}"
+    );
+    s.handle(Input::IdbRead(Ok(None)));
+    drain(&mut s);
+    s.handle(Input::IdbWritten(Ok(())));
+    drain(&mut s);
+    assert!(
+        !s.host
+            .0
+            .maps
+            .contains_key(&(StorageKind::Local as u8, lease.into())),
+        "the lease is released"
+    );
+    assert!(!s.busy());
 }
