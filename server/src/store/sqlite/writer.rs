@@ -58,6 +58,11 @@ impl Writer {
     {
         let (answer, answered) = tokio::sync::oneshot::channel::<StoreResult<T>>();
         let job: Job = Box::new(move |conn| {
+            // A caller that went away while queued (its request was
+            // cancelled) gets no write: nothing would act on its outcome.
+            if answer.is_closed() {
+                return Box::new(|_| {});
+            }
             let out = conn.and_then(|conn| in_savepoint(conn, f));
             Box::new(move |batch| {
                 let _ = answer.send(batch.and(out));
@@ -222,6 +227,31 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(count(&w).await, 2);
+    }
+
+    /// A write whose caller is gone before its turn is not run.
+    #[tokio::test]
+    async fn a_write_whose_caller_is_gone_is_not_run() {
+        let (_dir, w) = writer();
+        let (hold, held) = std::sync::mpsc::channel::<()>();
+        let first = {
+            let w = w.clone();
+            tokio::spawn(async move {
+                w.write(move |c| {
+                    // Keeps the writer busy until the second write is dropped.
+                    let _ = held.recv();
+                    c.execute("INSERT INTO t (v) VALUES (1)", [])
+                })
+                .await
+            })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let second = w.write(|c| c.execute("INSERT INTO t (v) VALUES (2)", []));
+        // Polled once (queued), then dropped.
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(50), second).await;
+        hold.send(()).unwrap();
+        first.await.unwrap().unwrap();
+        assert_eq!(count(&w).await, 2, "-1 and 1; 2 was never written");
     }
 
     /// A write may not open a transaction of its own inside the batch.
