@@ -24,6 +24,9 @@ use crate::store::{StoreError, StoreResult};
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Idle read connections kept around.
 const MAX_IDLE_READERS: usize = 8;
+/// Prepared statements kept per connection: the writer's batch statements and
+/// every hot write fit (rusqlite keeps 16 by default, which they would just fill).
+const STATEMENT_CACHE: usize = 32;
 
 /// Schema of the server's own tables as 0.1.0 made them: part of migration
 /// 1, never changed (a change is a new migration). The provider stand-in
@@ -80,6 +83,7 @@ fn open_conn(path: &Path) -> rusqlite::Result<Connection> {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     // WAL: readers never block the writer. synchronous=FULL: a commit is on disk
     // (WAL fsynced) before COMMIT returns, so an answer is never sent for work a
     // power cut could still undo.
