@@ -1,7 +1,7 @@
 //! The store's errors: storage terms only, never HTTP ones.
 
 /// What can go wrong in a store.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The database cannot be reached or answered too late (down, restarting,
     /// pool exhausted): the operation did not happen and may be retried.

@@ -1,12 +1,13 @@
 //! The SQLite file: connections, pragmas and schema.
 //!
-//! Writes go through one connection behind a fair async mutex: SQLite admits one
-//! writer at a time anyway, and queueing in tokio (FIFO) beats 100 threads
-//! spinning in SQLite's busy handler. Every write transaction still uses
+//! Writes go through one connection on a writer thread of its own
+//! ([`Writer`]): SQLite admits one writer at a time anyway, and queueing in
+//! one FIFO beats many threads spinning in SQLite's busy handler; writes that
+//! queue while a commit syncs are committed together. Every batch still uses
 //! `BEGIN IMMEDIATE` and a busy timeout, so a second process on the same file
 //! (an old server still shutting down) is handled by SQLite's own locking.
 //! Reads use a small pool of extra connections; WAL lets them run beside the
-//! writer. All SQLite calls run on tokio's blocking pool.
+//! writer. Reads run on tokio's blocking pool.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -16,12 +17,16 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::store::migrations::Migration;
 use crate::store::sqlite::migrate::migrate;
+use crate::store::sqlite::writer::Writer;
 use crate::store::{StoreError, StoreResult};
 
 /// How long a statement waits for another process's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Idle read connections kept around.
 const MAX_IDLE_READERS: usize = 8;
+/// Prepared statements kept per connection: the writer's batch statements and
+/// every hot write fit (rusqlite keeps 16 by default, which they would just fill).
+const STATEMENT_CACHE: usize = 32;
 
 /// Schema of the server's own tables as 0.1.0 made them: part of migration
 /// 1, never changed (a change is a new migration). The provider stand-in
@@ -66,7 +71,7 @@ CREATE INDEX IF NOT EXISTS charges_customer ON charges (customer, seq);
 #[derive(Clone)]
 pub struct Sqlite {
     path: Arc<PathBuf>,
-    writer: Arc<tokio::sync::Mutex<Connection>>,
+    writer: Writer,
     readers: Arc<Mutex<Vec<Connection>>>,
 }
 
@@ -78,6 +83,7 @@ fn open_conn(path: &Path) -> rusqlite::Result<Connection> {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     // WAL: readers never block the writer. synchronous=FULL: a commit is on disk
     // (WAL fsynced) before COMMIT returns, so an answer is never sent for work a
     // power cut could still undo.
@@ -100,23 +106,19 @@ impl Sqlite {
         migrate(&mut conn, scope, migrations)?;
         Ok(Sqlite {
             path: Arc::new(path.to_path_buf()),
-            writer: Arc::new(tokio::sync::Mutex::new(conn)),
+            writer: Writer::start(conn, scope)?,
             readers: Arc::new(Mutex::new(Vec::new())),
         })
     }
 
-    /// Runs `f` with the writer connection on the blocking pool. `f` opens its
-    /// own `BEGIN IMMEDIATE` transaction.
+    /// Runs `f` with the writer connection, in the writer's next batch (see
+    /// [`Writer::write`]): `f` may open savepoints, not a transaction.
     pub async fn write<T, F>(&self, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
     {
-        let mut guard = self.writer.clone().lock_owned().await;
-        tokio::task::spawn_blocking(move || f(&mut guard))
-            .await
-            .map_err(|e| StoreError::Failed(format!("write task: {e}")))?
-            .map_err(StoreError::from)
+        self.writer.write(f).await
     }
 
     /// Runs `f` with a read connection on the blocking pool.

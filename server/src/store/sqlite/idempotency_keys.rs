@@ -1,13 +1,14 @@
 //! The idempotency-key table on SQLite: look-up, phase 1 (reserve), phase 3
 //! (complete), release, stale keys, takeover and reaping.
 //!
-//! Phase 1 runs in one `BEGIN IMMEDIATE` transaction: SQLite's database-wide
-//! write lock makes its read-then-write atomic, so two requests can never both
-//! reserve one key. Phase 3 writes the charge, the stored response and the
-//! `done` state in one transaction, and only if the caller still owns the lock.
+//! Phase 1 runs in one savepoint of the writer's `BEGIN IMMEDIATE` batch:
+//! SQLite's database-wide write lock makes its read-then-write atomic, so two
+//! requests can never both reserve one key. Phase 3 writes the charge, the
+//! stored response and the `done` state in one savepoint (all or nothing, in
+//! one commit), and only if the caller still owns the lock.
 //! Times are the host's clock, which is this embedded database's clock.
 
-use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::ledger;
 use crate::ids::new_id;
@@ -70,7 +71,7 @@ pub fn reserve(
     ttl_ms: i64,
     lock_ms: i64,
 ) -> rusqlite::Result<Reserved> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = conn.savepoint()?;
     let row = key_row(&tx, &req.customer, &req.key)?;
     let (reservation, recovered) = match decide(row, &req.fingerprint, now, lock_ms) {
         Decision::Replay(r) => return Ok(Reserved::Replay(r)),
@@ -82,7 +83,7 @@ pub fn reserve(
         Decision::TakeOver { reservation } => (reservation, true),
     };
     let owner = new_id("lk");
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO idempotency_keys
              (customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at, expires_at)
          VALUES (?1, ?2, ?3, ?4, 'in_progress', ?5, ?6, ?6, ?7)
@@ -92,8 +93,8 @@ pub fn reserve(
              created_at = CASE WHEN ?8 THEN created_at ELSE excluded.created_at END,
              expires_at = CASE WHEN ?8 THEN expires_at ELSE excluded.expires_at END,
              response_status = NULL, response_type = NULL, response_body = NULL, charge_id = NULL",
-        params![req.customer, req.key, req.fingerprint, reservation, owner, now, now + ttl_ms, recovered],
-    )?;
+    )?
+    .execute(params![req.customer, req.key, req.fingerprint, reservation, owner, now, now + ttl_ms, recovered])?;
     tx.commit()?;
     Ok(Reserved::Proceed(Lock {
         reservation,
@@ -111,20 +112,19 @@ pub fn complete(
     lock: &Lock,
     outcome: Outcome,
 ) -> rusqlite::Result<Completed> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = conn.savepoint()?;
     let row = tx
-        .query_row(
+        .prepare_cached(
             "SELECT state, lock_owner, response_status, response_type, response_body
              FROM idempotency_keys WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3",
-            params![customer, key, lock.reservation],
-            |r| {
-                Ok(CompletionRow {
-                    done: r.get::<_, String>(0)? == "done",
-                    owner: r.get(1)?,
-                    stored: stored_response(r, 2)?,
-                })
-            },
-        )
+        )?
+        .query_row(params![customer, key, lock.reservation], |r| {
+            Ok(CompletionRow {
+                done: r.get::<_, String>(0)? == "done",
+                owner: r.get(1)?,
+                stored: stored_response(r, 2)?,
+            })
+        })
         .optional()?;
     if let Some(answer) = completion(row, lock) {
         return Ok(answer);
@@ -142,20 +142,20 @@ pub fn complete(
         }
     }
     let charge_id = charge.map(|c| c.id);
-    tx.execute(
+    tx.prepare_cached(
         "UPDATE idempotency_keys SET state = 'done', response_status = ?4, response_type = ?5,
              response_body = ?6, charge_id = ?7
          WHERE customer = ?1 AND idem_key = ?2 AND lock_owner = ?3",
-        params![
-            customer,
-            key,
-            lock.owner,
-            response.status,
-            response.content_type,
-            response.body,
-            charge_id
-        ],
-    )?;
+    )?
+    .execute(params![
+        customer,
+        key,
+        lock.owner,
+        response.status,
+        response.content_type,
+        response.body,
+        charge_id
+    ])?;
     tx.commit()?;
     Ok(Completed::Stored(response))
 }

@@ -1,6 +1,6 @@
 //! The charges table on SQLite: the business record the demo shows.
 
-use rusqlite::{params, Connection, TransactionBehavior};
+use rusqlite::{params, Connection};
 
 use crate::outbox::event::NewEvent;
 use crate::store::model::Charge;
@@ -11,11 +11,11 @@ use crate::store::sqlite::outbox;
 /// `false` when its operation already has one (`UNIQUE(reservation)`), and
 /// nothing is written.
 pub fn insert(conn: &Connection, c: &Charge) -> rusqlite::Result<bool> {
-    let n = conn.execute(
+    let n = conn.prepare_cached(
         "INSERT INTO charges (id, customer, idem_key, reservation, amount, currency, status, provider_ref, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (reservation) DO NOTHING",
-        params![c.id, c.customer, c.key, c.reservation, c.amount as i64, c.currency, c.status, c.provider_ref, c.created_at],
-    )?;
+    )?
+    .execute(params![c.id, c.customer, c.key, c.reservation, c.amount as i64, c.currency, c.status, c.provider_ref, c.created_at])?;
     if n == 1 {
         outbox::insert_event(conn, &NewEvent::for_charge(c))?;
     }
@@ -24,7 +24,7 @@ pub fn insert(conn: &Connection, c: &Charge) -> rusqlite::Result<bool> {
 
 /// Inserts a charge in its own transaction (the naive endpoint).
 pub fn insert_alone(conn: &mut Connection, c: &Charge) -> rusqlite::Result<()> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = conn.savepoint()?;
     insert(&tx, c)?;
     tx.commit()
 }
@@ -55,7 +55,7 @@ pub fn list(conn: &Connection, customer: &str) -> rusqlite::Result<Vec<Charge>> 
 /// Empties a customer's ledger, keys, outbox events and receipts; returns
 /// how many charges and keys.
 pub fn delete_customer(conn: &mut Connection, customer: &str) -> rusqlite::Result<(u64, u64)> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = conn.savepoint()?;
     let charges = tx.execute("DELETE FROM charges WHERE customer = ?1", params![customer])?;
     let keys = tx.execute(
         "DELETE FROM idempotency_keys WHERE customer = ?1",

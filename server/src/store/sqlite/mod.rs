@@ -11,6 +11,7 @@ pub mod migrate;
 pub mod outbox;
 pub mod provider_payments;
 pub mod secrets;
+pub mod writer;
 
 use std::path::Path;
 

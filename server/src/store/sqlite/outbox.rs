@@ -3,13 +3,13 @@
 //!
 //! Every time is SQLite's own clock (`unixepoch('subsec')`), read inside the
 //! statement, so every process on the file measures claims and ages alike.
-//! Each write is a `BEGIN IMMEDIATE` transaction; SQLite's single writer
-//! makes two claims of one event impossible. A worker with nothing to do
+//! Each write is a savepoint in the writer's `BEGIN IMMEDIATE` batch; SQLite's
+//! single writer makes two claims of one event impossible. A worker with nothing to do
 //! looks on a read connection first, so an idle relay never queues behind
 //! (or in front of) the charges for the write lock.
 
 use async_trait::async_trait;
-use rusqlite::{params, Connection, Transaction, TransactionBehavior};
+use rusqlite::{params, Connection};
 
 use crate::outbox::event::{
     expired, Consumed, Event, EventState, EventView, NewEvent, Receipt, ReceiptsView,
@@ -90,7 +90,7 @@ pub fn insert_event(conn: &Connection, e: &NewEvent) -> rusqlite::Result<()> {
 }
 
 /// Deletes a customer's events, receipts and the processed ids of its events.
-pub fn delete_customer(tx: &Transaction, customer: &str) -> rusqlite::Result<usize> {
+pub fn delete_customer(tx: &Connection, customer: &str) -> rusqlite::Result<usize> {
     tx.execute(
         "DELETE FROM processed_events WHERE event_id IN (SELECT id FROM outbox_events WHERE customer = ?1)",
         params![customer],
@@ -120,7 +120,7 @@ fn claim(
     limit: usize,
     claim_timeout_ms: i64,
 ) -> rusqlite::Result<Vec<Event>> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = conn.savepoint()?;
     let mut rows = {
         let mut stmt = tx.prepare_cached(&format!(
             "UPDATE outbox_events SET claimed_by = ?1, claimed_at = {NOW}, attempts = attempts + 1
@@ -155,7 +155,7 @@ fn consume(
     events: &[Event],
     max_age_ms: i64,
 ) -> rusqlite::Result<Vec<Consumed>> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = conn.savepoint()?;
     let now: i64 = tx.query_row(&format!("SELECT {NOW}"), [], |r| r.get(0))?;
     let mut out = Vec::with_capacity(events.len());
     for ev in events {
@@ -194,7 +194,7 @@ fn consume(
 }
 
 fn ack(conn: &mut Connection, ids: &[String]) -> rusqlite::Result<()> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = conn.savepoint()?;
     {
         let mut stmt = tx.prepare_cached(&format!(
             "UPDATE outbox_events SET delivered_at = {NOW} WHERE id = ?1 AND delivered_at IS NULL"
@@ -237,7 +237,7 @@ fn park(conn: &mut Connection, id: &str, reason: &str) -> rusqlite::Result<()> {
 }
 
 fn reap(conn: &mut Connection, retention_ms: i64) -> rusqlite::Result<usize> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = conn.savepoint()?;
     let ids = tx.execute(
         &format!("DELETE FROM processed_events WHERE processed_at <= {NOW} - ?1"),
         params![retention_ms],

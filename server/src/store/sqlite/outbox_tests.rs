@@ -31,7 +31,7 @@ impl Harness for Sqlite {
         self.store
             .db
             .write(move |c| {
-                let tx = c.transaction()?;
+                let tx = c.savepoint()?;
                 insert_event(&tx, &e)?;
                 tx.commit()
             })
@@ -71,7 +71,7 @@ async fn a_second_event_for_one_charge_is_refused() {
         .store
         .db
         .write(move |c| {
-            let tx = c.transaction()?;
+            let tx = c.savepoint()?;
             insert_event(&tx, &e)?;
             insert_event(&tx, &again)?;
             tx.commit()

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use rusqlite::{params, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, OptionalExtension};
 
 use super::connection::Sqlite;
 use crate::ids::{new_id, now_ms};
@@ -73,25 +73,27 @@ impl ProviderPayments {
     pub async fn pay_once(&self, p: PaymentRow) -> StoreResult<(bool, String)> {
         self.db
             .write(move |conn| {
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let tx = conn.savepoint()?;
                 let found = tx
-                    .query_row(
+                    .prepare_cached(
                         "UPDATE provider_payments SET calls = calls + 1
                          WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3
                          RETURNING outcome, ref",
-                        params![p.customer, p.key, p.reservation],
-                        |r| Ok((r.get::<_, String>(0)? == "approved", r.get::<_, String>(1)?)),
-                    )
+                    )?
+                    .query_row(params![p.customer, p.key, p.reservation], |r| {
+                        Ok((r.get::<_, String>(0)? == "approved", r.get::<_, String>(1)?))
+                    })
                     .optional()?;
                 let answer = match found {
                     Some(first) => first,
                     None => {
                         let reference = new_id("pay");
-                        tx.execute(
+                        tx.prepare_cached(
                             "INSERT INTO provider_payments
                                  (customer, idem_key, reservation, amount, currency, outcome, ref, calls, created_at)
                              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8)",
-                            params![
+                        )?
+                        .execute(params![
                                 p.customer,
                                 p.key,
                                 p.reservation,
@@ -100,8 +102,7 @@ impl ProviderPayments {
                                 if p.approved { "approved" } else { "declined" },
                                 reference,
                                 now_ms()
-                            ],
-                        )?;
+                            ])?;
                         (p.approved, reference)
                     }
                 };
