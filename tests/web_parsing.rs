@@ -28,7 +28,7 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 /// A stored record with one field replaced by `value` (JSON text), or removed (`None`).
 fn edited(field: &str, value: Option<&str>) -> String {
-    let mut r = Record::new(idemkey::new_key(), "edited", js_sys::Date::now(), 60_000.0);
+    let mut r = Record::new(new_key(), "edited", js_sys::Date::now(), 60_000.0);
     r.state = idemkey::core::state::State::Succeeded;
     r.fingerprint = Some("f1:0123456789abcdef".into());
     r.attempts = 1;
@@ -103,7 +103,7 @@ fn the_browser_reads_only_a_records_own_fields() {
         js_sys::Reflect::get(&js_sys::Object::new().constructor(), &"prototype".into())
             .unwrap()
             .into();
-    set(&proto.clone().into(), "key", &idemkey::new_key().into());
+    set(&proto.clone().into(), "key", &new_key().into());
     let scope = uniq("proto");
     local()
         .set_item(&record_key("idemkey", &scope), &edited("key", None))

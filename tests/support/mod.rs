@@ -1,19 +1,22 @@
-//! Helpers shared by the browser test files: options, JS snippets that patch the page
-//! (throwing storage, hidden Web Locks, a fetch spy), the reference server's test API
-//! (faults, including exact scheduled answers, and the ledger).
+//! Helpers shared by the browser test files: the shipped module's exports (shipped.rs),
+//! options, JS snippets that patch the page (throwing storage, hidden Web Locks, a fetch
+//! spy), the reference server's test API (faults, including exact scheduled answers, and
+//! the ledger).
 #![allow(dead_code)]
 
 mod broken;
 mod case;
+mod shipped;
 mod tabs;
 #[allow(unused_imports)]
 pub use broken::*;
 #[allow(unused_imports)]
 pub use case::*;
 #[allow(unused_imports)]
+pub use shipped::*;
+#[allow(unused_imports)]
 pub use tabs::*;
 
-use idemkey::Checkout;
 use js_sys::{Array, Function, Promise, Reflect, JSON};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -85,7 +88,7 @@ pub fn js(json: &str) -> JsValue {
 
 /// A unique suffix for scopes, namespaces and customer ids.
 pub fn uniq(prefix: &str) -> String {
-    format!("{prefix}-{}", idemkey::new_key())
+    format!("{prefix}-{}", new_key())
 }
 
 /// Options for `scope` against the charges endpoint as `customer`, plus `extra` (JSON object
