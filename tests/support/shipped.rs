@@ -49,7 +49,9 @@ pub struct Checkout(Option<Shipped>);
 
 impl Checkout {
     fn js(&self) -> &Shipped {
-        self.0.as_ref().expect("a checkout handed over is not used again")
+        self.0
+            .as_ref()
+            .expect("a checkout handed over is not used again")
     }
 
     /// `Checkout.open(options)`: the checkout, or what it threw.
