@@ -21,6 +21,13 @@ for f in pkg/idemkey.js pkg/idemkey_bg.wasm; do
     exit 1
   fi
 done
+# The test binaries link the crate (its pure core is the tests' reference), browser surface
+# included: a test that called that surface would test a std build, not pkg/. The tests reach
+# the module through tests/support/shipped.rs only.
+if grep -nE 'idemkey::(\{[^}]*)?\b(Checkout|new_key|sweep)\b' tests/*.rs tests/support/*.rs >&2; then
+  echo "wasm-test: the lines above use the crate's own browser code; use the shipped module's (tests/support/shipped.rs)" >&2
+  exit 1
+fi
 stale="$(find src Cargo.toml scripts/post-pack.sh scripts/short-names.mjs -type f \
   \( -newer pkg/idemkey.js -o -newer pkg/idemkey_bg.wasm \) -print -quit)"
 if [ -n "$stale" ]; then
