@@ -54,6 +54,10 @@ extern "C" {
     /// reaction; resolves with `[first, again]`.
     #[wasm_bindgen(js_name = submitTwice)]
     pub fn submit_twice(c: &JsValue, payload: &JsValue) -> Promise;
+    /// Makes garbage every 20 ms, so that the collector runs while a request is on its way;
+    /// returns the function that stops it.
+    #[wasm_bindgen(js_name = churnGarbage)]
+    pub fn churn_garbage() -> Function;
     /// `[value]` if `p` resolves within `ms`, else `null`.
     pub fn within(p: &Promise, ms: f64) -> Promise;
     /// Dispatches a `storage` event for localStorage as another tab's write would.

@@ -51,6 +51,16 @@ export function holdLock(name) {
     navigator.locks.request(name, () => new Promise((release) => held(release)));
   });
 }
+// Makes garbage every 20 ms, as a busy page does, so that the collector runs while a request
+// is on its way; returns the function that stops it.
+export function churnGarbage() {
+  let kept = [];
+  const t = setInterval(() => {
+    kept = [];
+    for (let i = 0; i < 20000; i++) kept.push({ i, s: "x" + i });
+  }, 20);
+  return () => clearInterval(t);
+}
 export function within(p, ms) {
   return Promise.race([p.then((v) => [v]), new Promise((ok) => setTimeout(() => ok(null), ms))]);
 }
