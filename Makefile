@@ -110,8 +110,8 @@ examples/frameworks/node_modules/.package-lock.json: examples/frameworks/package
 # unstable flags of the stable toolchain: RUSTC_BOOTSTRAP=1 lets it take them, as for
 # `make fuzz`. It builds in a target directory of its own (WASM_TARGET_DIR): those flags
 # change how the host's proc-macro crates are built, which would otherwise be rebuilt each
-# time it and the server's release build take turns. The browser tests build with std as
-# usual. LLVM's inliner gets a threshold of
+# time it and the server's release build take turns. The browser tests run what it builds
+# (pkg/); only their own test binaries build with std. LLVM's inliner gets a threshold of
 # 30 where opt-level "z" gives it 5: measured from 0 to 225, 30 gave the smallest gzipped
 # module (0.26 KiB under the default); `make pack`'s budget tells when that stops holding.
 STD_BUILD := -Zbuild-std=core,alloc
@@ -157,7 +157,8 @@ test-host: tool-node
 test-promises: tool-node
 	node scripts/promises.mjs
 
-test-wasm: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver
+# The browser tests run the package `make build` writes to pkg/ (scripts/wasm-test.sh).
+test-wasm: build tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver
 	bash scripts/wasm-test.sh
 
 # The same scenarios in Chromium (playwright-core), then in WebKit through WebDriver.

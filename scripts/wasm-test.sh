@@ -5,10 +5,35 @@
 # reference server, which this script builds, starts and always stops. Extra arguments go
 # to `wasm-pack test` (e.g. `-- --test web_submit`); IDEMKEY_BROWSERS="chrome" (or
 # "firefox", "webkit", or any of them) runs those browsers only.
+# The tests run the package in pkg/ as `make build` leaves it (tests/support/page.js imports
+# pkg/idemkey.js, which the test runner serves from this directory, and its init() loads
+# idemkey_bg.wasm from beside it): run `make build` first (`make test-wasm` does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 target="${CARGO_TARGET_DIR:-target}"
+
+# A pkg/ that is missing, or older than what it is built from, would test other code than
+# the sources': refuse it rather than pass or fail on it.
+for f in pkg/idemkey.js pkg/idemkey_bg.wasm; do
+  if [ ! -s "$f" ]; then
+    echo "wasm-test: $f is missing: the browser tests run the built package; run \`make build\` first" >&2
+    exit 1
+  fi
+done
+# The test binaries link the crate (its pure core is the tests' reference), browser surface
+# included: a test that called that surface would test a std build, not pkg/. The tests reach
+# the module through tests/support/shipped.rs only.
+if grep -nE 'idemkey::(\{[^}]*)?\b(Checkout|new_key|sweep)\b' tests/*.rs tests/support/*.rs >&2; then
+  echo "wasm-test: the lines above use the crate's own browser code; use the shipped module's (tests/support/shipped.rs)" >&2
+  exit 1
+fi
+stale="$(find src Cargo.toml scripts/post-pack.sh scripts/short-names.mjs -type f \
+  \( -newer pkg/idemkey.js -o -newer pkg/idemkey_bg.wasm \) -print -quit)"
+if [ -n "$stale" ]; then
+  echo "wasm-test: $stale changed after pkg/ was built: run \`make build\` first" >&2
+  exit 1
+fi
 
 cargo build -p idemkey-server
 

@@ -8,7 +8,6 @@
 mod support;
 
 use idemkey::core::record::Record;
-use idemkey::Checkout;
 use js_sys::Function;
 use support::*;
 use wasm_bindgen::prelude::*;
@@ -37,7 +36,7 @@ async fn storage_that_throws_on_every_call_runs_in_memory() {
         assert_eq!(again.key(), c.key());
         let cached = pay(&again).await.unwrap();
         assert!(flag(&cached, "fromCache"));
-        assert!(idemkey::sweep(None).is_ok(), "sweep survives");
+        assert!(sweep(None).is_ok(), "sweep survives");
         repair();
         assert_eq!(t.ledger().await, vec![c.key()]);
         c.finish();
@@ -238,7 +237,7 @@ async fn a_record_from_the_future_is_set_aside_not_resumed_or_lost() {
     let t = case("future");
     let rk = t.key();
     let now = js_sys::Date::now();
-    let mut r = Record::new(idemkey::new_key(), t.scope.as_str(), now, 60_000.0);
+    let mut r = Record::new(new_key(), t.scope.as_str(), now, 60_000.0);
     r.state = idemkey::core::state::State::Pending;
     r.fingerprint = Some("f1:0000000000000000".into());
     r.attempts = 1;

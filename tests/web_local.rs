@@ -5,7 +5,6 @@
 mod support;
 
 use idemkey::core::record::Record;
-use idemkey::Checkout;
 use support::*;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
@@ -105,7 +104,7 @@ async fn open_creates_a_fresh_record_and_stores_it_with_the_lock() {
 
 #[wasm_bindgen_test]
 fn new_key_is_a_fresh_uuid_v4() {
-    let (a, b) = (idemkey::new_key(), idemkey::new_key());
+    let (a, b) = (new_key(), new_key());
     assert_ne!(a, b);
     for k in [a, b] {
         assert!(idemkey::core::record::is_uuid(&k), "{k}");

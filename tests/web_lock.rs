@@ -183,12 +183,7 @@ async fn a_submit_made_as_the_first_resolves_gets_the_stored_answer() {
 
 /// A record of `scope` for [`PAY`], in `state`, at `rev`, made `age_ms` ago, as a tab stores it.
 fn record_of(scope: &str, state: State, rev: u64, age_ms: f64) -> Record {
-    let mut r = Record::new(
-        idemkey::new_key(),
-        scope,
-        js_sys::Date::now() - age_ms,
-        86_400_000.0,
-    );
+    let mut r = Record::new(new_key(), scope, js_sys::Date::now() - age_ms, 86_400_000.0);
     r.state = state;
     r.rev = rev;
     r.attempts = 1;

@@ -9,7 +9,6 @@
 mod support;
 
 use idemkey::core::record::Record;
-use idemkey::Checkout;
 use js_sys::Array;
 use support::*;
 use wasm_bindgen::JsValue;
@@ -112,7 +111,7 @@ async fn finish_asks_the_tabs_to_stop_sending_only_a_key_without_a_stored_answer
 fn open_sweeps_a_namespaces_web_storage_once_per_page() {
     let ns = &uniq("ws").replace('-', "")[..16];
     let now = js_sys::Date::now();
-    let expired = |scope: &str| Record::new(idemkey::new_key(), scope, now - 10_000.0, 1_000.0);
+    let expired = |scope: &str| Record::new(new_key(), scope, now - 10_000.0, 1_000.0);
     let plant = |s: &web_sys::Storage, scope: &str| {
         let k = record_key(ns, scope);
         s.set_item(&k, &expired(scope).encode()).unwrap();
@@ -144,7 +143,7 @@ fn open_sweeps_a_namespaces_web_storage_once_per_page() {
         None,
         "sessionStorage was not swept"
     );
-    assert_eq!(idemkey::sweep(Some(ns.to_string())).unwrap(), 1);
+    assert_eq!(sweep(Some(ns.to_string())).unwrap(), 1);
     assert_eq!(
         local().get_item(&k2).unwrap(),
         None,

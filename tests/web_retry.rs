@@ -159,6 +159,30 @@ async fn the_deadline_bounds_the_whole_submit() {
     c.finish();
 }
 
+// P-timeout-retried: a try is cut at timeoutMs while the page makes garbage (a fetch whose abort hung on an object the collector took would run on)
+#[wasm_bindgen_test]
+async fn a_try_is_cut_at_its_timeout_while_the_page_makes_garbage() {
+    let stop = churn_garbage();
+    let mut outlived = vec![];
+    for _ in 0..6 {
+        let (c, customer, _ev) = checkout(r#"{"timeoutMs":300,"maxRetries":0}"#);
+        fault(&customer, "delay-after-commit", 1, 2000).await;
+        let t0 = js_sys::Date::now();
+        let r = submit(&c, &js(PAY)).await;
+        let took = js_sys::Date::now() - t0;
+        match r {
+            Err(e) if took < 1500.0 => assert_idem_error(&e, "outcome-unknown", "timeout"),
+            r => outlived.push(format!("{took} ms: {r:?}")),
+        }
+        c.finish();
+    }
+    restore(&stop);
+    assert!(
+        outlived.is_empty(),
+        "tries that ran on past their 300 ms timeout: {outlived:?}"
+    );
+}
+
 /// A fault unit that changes nothing (`delay-after-commit` of 0 ms): scheduled after the
 /// faults under test, it makes the final, successful request show up in the fault log too.
 const MARKER: &str = r#"{"mode":"delay-after-commit","delay_ms":0}"#;

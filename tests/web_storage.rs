@@ -6,7 +6,6 @@ mod support;
 
 use idemkey::core::record::{quarantine_key, Record, StoredResponse};
 use idemkey::core::state::State;
-use idemkey::{sweep, Checkout};
 use support::*;
 use wasm_bindgen_test::*;
 
@@ -211,7 +210,7 @@ fn a_throwing_on_event_never_breaks_open() {
 }
 
 fn stored(scope: &str, now: f64, ttl_ms: f64, state: State) -> Record {
-    let mut r = Record::new(idemkey::new_key(), scope, now, ttl_ms);
+    let mut r = Record::new(new_key(), scope, now, ttl_ms);
     r.state = state;
     if state != State::Fresh {
         r.fingerprint = Some("f1:0000000000000000".into());

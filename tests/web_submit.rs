@@ -366,7 +366,7 @@ async fn every_key_is_stored_before_its_first_request_and_the_payload_never_is()
     let resumed = submit(&refreshed, &js(PAY)).await.unwrap();
     assert_eq!(num(&resumed, "status"), 201.0);
     // An expired pending record (another day's visit): a new key once more.
-    let mut old = Record::new(idemkey::new_key(), scope.as_str(), 0.0, 1.0);
+    let mut old = Record::new(new_key(), scope.as_str(), 0.0, 1.0);
     old.state = State::Pending;
     old.fingerprint = Some(fingerprint(OTHER).unwrap());
     old.attempts = 1;

@@ -97,7 +97,7 @@ async fn a_record_in_the_store_wins_over_a_key_made_at_open() {
     // which opens, sees nothing and makes up a key of its own.
     let customer = uniq("cust");
     let scope = uniq("cart");
-    let k1 = idemkey::new_key();
+    let k1 = new_key();
     let mut r = Record::new(
         k1.clone(),
         scope.as_str(),
@@ -331,13 +331,13 @@ async fn an_indexeddb_that_fails_falls_back_to_local_storage_and_charges_once() 
 async fn sweep_deletes_expired_records_from_indexeddb_too() {
     let ns = &uniq("sw").replace('-', "")[..16];
     let now = js_sys::Date::now();
-    let old = Record::new(idemkey::new_key(), "old", now - 10_000.0, 1_000.0);
-    let live = Record::new(idemkey::new_key(), "live", now, 60_000.0);
+    let old = Record::new(new_key(), "old", now - 10_000.0, 1_000.0);
+    let live = Record::new(new_key(), "live", now, 60_000.0);
     let (ko, kl) = (record_key(ns, "old"), record_key(ns, "live"));
     idb_put(&ko, &old.encode()).await;
     idb_put(&kl, &live.encode()).await;
     idb_put(&record_key(&format!("{ns}x"), "old"), &old.encode()).await;
-    idemkey::sweep(Some(ns.to_string())).unwrap();
+    sweep(Some(ns.to_string())).unwrap();
     let mut gone = false;
     for _ in 0..100 {
         if idb_get(&ko).await.is_none() {
@@ -365,7 +365,7 @@ async fn open_sweeps_indexeddb_once_per_namespace_and_page() {
     let ns = &uniq("op").replace('-', "")[..16];
     let now = js_sys::Date::now();
     let expired = |scope: &str| {
-        let r = Record::new(idemkey::new_key(), scope, now - 10_000.0, 1_000.0);
+        let r = Record::new(new_key(), scope, now - 10_000.0, 1_000.0);
         (record_key(ns, scope), r.encode())
     };
     let gone = |key: String| async move {
@@ -398,7 +398,7 @@ async fn open_sweeps_indexeddb_once_per_namespace_and_page() {
     let b = in_ns("b");
     sleep(500).await;
     assert!(idb_get(&k2).await.is_some(), "open() swept IndexedDB again");
-    idemkey::sweep(Some(ns.to_string())).unwrap();
+    sweep(Some(ns.to_string())).unwrap();
     assert!(gone(k2).await, "sweep() did not sweep IndexedDB");
     a.finish();
     b.finish();

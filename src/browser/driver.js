@@ -306,7 +306,9 @@ export async function send(d, url, method, headers, keyName, keyValue, body, cre
     const p = headers ? headers.split("\n") : [];
     for (let i = 0; i < p.length; i += 2) h.set(p[i], p[i + 1]);
     h.set(keyName, keyValue);
-    const r = await fetch(new Request(url, { method, headers: h, body, credentials, signal: c.signal }));
+    // The signal goes to fetch itself too: WebKit does not always abort a fetch whose only
+    // signal is its Request's, once nothing else holds that Request.
+    const r = await fetch(new Request(url, { method, headers: h, body, credentials, signal: c.signal }), { signal: c.signal });
     a = [r.status, await r.text(), r.headers.get("retry-after"), r.headers.get("idempotent-replayed")];
   } catch {
     a = null;

@@ -3,7 +3,6 @@
 //! broken storage share: a fresh case, a key whose outcome is unknown, the fallback events,
 //! a reload.
 
-use idemkey::Checkout;
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 

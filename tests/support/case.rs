@@ -2,11 +2,10 @@
 //! recorder, a checkout, the record as Web Storage holds it, the customer's ledger.
 
 use idemkey::core::record::Record;
-use idemkey::Checkout;
 use js_sys::Function;
 use wasm_bindgen::JsValue;
 
-use super::{ledger, local, open, record_key, recorded_opts, until};
+use super::{ledger, local, open, record_key, recorded_opts, until, Checkout};
 
 /// A new customer and a new scope, so a test shares no record or charge with another.
 pub struct Case {

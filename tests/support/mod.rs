@@ -1,19 +1,22 @@
-//! Helpers shared by the browser test files: options, JS snippets that patch the page
-//! (throwing storage, hidden Web Locks, a fetch spy), the reference server's test API
-//! (faults, including exact scheduled answers, and the ledger).
+//! Helpers shared by the browser test files: the shipped module's exports (shipped.rs),
+//! options, JS snippets that patch the page (throwing storage, hidden Web Locks, a fetch
+//! spy), the reference server's test API (faults, including exact scheduled answers, and
+//! the ledger).
 #![allow(dead_code)]
 
 mod broken;
 mod case;
+mod shipped;
 mod tabs;
 #[allow(unused_imports)]
 pub use broken::*;
 #[allow(unused_imports)]
 pub use case::*;
 #[allow(unused_imports)]
+pub use shipped::*;
+#[allow(unused_imports)]
 pub use tabs::*;
 
-use idemkey::Checkout;
 use js_sys::{Array, Function, Promise, Reflect, JSON};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -51,6 +54,10 @@ extern "C" {
     /// reaction; resolves with `[first, again]`.
     #[wasm_bindgen(js_name = submitTwice)]
     pub fn submit_twice(c: &JsValue, payload: &JsValue) -> Promise;
+    /// Makes garbage every 20 ms, so that the collector runs while a request is on its way;
+    /// returns the function that stops it.
+    #[wasm_bindgen(js_name = churnGarbage)]
+    pub fn churn_garbage() -> Function;
     /// `[value]` if `p` resolves within `ms`, else `null`.
     pub fn within(p: &Promise, ms: f64) -> Promise;
     /// Dispatches a `storage` event for localStorage as another tab's write would.
@@ -85,7 +92,7 @@ pub fn js(json: &str) -> JsValue {
 
 /// A unique suffix for scopes, namespaces and customer ids.
 pub fn uniq(prefix: &str) -> String {
-    format!("{prefix}-{}", idemkey::new_key())
+    format!("{prefix}-{}", new_key())
 }
 
 /// Options for `scope` against the charges endpoint as `customer`, plus `extra` (JSON object

@@ -1,5 +1,10 @@
 // The test pages' own JS: one file, so a page fetches one snippet for it (the test
 // runner's server hangs a page that opens more than four connections at once).
+// It also brings the module under test: the package as `make build` wrote it to pkg/, which
+// the test runner serves from the crate's directory; init() at the bottom loads the wasm
+// from beside idemkey.js, as a user's page does. tests/support/shipped.rs binds its exports.
+import init, { Checkout, newKey, sweep } from "/pkg/idemkey.js";
+export { Checkout, newKey, sweep };
 export function recorder() {
   const f = (e) => { f.events.push(e); f.times.push(Date.now()); };
   f.events = []; f.times = [];
@@ -45,6 +50,16 @@ export function holdLock(name) {
   return new Promise((held) => {
     navigator.locks.request(name, () => new Promise((release) => held(release)));
   });
+}
+// Makes garbage every 20 ms, as a busy page does, so that the collector runs while a request
+// is on its way; returns the function that stops it.
+export function churnGarbage() {
+  let kept = [];
+  const t = setInterval(() => {
+    kept = [];
+    for (let i = 0; i < 20000; i++) kept.push({ i, s: "x" + i });
+  }, 20);
+  return () => clearInterval(t);
 }
 export function within(p, ms) {
   return Promise.race([p.then((v) => [v]), new Promise((ok) => setTimeout(() => ok(null), ms))]);
@@ -95,9 +110,10 @@ export async function openTab() {
   const f = document.createElement("iframe");
   document.body.appendChild(f);
   const w = f.contentWindow;
-  const m = await w.eval('import("/wasm-bindgen-test.js")');
-  await m.default("/wasm-bindgen-test_bg.wasm");
-  if (typeof m.Checkout !== "function") throw new Error("the test module exports no Checkout");
+  // The frame's own instance of the shipped module, as another tab of the shop would load it.
+  const m = await w.eval('import("/pkg/idemkey.js")');
+  await m.default();
+  if (typeof m.Checkout !== "function") throw new Error("pkg/idemkey.js exports no Checkout");
   return { frame: f, window: w, module: m };
 }
 export function tabOpen(tab, options) { return tab.module.Checkout.open(tab.window.structuredClone(options)); }
@@ -252,3 +268,7 @@ export function countRequests() {
     return made;
   };
 }
+
+// The module under test, initialised once the page's patches above are in place (the
+// tests' code runs after this, since the test harness imports this file).
+await init();
