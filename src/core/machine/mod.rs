@@ -19,6 +19,7 @@ mod jobs;
 mod listen;
 mod lock;
 pub mod mirror;
+mod mutation;
 mod record_io;
 mod submit;
 mod view;
@@ -26,6 +27,8 @@ mod view;
 pub use host::{new_key, random01, Host};
 pub use io::{Answer, Command, Event, EventKind, Input, NoAnswer, Reply, Request, Wake};
 pub use view::sweep_backend;
+#[cfg(feature = "sim-mutations")]
+pub use mutation::{set_mutation, Mutation};
 
 use alloc::collections::VecDeque;
 use alloc::rc::Rc;

@@ -15,12 +15,13 @@ impl<H: Host> Scope<H> {
     /// Reads the record with the lock: asks IndexedDB (whether it answers, `true`) when it
     /// holds the record.
     pub(super) fn read_begin(&mut self) -> bool {
-        if self.idb {
+        if self.idb && !super::mutation::on(super::mutation::Mutation::SkipReRead) {
             self.out.push_back(Command::IdbGet {
                 key: self.rec_key.clone(),
             });
+            return true;
         }
-        self.idb
+        false
     }
 
     /// [`Scope::read_begin`], then `then` with what the page goes on from once known
