@@ -8,7 +8,9 @@
 //! key got a final failure (the server charged nothing); an order that was ended while one
 //! of its submits was still running is "straddled" (the README lets that submit go out
 //! under the next attempt's key) and is not held to one key; and once IndexedDB failed in
-//! some tab (ordering lost, as the README says) the run is "degraded" and neither is it.
+//! some tab (ordering lost, as the README says) the run is "degraded": from then on no
+//! order is held to one key or one charge, and a page's finished attempt may come back
+//! from a tab that still reads the IndexedDB record the degraded tab could not remove.
 
 use std::collections::BTreeMap;
 
@@ -41,7 +43,27 @@ pub enum Property {
     ForgottenNotResent,
 }
 
+/// Every property.
+pub const ALL: [Property; 10] = [
+    Property::OneCharge,
+    Property::UnknownKept,
+    Property::OneViewPerPage,
+    Property::ShownIsSent,
+    Property::FinishedStaysFinished,
+    Property::OnePayloadOneKey,
+    Property::EverySubmitSettles,
+    Property::NoLockLeft,
+    Property::EventsInOrder,
+    Property::ForgottenNotResent,
+];
+
 impl Property {
+    /// The property of a name.
+    /// The property's name as printed.
+    pub fn named(name: &str) -> Option<Property> {
+        ALL.into_iter().find(|p| p.name() == name)
+    }
+
     /// The property's name as printed.
     pub fn name(self) -> &'static str {
         match self {
@@ -80,14 +102,24 @@ pub struct Checker {
     expiry: BTreeMap<String, f64>,
     /// IndexedDB failed in some tab.
     pub degraded: bool,
+    /// Only this property counts (to show a mutation breaks that one).
+    pub focus: Option<Property>,
     /// The first violation.
     pub violation: Option<(Property, String)>,
 }
 
 impl Checker {
+    /// A checker for which only `focus` counts, if given.
+    pub fn focused(focus: Option<Property>) -> Checker {
+        Checker {
+            focus,
+            ..Checker::default()
+        }
+    }
+
     /// Records a violation (the first one is kept).
     pub fn fail(&mut self, p: Property, msg: String) {
-        if self.violation.is_none() {
+        if self.violation.is_none() && self.focus.map_or(true, |f| f == p) {
             self.violation = Some((p, msg));
         }
     }
@@ -131,7 +163,11 @@ impl Checker {
 
     /// A submit of `order` settled `outcome-unknown` after trying `key`.
     pub fn on_unknown(&mut self, order: usize, key: &str) {
-        self.orders.entry(order).or_default().unknown.push(key.into());
+        self.orders
+            .entry(order)
+            .or_default()
+            .unknown
+            .push(key.into());
     }
 
     /// The server charged `order` under `key`.
@@ -159,7 +195,12 @@ impl Checker {
     /// The event `e` a page emitted, checked against the page's `last_state` (what its
     /// previous `state` event reported) and `answered` (the status of the answer it is
     /// handling, if any).
-    pub fn on_event(&mut self, e: &Event, last_state: &mut Option<&'static str>, answered: Option<u16>) {
+    pub fn on_event(
+        &mut self,
+        e: &Event,
+        last_state: &mut Option<&'static str>,
+        answered: Option<u16>,
+    ) {
         match &e.kind {
             EventKind::Response { status, .. } if answered != Some(*status) => {
                 let msg = format!("response event {status} without that answer ({answered:?})");
@@ -174,7 +215,9 @@ impl Checker {
                 }
                 *last_state = Some(state);
             }
-            EventKind::StorageFallback { from: "indexeddb", .. } => self.degraded = true,
+            EventKind::StorageFallback {
+                from: "indexeddb", ..
+            } => self.degraded = true,
             _ => {}
         }
     }
@@ -182,7 +225,7 @@ impl Checker {
 
 /// The order a request body pays (`{"order":N,...}`).
 pub fn order_of(body: &str) -> usize {
-    body.split(|c| c == ':' || c == ',')
+    body.split([':', ','])
         .nth(1)
         .and_then(|n| n.parse().ok())
         .unwrap_or(usize::MAX)

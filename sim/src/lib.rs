@@ -15,6 +15,7 @@ mod dispatch;
 pub mod env;
 mod local;
 mod locks;
+mod moves;
 mod net;
 pub mod queue;
 pub mod rng;
@@ -36,10 +37,16 @@ pub struct Outcome {
     pub trace: Vec<String>,
 }
 
-/// Runs the schedule of `seed` with `mutation` on (`None`: the machine as shipped).
-pub fn run(seed: u64, mutation: Option<Mutation>, traced: bool) -> Outcome {
+/// Runs the schedule of `seed` with `mutation` on (`None`: the machine as shipped);
+/// with `focus`, only that property counts.
+pub fn run(
+    seed: u64,
+    mutation: Option<Mutation>,
+    traced: bool,
+    focus: Option<Property>,
+) -> Outcome {
     set_mutation(mutation);
-    let mut w = world::World::new(seed, traced);
+    let mut w = world::World::new(seed, traced, focus);
     let violation = w.run();
     set_mutation(None);
     Outcome {

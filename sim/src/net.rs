@@ -37,7 +37,10 @@ impl World {
             self.check.fail(Property::ShownIsSent, msg);
         }
         if !attempt_first {
-            let msg = format!("p{page} sends {} without an attempt event just before", r.key_value);
+            let msg = format!(
+                "p{page} sends {} without an attempt event just before",
+                r.key_value
+            );
             self.check.fail(Property::EventsInOrder, msg);
         }
         let order = order_of(&r.body);
@@ -73,7 +76,11 @@ impl World {
             self.at(now + lost_at, Ev::Answer { id, answer: None });
             return;
         }
-        let up = if slow { r.timeout_ms * self.rng(|g| g.range(0.5, 1.5)) } else { up };
+        let up = if slow {
+            r.timeout_ms * self.rng(|g| g.range(0.5, 1.5))
+        } else {
+            up
+        };
         self.at(now + up, Ev::Arrive(id));
     }
 
@@ -124,7 +131,7 @@ impl World {
         let Some(r) = self.reqs.get(&id) else { return };
         let (key, body, decline) = (r.key.clone(), r.body.clone(), r.decline);
         let now = self.now();
-        let reply = self.server.commit(&key, now, decline);
+        let reply = self.server.commit(&key, decline);
         self.note(|| format!("server: {key} committed {}", reply.status));
         if reply.status == 201 {
             self.check.on_charge(order_of(&body), &key, now);
@@ -136,7 +143,7 @@ impl World {
     /// is lost on the way.
     fn respond(&mut self, id: u64, reply: Reply, after: f64) {
         let (lost, down) = self.rng(|g| (g.chance(self.p.lost_after), g.range(1.0, 40.0)));
-        let answer = (!lost || self.faults_off).then(|| Answer {
+        let answer = (!lost || self.faults_off).then_some(Answer {
             status: reply.status,
             body: reply.body,
             retry_after: reply.retry_after,
@@ -147,7 +154,9 @@ impl World {
 
     /// Try `id`'s answer (or failure) reaches its page, unless it timed out before.
     pub(crate) fn answer(&mut self, id: u64, answer: Option<Answer>) {
-        let Some(r) = self.reqs.get_mut(&id) else { return };
+        let Some(r) = self.reqs.get_mut(&id) else {
+            return;
+        };
         if r.done {
             return;
         }
@@ -162,7 +171,9 @@ impl World {
 
     /// Try `id`'s timeout: the page aborts it.
     pub(crate) fn abort(&mut self, id: u64) {
-        let Some(r) = self.reqs.get_mut(&id) else { return };
+        let Some(r) = self.reqs.get_mut(&id) else {
+            return;
+        };
         if r.done {
             return;
         }

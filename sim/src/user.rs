@@ -111,7 +111,11 @@ impl Profile {
 pub fn plan(rng: &mut Rng, p: &Profile) -> Vec<(f64, Act)> {
     let mut acts = vec![(0.0, Act::Open(0))];
     for tab in 0..p.tabs {
-        let opened = if tab == 0 { 0.0 } else { rng.range(0.0, 1500.0) };
+        let opened = if tab == 0 {
+            0.0
+        } else {
+            rng.range(0.0, 1500.0)
+        };
         if tab > 0 {
             acts.push((opened, Act::Open(tab)));
         }

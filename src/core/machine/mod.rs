@@ -26,9 +26,9 @@ mod view;
 
 pub use host::{new_key, random01, Host};
 pub use io::{Answer, Command, Event, EventKind, Input, NoAnswer, Reply, Request, Wake};
-pub use view::sweep_backend;
 #[cfg(feature = "sim-mutations")]
 pub use mutation::{set_mutation, Mutation};
+pub use view::sweep_backend;
 
 use alloc::collections::VecDeque;
 use alloc::rc::Rc;

@@ -212,7 +212,10 @@ impl<H: Host> Scope<H> {
             SubmitPlan::Send { new_key: true } => rec = self.fresh(),
             SubmitPlan::Send { new_key: false } => {
                 use super::mutation::{on, Mutation};
-                if on(Mutation::RotateAfterUnknown) && rec.state == State::Pending && rec.attempts > 0 {
+                if on(Mutation::RotateAfterUnknown)
+                    && rec.state == State::Pending
+                    && rec.attempts > 0
+                {
                     rec = self.fresh();
                 }
             }
