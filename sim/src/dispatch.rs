@@ -69,6 +69,9 @@ impl World {
                 }
             }
             Command::Emit(e) => {
+                if matches!(e.kind, idemkey::core::machine::EventKind::KeyChanged { .. }) {
+                    self.stats.key_changed += 1;
+                }
                 let p = &mut self.pages[page];
                 self.check.on_event(&e, &mut p.last_state, p.answered);
                 p.last_event = Some(e);
@@ -254,6 +257,7 @@ impl World {
                     self.check.fail(Property::ShownIsSent, msg);
                 }
             }
+            Err(Error::OutcomeUnknown { .. }) if self.count_unknown() => {}
             Err(Error::OutcomeUnknown {
                 abandoned: false, ..
             }) => {
@@ -263,6 +267,12 @@ impl World {
             }
             Err(_) => {}
         }
+    }
+
+    /// Counts an `outcome-unknown`; false, so the checks that follow still run.
+    fn count_unknown(&mut self) -> bool {
+        self.stats.unknown += 1;
+        false
     }
 
     /// After the run: every submit of a live page settled, the final one with an answer or

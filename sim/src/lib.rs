@@ -35,6 +35,8 @@ pub struct Outcome {
     pub steps: u64,
     /// The run's trace, when asked for.
     pub trace: Vec<String>,
+    /// What the run went through.
+    pub stats: world::Stats,
 }
 
 /// Runs the schedule of `seed` with `mutation` on (`None`: the machine as shipped);
@@ -52,6 +54,7 @@ pub fn run(
     Outcome {
         violation,
         steps: w.steps,
+        stats: w.stats,
         trace: w.trace.take().unwrap_or_default(),
     }
 }

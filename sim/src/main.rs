@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use idemkey_sim::check::Property;
+use idemkey_sim::world::Stats;
 use idemkey_sim::{mutation_named, run, Mutation, MUTATIONS};
 
 /// What the command line can get wrong.
@@ -116,6 +117,7 @@ fn search(
     m: Option<Mutation>,
     focus: Option<Property>,
     skip: &[u64],
+    sum: &mut Stats,
 ) -> (Option<u64>, u64, u64) {
     let mut steps = 0;
     for i in 0..n {
@@ -124,11 +126,23 @@ fn search(
         }
         let o = run(from + i, m, false, focus);
         steps += o.steps;
+        add(sum, &o.stats);
         if o.violation.is_some() {
             return (Some(from + i), i + 1, steps);
         }
     }
     (None, n, steps)
+}
+
+/// Adds a run's figures to `sum`.
+fn add(sum: &mut Stats, s: &Stats) {
+    sum.tries += s.tries;
+    sum.charges += s.charges;
+    sum.replays += s.replays;
+    sum.unknown += s.unknown;
+    sum.key_changed += s.key_changed;
+    sum.deaths += s.deaths;
+    sum.overlaps += s.overlaps;
 }
 
 fn lines(path: &str) -> Result<Vec<(usize, Vec<String>)>, SimError> {
@@ -211,7 +225,7 @@ fn mutations(path: &str, budget: u64) -> Result<bool, SimError> {
         let fails = run(seed, Some(m), false, focus).violation;
         let clean = run(seed, None, false, None).violation;
         let t = Instant::now();
-        let (found, count, _) = search(1, budget, Some(m), focus, &[]);
+        let (found, count, _) = search(1, budget, Some(m), focus, &[], &mut Stats::default());
         let (fname, fmsg) = fails
             .as_ref()
             .map_or(("passed", String::new()), |(p, s)| (p.name(), s.clone()));
@@ -286,7 +300,8 @@ fn main_() -> Result<bool, SimError> {
         return Ok(failed == 0);
     }
     let t = Instant::now();
-    let (found, count, steps) = search(from, budget, a.mutation, a.focus, &known);
+    let mut sum = Stats::default();
+    let (found, count, steps) = search(from, budget, a.mutation, a.focus, &known, &mut sum);
     let secs = t.elapsed().as_secs_f64();
     println!(
         "{count} schedules from seed {from} (mutation {}) in {secs:.1} s: {:.0} schedules/s, {:.0} events each",
@@ -294,6 +309,7 @@ fn main_() -> Result<bool, SimError> {
         count as f64 / secs,
         steps as f64 / count as f64
     );
+    println!("  they went through: {sum:?}");
     if let Some(seed) = found {
         report(seed, a.mutation, a.focus);
         return Ok(false);

@@ -49,6 +49,9 @@ impl World {
         self.check
             .on_send(order, &r.key_value, expires, now, |k| server.failed(k));
         let id = self.id();
+        self.stats.tries += 1;
+        let overlap = self.reqs.values().any(|q| !q.done && q.page != page);
+        self.stats.overlaps += u64::from(overlap);
         let faults = !self.faults_off;
         let p = self.p.clone();
         let (lost, slow, decline, up, lost_at) = self.rng(|g| {
@@ -115,6 +118,7 @@ impl World {
         }
         match handled {
             Handled::Now(reply) => {
+                self.stats.replays += u64::from(reply.replayed.is_some());
                 self.note(|| format!("server: {key} -> {}", reply.status));
                 self.respond(id, reply, quick);
             }
@@ -134,6 +138,7 @@ impl World {
         let reply = self.server.commit(&key, decline);
         self.note(|| format!("server: {key} committed {}", reply.status));
         if reply.status == 201 {
+            self.stats.charges += 1;
             self.check.on_charge(order_of(&body), &key, now);
         }
         self.respond(id, reply, 0.0);

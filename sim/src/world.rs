@@ -86,6 +86,27 @@ pub struct World {
     pub(crate) trace: Option<Vec<String>>,
     /// Events handled.
     pub steps: u64,
+    /// What the run went through.
+    pub stats: Stats,
+}
+
+/// What a run went through, to tell the schedules cover what they should.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Stats {
+    /// Tries sent.
+    pub tries: u64,
+    /// Charges the server made.
+    pub charges: u64,
+    /// Answers replayed by the server.
+    pub replays: u64,
+    /// Submits settled `outcome-unknown` (abandoned or not).
+    pub unknown: u64,
+    /// `key-changed` events.
+    pub key_changed: u64,
+    /// Pages killed (reload, close, crash).
+    pub deaths: u64,
+    /// Tries sent while another page's try of the scope was in flight.
+    pub overlaps: u64,
 }
 
 /// The options every page opens the checkout with.
@@ -144,6 +165,7 @@ impl World {
             final_promise: None,
             trace: traced.then(Vec::new),
             steps: 0,
+            stats: Stats::default(),
             p,
         };
         let profile = format!("profile {:?}", w.p);
@@ -343,6 +365,7 @@ impl World {
         }
         p.alive = false;
         p.live = None;
+        self.stats.deaths += 1;
         self.env.borrow_mut().local.unload(page);
         self.note(|| format!("p{page} dies"));
         for (pg, inst) in self.locks.page_gone(page) {
