@@ -159,12 +159,14 @@ test-sim: tool-rust
 	$(SIM) --regressions sim/regressions.txt --seeds $(SIM_SEEDS)
 	$(SIM) --mutations sim/mutations.txt --seeds $(SIM_SEEDS)
 
-# make sim SEEDS=N [FROM=S]: N more schedules; make sim SEED=S [MUTATION=m] [PROPERTY=p]:
-# replay one with its trace.
+# make sim SEEDS=N [FROM=S] [KEEP_GOING=1]: N more schedules (the regression list's known
+# bugs skipped), stopping at the first failure with its trace, or listing every failing
+# seed; make sim SEED=S [MUTATION=m] [PROPERTY=p]: replay one with its trace.
 SEEDS ?= 100000
 sim: tool-rust
 	cargo build --release -p idemkey-sim
-	$(SIM) $(if $(SEED),--seed $(SEED),--seeds $(SEEDS) $(if $(FROM),--from $(FROM))) \
+	$(SIM) $(if $(SEED),--seed $(SEED),--regressions sim/regressions.txt --seeds $(SEEDS) \
+	  $(if $(FROM),--from $(FROM)) $(if $(KEEP_GOING),--keep-going)) \
 	  $(if $(MUTATION),--mutation $(MUTATION)) $(if $(PROPERTY),--property $(PROPERTY))
 
 # Each promise the README marks [P-some-name] is named by a browser test that checks it
