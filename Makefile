@@ -28,7 +28,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
         build server demo test test-host tool-npm-examples test-wasm test-e2e test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
-        fuzz tool-cargo-fuzz
+        fuzz tool-cargo-fuzz test-sim sim
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
@@ -39,6 +39,7 @@ help:
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
 	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=..., CLUSTER=1, BROWSER=webkit)"
 	@echo "make fuzz   every cargo-fuzz target for FUZZ_SECONDS (default 60) each"
+	@echo "make sim    SEEDS=N more simulated schedules, or SEED=S [MUTATION=m] to replay one with its trace"
 
 ## ---- tools (idempotent: each step skips what is already there) ----
 tools: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver tool-npm
@@ -142,13 +143,33 @@ cluster: build server
 	bash scripts/cluster.sh $(DEMO_ADDR)
 
 ## ---- tests ----
-test: tools test-promises test-host test-wasm test-e2e test-csp test-consumer test-storm test-chaos
+test: tools test-promises test-host test-sim test-wasm test-e2e test-csp test-consumer test-storm test-chaos
 	@echo "make test: all suites passed"
 
 # Host tests, and no import circles between the client's files (scripts/circles.mjs).
 test-host: tool-node
 	cargo test --workspace
 	node scripts/circles.mjs src
+
+# The deterministic simulation (sim/, README "Simulation"), release build: the regression
+# seeds first, then SIM_SEEDS seeded schedules (about 3 s), then each test-only mutation of
+# the machine (feature sim-mutations) must be caught within SIM_SEEDS schedules.
+SIM_SEEDS ?= 10000
+SIM := ./target/release/idemkey-sim
+test-sim: tool-rust
+	cargo build --release -p idemkey-sim
+	$(SIM) --regressions sim/regressions.txt --seeds $(SIM_SEEDS)
+	$(SIM) --mutations sim/mutations.txt --seeds $(SIM_SEEDS)
+
+# make sim SEEDS=N [FROM=S] [KEEP_GOING=1]: N more schedules (the regression list's known
+# bugs skipped), stopping at the first failure with its trace, or listing every failing
+# seed; make sim SEED=S [MUTATION=m] [PROPERTY=p]: replay one with its trace.
+SEEDS ?= 100000
+sim: tool-rust
+	cargo build --release -p idemkey-sim
+	$(SIM) $(if $(SEED),--seed $(SEED),--regressions sim/regressions.txt --seeds $(SEEDS) \
+	  $(if $(FROM),--from $(FROM)) $(if $(KEEP_GOING),--keep-going)) \
+	  $(if $(MUTATION),--mutation $(MUTATION)) $(if $(PROPERTY),--property $(PROPERTY))
 
 # Each promise the README marks [P-some-name] is named by a browser test that checks it
 # (`// P-some-name: ...` above the test), and each id a test names is in the README.

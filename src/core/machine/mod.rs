@@ -19,6 +19,7 @@ mod jobs;
 mod listen;
 mod lock;
 pub mod mirror;
+mod mutation;
 mod record_io;
 mod scope;
 mod state;
@@ -27,6 +28,8 @@ mod view;
 
 pub use host::{new_key, random01, Host};
 pub use io::{Answer, Command, Event, EventKind, Input, NoAnswer, Reply, Request, Wake};
+#[cfg(feature = "sim-mutations")]
+pub use mutation::{set_mutation, Mutation};
 pub use state::{Scope, Submitted};
 pub use view::sweep_backend;
 

@@ -16,12 +16,13 @@ impl<H: Host> Scope<H> {
     /// Reads the record with the lock: asks IndexedDB (whether it answers, `true`) when it
     /// holds the record.
     pub(super) fn read_begin(&mut self) -> bool {
-        if self.idb {
+        use super::mutation::{on, Mutation::SkipReRead};
+        if self.idb && !on(SkipReRead) {
             self.out.push_back(Command::IdbGet {
                 key: self.rec_key.clone(),
             });
         }
-        self.idb
+        self.idb && !on(SkipReRead)
     }
 
     /// [`Scope::read_begin`], then `then` with what the page goes on from once known

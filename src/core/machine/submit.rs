@@ -140,7 +140,15 @@ impl<H: Host> Scope<H> {
                 return None;
             }
             SubmitPlan::Send { new_key: true } => rec = self.fresh(),
-            SubmitPlan::Send { new_key: false } => {}
+            SubmitPlan::Send { new_key: false } => {
+                use super::mutation::{on, Mutation};
+                if on(Mutation::RotateAfterUnknown)
+                    && rec.state == State::Pending
+                    && rec.attempts > 0
+                {
+                    rec = self.fresh();
+                }
+            }
         }
         rec.fingerprint = Some(j.fp.clone());
         rec.state = State::Pending;

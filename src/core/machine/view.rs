@@ -56,7 +56,7 @@ impl<H: Host> Scope<H> {
     /// alone, which has just read all they hold: the key is stored at once (its `rev`
     /// counted up: same key and state, no event).
     pub(super) fn keep_shown(&mut self) {
-        if !self.idb {
+        if !self.idb || super::mutation::on(super::mutation::Mutation::OpenWritesOwnKey) {
             self.rec.rev += 1;
             self.rec_stored = true;
             let text = self.rec.encode();

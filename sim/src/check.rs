@@ -1,0 +1,232 @@
+//! The properties checked during and after every run, taken from the README's promises.
+//!
+//! A *checkout attempt* here is one order of the simulated user: order 0 begins with the
+//! run; the user's `finish()` or `reset()` (in any tab) ends the current order and begins
+//! the next. Every `submit()` carries the number of the order current when it is called in
+//! its body, so each request and each charge belongs to exactly one order. An order whose
+//! key expired (the client's `ttlSeconds`) may go on under a new key, and so may one whose
+//! key got a final failure (the server charged nothing); an order that was ended while one
+//! of its submits was still running is "straddled" (the README lets that submit go out
+//! under the next attempt's key) and is not held to one key; and once IndexedDB failed in
+//! some tab (ordering lost, as the README says) the run is "degraded": from then on no
+//! order is held to one key or one charge, and a page's finished attempt may come back
+//! from a tab that still reads the IndexedDB record the degraded tab could not remove.
+
+use std::collections::BTreeMap;
+
+use idemkey::core::machine::{Event, EventKind};
+
+/// A promise the client makes, checked by the simulator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Property {
+    /// The server charges each order at most once.
+    OneCharge,
+    /// A key whose outcome is unknown is never replaced within its attempt.
+    UnknownKept,
+    /// Two `Checkout`s of a scope in one page show the same key and state: one machine per
+    /// scope in the page's registry, and opening it again changes nothing it shows.
+    OneViewPerPage,
+    /// The key a page shows is the key it sends.
+    ShownIsSent,
+    /// A finished (or reset) attempt never answers a later submit of that page, and no
+    /// `open()` in that page shows it again.
+    FinishedStaysFinished,
+    /// The same order's payload never goes out under two keys within one attempt.
+    OnePayloadOneKey,
+    /// Every submit settles (answer or typed error), once; a later one resumes.
+    EverySubmitSettles,
+    /// No lock is held (or waited for) by a page that is gone, or held with nothing to do.
+    NoLockLeft,
+    /// Events report what happened, in order.
+    EventsInOrder,
+    /// A key the server has forgotten is never sent again.
+    ForgottenNotResent,
+}
+
+/// Every property.
+pub const ALL: [Property; 10] = [
+    Property::OneCharge,
+    Property::UnknownKept,
+    Property::OneViewPerPage,
+    Property::ShownIsSent,
+    Property::FinishedStaysFinished,
+    Property::OnePayloadOneKey,
+    Property::EverySubmitSettles,
+    Property::NoLockLeft,
+    Property::EventsInOrder,
+    Property::ForgottenNotResent,
+];
+
+impl Property {
+    /// The property of a name.
+    /// The property's name as printed.
+    pub fn named(name: &str) -> Option<Property> {
+        ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The property's name as printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Property::OneCharge => "one-charge-per-attempt",
+            Property::UnknownKept => "unknown-key-kept",
+            Property::OneViewPerPage => "one-view-per-page",
+            Property::ShownIsSent => "shown-key-is-sent",
+            Property::FinishedStaysFinished => "finished-stays-finished",
+            Property::OnePayloadOneKey => "one-payload-one-key",
+            Property::EverySubmitSettles => "every-submit-settles",
+            Property::NoLockLeft => "no-lock-left",
+            Property::EventsInOrder => "events-in-order",
+            Property::ForgottenNotResent => "forgotten-not-resent",
+        }
+    }
+}
+
+/// What is known of one order.
+#[derive(Default)]
+struct Order {
+    /// The keys its payload went out under, in order.
+    keys: Vec<String>,
+    /// Keys a submit of it settled `outcome-unknown` (not abandoned) with.
+    unknown: Vec<String>,
+    /// Keys it was charged under.
+    charged: Vec<String>,
+    /// Ended while one of its submits still ran.
+    straddled: bool,
+}
+
+/// The run's checker: the first violation found.
+#[derive(Default)]
+pub struct Checker {
+    orders: BTreeMap<usize, Order>,
+    /// When each key sent expires at the client (sim ms).
+    expiry: BTreeMap<String, f64>,
+    /// IndexedDB failed in some tab.
+    pub degraded: bool,
+    /// Only this property counts (to show a mutation breaks that one).
+    pub focus: Option<Property>,
+    /// The first violation.
+    pub violation: Option<(Property, String)>,
+}
+
+impl Checker {
+    /// A checker for which only `focus` counts, if given.
+    pub fn focused(focus: Option<Property>) -> Checker {
+        Checker {
+            focus,
+            ..Checker::default()
+        }
+    }
+
+    /// Records a violation (the first one is kept).
+    pub fn fail(&mut self, p: Property, msg: String) {
+        if self.violation.is_none() && self.focus.map_or(true, |f| f == p) {
+            self.violation = Some((p, msg));
+        }
+    }
+
+    fn expired(&self, key: &str, now: f64) -> bool {
+        self.expiry.get(key).is_some_and(|e| now >= *e)
+    }
+
+    /// A try of `order` goes out under `key` (`expires`: the record's expiry, sim ms);
+    /// `failed(k)`: the server answered key `k` with a final failure.
+    pub fn on_send(
+        &mut self,
+        order: usize,
+        key: &str,
+        expires: f64,
+        now: f64,
+        failed: impl Fn(&str) -> bool,
+    ) {
+        self.expiry.entry(key.into()).or_insert(expires);
+        let o = self.orders.entry(order).or_default();
+        let Some(prev) = o.keys.last().cloned() else {
+            o.keys.push(key.into());
+            return;
+        };
+        if o.keys.iter().any(|k| k == key) {
+            return;
+        }
+        o.keys.push(key.into());
+        let excused = o.straddled || self.degraded || failed(&prev) || self.expired(&prev, now);
+        if excused {
+            return;
+        }
+        let (p, what) = if self.orders[&order].unknown.contains(&prev) {
+            (Property::UnknownKept, "whose outcome is unknown")
+        } else {
+            (Property::OnePayloadOneKey, "in use")
+        };
+        let msg = format!("order {order} sent under {key} after {prev} ({what})");
+        self.fail(p, msg);
+    }
+
+    /// A submit of `order` settled `outcome-unknown` after trying `key`.
+    pub fn on_unknown(&mut self, order: usize, key: &str) {
+        self.orders
+            .entry(order)
+            .or_default()
+            .unknown
+            .push(key.into());
+    }
+
+    /// The server charged `order` under `key`.
+    pub fn on_charge(&mut self, order: usize, key: &str, now: f64) {
+        let o = self.orders.entry(order).or_default();
+        let straddled = o.straddled;
+        let before: Vec<String> = o.charged.clone();
+        o.charged.push(key.into());
+        for prev in before {
+            let excused = prev != key && (straddled || self.degraded || self.expired(&prev, now));
+            if !excused {
+                let msg = format!("order {order} charged under {key} after a charge under {prev}");
+                self.fail(Property::OneCharge, msg);
+            }
+        }
+    }
+
+    /// The user ended `order` (`finish()` or `reset()`); `running`: a submit of it still ran.
+    pub fn on_end(&mut self, order: usize, running: bool) {
+        if running {
+            self.orders.entry(order).or_default().straddled = true;
+        }
+    }
+
+    /// The event `e` a page emitted, checked against the page's `last_state` (what its
+    /// previous `state` event reported) and `answered` (the status of the answer it is
+    /// handling, if any).
+    pub fn on_event(
+        &mut self,
+        e: &Event,
+        last_state: &mut Option<&'static str>,
+        answered: Option<u16>,
+    ) {
+        match &e.kind {
+            EventKind::Response { status, .. } if answered != Some(*status) => {
+                let msg = format!("response event {status} without that answer ({answered:?})");
+                self.fail(Property::EventsInOrder, msg);
+            }
+            EventKind::State { state, previous } => {
+                if let Some(last) = *last_state {
+                    if last != *previous {
+                        let msg = format!("state event {previous} -> {state} after {last}");
+                        self.fail(Property::EventsInOrder, msg);
+                    }
+                }
+                *last_state = Some(state);
+            }
+            EventKind::StorageFallback {
+                from: "indexeddb", ..
+            } => self.degraded = true,
+            _ => {}
+        }
+    }
+}
+
+/// The order a request body pays (`{"order":N,...}`).
+pub fn order_of(body: &str) -> usize {
+    body.split([':', ','])
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(usize::MAX)
+}

@@ -1,0 +1,316 @@
+//! What the browser does with each command a machine gives (the driver's part, as
+//! src/browser/driver.js does it): Web Locks, IndexedDB transactions, timers and
+//! microtasks, the channel, `storage` events, events and promises.
+
+use idemkey::core::machine::{Command, Input};
+use idemkey::core::record::{sweep_due, Record};
+use idemkey::error::Error;
+
+use crate::check::Property;
+use crate::env::EPOCH_MS;
+use crate::queue::{Ev, PageId};
+use crate::world::World;
+
+/// An IndexedDB transaction waiting to run.
+pub(crate) struct Txn {
+    page: PageId,
+    inst: u64,
+    key: String,
+    /// `None`: a read; `Some(None)`: a delete; `Some(Some(text))`: a put.
+    put: Option<Option<String>>,
+}
+
+/// FIFO lanes, one per pair of pages: channel notices, IndexedDB answers.
+const LANE_CHANNEL: u8 = 0;
+const LANE_IDB: u8 = 1;
+
+impl World {
+    /// The time, at least `now + delay`, at which the next delivery from `from` to `to` on
+    /// `lane` arrives: never before the one before.
+    fn lane(&mut self, lane: u8, from: PageId, to: PageId, delay: f64) -> f64 {
+        let now = self.now();
+        let slot = self.fifo.entry((lane, from, to)).or_insert(0.0);
+        *slot = slot.max(now + delay);
+        *slot
+    }
+
+    /// Runs `cmd` of machine `inst` of `page`.
+    pub(crate) fn dispatch(&mut self, page: PageId, inst: u64, cmd: Command) {
+        match cmd {
+            Command::Lock { name } => {
+                if self.locks.request(&name, (page, inst)) {
+                    self.feed_micro(page, inst, Input::LockGranted);
+                }
+            }
+            Command::Unlock => {
+                for (p, i) in self.locks.release((page, inst)) {
+                    self.feed_micro(p, i, Input::LockGranted);
+                }
+            }
+            Command::IdbGet { key } => self.idb_queue(page, inst, key, None),
+            Command::IdbPut { key, text } => self.idb_queue(page, inst, key, Some(text)),
+            Command::IdbSweep { prefix, namespace } => {
+                let now = EPOCH_MS + self.now();
+                self.idb.retain(|k, v| {
+                    !(k.starts_with(&prefix) && sweep_due(&namespace, k, v, now, Record::decode))
+                });
+            }
+            Command::Send(r) => self.send(page, inst, r),
+            Command::Wake { ms, wake } => {
+                let ev = Ev::Feed {
+                    page,
+                    inst,
+                    input: Input::Woken(wake),
+                };
+                if ms > 0.0 {
+                    self.at(self.now() + ms, ev);
+                } else {
+                    self.micro(ev);
+                }
+            }
+            Command::Emit(e) => {
+                if matches!(e.kind, idemkey::core::machine::EventKind::KeyChanged { .. }) {
+                    self.stats.key_changed += 1;
+                }
+                let p = &mut self.pages[page];
+                self.check.on_event(&e, &mut p.last_state, p.answered);
+                p.last_event = Some(e);
+            }
+            Command::Settle { flight, outcome } => self.settled(page, inst, flight, outcome),
+            Command::Post { name, text } => self.post(page, &name, text),
+            Command::Listen { .. } => {
+                if let Some(l) = self.live(page, inst) {
+                    l.listening = true;
+                }
+            }
+        }
+    }
+
+    fn feed_micro(&mut self, page: PageId, inst: u64, input: Input) {
+        self.micro(Ev::Feed { page, inst, input });
+    }
+
+    /// The other listening pages of the scope hear `text`, late, or not at all.
+    fn post(&mut self, from: PageId, name: &str, text: String) {
+        let to: Vec<(PageId, u64)> = self
+            .pages
+            .iter()
+            .enumerate()
+            .filter(|(id, p)| *id != from && p.alive)
+            .filter_map(|(id, p)| {
+                let l = p.live.as_ref()?;
+                (l.listening && l.name == name).then_some((id, l.inst))
+            })
+            .collect();
+        for (page, inst) in to {
+            let (lost, delay) =
+                self.rng(|r| (r.chance(self.p.bc_loss), r.range(0.0, self.p.bc_delay)));
+            if lost && !self.faults_off {
+                continue;
+            }
+            let t = self.lane(LANE_CHANNEL, from, page, delay);
+            let input = Input::Notice(text.clone());
+            self.at(t, Ev::Feed { page, inst, input });
+        }
+    }
+
+    /// Another tab's localStorage write reaches `page`: its `storage` event follows, late
+    /// (overtaking others) or not at all.
+    pub(crate) fn local_apply(
+        &mut self,
+        page: PageId,
+        key: String,
+        value: Option<String>,
+        seq: u64,
+    ) {
+        let old = self
+            .env
+            .borrow_mut()
+            .local
+            .apply(page, &key, value.clone(), seq);
+        let Some(old) = old else { return };
+        let Some(l) = self.pages[page]
+            .live
+            .as_ref()
+            .filter(|l| l.listening && l.name == key)
+        else {
+            return;
+        };
+        let inst = l.inst;
+        let (lost, delay) = self.rng(|r| (r.chance(self.p.ev_loss), r.range(0.0, self.p.ev_delay)));
+        if lost && !self.faults_off {
+            return;
+        }
+        let input = Input::StorageEvent { new: value, old };
+        self.at(self.now() + delay, Ev::Feed { page, inst, input });
+    }
+
+    /// A transaction is made; IndexedDB runs the origin's transactions in the order made.
+    fn idb_queue(&mut self, page: PageId, inst: u64, key: String, put: Option<Option<String>>) {
+        let id = self.id();
+        let t = (self.now() + self.rng(|r| r.range(0.1, 2.0))).max(self.last_txn_at);
+        self.last_txn_at = t;
+        self.txns.insert(
+            id,
+            Txn {
+                page,
+                inst,
+                key,
+                put,
+            },
+        );
+        self.at(t, Ev::Idb(id));
+    }
+
+    /// Transaction `id` runs: commits, aborts, or goes through on a connection opened
+    /// again; a dead page's write commits or not.
+    pub(crate) fn idb_run(&mut self, id: u64) {
+        let Some(t) = self.txns.remove(&id) else {
+            return;
+        };
+        let alive = self.live(t.page, t.inst).is_some();
+        let faulty = !self.faults_off && alive;
+        let (abort, lost, half) = self.rng(|r| {
+            (
+                r.chance(self.p.idb_abort),
+                r.chance(self.p.idb_lost),
+                r.chance(0.5),
+            )
+        });
+        if !alive && !half {
+            return;
+        }
+        let abort = abort && faulty;
+        let input = match t.put {
+            None if abort => Input::IdbRead(Err("UnknownError: the read failed".into())),
+            None => Input::IdbRead(Ok(self.idb.get(&t.key).cloned())),
+            Some(_) if abort => {
+                Input::IdbWritten(Err("AbortError: the transaction was aborted".into()))
+            }
+            Some(v) => {
+                match v {
+                    Some(text) => self.idb.insert(t.key.clone(), text),
+                    None => self.idb.remove(&t.key),
+                };
+                Input::IdbWritten(Ok(()))
+            }
+        };
+        self.note(|| format!("idb runs p{}'s {:?}", t.page, input));
+        if !alive {
+            return;
+        }
+        let delay = self.rng(|r| r.range(0.05, 1.0));
+        let at = self.lane(LANE_IDB, t.page, t.page, delay);
+        let (page, inst) = (t.page, t.inst);
+        if lost && faulty {
+            let why = "UnknownError: Connection to Indexed Database server lost".to_string();
+            self.at(
+                at,
+                Ev::Feed {
+                    page,
+                    inst,
+                    input: Input::IdbReopened(why),
+                },
+            );
+        }
+        self.at(at, Ev::Feed { page, inst, input });
+    }
+
+    /// Sequence `no` of machine `inst` settled with `outcome`.
+    fn settled(
+        &mut self,
+        page: PageId,
+        inst: u64,
+        no: u32,
+        outcome: Result<idemkey::core::machine::Reply, Error>,
+    ) {
+        let p = &mut self.pages[page];
+        let sent = p.sent_key.clone();
+        let Some(pr) = p.promises.get_mut(&(inst, no)) else {
+            let msg = format!("p{page}: settled sequence {no}, which no submit started");
+            return self.check.fail(Property::EverySubmitSettles, msg);
+        };
+        if pr.settled.is_some() {
+            let msg = format!("p{page}: sequence {no} settled twice");
+            return self.check.fail(Property::EverySubmitSettles, msg);
+        }
+        pr.settled = Some(
+            outcome
+                .as_ref()
+                .map(|r| r.key.clone())
+                .map_err(Clone::clone),
+        );
+        let (order, called) = (pr.order, pr.called);
+        match outcome {
+            Ok(r) => {
+                let degraded = self.check.degraded;
+                let ended = p.ended.iter().find(|(k, at)| *k == r.key && *at <= called);
+                if let Some((_, at)) = ended.filter(|_| !degraded) {
+                    let msg = format!(
+                        "p{page}: a submit called at {called} answered from {} finished at {at}",
+                        r.key
+                    );
+                    self.check.fail(Property::FinishedStaysFinished, msg);
+                }
+                if !r.from_cache && sent.as_deref() != Some(r.key.as_str()) {
+                    let msg = format!("p{page}: resolved for {} after sending {sent:?}", r.key);
+                    self.check.fail(Property::ShownIsSent, msg);
+                }
+            }
+            Err(Error::OutcomeUnknown { .. }) if self.count_unknown() => {}
+            Err(Error::OutcomeUnknown {
+                abandoned: false, ..
+            }) => {
+                if let Some(k) = sent {
+                    self.check.on_unknown(order, &k);
+                }
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// Counts an `outcome-unknown`; false, so the checks that follow still run.
+    fn count_unknown(&mut self) -> bool {
+        self.stats.unknown += 1;
+        false
+    }
+
+    /// After the run: every submit of a live page settled, the final one with an answer or
+    /// a typed refusal; no lock held or waited for.
+    pub(crate) fn finale(&mut self) {
+        for (id, p) in self.pages.iter().enumerate() {
+            if !p.alive {
+                continue;
+            }
+            for ((inst, no), pr) in &p.promises {
+                if pr.settled.is_none() {
+                    let msg = format!(
+                        "p{id}: sequence {no} of m{inst} (order {}) never settled",
+                        pr.order
+                    );
+                    self.check.fail(Property::EverySubmitSettles, msg);
+                }
+            }
+        }
+        if let Some((page, inst, no)) = self.final_promise {
+            match &self.pages[page].promises[&(inst, no)].settled {
+                Some(Ok(_)) | Some(Err(Error::PayloadConflict { .. })) | None => {}
+                Some(Err(e)) => {
+                    let msg = format!("the final submit, faults off, could not resume: {e:?}");
+                    self.check.fail(Property::EverySubmitSettles, msg);
+                }
+            }
+        }
+        for (name, (page, inst)) in self.locks.holders() {
+            let msg = format!(
+                "{name} still held by p{page} m{inst} (alive: {})",
+                self.pages[page].alive
+            );
+            self.check.fail(Property::NoLockLeft, msg);
+        }
+        for (page, inst) in self.locks.waiters() {
+            let msg = format!("p{page} m{inst} still waits for a lock");
+            self.check.fail(Property::NoLockLeft, msg);
+        }
+    }
+}

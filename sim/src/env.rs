@@ -1,0 +1,123 @@
+//! What the pages of a run share through their hosts, synchronously: the clock, the
+//! randomness, the queue (a localStorage write schedules its arrival elsewhere),
+//! localStorage, sessionStorage (per tab: it survives a reload), memory (per page).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use idemkey::core::machine::Host;
+use idemkey::core::options::StorageKind;
+
+use crate::local::Local;
+use crate::queue::{PageId, Queue, TabId};
+use crate::rng::Rng;
+
+/// Where the simulated clock starts, ms since the epoch (the machine stores timestamps).
+pub const EPOCH_MS: f64 = 1.8e12;
+
+/// The shared state of a run.
+pub struct Env {
+    /// Simulated ms since the run began.
+    pub now: f64,
+    /// The run's randomness.
+    pub rng: Rng,
+    /// What happens next.
+    pub q: Queue,
+    /// localStorage.
+    pub local: Local,
+    /// sessionStorage, by tab.
+    pub session: BTreeMap<(TabId, String), String>,
+    /// The memory backend, by page.
+    pub memory: BTreeMap<(PageId, String), String>,
+    /// Whether pages have the Web Locks API (else the storage lease).
+    pub web_locks: bool,
+}
+
+/// The shared state as each page's host holds it.
+pub type Shared = Rc<RefCell<Env>>;
+
+/// One page's clock, randomness and Web Storage, over the run's [`Env`].
+pub struct PageHost {
+    /// The page.
+    pub page: PageId,
+    /// Its tab.
+    pub tab: TabId,
+    /// The run's shared state.
+    pub env: Shared,
+}
+
+impl Host for PageHost {
+    fn now_ms(&mut self) -> f64 {
+        EPOCH_MS + self.env.borrow().now
+    }
+    fn fill_random(&mut self, out: &mut [u8]) {
+        let mut e = self.env.borrow_mut();
+        for b in out {
+            *b = e.rng.next_u64() as u8;
+        }
+    }
+    fn web_locks(&mut self) -> bool {
+        self.env.borrow().web_locks
+    }
+    fn storage_usable(&mut self, _: StorageKind) -> Result<bool, String> {
+        Ok(true)
+    }
+    fn storage_get(&mut self, kind: StorageKind, key: &str) -> Result<Option<String>, String> {
+        let e = self.env.borrow();
+        Ok(match kind {
+            StorageKind::Local => e.local.get(self.page, key),
+            StorageKind::Session => e.session.get(&(self.tab, key.into())).cloned(),
+            StorageKind::Memory => e.memory.get(&(self.page, key.into())).cloned(),
+        })
+    }
+    fn storage_set(&mut self, kind: StorageKind, key: &str, value: &str) -> Result<(), String> {
+        self.write(kind, key, Some(value.into()));
+        Ok(())
+    }
+    fn storage_remove(&mut self, kind: StorageKind, key: &str) {
+        self.write(kind, key, None);
+    }
+    fn storage_keys(&mut self, kind: StorageKind, prefix: &str) -> Vec<String> {
+        let e = self.env.borrow();
+        match kind {
+            StorageKind::Local => e.local.keys(self.page, prefix),
+            StorageKind::Session => keys_of(&e.session, self.tab, prefix),
+            StorageKind::Memory => keys_of(&e.memory, self.page, prefix),
+        }
+    }
+}
+
+fn keys_of(m: &BTreeMap<(usize, String), String>, who: usize, prefix: &str) -> Vec<String> {
+    m.keys()
+        .filter(|(w, k)| *w == who && k.starts_with(prefix))
+        .map(|(_, k)| k.clone())
+        .collect()
+}
+
+impl PageHost {
+    fn write(&mut self, kind: StorageKind, key: &str, value: Option<String>) {
+        let mut guard = self.env.borrow_mut();
+        let e = &mut *guard;
+        match kind {
+            StorageKind::Local => {
+                let now = e.now;
+                e.local
+                    .write(self.page, key, value, now, &mut e.rng, &mut e.q);
+            }
+            StorageKind::Session => set(&mut e.session, (self.tab, key.into()), value),
+            StorageKind::Memory => set(&mut e.memory, (self.page, key.into()), value),
+        }
+    }
+}
+
+fn set(m: &mut BTreeMap<(usize, String), String>, at: (usize, String), value: Option<String>) {
+    match value {
+        Some(v) => {
+            m.insert(at, v);
+        }
+        None => {
+            m.remove(&at);
+        }
+    }
+}

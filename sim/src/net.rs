@@ -1,0 +1,190 @@
+//! The network between the pages and the server: a try lost before the server saw it, an
+//! answer lost after, a try slower than its timeout (the server still does the work), and
+//! the timeout itself; a dead page's try in flight reaches the server or not.
+
+use idemkey::core::machine::{Answer, Input, NoAnswer, Request};
+
+use crate::check::{order_of, Property};
+use crate::queue::{Ev, PageId};
+use crate::server::{fault, Handled, Reply};
+use crate::world::World;
+
+/// One try in flight.
+pub(crate) struct Req {
+    page: PageId,
+    inst: u64,
+    key: String,
+    body: String,
+    /// Answered, failed or timed out: nothing more reaches the page.
+    done: bool,
+    /// The server declines the charge, if it makes one.
+    decline: bool,
+}
+
+impl World {
+    /// A try leaves `page`: checked (the key shown, the `attempt` event before it, one key
+    /// per order), then on its way.
+    pub(crate) fn send(&mut self, page: PageId, inst: u64, r: Request) {
+        let now = self.now();
+        let p = &mut self.pages[page];
+        let l = p.live.as_ref().expect("a live machine sends");
+        let shown = l.m.record().clone();
+        p.sent_key = Some(r.key_value.clone());
+        let attempt_first = matches!(&p.last_event, Some(e) if e.key == r.key_value
+            && matches!(e.kind, idemkey::core::machine::EventKind::Attempt { .. }));
+        if shown.key != r.key_value {
+            let msg = format!("p{page} shows {} and sends {}", shown.key, r.key_value);
+            self.check.fail(Property::ShownIsSent, msg);
+        }
+        if !attempt_first {
+            let msg = format!(
+                "p{page} sends {} without an attempt event just before",
+                r.key_value
+            );
+            self.check.fail(Property::EventsInOrder, msg);
+        }
+        let order = order_of(&r.body);
+        let expires = shown.expires_at - crate::env::EPOCH_MS;
+        let server = &self.server;
+        self.check
+            .on_send(order, &r.key_value, expires, now, |k| server.failed(k));
+        let id = self.id();
+        self.stats.tries += 1;
+        let overlap = self.reqs.values().any(|q| !q.done && q.page != page);
+        self.stats.overlaps += u64::from(overlap);
+        let faults = !self.faults_off;
+        let p = self.p.clone();
+        let (lost, slow, decline, up, lost_at) = self.rng(|g| {
+            (
+                g.chance(p.lost_before) && faults,
+                g.chance(p.slow) && faults,
+                g.chance(p.decline) && faults,
+                g.range(1.0, 40.0),
+                g.range(1.0, 50.0),
+            )
+        });
+        self.reqs.insert(
+            id,
+            Req {
+                page,
+                inst,
+                key: r.key_value.clone(),
+                body: r.body.clone(),
+                done: false,
+                decline,
+            },
+        );
+        self.at(now + r.timeout_ms, Ev::Abort(id));
+        if lost {
+            self.at(now + lost_at, Ev::Answer { id, answer: None });
+            return;
+        }
+        let up = if slow {
+            r.timeout_ms * self.rng(|g| g.range(0.5, 1.5))
+        } else {
+            up
+        };
+        self.at(now + up, Ev::Arrive(id));
+    }
+
+    /// Try `id` reaches the server.
+    pub(crate) fn arrive(&mut self, id: u64) {
+        let Some(r) = self.reqs.get(&id) else { return };
+        let (page, key, body, decline) = (r.page, r.key.clone(), r.body.clone(), r.decline);
+        let (cancelled, faulted, pick, ra, quick, long, proc) = self.rng(|g| {
+            (
+                g.chance(0.5),
+                g.chance(self.p.fault),
+                g.below(7),
+                g.chance(0.5),
+                g.range(1.0, 10.0),
+                g.chance(0.1),
+                g.range(5.0, 150.0),
+            )
+        });
+        if !self.pages[page].alive && cancelled {
+            return;
+        }
+        if faulted && !self.faults_off {
+            self.note(|| format!("server: fault for {key}"));
+            return self.respond(id, fault(pick, ra), quick);
+        }
+        let forgot = self.server.forgotten.len();
+        let now = self.now();
+        let handled = self.server.arrive(&key, &body, now, decline);
+        if self.server.forgotten.len() > forgot {
+            let msg = format!("{key} reached the server after it forgot it");
+            self.check.fail(Property::ForgottenNotResent, msg);
+        }
+        match handled {
+            Handled::Now(reply) => {
+                self.stats.replays += u64::from(reply.replayed.is_some());
+                self.note(|| format!("server: {key} -> {}", reply.status));
+                self.respond(id, reply, quick);
+            }
+            Handled::Started => {
+                self.note(|| format!("server: {key} starts"));
+                let proc = if long { proc * 20.0 } else { proc };
+                self.at(now + proc, Ev::Commit(id));
+            }
+        }
+    }
+
+    /// The server is done with try `id`'s work: the charge (or decline) and its answer.
+    pub(crate) fn commit(&mut self, id: u64) {
+        let Some(r) = self.reqs.get(&id) else { return };
+        let (key, body, decline) = (r.key.clone(), r.body.clone(), r.decline);
+        let now = self.now();
+        let reply = self.server.commit(&key, decline);
+        self.note(|| format!("server: {key} committed {}", reply.status));
+        if reply.status == 201 {
+            self.stats.charges += 1;
+            self.check.on_charge(order_of(&body), &key, now);
+        }
+        self.respond(id, reply, 0.0);
+    }
+
+    /// The server's answer travels back `after` ms later (more the network's delay), or
+    /// is lost on the way.
+    fn respond(&mut self, id: u64, reply: Reply, after: f64) {
+        let (lost, down) = self.rng(|g| (g.chance(self.p.lost_after), g.range(1.0, 40.0)));
+        let answer = (!lost || self.faults_off).then_some(Answer {
+            status: reply.status,
+            body: reply.body,
+            retry_after: reply.retry_after,
+            replayed: reply.replayed,
+        });
+        self.at(self.now() + after + down, Ev::Answer { id, answer });
+    }
+
+    /// Try `id`'s answer (or failure) reaches its page, unless it timed out before.
+    pub(crate) fn answer(&mut self, id: u64, answer: Option<Answer>) {
+        let Some(r) = self.reqs.get_mut(&id) else {
+            return;
+        };
+        if r.done {
+            return;
+        }
+        r.done = true;
+        let (page, inst) = (r.page, r.inst);
+        let input = match answer {
+            Some(a) => Input::Answer(a),
+            None => Input::NoAnswer(NoAnswer::Network),
+        };
+        self.micro(Ev::Feed { page, inst, input });
+    }
+
+    /// Try `id`'s timeout: the page aborts it.
+    pub(crate) fn abort(&mut self, id: u64) {
+        let Some(r) = self.reqs.get_mut(&id) else {
+            return;
+        };
+        if r.done {
+            return;
+        }
+        r.done = true;
+        let (page, inst) = (r.page, r.inst);
+        let input = Input::NoAnswer(NoAnswer::Timeout);
+        self.micro(Ev::Feed { page, inst, input });
+    }
+}

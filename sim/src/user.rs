@@ -1,0 +1,149 @@
+//! The run's shape, drawn from its seed: how many tabs, which browser faults and how often,
+//! which server, and what the user does when (double-clicks, reloads, closing a tab, a
+//! second tab, a second `Checkout` in a page, `finish()` or `reset()` while another tab
+//! submits, a page killed after some step).
+
+use crate::queue::TabId;
+use crate::rng::Rng;
+
+/// A user's move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Act {
+    /// A page loads in the tab and opens the checkout (`Checkout.open`).
+    Open(TabId),
+    /// Pay is pressed in the tab (`submit()` of the current order).
+    Submit(TabId),
+    /// The tab reloads: its page dies, a new one opens the checkout a little later.
+    Reload(TabId),
+    /// The tab is closed.
+    Close(TabId),
+    /// A second `Checkout.open` of the scope in the tab's page.
+    Second(TabId),
+    /// One `Checkout` of the tab's page is freed.
+    Free(TabId),
+    /// `finish()` in the tab: the order is over, the next one begins.
+    Finish(TabId),
+    /// `reset()` in the tab: a new attempt on purpose (the order changed).
+    Reset(TabId),
+    /// The faults stop, a new tab opens the checkout and submits the current order: it
+    /// must settle, and resume whatever is pending.
+    Final,
+}
+
+/// What the browser, the network and the server do in this run.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    /// Tabs the user opens.
+    pub tabs: usize,
+    /// Web Locks present (else the storage lease).
+    pub web_locks: bool,
+    /// The longest a localStorage write takes to reach another tab, ms.
+    pub lag_ms: f64,
+    /// BroadcastChannel: the share of notices lost, and the longest delay.
+    pub bc_loss: f64,
+    /// See `bc_loss`.
+    pub bc_delay: f64,
+    /// `storage` events: the share missing, and the longest delay (they may overtake).
+    pub ev_loss: f64,
+    /// See `ev_loss`.
+    pub ev_delay: f64,
+    /// IndexedDB: the share of transactions that abort, and that lose the connection
+    /// (opened again, the request going through).
+    pub idb_abort: f64,
+    /// See `idb_abort`.
+    pub idb_lost: f64,
+    /// Network: requests lost before the server, answers lost after it, slow ones.
+    pub lost_before: f64,
+    /// See `lost_before`.
+    pub lost_after: f64,
+    /// See `lost_before`.
+    pub slow: f64,
+    /// Share of requests that meet a fault before anything is stored.
+    pub fault: f64,
+    /// Share of charges declined (402).
+    pub decline: f64,
+    /// The server forgets keys (after the client's `ttlSeconds`).
+    pub forget: bool,
+    /// A tab whose first page dies after this many commands.
+    pub crash: Option<(TabId, u32)>,
+}
+
+/// Picks one of `xs`.
+fn pick(rng: &mut Rng, xs: &[f64]) -> f64 {
+    xs[rng.below(xs.len())]
+}
+
+/// The client's `ttlSeconds` when the server forgets keys (it forgets them as late).
+pub const SHORT_TTL_S: f64 = 20.0;
+/// When the final tab opens, ms into the run.
+pub const FINAL_AT: f64 = 30_000.0;
+/// When the run stops whatever still runs, ms.
+pub const END_AT: f64 = 90_000.0;
+
+impl Profile {
+    /// The profile of a run, from its generator.
+    pub fn draw(rng: &mut Rng) -> Profile {
+        let tabs = 1 + rng.below(3);
+        Profile {
+            tabs,
+            web_locks: !rng.chance(0.15),
+            lag_ms: pick(rng, &[0.0, 5.0, 20.0, 100.0, 400.0]),
+            bc_loss: pick(rng, &[0.0, 0.0, 0.2, 1.0]),
+            bc_delay: pick(rng, &[1.0, 20.0, 200.0]),
+            ev_loss: pick(rng, &[0.0, 0.3, 1.0]),
+            ev_delay: pick(rng, &[1.0, 50.0, 300.0]),
+            idb_abort: pick(rng, &[0.0, 0.0, 0.0, 0.05]),
+            idb_lost: pick(rng, &[0.0, 0.0, 0.1]),
+            lost_before: pick(rng, &[0.0, 0.1, 0.3]),
+            lost_after: pick(rng, &[0.0, 0.1, 0.3]),
+            slow: pick(rng, &[0.0, 0.1, 0.3]),
+            fault: pick(rng, &[0.0, 0.1, 0.3]),
+            decline: pick(rng, &[0.0, 0.0, 0.2]),
+            forget: rng.chance(0.15),
+            crash: rng
+                .chance(0.25)
+                .then(|| (rng.below(tabs), rng.below(40) as u32)),
+        }
+    }
+}
+
+/// The user's moves of a run, by time (ms).
+pub fn plan(rng: &mut Rng, p: &Profile) -> Vec<(f64, Act)> {
+    let mut acts = vec![(0.0, Act::Open(0))];
+    for tab in 0..p.tabs {
+        let opened = if tab == 0 {
+            0.0
+        } else {
+            rng.range(0.0, 1500.0)
+        };
+        if tab > 0 {
+            acts.push((opened, Act::Open(tab)));
+        }
+        for _ in 0..1 + rng.below(3) {
+            let t = opened + rng.range(0.0, 3000.0);
+            acts.push((t, Act::Submit(tab)));
+            if rng.chance(0.3) {
+                acts.push((t + rng.range(0.0, 200.0), Act::Submit(tab)));
+            }
+        }
+        let moves = [
+            (0.3, Act::Reload(tab)),
+            (0.08, Act::Close(tab)),
+            (0.2, Act::Second(tab)),
+            (0.1, Act::Free(tab)),
+        ];
+        for (chance, act) in moves {
+            if rng.chance(chance) {
+                acts.push((opened + rng.range(0.0, 4000.0), act));
+            }
+        }
+    }
+    if rng.chance(0.1) {
+        acts.push((rng.range(0.0, 4000.0), Act::Finish(rng.below(p.tabs))));
+    }
+    if rng.chance(0.1) {
+        acts.push((rng.range(0.0, 4000.0), Act::Reset(rng.below(p.tabs))));
+    }
+    acts.push((FINAL_AT, Act::Final));
+    acts
+}

@@ -1,0 +1,384 @@
+//! One run: the pages of the user's tabs, each with its scope's machine, against the
+//! browser's models (localStorage, IndexedDB, Web Locks, BroadcastChannel), the network and
+//! the server, all driven by one seeded queue. The user's moves come from the plan; the
+//! checks run as things happen and once the run is over.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use idemkey::core::machine::{Event, Input, Scope};
+use idemkey::core::options::{Options, RawOptions};
+use idemkey::error::Error;
+
+use crate::check::{Checker, Property};
+use crate::env::{Env, PageHost, Shared};
+use crate::local::Local;
+use crate::locks::Locks;
+use crate::net::Req;
+use crate::queue::{Ev, PageId, Queue, TabId};
+use crate::rng::Rng;
+use crate::server::Server;
+use crate::user::{plan, Profile, END_AT, SHORT_TTL_S};
+
+/// A scope's machine in a page's registry.
+pub(crate) struct Live {
+    /// Its instance number (answers to a machine let go are dropped).
+    pub inst: u64,
+    /// The machine.
+    pub m: Scope<PageHost>,
+    /// How many `Checkout`s use it.
+    pub checkouts: u32,
+    /// It asked to hear the channel and `storage` events.
+    pub listening: bool,
+    /// The record's storage key (the channel name, the `storage` event key).
+    pub name: String,
+}
+
+/// A submit's promise.
+pub(crate) struct Promise {
+    /// The order it pays.
+    pub order: usize,
+    /// When `submit()` was called.
+    pub called: f64,
+    /// How it settled.
+    pub settled: Option<Result<String, Error>>,
+}
+
+/// One page (one load of a tab).
+pub(crate) struct Page {
+    pub tab: TabId,
+    pub alive: bool,
+    pub live: Option<Live>,
+    /// Commands left before the page dies ("a crash at any step").
+    pub crash_left: Option<u32>,
+    pub last_event: Option<Event>,
+    pub last_state: Option<&'static str>,
+    /// The status of the answer being handled.
+    pub answered: Option<u16>,
+    /// Keys shown when this page called `finish()` or `reset()`, and when.
+    pub ended: Vec<(String, f64)>,
+    /// Submit promises by (machine, sequence).
+    pub promises: BTreeMap<(u64, u32), Promise>,
+    /// The key of the page's last try.
+    pub sent_key: Option<String>,
+}
+
+/// A run.
+pub struct World {
+    pub(crate) env: Shared,
+    pub(crate) p: Profile,
+    pub(crate) pages: Vec<Page>,
+    pub(crate) tab_page: BTreeMap<TabId, PageId>,
+    pub(crate) locks: Locks,
+    pub(crate) idb: BTreeMap<String, String>,
+    pub(crate) txns: BTreeMap<u64, crate::dispatch::Txn>,
+    pub(crate) last_txn_at: f64,
+    pub(crate) fifo: BTreeMap<(u8, PageId, PageId), f64>,
+    pub(crate) reqs: BTreeMap<u64, Req>,
+    pub(crate) server: Server,
+    pub(crate) check: Checker,
+    pub(crate) order: usize,
+    pub(crate) opts: Options,
+    pub(crate) next_id: u64,
+    pub(crate) faults_off: bool,
+    pub(crate) final_promise: Option<(PageId, u64, u32)>,
+    pub(crate) trace: Option<Vec<String>>,
+    /// Events handled.
+    pub steps: u64,
+    /// What the run went through.
+    pub stats: Stats,
+}
+
+/// What a run went through, to tell the schedules cover what they should.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Stats {
+    /// Tries sent.
+    pub tries: u64,
+    /// Charges the server made.
+    pub charges: u64,
+    /// Answers replayed by the server.
+    pub replays: u64,
+    /// Submits settled `outcome-unknown` (abandoned or not).
+    pub unknown: u64,
+    /// `key-changed` events.
+    pub key_changed: u64,
+    /// Pages killed (reload, close, crash).
+    pub deaths: u64,
+    /// Tries sent while another page's try of the scope was in flight.
+    pub overlaps: u64,
+}
+
+/// The options every page opens the checkout with.
+fn options(ttl_s: f64) -> Options {
+    Options::from_raw(RawOptions {
+        scope: Some("cart-1".into()),
+        endpoint: Some("/charges".into()),
+        ttl_seconds: Some(ttl_s),
+        timeout_ms: Some(1000.0),
+        max_retries: Some(3.0),
+        backoff_base_ms: Some(20.0),
+        backoff_max_ms: Some(400.0),
+        deadline_ms: Some(5000.0),
+        ..RawOptions::default()
+    })
+    .expect("the simulator's options are valid")
+}
+
+impl World {
+    /// The run of `seed`, traced or not.
+    pub fn new(seed: u64, traced: bool, focus: Option<Property>) -> World {
+        let mut rng = Rng::new(seed);
+        let p = Profile::draw(&mut rng);
+        let acts = plan(&mut rng, &p);
+        let mut q = Queue::default();
+        for (t, a) in acts {
+            q.at(t, Ev::User(a));
+        }
+        let env = Env {
+            now: 0.0,
+            rng,
+            q,
+            local: Local::with_lag(p.lag_ms),
+            session: BTreeMap::new(),
+            memory: BTreeMap::new(),
+            web_locks: p.web_locks,
+        };
+        let ttl = if p.forget { SHORT_TTL_S } else { 86_400.0 };
+        let server = Server::new(p.forget.then_some(ttl * 1000.0));
+        let mut w = World {
+            env: Rc::new(RefCell::new(env)),
+            pages: Vec::new(),
+            tab_page: BTreeMap::new(),
+            locks: Locks::default(),
+            idb: BTreeMap::new(),
+            txns: BTreeMap::new(),
+            last_txn_at: 0.0,
+            fifo: BTreeMap::new(),
+            reqs: BTreeMap::new(),
+            server,
+            check: Checker::focused(focus),
+            order: 0,
+            opts: options(ttl),
+            next_id: 0,
+            faults_off: false,
+            final_promise: None,
+            trace: traced.then(Vec::new),
+            steps: 0,
+            stats: Stats::default(),
+            p,
+        };
+        let profile = format!("profile {:?}", w.p);
+        w.note(|| profile);
+        w
+    }
+
+    /// Adds a trace line (made only when traced).
+    pub(crate) fn note(&mut self, line: impl FnOnce() -> String) {
+        if self.trace.is_some() {
+            let t = self.now();
+            let l = line();
+            if let Some(tr) = self.trace.as_mut() {
+                tr.push(format!("{t:10.3} {l}"));
+            }
+        }
+    }
+
+    pub(crate) fn now(&self) -> f64 {
+        self.env.borrow().now
+    }
+
+    pub(crate) fn rng<T>(&self, f: impl FnOnce(&mut Rng) -> T) -> T {
+        f(&mut self.env.borrow_mut().rng)
+    }
+
+    pub(crate) fn at(&self, t: f64, ev: Ev) {
+        self.env.borrow_mut().q.at(t, ev);
+    }
+
+    pub(crate) fn micro(&self, ev: Ev) {
+        let mut e = self.env.borrow_mut();
+        let now = e.now;
+        e.q.micro(now, ev);
+    }
+
+    pub(crate) fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Runs to the end; the first violation, if any.
+    pub fn run(&mut self) -> Option<(Property, String)> {
+        loop {
+            let next = self.env.borrow_mut().q.pop();
+            let Some((t, ev)) = next else { break };
+            if t > END_AT {
+                break;
+            }
+            self.env.borrow_mut().now = t;
+            self.steps += 1;
+            self.step(ev);
+            if self.check.violation.is_some() {
+                return self.check.violation.clone();
+            }
+        }
+        self.finale();
+        self.check.violation.clone()
+    }
+
+    fn step(&mut self, ev: Ev) {
+        match ev {
+            Ev::User(a) => self.user(a),
+            Ev::Feed { page, inst, input } => self.feed(page, inst, input),
+            Ev::LocalApply {
+                page,
+                key,
+                value,
+                seq,
+            } => self.local_apply(page, key, value, seq),
+            Ev::Idb(id) => self.idb_run(id),
+            Ev::Arrive(id) => self.arrive(id),
+            Ev::Commit(id) => self.commit(id),
+            Ev::Abort(id) => self.abort(id),
+            Ev::Answer { id, answer } => self.answer(id, answer),
+        }
+    }
+
+    /// The live machine `inst` of `page`, if it is still there.
+    pub(crate) fn live(&mut self, page: PageId, inst: u64) -> Option<&mut Live> {
+        let p = self.pages.get_mut(page).filter(|p| p.alive)?;
+        p.live.as_mut().filter(|l| l.inst == inst)
+    }
+
+    fn feed(&mut self, page: PageId, inst: u64, input: Input) {
+        let Some(l) = self.live(page, inst) else {
+            return;
+        };
+        let _ = l;
+        self.note(|| format!("p{page} <- {input:?}"));
+        if let Input::Answer(a) = &input {
+            self.pages[page].answered = Some(a.status);
+        }
+        if let Some(l) = self.live(page, inst) {
+            l.m.handle(input);
+        }
+        self.drain(page);
+        self.pages[page].answered = None;
+    }
+
+    /// A page loads in `tab` and opens the checkout.
+    pub(crate) fn load(&mut self, tab: TabId) -> PageId {
+        let id = self.pages.len();
+        self.env.borrow_mut().local.load(id);
+        let crash_left = match self.p.crash {
+            Some((t, n)) if t == tab && !self.tab_page.contains_key(&tab) => Some(n),
+            _ => None,
+        };
+        self.pages.push(Page {
+            tab,
+            alive: true,
+            live: None,
+            crash_left,
+            last_event: None,
+            last_state: None,
+            answered: None,
+            ended: Vec::new(),
+            promises: BTreeMap::new(),
+            sent_key: None,
+        });
+        self.tab_page.insert(tab, id);
+        self.open_scope(id, true);
+        id
+    }
+
+    /// `Checkout.open` in `page` where its registry has no machine for the scope.
+    pub(crate) fn open_scope(&mut self, page: PageId, sweep: bool) {
+        let host = PageHost {
+            page,
+            tab: self.pages[page].tab,
+            env: self.env.clone(),
+        };
+        let m = Scope::open(host, &self.opts, sweep);
+        let inst = self.id();
+        let name = m.rec_key().to_string();
+        let p = &mut self.pages[page];
+        p.last_state = Some(m.record().state.as_str());
+        p.live = Some(Live {
+            inst,
+            m,
+            checkouts: 1,
+            listening: false,
+            name,
+        });
+        self.note(|| format!("p{page} opened machine m{inst}"));
+        self.opened(page);
+        self.drain(page);
+    }
+
+    /// Checks what an `open()` in `page` shows: not an attempt the page finished.
+    pub(crate) fn opened(&mut self, page: PageId) {
+        let p = &self.pages[page];
+        let Some(l) = &p.live else { return };
+        let key = l.m.record().key.clone();
+        if !self.check.degraded && p.ended.iter().any(|(k, _)| *k == key) {
+            let msg = format!("p{page}: open() shows {key}, which this page finished");
+            self.check.fail(Property::FinishedStaysFinished, msg);
+        }
+    }
+
+    /// Runs the commands of `page`'s machine; then lets it go if no `Checkout` uses it and
+    /// it has no work.
+    pub(crate) fn drain(&mut self, page: PageId) {
+        loop {
+            let p = &mut self.pages[page];
+            if !p.alive {
+                return;
+            }
+            let Some(l) = p.live.as_mut() else { return };
+            let inst = l.inst;
+            let Some(cmd) = l.m.poll() else { break };
+            if let Some(n) = p.crash_left.as_mut() {
+                if *n == 0 {
+                    self.note(|| format!("p{page} crashes before {cmd:?}"));
+                    self.kill(page);
+                    return;
+                }
+                *n -= 1;
+            }
+            self.note(|| format!("p{page} -> {cmd:?}"));
+            self.dispatch(page, inst, cmd);
+        }
+        let p = &mut self.pages[page];
+        if let Some(l) = &p.live {
+            if l.checkouts == 0 && !l.m.busy() {
+                p.live = None;
+                self.note(|| format!("p{page} lets its machine go"));
+            }
+        }
+    }
+
+    /// `page` dies: the browser frees its locks and drops its requests for them.
+    pub(crate) fn kill(&mut self, page: PageId) {
+        let p = &mut self.pages[page];
+        if !p.alive {
+            return;
+        }
+        p.alive = false;
+        p.live = None;
+        self.stats.deaths += 1;
+        self.env.borrow_mut().local.unload(page);
+        self.note(|| format!("p{page} dies"));
+        for (pg, inst) in self.locks.page_gone(page) {
+            self.micro(Ev::Feed {
+                page: pg,
+                inst,
+                input: Input::LockGranted,
+            });
+        }
+    }
+}
+
+/// The run's clock in the machine's terms (ms since the epoch).
+pub(crate) fn env_now(env: &Shared) -> f64 {
+    crate::env::EPOCH_MS + env.borrow().now
+}

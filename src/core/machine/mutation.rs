@@ -1,0 +1,44 @@
+//! Test-only mutations of the machine, for the simulator to show it finds the bugs they put
+//! back. Compiled in only with the `sim-mutations` feature, which no shipped build enables:
+//! without it [`on`] is a constant `false` and every hook folds away (no bytes in the wasm).
+//! The switch is per thread, so parallel tests each run their own.
+
+/// A bug the simulator must find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mutation {
+    /// `open()` writes its own key as the record (the Web Storage copy) without reading
+    /// the stored one under the lock: the old double charge of two tabs.
+    OpenWritesOwnKey,
+    /// A submit that finds its key pending (outcome unknown) rotates it.
+    RotateAfterUnknown,
+    /// The lock holder goes on from the Web Storage copy without reading IndexedDB.
+    SkipReRead,
+}
+
+#[cfg(feature = "sim-mutations")]
+extern crate std;
+
+#[cfg(feature = "sim-mutations")]
+std::thread_local! {
+    static ACTIVE: core::cell::Cell<Option<Mutation>> = const { core::cell::Cell::new(None) };
+}
+
+/// Turns mutation `m` on for this thread (`None`: the machine as shipped).
+#[cfg(feature = "sim-mutations")]
+pub fn set_mutation(m: Option<Mutation>) {
+    ACTIVE.with(|a| a.set(m));
+}
+
+/// Whether mutation `m` is on.
+#[inline(always)]
+pub(super) fn on(m: Mutation) -> bool {
+    #[cfg(feature = "sim-mutations")]
+    {
+        ACTIVE.with(|a| a.get() == Some(m))
+    }
+    #[cfg(not(feature = "sim-mutations"))]
+    {
+        let _ = m;
+        false
+    }
+}
