@@ -49,6 +49,18 @@ impl<H: Host> Scope<H> {
             (At::Storing(text), Step::Written(done)) => {
                 let rec = j.rec.clone().unwrap_or_else(|| self.rec.clone());
                 self.stored_unposted(&rec, &text, Some(done));
+                if j.abandoned {
+                    // Given up while the try's record was being written: it does not go
+                    // out (the record counts it; the error counts the tries sent).
+                    let e = Error::OutcomeUnknown {
+                        attempts: rec.attempts - 1,
+                        reason: "abandoned".into(),
+                        abandoned: true,
+                    };
+                    self.release_lock();
+                    self.settle(j.no, Err(e));
+                    return None;
+                }
                 self.launch(&j, text)
             }
             (At::Sending, Step::Sent(sent)) => self.after_try(&mut j, sent),
