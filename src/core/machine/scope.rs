@@ -16,6 +16,10 @@ use crate::core::sync::{may_be_sending, Notice};
 use crate::error::Error;
 use crate::prelude::*;
 
+/// How many given-up keys a scope remembers: late copies come within seconds, and a page
+/// gives up a key per order.
+const GIVEN_UP_KEPT: usize = 8;
+
 impl<H: Host> Scope<H> {
     /// Opens the scope for `opts` in a page: picks the storage (with fallbacks, each a
     /// `storage-fallback` event), sweeps the namespace once where the driver says so
@@ -38,6 +42,7 @@ impl<H: Host> Scope<H> {
             rec: first,
             rec_stored: false,
             intents: 0,
+            given_up: Vec::new(),
             flight: None,
             flights: 0,
             jobs: VecDeque::new(),
@@ -150,6 +155,10 @@ impl<H: Host> Scope<H> {
     /// removes the old one.
     pub(super) fn start_over(&mut self, keep: bool) {
         let seen = self.rec.key.clone();
+        if self.given_up.len() == GIVEN_UP_KEPT {
+            self.given_up.remove(0);
+        }
+        self.given_up.push(seen.clone());
         let sending = may_be_sending(&self.rec, self.rec_stored);
         let next = self.fresh();
         self.set_shown(&next, false, false);

@@ -56,6 +56,10 @@ pub struct Scope<H: Host> {
     /// `reset()` and `finish()` calls waiting for their turn with the lock: until they are
     /// done, what other tabs store does not replace the new key this page shows.
     pub(super) intents: u32,
+    /// The keys this page gave up (`reset()`, `finish()`), the last few: a copy of their
+    /// record that another tab wrote before the page gave them up, and that arrives after,
+    /// is old news.
+    pub(super) given_up: Vec<String>,
     /// The submit sequence `submit()` joins, if one runs.
     pub(super) flight: Option<Flight>,
     /// The number of the last sequence.
