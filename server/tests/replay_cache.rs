@@ -13,8 +13,7 @@ fn answered_from_cache(s: &Server, key: &str) -> Option<bool> {
     let log = s.log_text();
     let line = log
         .lines()
-        .filter(|l| l.contains("charge answered") && l.contains(&format!("key=\"{key}\" ")))
-        .last()?;
+        .rfind(|l| l.contains("charge answered") && l.contains(&format!("key=\"{key}\" ")))?;
     Some(line.contains("cached=true"))
 }
 

@@ -7,9 +7,10 @@
 use std::collections::HashMap;
 
 use idemkey::core::fingerprint::fingerprint;
+use idemkey::core::plan::{plan_submit_since, SubmitPlan};
 use idemkey::core::record::{Record, StoredResponse};
 use idemkey::core::retry::{classify, Class};
-use idemkey::core::state::{plan_submit_since, State, SubmitPlan};
+use idemkey::core::state::State;
 use proptest::prelude::*;
 
 const SCOPE: &str = "cart-42";
