@@ -159,23 +159,20 @@ impl World {
 
     /// Try `id`'s answer (or failure) reaches its page, unless it timed out before.
     pub(crate) fn answer(&mut self, id: u64, answer: Option<Answer>) {
-        let Some(r) = self.reqs.get_mut(&id) else {
-            return;
-        };
-        if r.done {
-            return;
-        }
-        r.done = true;
-        let (page, inst) = (r.page, r.inst);
         let input = match answer {
             Some(a) => Input::Answer(a),
             None => Input::NoAnswer(NoAnswer::Network),
         };
-        self.micro(Ev::Feed { page, inst, input });
+        self.end_try(id, input);
     }
 
-    /// Try `id`'s timeout: the page aborts it.
+    /// Try `id`'s timeout: the page aborts it, unless its answer came before.
     pub(crate) fn abort(&mut self, id: u64) {
+        self.end_try(id, Input::NoAnswer(NoAnswer::Timeout));
+    }
+
+    /// Feeds try `id`'s page how it ended (`input`), the first time only.
+    fn end_try(&mut self, id: u64, input: Input) {
         let Some(r) = self.reqs.get_mut(&id) else {
             return;
         };
@@ -184,7 +181,6 @@ impl World {
         }
         r.done = true;
         let (page, inst) = (r.page, r.inst);
-        let input = Input::NoAnswer(NoAnswer::Timeout);
         self.micro(Ev::Feed { page, inst, input });
     }
 }
