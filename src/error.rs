@@ -59,7 +59,7 @@ impl Error {
     }
 
     /// The human-readable message (what `Display` prints and JS sees as `error.message`).
-    /// `glue.js` words the `invalid-options` refusals it finds itself (`readOptions`,
+    /// `options.js` words the `invalid-options` refusals it finds itself (`readOptions`,
     /// `refused`) the same way: a change here is one there.
     pub fn message(&self) -> String {
         let mut m = String::new();

@@ -136,7 +136,8 @@ impl LiveScope {
     }
 
     fn dispatch(&self, c: Command) {
-        let d = self.driver.borrow().clone();
+        // Borrowed, not cloned (a clone is a call into JS): only `open()` writes it, before any run.
+        let d = self.driver.borrow();
         match c {
             Command::Lock { name } => ffi::lock(&d, &name),
             Command::Unlock => ffi::unlock(&d),

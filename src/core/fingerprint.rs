@@ -9,9 +9,8 @@ pub const FINGERPRINT_PREFIX: &str = "f1:";
 
 /// Fingerprints a JSON text: canonical form (sorted keys, no whitespace), 64-bit FNV-1a, hex.
 ///
-/// Key order and whitespace never change the result; any other difference does. The wasm
-/// has the browser write the canonical form (glue.js `toJson`) and hashes it with
-/// [`fingerprint_canonical`]; this is the reference its browser tests compare it with.
+/// Key order and whitespace never change the result; any other difference does. The page's
+/// `JSON.stringify` gives the text; the canonical form is the core's alone.
 pub fn fingerprint(json_text: &str) -> Result<String> {
     let v = Json::parse(json_text).map_err(Error::InvalidPayload)?;
     let mut canon = String::with_capacity(json_text.len());

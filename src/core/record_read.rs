@@ -92,7 +92,7 @@ pub enum Field {
     Replayed,
 }
 
-/// The JSON names of the [`Field`]s, in their order (parse.js lists them in the same order).
+/// The JSON names of the [`Field`]s, in their order.
 pub const FIELDS: [&str; 14] = [
     "v",
     "rev",

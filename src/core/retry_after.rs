@@ -1,6 +1,5 @@
 //! `Retry-After` (RFC 9110 §10.2.3): delta-seconds or an HTTP-date in any of its three forms.
-//! The wasm reads the dates with parse.js's `httpDate` ([`parse_retry_after_with`]);
-//! [`http_date_ms`] is the reference its browser tests hold it to, and the host's reader.
+//! The core is the only reader of both, in the wasm and on the host.
 
 use crate::core::ascii::digits as number;
 
@@ -23,23 +22,12 @@ const LONG_DAYS: [&str; 7] = [
 /// A date in the past means "now" (`Some(0)`); anything unparseable, negative or
 /// overflowing is `None`, and the caller falls back to its own backoff.
 pub fn parse_retry_after(value: &str, now_ms: f64) -> Option<u64> {
-    parse_retry_after_with(value, now_ms, http_date_ms)
-}
-
-/// [`parse_retry_after`] with `http_date` reading the HTTP-dates: the wasm has the browser
-/// read them (parse.js `httpDate`, which its browser tests hold to [`http_date_ms`]), for
-/// the bytes a date parser of its own would cost.
-pub fn parse_retry_after_with(
-    value: &str,
-    now_ms: f64,
-    http_date: impl FnOnce(&str, f64) -> Option<f64>,
-) -> Option<u64> {
     let v = value.trim_ascii();
     if v.bytes().all(|b| b.is_ascii_digit()) {
         // `number` refuses "" and a count of seconds that overflows.
         return number(v)?.checked_mul(1000);
     }
-    let at = http_date(v, now_ms)?;
+    let at = http_date_ms(v, now_ms)?;
     let wait = at - now_ms;
     Some(if wait > 0.0 { wait as u64 } else { 0 })
 }

@@ -61,7 +61,7 @@ test("package.json carries Cargo.toml's metadata and the fields bundlers and tsc
     "./integrity.json": "./integrity.json",
     "./package.json": "./package.json",
   });
-  // glue.js is joined into idemkey.js, whose evaluation only defines things (post-pack.sh).
+  // driver.js and options.js are joined into idemkey.js, whose evaluation only defines things (post-pack.sh).
   assert.equal(pj.sideEffects, false);
   assert.ok(Array.isArray(pj.files) && pj.files.includes("idemkey_bg.wasm"));
   assert.equal(pj.license, "MIT OR Apache-2.0");

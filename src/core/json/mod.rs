@@ -1,7 +1,6 @@
-//! A small strict JSON (RFC 8259) parser and writer, so the crate needs no serde_json. The
-//! wasm writes records with [`write_str`] and [`push_u64`]; it reads them, and writes the
-//! canonical form of payloads, with the browser's `JSON.parse` and glue.js, which the browser
-//! tests hold to what the parser and [`Json::write_canonical`] give on the host.
+//! A small strict JSON (RFC 8259) parser and writer, so the crate needs no serde_json: it
+//! reads stored records, writes them with [`write_str`] and [`push_u64`], and writes the
+//! canonical form of payloads ([`Json::write_canonical`]), in the wasm and on the host.
 
 use crate::core::ascii::digits;
 use crate::prelude::*;
