@@ -7,9 +7,10 @@
 // (scripts/post-pack.sh).
 
 // A scope's driver state: its machine `m`, the Web Lock's release, its channel membership
-// and `storage` listener, and the promises of its submit sequences by number.
+// and `storage` listener, the promises of its submit sequences by number, and the
+// IndexedDB transaction of its last read while it may still take a write.
 export function attach(m) {
-  return { m, release: null, member: null, listener: null, flights: new Map() };
+  return { m, release: null, member: null, listener: null, flights: new Map(), tx: null };
 }
 
 // The scope is done with: it hears nothing more, and its machine is freed. Answers still
@@ -196,24 +197,25 @@ let reopened = null;
 // Runs `request(store)` in one transaction of `mode`; resolves with its result: a write's
 // once committed; a read's as soon as the request succeeds (what it read is the committed
 // state), or once the transaction ends with `whole` (a cursor's request succeeds once per
-// step). Rejects when the page has no IndexedDB, when it fails or, on open, does not answer
+// step), or, with `keep`, a read in a transaction kept open for a write (`keep(tx)` is
+// given it first). Rejects when the page has no IndexedDB, when it fails or, on open, does not answer
 // within 5 s. A connection the browser closed or lost under the page (WebKit: "Connection
 // to Indexed Database server lost"; a closed one throws InvalidStateError) is opened again
 // and the request made once more.
-function inStore(mode, request, whole) {
+function inStore(mode, request, whole, keep) {
   const factory = globalThis.indexedDB;
   if (!factory) return Promise.reject(new Error("IndexedDB unavailable"));
-  return once(factory, mode, request, whole).catch((e) => {
+  return once(factory, mode, request, whole, keep).catch((e) => {
     const name = e && e.name;
     if (name != "InvalidStateError" && name != "UnknownError") throw e;
-    return once(factory, mode, request, whole).then((v) => {
+    return once(factory, mode, request, whole, keep).then((v) => {
       reopened = errorText(e);
       return v;
     });
   });
 }
 
-function once(factory, mode, request, whole) {
+function once(factory, mode, request, whole, keep) {
   if (!db) {
     db = new Promise((ok, fail) => {
       setTimeout(() => fail(new DOMException("IndexedDB did not open in 5 s", "TimeoutError")), 5e3);
@@ -233,6 +235,10 @@ function once(factory, mode, request, whole) {
     .then((conn) => new Promise((ok, fail) => {
       const tx = conn.transaction("records", mode);
       const req = request(tx.objectStore("records"));
+      if (keep) {
+        keep(tx);
+        req.onsuccess = () => ok(req.result);
+      }
       if (mode == "readonly" && !whole) req.onsuccess = () => ok(req.result);
       tx.oncomplete = () => ok(req.result);
       tx.onabort = () => fail(tx.error || req.error);
@@ -254,15 +260,37 @@ function answer(d, p, ok, fail) {
   );
 }
 
-// Reads `key`: `m.idbRead(text or null, null)`, or `m.idbRead(null, why)`.
+// Reads `key`: `m.idbRead(text or null, null)`, or `m.idbRead(null, why)`. The read is made
+// in a readwrite transaction, `d.tx`, which stays open while the machine answers it: the
+// write a submit makes once it has read (its pending key) goes into the same transaction,
+// one commit where two transactions would make two. A write asked for later, once the
+// transaction has ended, gets a transaction of its own.
 export function idbGet(d, key) {
-  answer(d, inStore("readonly", (s) => s.get(key)), (v) => d.m?.idbRead(text(v) ?? null, null), (e) => d.m?.idbRead(null, e));
+  const keep = (tx) => {
+    d.tx = tx;
+    tx.addEventListener("complete", () => d.tx == tx && (d.tx = null));
+    tx.addEventListener("abort", () => d.tx == tx && (d.tx = null));
+  };
+  answer(d, inStore("readwrite", (s) => s.get(key), false, keep), (v) => d.m?.idbRead(text(v) ?? null, null), (e) => d.m?.idbRead(null, e));
 }
 
 // Stores `value` under `key` (null deletes it): `m.idbWritten(null)` once committed, or
-// `m.idbWritten(why)`.
+// `m.idbWritten(why)`. In the transaction of the read it answers, while that one is active.
 export function idbPut(d, key, value) {
-  const p = inStore("readwrite", (s) => (value == null ? s.delete(key) : s.put(value, key)));
+  const put = (s) => (value == null ? s.delete(key) : s.put(value, key));
+  const tx = d.tx;
+  d.tx = null;
+  let p;
+  try {
+    const req = put(tx.objectStore("records"));
+    p = new Promise((ok, fail) => {
+      tx.oncomplete = ok;
+      tx.onabort = () => fail(tx.error || req.error);
+    });
+  } catch {
+    // No transaction, or no longer active.
+    p = inStore("readwrite", put);
+  }
   answer(d, p, () => d.m?.idbWritten(null), (e) => d.m?.idbWritten(e));
 }
 
