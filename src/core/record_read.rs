@@ -1,11 +1,7 @@
-//! Reading a stored record: the rules its fields must meet, whichever JSON parser read the
-//! text. On the host (and in the tests) [`Record::decode`] parses with the core's parser;
-//! the wasm build parses with the browser's `JSON.parse` and hands the values over field by
-//! field to [`Record::from_fields`], so the module carries no JSON parser of its own. Both
-//! end in the same checks, with the same reasons. The parse itself differs only on texts
-//! idemkey never writes: `JSON.parse` takes duplicate keys (the last wins), lone surrogate
-//! escapes and nesting past 64 levels, which the core's parser refuses, and words its own
-//! "not JSON" reasons.
+//! Reading a stored record: the rules its fields must meet. [`Record::decode`] parses the
+//! text with the core's JSON parser (which refuses duplicate keys, lone surrogate escapes and
+//! nesting past 64 levels, none of which idemkey writes) and asks [`Record::from_fields`]
+//! for the record its fields describe, or the first reason they describe none.
 
 use crate::core::json::Json;
 use crate::core::record::{is_uuid, Record, StoredResponse, MAX_SAFE, RECORD_VERSION};

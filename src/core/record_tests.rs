@@ -129,9 +129,9 @@ fn versioning() {
     assert_eq!(reason(&with("v", Some("1.5"))), "unsupported version");
 }
 
-/// Numbers are told apart by their value, not by how they are written: the wasm reads
-/// records with the browser's `JSON.parse`, which keeps nothing else, and the host reads
-/// them the same way so that one set of rules holds for both.
+/// Numbers are told apart by their value, not by how they are written: records written by
+/// earlier versions (which wrote them with the browser's `JSON.stringify`) or edited by hand
+/// may spell a whole number `1.0` or `1.7e12`.
 #[test]
 fn numbers_are_read_by_their_value() {
     assert_eq!(Record::decode(&with("v", Some("1.0"))).unwrap().version, 1);
