@@ -8,7 +8,6 @@ const out = process.argv[2] ?? 'target/bench/results.md';
 const CLIENT_ROUNDS = 300;
 const INIT_ROUNDS = 100; // a fresh page each
 const TRACE_ROUNDS = 100;
-const IDB_ROUNDS = 100; // of 20 calls each
 
 // Medians and p95s of the finite times only: a phase of the trace whose mark never came is NaN.
 const sorted = (xs) => xs.filter(Number.isFinite).sort((a, b) => a - b);
@@ -21,6 +20,17 @@ const ms = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
 // do the same work without it.
 const TARGET_KIB = 20;
 const TARGET = { checkout: 1.10, cached: 1.20, init: 1.5 };
+
+/** The calls `runCounts` counted, one row per kind of call and one column per phase. */
+function countsTable(counts) {
+  const phases = Object.keys(counts);
+  const kinds = [...new Set(phases.flatMap((p) => Object.keys(counts[p])))].sort();
+  return [
+    `| call | ${phases.join(' | ')} |`,
+    `| --- | ${phases.map(() => '---:').join(' | ')} |`,
+    ...kinds.map((k) => `| ${k} | ${phases.map((p) => counts[p][k] ?? 0).join(' | ')} |`),
+  ].join('\n');
+}
 
 /**
  * scripts/size.sh's table (the same figures `make pack` checks), with the target as its
@@ -68,7 +78,7 @@ async function clientOverhead(url) {
     const page = await open('index.html');
     const r = await page.evaluate((n) => window.runBench(n), CLIENT_ROUNDS);
     r.trace = await page.evaluate((n) => window.runTrace(n), TRACE_ROUNDS);
-    r.idb = await page.evaluate((n) => window.runIdbSteps(n), IDB_ROUNDS);
+    r.counts = await page.evaluate(() => window.runCounts());
     await page.close();
     r.init = [];
     r.compile = [];
@@ -94,8 +104,6 @@ try {
   const tw = twiggyTop();
   const c = await clientOverhead(url);
   const total = /^total\s+\d+\s+([\d.]+) KiB/m.exec(s.text)?.[1] ?? '?';
-  const row = (name, xs, base, digits = 2) => `| ${name} | ${ms(median(xs), digits)} | ${ms(p95(xs), digits)} | ${
-    base ? ratio(median(xs), median(base)) : '1.00'} | ${base ? ratio(p95(xs), p95(base)) : '1.00'} |`;
   // One line of the targets table: idemkey's figure, its baseline's, their ratio, the target.
   const met = (ok) => (ok ? '**met**' : '**not met**');
   const target = (name, xs, baseName, base, limit, digits = 2) => {
@@ -163,15 +171,14 @@ try {
     `| --- | ---: | ---: |`,
     ...Object.entries(c.trace).map(([phase, xs]) => `| ${phase} | ${ms(median(xs))} | ${ms(p95(xs))} |`),
     ``,
-    `## IndexedDB before the request: two transactions, or one (${IDB_ROUNDS} interleaved rounds of 20)`,
+    `## What a checkout asks of the browser (counted in one checkout of each, not timed)`,
     ``,
-    `A submit reads the scope's record, then stores it pending, in two transactions. One readwrite`,
-    `transaction that reads, decides and writes is what a merge of the two would cost.`,
+    `idemkey's open + submit until it resolves, then what runs after (the answer's write, \`finish()\`);`,
+    `the careful page's checkout until it resolves, then its answer's commit. What idemkey does more`,
+    `is its cross-tab protocol: the key \`open()\` proposes is written to Web Storage at once (a reload`,
+    `shows it again), every stored record is copied there and posted to the other tabs.`,
     ``,
-    `| case | median ms | p95 ms | ratio (median) | ratio (p95) |`,
-    `| --- | ---: | ---: | ---: | ---: |`,
-    row('baseline: one readwrite transaction (get, then put)', c.idb.one, null),
-    row("idemkey: a read, then a readwrite put", c.idb.two, c.idb.one),
+    countsTable(c.counts),
     ``,
   ];
   writeFileSync(out, lines.join('\n'));
