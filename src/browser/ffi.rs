@@ -156,8 +156,17 @@ pub(crate) trait Feed {
 
 /// A scope's machine as the driver holds it: each method feeds it one answer of the
 /// browser.
+///
+/// The strings come in as `JsValue`s, read by [`text`] in one place: a `String` or
+/// `Option<String>` parameter costs each method its own copy-in code in the glue (and a
+/// `try`/`catch` to free what was copied) and its own conversion in the wasm.
 #[wasm_bindgen(skip_typescript)]
 pub struct Machine(pub(crate) Rc<dyn Feed>);
+
+/// `v` if it is a string, else "" (`null`, `undefined`).
+fn string(v: &JsValue) -> String {
+    text(v).unwrap_or_default()
+}
 
 #[wasm_bindgen]
 impl Machine {
@@ -173,37 +182,35 @@ impl Machine {
         self.0.feed(Input::LockRefused);
     }
 
-    /// IndexedDB read `text` (none stored), or failed with `error`.
+    /// IndexedDB read `value` (a string, or none stored), or failed with `error` (a string,
+    /// or none).
     #[wasm_bindgen(js_name = idbRead)]
-    pub fn idb_read(&self, text: Option<String>, error: Option<String>) {
-        self.0.feed(Input::IdbRead(error.map_or(Ok(text), Err)));
+    pub fn idb_read(&self, value: JsValue, error: JsValue) {
+        self.0
+            .feed(Input::IdbRead(text(&error).map_or(Ok(text(&value)), Err)));
     }
 
-    /// IndexedDB committed the write, or failed with `error`.
+    /// IndexedDB committed the write, or failed with `error` (a string, or none).
     #[wasm_bindgen(js_name = idbWritten)]
-    pub fn idb_written(&self, error: Option<String>) {
-        self.0.feed(Input::IdbWritten(error.map_or(Ok(()), Err)));
+    pub fn idb_written(&self, error: JsValue) {
+        self.0
+            .feed(Input::IdbWritten(text(&error).map_or(Ok(()), Err)));
     }
 
-    /// IndexedDB's connection was opened again, for `reason`.
+    /// IndexedDB's connection was opened again, for `reason` (a string).
     #[wasm_bindgen(js_name = idbReopened)]
-    pub fn idb_reopened(&self, reason: String) {
-        self.0.feed(Input::IdbReopened(reason));
+    pub fn idb_reopened(&self, reason: JsValue) {
+        self.0.feed(Input::IdbReopened(string(&reason)));
     }
 
-    /// The try's answer.
-    pub fn answer(
-        &self,
-        status: u16,
-        body: String,
-        retry_after: Option<String>,
-        replayed: Option<String>,
-    ) {
+    /// The try's answer: its status, body text, `Retry-After` and `Idempotent-Replayed`
+    /// (each a string or none).
+    pub fn answer(&self, status: u16, body: JsValue, retry_after: JsValue, replayed: JsValue) {
         self.0.feed(Input::Answer(Answer {
             status,
-            body,
-            retry_after,
-            replayed,
+            body: string(&body),
+            retry_after: text(&retry_after),
+            replayed: text(&replayed),
         }));
     }
 
@@ -223,15 +230,19 @@ impl Machine {
         self.0.feed(Input::Woken(wake_of(code)));
     }
 
-    /// A notice on the scope's channel.
-    pub fn notice(&self, text: String) {
-        self.0.feed(Input::Notice(text));
+    /// A notice (a string) on the scope's channel.
+    pub fn notice(&self, message: JsValue) {
+        self.0.feed(Input::Notice(string(&message)));
     }
 
-    /// The `storage` event of the record's key.
+    /// The `storage` event of the record's key: its new and old value (each a string or
+    /// none).
     #[wasm_bindgen(js_name = storageEvent)]
-    pub fn storage_event(&self, new: Option<String>, old: Option<String>) {
-        self.0.feed(Input::StorageEvent { new, old });
+    pub fn storage_event(&self, new: JsValue, old: JsValue) {
+        self.0.feed(Input::StorageEvent {
+            new: text(&new),
+            old: text(&old),
+        });
     }
 }
 
