@@ -11,6 +11,7 @@ use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 
 use crate::core::machine::{Answer, Input, NoAnswer, Wake};
+use crate::core::record::{sweep_due, Record};
 
 #[wasm_bindgen(module = "/src/browser/driver.js")]
 extern "C" {
@@ -246,6 +247,47 @@ impl Machine {
             old: text(&old),
         });
     }
+}
+
+/// The sweep rule as the driver's `idbSweep` asks it, `due(key, value)`: core's, for one
+/// namespace at one moment. A class, not a `Closure`: the closure machinery (its glue, its
+/// destructor table) weighs more than one small class whose bound method the driver calls;
+/// the garbage collector frees it once the sweep has let the function go.
+#[wasm_bindgen(skip_typescript)]
+pub struct Due {
+    /// The namespace swept.
+    namespace: String,
+    /// When the sweep began, in ms since the epoch.
+    now: f64,
+}
+
+#[wasm_bindgen]
+impl Due {
+    /// Whether the IndexedDB entry `key` holding `value` (strings) is due for deletion.
+    pub fn due(&self, key: JsValue, value: JsValue) -> bool {
+        sweep_due(
+            &self.namespace,
+            &string(&key),
+            &string(&value),
+            self.now,
+            Record::decode,
+        )
+    }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A [`Due`] as JavaScript holds it.
+    type DueObject;
+    /// Its `due` method, unbound.
+    #[wasm_bindgen(method, getter)]
+    fn due(this: &DueObject) -> Function;
+}
+
+/// [`Due::due`] for `namespace` at `now`, as a function of `(key, value)`.
+pub(crate) fn due(namespace: String, now: f64) -> JsValue {
+    let d = JsValue::from(Due { namespace, now });
+    d.unchecked_ref::<DueObject>().due().bind0(&d).into()
 }
 
 /// A `RefCell` that can live in a `static`: page-wide state (the registry of scopes).

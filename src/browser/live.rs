@@ -14,7 +14,7 @@ use super::ffi::{self, Feed, Machine, PageCell};
 use super::host::BrowserHost;
 use crate::core::machine::{Command, Event, EventKind, Input, Reply, Scope};
 use crate::core::options::{Options, StorageKind};
-use crate::core::record::{record_key, sweep_due, Record};
+use crate::core::record::record_key;
 use crate::error::Error;
 
 /// The scopes of this page that are in use.
@@ -299,9 +299,5 @@ pub(crate) fn joined(headers: &[(String, String)]) -> String {
 /// Has the driver delete IndexedDB's entries under `prefix` that core's sweep rule says
 /// are due, deciding inside the deleting transaction.
 pub(crate) fn sweep_idb(prefix: &str, namespace: String) {
-    let now = js_sys::Date::now();
-    let due = Closure::<dyn FnMut(String, String) -> bool>::new(move |k: String, v: String| {
-        sweep_due(&namespace, &k, &v, now, Record::decode)
-    });
-    ffi::idb_sweep(prefix, due.into_js_value());
+    ffi::idb_sweep(prefix, ffi::due(namespace, js_sys::Date::now()));
 }
