@@ -10,7 +10,7 @@ use core::cell::{Cell, RefCell};
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
-use super::ffi::{self, Feed, Machine, PageCell};
+use super::ffi::{self, Feed, PageCell};
 use super::host::BrowserHost;
 use crate::core::machine::{Command, Event, EventKind, Input, Reply, Scope};
 use crate::core::options::{Options, StorageKind};
@@ -82,7 +82,7 @@ impl LiveScope {
                     checkouts: Cell::new(0),
                     wanted: opts.storage,
                 });
-                *live.driver.borrow_mut() = ffi::attach(Machine(live.clone()));
+                *live.driver.borrow_mut() = ffi::attach_machine(live.clone());
                 OPEN.with(|open| open.push(live.clone()));
                 live
             }
