@@ -1,7 +1,9 @@
 //! The module's one meeting point with JavaScript, and its one file with `unsafe`: the
 //! driver's functions (driver.js) and the browser's the module calls, each named and typed
-//! here; [`Machine`], whose methods are how the driver feeds a scope's machine what the
-//! browser answered; the page-wide cell the registry of scopes lives in; and the allocator.
+//! here; [`Machine`], whose `feed` is how the driver feeds a scope's machine what the
+//! browser answered (through machine.js's named methods); [`Due`], the sweep rule the
+//! driver asks inside IndexedDB's transaction; the page-wide cell the registry of scopes
+//! lives in; and the allocator.
 
 use crate::prelude::*;
 use alloc::rc::Rc;
@@ -166,6 +168,9 @@ pub struct Machine(pub(crate) Rc<dyn Feed>);
 extern "C" {
     /// `m` with the driver's named methods, each a call of [`Machine::feed`].
     fn named(m: Machine) -> JsValue;
+    /// `d`'s method as a function of `(key, value)`.
+    #[wasm_bindgen(js_name = due)]
+    fn due_function(d: Due) -> JsValue;
 }
 
 /// The driver's state for the scope whose machine `feed` takes the browser's answers.
@@ -224,9 +229,9 @@ impl Machine {
 }
 
 /// The sweep rule as the driver's `idbSweep` asks it, `due(key, value)`: core's, for one
-/// namespace at one moment. A class, not a `Closure`: the closure machinery (its glue, its
-/// destructor table) weighs more than one small class whose bound method the driver calls;
-/// the garbage collector frees it once the sweep has let the function go.
+/// namespace at one moment. A class whose method machine.js hands the driver as a function,
+/// not a `Closure`: the closure machinery (its glue, its table of destructors) weighs more.
+/// The garbage collector frees it once the sweep has let the function go.
 #[wasm_bindgen(skip_typescript)]
 pub struct Due {
     /// The namespace swept.
@@ -249,19 +254,9 @@ impl Due {
     }
 }
 
-#[wasm_bindgen]
-extern "C" {
-    /// A [`Due`] as JavaScript holds it.
-    type DueObject;
-    /// Its `due` method, unbound.
-    #[wasm_bindgen(method, getter)]
-    fn due(this: &DueObject) -> Function;
-}
-
 /// [`Due::due`] for `namespace` at `now`, as a function of `(key, value)`.
 pub(crate) fn due(namespace: String, now: f64) -> JsValue {
-    let d = JsValue::from(Due { namespace, now });
-    d.unchecked_ref::<DueObject>().due().bind0(&d).into()
+    due_function(Due { namespace, now })
 }
 
 /// A `RefCell` that can live in a `static`: page-wide state (the registry of scopes).

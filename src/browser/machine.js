@@ -1,10 +1,15 @@
-// A scope's machine as the driver holds it (src/browser/driver.js calls `d.m.answer(...)`,
-// `d.m.woken(code)` and the like, and `d.m.free()`): one named method per answer of the
-// browser, each calling the wasm's one `feed` export (src/browser/ffi.rs, `Machine::feed`)
-// with the answer's number there, a number and up to three values. One export instead of
-// ten: each export of a class costs the wasm its own borrow checks and error paths, and
-// the glue its own wrapper (0.7 KiB of gzipped module for the ten). Joined into idemkey.js
-// by scripts/post-pack.sh.
+// The module's objects as the driver calls them (src/browser/ffi.rs makes both):
+//
+//   a scope's machine  driver.js calls `d.m.answer(...)`, `d.m.woken(code)` and the like,
+//                      and `d.m.free()`: one named method per answer of the browser, each
+//                      calling the wasm's one `feed` export (`Machine::feed`) with the
+//                      answer's number there, a number and up to three values. One export
+//                      instead of ten: each export of a class costs the wasm its own borrow
+//                      checks and error paths, and the glue its own wrapper (0.6 KiB of
+//                      gzipped module for the ten).
+//   the sweep rule     `idbSweep` calls `due(key, value)`: a `Due`'s method as a function.
+//
+// Joined into idemkey.js by scripts/post-pack.sh.
 
 /** `m` (a `Machine`) with the driver's named methods. */
 export function named(m) {
@@ -22,3 +27,6 @@ export function named(m) {
     free: () => m.free(),
   };
 }
+
+/** `d.due` (`d` a `Due`) as a function of `(key, value)`. */
+export const due = (d) => (key, value) => d.due(key, value);
