@@ -161,7 +161,7 @@ pub(crate) trait Feed {
 
 /// A scope's machine as the driver holds it (wrapped by `named`): its one method, `feed`,
 /// feeds it one answer of the browser.
-#[wasm_bindgen(skip_typescript)]
+#[wasm_bindgen(skip_typescript, private)]
 pub struct Machine(pub(crate) Rc<dyn Feed>);
 
 #[wasm_bindgen(module = "/src/browser/machine.js")]
@@ -232,7 +232,7 @@ impl Machine {
 /// namespace at one moment. A class whose method machine.js hands the driver as a function,
 /// not a `Closure`: the closure machinery (its glue, its table of destructors) weighs more.
 /// The garbage collector frees it once the sweep has let the function go.
-#[wasm_bindgen(skip_typescript)]
+#[wasm_bindgen(skip_typescript, private)]
 pub struct Due {
     /// The namespace swept.
     namespace: String,
