@@ -18,8 +18,8 @@
 # projects whose `lib` predates ES2025/esnext.disposable; a
 # `/// <reference lib="esnext.disposable" />` line on top fixes that for every consumer.
 # The wasm's imports and exports get short names (wasm-bindgen's carry a hash each, twice over).
-# Then the JS becomes one minified file: wasm-bindgen writes the JS snippets (src/browser/driver.js
-# and parse.js) to snippets/<crate>-<hash>/src/browser/ and imports them from idemkey.js; Rollup
+# Then the JS becomes one minified file: wasm-bindgen writes the JS snippets (src/browser/driver.js,
+# options.js and machine.js) to snippets/<crate>-<hash>/src/browser/ and imports them from idemkey.js; Rollup
 # joins them all and terser minifies the result, local names included (the class keeps its name, so
 # `Checkout.name` still reads "Checkout"; the doc comments live on in the .d.ts). One file
 # compresses better than two, and a page makes one request fewer: 0.99 KiB less gzipped JS.
@@ -202,7 +202,7 @@ node "$root/scripts/short-names.mjs" "$pkg"
 # paths are gone from the import object's keys already (short names), so the wasm is as it
 # was.
 # The default export becomes src/browser/init.js's init() around wasm-bindgen's: it is copied
-# beside the glue.js snippet it imports, so that the one copy of glue.js serves both.
+# beside the driver.js snippet it imports, so that the one copy of driver.js serves both.
 if [[ -n $fresh ]]; then
   joined="$(mktemp "$pkg/.joined.XXXXXX")"
   snippets="$(grep -oE "\./snippets/[^\"']+/src/browser/driver\.js" "$glue" | head -n1)"

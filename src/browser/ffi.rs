@@ -1,7 +1,9 @@
 //! The module's one meeting point with JavaScript, and its one file with `unsafe`: the
 //! driver's functions (driver.js) and the browser's the module calls, each named and typed
-//! here; [`Machine`], whose methods are how the driver feeds a scope's machine what the
-//! browser answered; the page-wide cell the registry of scopes lives in; and the allocator.
+//! here; [`Machine`], whose `feed` is how the driver feeds a scope's machine what the
+//! browser answered (through machine.js's named methods); [`Due`], the sweep rule the
+//! driver asks inside IndexedDB's transaction; the page-wide cell the registry of scopes
+//! lives in; and the allocator.
 
 use crate::prelude::*;
 use alloc::rc::Rc;
@@ -11,11 +13,12 @@ use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 
 use crate::core::machine::{Answer, Input, NoAnswer, Wake};
+use crate::core::record::{sweep_due, Record};
 
 #[wasm_bindgen(module = "/src/browser/driver.js")]
 extern "C" {
-    /// The driver's state for the scope whose machine is `m`.
-    pub(crate) fn attach(m: Machine) -> JsValue;
+    /// The driver's state for the scope whose machine is `m` (as `named` gives it).
+    fn attach(m: JsValue) -> JsValue;
     /// The scope is done with: it hears nothing more and `m` is freed.
     pub(crate) fn detach(d: &JsValue);
 
@@ -119,6 +122,8 @@ extern "C" {
     /// IdemError for an unknown or wrongly typed option.
     #[wasm_bindgen(catch, js_name = readOptions)]
     pub(crate) fn read_options(options: &JsValue) -> Result<JsValue, JsValue>;
+    /// The value `readOptions` read for option `name`; undefined when not given.
+    pub(crate) fn option(read: &JsValue, name: &str) -> JsValue;
 }
 
 #[wasm_bindgen]
@@ -154,85 +159,104 @@ pub(crate) trait Feed {
     fn feed(&self, input: Input);
 }
 
-/// A scope's machine as the driver holds it: each method feeds it one answer of the
-/// browser.
-#[wasm_bindgen(skip_typescript)]
+/// A scope's machine as the driver holds it (wrapped by `named`): its one method, `feed`,
+/// feeds it one answer of the browser.
+#[wasm_bindgen(skip_typescript, private)]
 pub struct Machine(pub(crate) Rc<dyn Feed>);
+
+#[wasm_bindgen(module = "/src/browser/machine.js")]
+extern "C" {
+    /// `m` with the driver's named methods, each a call of [`Machine::feed`].
+    fn named(m: Machine) -> JsValue;
+    /// `d`'s method as a function of `(key, value)`.
+    #[wasm_bindgen(js_name = due)]
+    fn due_function(d: Due) -> JsValue;
+}
+
+/// The driver's state for the scope whose machine `feed` takes the browser's answers.
+pub(crate) fn attach_machine(feed: Rc<dyn Feed>) -> JsValue {
+    attach(named(Machine(feed)))
+}
+
+/// `v` if it is a string, else "" (`null`, `undefined`).
+fn string(v: &JsValue) -> String {
+    text(v).unwrap_or_default()
+}
 
 #[wasm_bindgen]
 impl Machine {
-    /// The scope's Web Lock is held.
-    #[wasm_bindgen(js_name = lockGranted)]
-    pub fn lock_granted(&self) {
-        self.0.feed(Input::LockGranted);
-    }
-
-    /// The Web Lock request failed.
-    #[wasm_bindgen(js_name = lockRefused)]
-    pub fn lock_refused(&self) {
-        self.0.feed(Input::LockRefused);
-    }
-
-    /// IndexedDB read `text` (none stored), or failed with `error`.
-    #[wasm_bindgen(js_name = idbRead)]
-    pub fn idb_read(&self, text: Option<String>, error: Option<String>) {
-        self.0.feed(Input::IdbRead(error.map_or(Ok(text), Err)));
-    }
-
-    /// IndexedDB committed the write, or failed with `error`.
-    #[wasm_bindgen(js_name = idbWritten)]
-    pub fn idb_written(&self, error: Option<String>) {
-        self.0.feed(Input::IdbWritten(error.map_or(Ok(()), Err)));
-    }
-
-    /// IndexedDB's connection was opened again, for `reason`.
-    #[wasm_bindgen(js_name = idbReopened)]
-    pub fn idb_reopened(&self, reason: String) {
-        self.0.feed(Input::IdbReopened(reason));
-    }
-
-    /// The try's answer.
-    pub fn answer(
-        &self,
-        status: u16,
-        body: String,
-        retry_after: Option<String>,
-        replayed: Option<String>,
-    ) {
-        self.0.feed(Input::Answer(Answer {
-            status,
-            body,
-            retry_after,
-            replayed,
-        }));
-    }
-
-    /// The try got no answer; `timed_out`: its timeout aborted it.
-    #[wasm_bindgen(js_name = noAnswer)]
-    pub fn no_answer(&self, timed_out: bool) {
-        let why = if timed_out {
-            NoAnswer::Timeout
-        } else {
-            NoAnswer::Network
+    /// The browser's answer numbered `what` by src/browser/machine.js, with its number `n`
+    /// and its values `a`, `b`, `c`: the strings come in as `JsValue`s, read by [`text`]
+    /// here (a `String` parameter costs the glue its own copy-in code and the wasm its own
+    /// conversion).
+    pub fn feed(&self, what: u32, n: f64, a: JsValue, b: JsValue, c: JsValue) {
+        let input = match what {
+            // lockGranted()
+            0 => Input::LockGranted,
+            // lockRefused()
+            1 => Input::LockRefused,
+            // idbRead(value or none stored, error or none)
+            2 => Input::IdbRead(text(&b).map_or(Ok(text(&a)), Err)),
+            // idbWritten(error or none)
+            3 => Input::IdbWritten(text(&a).map_or(Ok(()), Err)),
+            // idbReopened(reason)
+            4 => Input::IdbReopened(string(&a)),
+            // answer(status, body, Retry-After, Idempotent-Replayed)
+            5 => Input::Answer(Answer {
+                status: n as u16,
+                body: string(&a),
+                retry_after: text(&b),
+                replayed: text(&c),
+            }),
+            // noAnswer(timedOut): its timeout aborted the try, or it got no answer at all
+            6 => Input::NoAnswer(if n == 1.0 {
+                NoAnswer::Timeout
+            } else {
+                NoAnswer::Network
+            }),
+            // woken(code), the wake's number (`wake_code`)
+            7 => Input::Woken(wake_of(n as u32)),
+            // notice(text) on the scope's channel
+            8 => Input::Notice(string(&a)),
+            // storageEvent(new value, old value) of the record's key
+            _ => Input::StorageEvent {
+                new: text(&a),
+                old: text(&b),
+            },
         };
-        self.0.feed(Input::NoAnswer(why));
+        self.0.feed(input);
     }
+}
 
-    /// The wake numbered `code` ([`wake_code`]) has come.
-    pub fn woken(&self, code: u32) {
-        self.0.feed(Input::Woken(wake_of(code)));
-    }
+/// The sweep rule as the driver's `idbSweep` asks it, `due(key, value)`: core's, for one
+/// namespace at one moment. A class whose method machine.js hands the driver as a function,
+/// not a `Closure`: the closure machinery (its glue, its table of destructors) weighs more.
+/// The garbage collector frees it once the sweep has let the function go.
+#[wasm_bindgen(skip_typescript, private)]
+pub struct Due {
+    /// The namespace swept.
+    namespace: String,
+    /// When the sweep began, in ms since the epoch.
+    now: f64,
+}
 
-    /// A notice on the scope's channel.
-    pub fn notice(&self, text: String) {
-        self.0.feed(Input::Notice(text));
+#[wasm_bindgen]
+impl Due {
+    /// Whether the IndexedDB entry `key` holding `value` (strings) is due for deletion.
+    pub fn due(&self, key: JsValue, value: JsValue) -> bool {
+        sweep_due(
+            &self.namespace,
+            &string(&key),
+            &string(&value),
+            self.now,
+            Record::decode,
+        )
     }
+}
 
-    /// The `storage` event of the record's key.
-    #[wasm_bindgen(js_name = storageEvent)]
-    pub fn storage_event(&self, new: Option<String>, old: Option<String>) {
-        self.0.feed(Input::StorageEvent { new, old });
-    }
+/// [`Due::due`] for `namespace` at `now`, as a function of `(key, value)`.
+pub(crate) fn due(namespace: String, now: f64) -> JsValue {
+    due_function(Due { namespace, now })
 }
 
 /// A `RefCell` that can live in a `static`: page-wide state (the registry of scopes).

@@ -10,11 +10,11 @@ use core::cell::{Cell, RefCell};
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
-use super::ffi::{self, Feed, Machine, PageCell};
+use super::ffi::{self, Feed, PageCell};
 use super::host::BrowserHost;
 use crate::core::machine::{Command, Event, EventKind, Input, Reply, Scope};
 use crate::core::options::{Options, StorageKind};
-use crate::core::record::{record_key, sweep_due, Record};
+use crate::core::record::record_key;
 use crate::error::Error;
 
 /// The scopes of this page that are in use.
@@ -82,7 +82,7 @@ impl LiveScope {
                     checkouts: Cell::new(0),
                     wanted: opts.storage,
                 });
-                *live.driver.borrow_mut() = ffi::attach(Machine(live.clone()));
+                *live.driver.borrow_mut() = ffi::attach_machine(live.clone());
                 OPEN.with(|open| open.push(live.clone()));
                 live
             }
@@ -299,9 +299,5 @@ pub(crate) fn joined(headers: &[(String, String)]) -> String {
 /// Has the driver delete IndexedDB's entries under `prefix` that core's sweep rule says
 /// are due, deciding inside the deleting transaction.
 pub(crate) fn sweep_idb(prefix: &str, namespace: String) {
-    let now = js_sys::Date::now();
-    let due = Closure::<dyn FnMut(String, String) -> bool>::new(move |k: String, v: String| {
-        sweep_due(&namespace, &k, &v, now, Record::decode)
-    });
-    ffi::idb_sweep(prefix, due.into_js_value());
+    ffi::idb_sweep(prefix, ffi::due(namespace, js_sys::Date::now()));
 }

@@ -107,3 +107,6 @@ export function readOptions(options) {
   }
   return out;
 }
+
+/** The value `readOptions` read for option `name`; undefined when not given. */
+export const option = (read, name) => read[name];

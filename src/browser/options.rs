@@ -5,10 +5,10 @@
 
 use crate::prelude::*;
 
-use js_sys::{Array, Function, Reflect};
+use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
 
-use super::ffi::{read_options, refused, text};
+use super::ffi::{option, read_options, refused, text};
 use super::live::joined;
 use crate::core::options::{Options, RawOptions};
 
@@ -16,7 +16,7 @@ use crate::core::options::{Options, RawOptions};
 /// the option.
 pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>), JsValue> {
     let o = read_options(js)?;
-    let get = |name: &str| Reflect::get(&o, &JsValue::from_str(name)).unwrap_or_default();
+    let get = |name| option(&o, name);
     let s = |name| text(&get(name));
     let n = |name| get(name).as_f64();
     let mut headers = Vec::new();
