@@ -1,9 +1,8 @@
 //! The module's one meeting point with JavaScript, and its one file with `unsafe`: the
 //! driver's functions (driver.js) and the browser's the module calls, each named and typed
-//! here; [`Machine`], whose `feed` is how the driver feeds a scope's machine what the
-//! browser answered (through machine.js's named methods); [`Due`], the sweep rule the
-//! driver asks inside IndexedDB's transaction; the page-wide cell the registry of scopes
-//! lives in; and the allocator.
+//! here; [`Machine`], whose named methods are how the driver feeds a scope's machine what
+//! the browser answered; [`Due`], the sweep rule the driver asks inside IndexedDB's
+//! transaction; the page-wide cell the registry of scopes lives in; and the allocator.
 
 use crate::prelude::*;
 use alloc::rc::Rc;
@@ -17,8 +16,8 @@ use crate::core::record::{sweep_due, Record};
 
 #[wasm_bindgen(module = "/src/browser/driver.js")]
 extern "C" {
-    /// The driver's state for the scope whose machine is `m` (as `named` gives it).
-    fn attach(m: JsValue) -> JsValue;
+    /// The driver's state for the scope whose machine is `m`.
+    fn attach(m: Machine) -> JsValue;
     /// The scope is done with: it hears nothing more and `m` is freed.
     pub(crate) fn detach(d: &JsValue);
 
@@ -159,24 +158,14 @@ pub(crate) trait Feed {
     fn feed(&self, input: Input);
 }
 
-/// A scope's machine as the driver holds it (wrapped by `named`): its one method, `feed`,
-/// feeds it one answer of the browser.
+/// A scope's machine as the driver holds it: each method feeds it one answer of the
+/// browser.
+///
+/// The strings come in as `JsValue`s, read by [`text`] in one place: a `String` or
+/// `Option<String>` parameter costs each method its own copy-in code in the glue (and a
+/// `try`/`catch` to free what was copied) and its own conversion in the wasm.
 #[wasm_bindgen(skip_typescript, private)]
 pub struct Machine(pub(crate) Rc<dyn Feed>);
-
-#[wasm_bindgen(module = "/src/browser/machine.js")]
-extern "C" {
-    /// `m` with the driver's named methods, each a call of [`Machine::feed`].
-    fn named(m: Machine) -> JsValue;
-    /// `d`'s method as a function of `(key, value)`.
-    #[wasm_bindgen(js_name = due)]
-    fn due_function(d: Due) -> JsValue;
-}
-
-/// The driver's state for the scope whose machine `feed` takes the browser's answers.
-pub(crate) fn attach_machine(feed: Rc<dyn Feed>) -> JsValue {
-    attach(named(Machine(feed)))
-}
 
 /// `v` if it is a string, else "" (`null`, `undefined`).
 fn string(v: &JsValue) -> String {
@@ -185,47 +174,92 @@ fn string(v: &JsValue) -> String {
 
 #[wasm_bindgen]
 impl Machine {
-    /// The browser's answer numbered `what` by src/browser/machine.js, with its number `n`
-    /// and its values `a`, `b`, `c`: the strings come in as `JsValue`s, read by [`text`]
-    /// here (a `String` parameter costs the glue its own copy-in code and the wasm its own
-    /// conversion).
-    pub fn feed(&self, what: u32, n: f64, a: JsValue, b: JsValue, c: JsValue) {
-        let input = match what {
-            // lockGranted()
-            0 => Input::LockGranted,
-            // lockRefused()
-            1 => Input::LockRefused,
-            // idbRead(value or none stored, error or none)
-            2 => Input::IdbRead(text(&b).map_or(Ok(text(&a)), Err)),
-            // idbWritten(error or none)
-            3 => Input::IdbWritten(text(&a).map_or(Ok(()), Err)),
-            // idbReopened(reason)
-            4 => Input::IdbReopened(string(&a)),
-            // answer(status, body, Retry-After, Idempotent-Replayed)
-            5 => Input::Answer(Answer {
-                status: n as u16,
-                body: string(&a),
-                retry_after: text(&b),
-                replayed: text(&c),
-            }),
-            // noAnswer(timedOut): its timeout aborted the try, or it got no answer at all
-            6 => Input::NoAnswer(if n == 1.0 {
-                NoAnswer::Timeout
-            } else {
-                NoAnswer::Network
-            }),
-            // woken(code), the wake's number (`wake_code`)
-            7 => Input::Woken(wake_of(n as u32)),
-            // notice(text) on the scope's channel
-            8 => Input::Notice(string(&a)),
-            // storageEvent(new value, old value) of the record's key
-            _ => Input::StorageEvent {
-                new: text(&a),
-                old: text(&b),
-            },
-        };
-        self.0.feed(input);
+    /// The scope's Web Lock is held.
+    #[wasm_bindgen(js_name = lockGranted)]
+    pub fn lock_granted(&self) {
+        self.0.feed(Input::LockGranted);
     }
+
+    /// The Web Lock request failed.
+    #[wasm_bindgen(js_name = lockRefused)]
+    pub fn lock_refused(&self) {
+        self.0.feed(Input::LockRefused);
+    }
+
+    /// IndexedDB read `value` (a string, or none stored), or failed with `error` (a string,
+    /// or none).
+    #[wasm_bindgen(js_name = idbRead)]
+    pub fn idb_read(&self, value: JsValue, error: JsValue) {
+        self.0
+            .feed(Input::IdbRead(text(&error).map_or(Ok(text(&value)), Err)));
+    }
+
+    /// IndexedDB committed the write, or failed with `error` (a string, or none).
+    #[wasm_bindgen(js_name = idbWritten)]
+    pub fn idb_written(&self, error: JsValue) {
+        self.0
+            .feed(Input::IdbWritten(text(&error).map_or(Ok(()), Err)));
+    }
+
+    /// IndexedDB's connection was opened again, for `reason` (a string).
+    #[wasm_bindgen(js_name = idbReopened)]
+    pub fn idb_reopened(&self, reason: JsValue) {
+        self.0.feed(Input::IdbReopened(string(&reason)));
+    }
+
+    /// The try's answer: its status, body text, `Retry-After` and `Idempotent-Replayed`
+    /// (each a string or none).
+    pub fn answer(&self, status: u16, body: JsValue, retry_after: JsValue, replayed: JsValue) {
+        self.0.feed(Input::Answer(Answer {
+            status,
+            body: string(&body),
+            retry_after: text(&retry_after),
+            replayed: text(&replayed),
+        }));
+    }
+
+    /// The try got no answer; `timed_out`: its timeout aborted it.
+    #[wasm_bindgen(js_name = noAnswer)]
+    pub fn no_answer(&self, timed_out: bool) {
+        let why = if timed_out {
+            NoAnswer::Timeout
+        } else {
+            NoAnswer::Network
+        };
+        self.0.feed(Input::NoAnswer(why));
+    }
+
+    /// The wake numbered `code` ([`wake_code`]) has come.
+    pub fn woken(&self, code: u32) {
+        self.0.feed(Input::Woken(wake_of(code)));
+    }
+
+    /// A notice (a string) on the scope's channel.
+    pub fn notice(&self, message: JsValue) {
+        self.0.feed(Input::Notice(string(&message)));
+    }
+
+    /// The `storage` event of the record's key: its new and old value (each a string or
+    /// none).
+    #[wasm_bindgen(js_name = storageEvent)]
+    pub fn storage_event(&self, new: JsValue, old: JsValue) {
+        self.0.feed(Input::StorageEvent {
+            new: text(&new),
+            old: text(&old),
+        });
+    }
+}
+
+#[wasm_bindgen(module = "/src/browser/machine.js")]
+extern "C" {
+    /// `d`'s method as a function of `(key, value)`.
+    #[wasm_bindgen(js_name = due)]
+    fn due_function(d: Due) -> JsValue;
+}
+
+/// The driver's state for the scope whose machine `feed` takes the browser's answers.
+pub(crate) fn attach_machine(feed: Rc<dyn Feed>) -> JsValue {
+    attach(Machine(feed))
 }
 
 /// The sweep rule as the driver's `idbSweep` asks it, `due(key, value)`: core's, for one
