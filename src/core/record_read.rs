@@ -82,6 +82,8 @@ pub enum Field {
     ExpiresAt,
     /// `updatedAt`.
     UpdatedAt,
+    /// `submittedAt`.
+    SubmittedAt,
     /// `response`.
     Response,
     /// `response.status`.
@@ -93,7 +95,7 @@ pub enum Field {
 }
 
 /// The JSON names of the [`Field`]s, in their order.
-pub const FIELDS: [&str; 14] = [
+pub const FIELDS: [&str; 15] = [
     "v",
     "rev",
     "key",
@@ -104,6 +106,7 @@ pub const FIELDS: [&str; 14] = [
     "createdAt",
     "expiresAt",
     "updatedAt",
+    "submittedAt",
     "response",
     "status",
     "body",
@@ -201,6 +204,11 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
         let created_at = self.time(Field::CreatedAt)?;
         let expires_at = self.time(Field::ExpiresAt)?;
         let updated_at = self.time(Field::UpdatedAt)?;
+        // Optional too, for the same reason.
+        let submitted_at = match (self.0)(Field::SubmittedAt) {
+            Value::Missing => 0.0,
+            t => int(t, "submittedAt", MAX_SAFE)? as f64,
+        };
         if expires_at < created_at {
             return Err(Corrupt("expiresAt", "before createdAt"));
         }
@@ -235,6 +243,7 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
             created_at,
             expires_at,
             updated_at,
+            submitted_at,
             response,
         })
     }

@@ -137,9 +137,12 @@ impl<H: Host> Scope<H> {
             Current::Mine | Current::Fresh => None,
         };
         let now = self.host.now_ms();
-        if !may_replace(stored.as_ref(), seen, now) {
-            // Another tab's newer attempt stays, and is shown.
+        // `next` was made when the page gave `seen` up.
+        if !may_replace(stored.as_ref(), seen, next.created_at, now) {
+            // Another tab's newer attempt stays, and is shown; its copies are news here
+            // again, also under a key this page gave up.
             let shown = stored.unwrap_or_else(|| next.clone());
+            self.given_up.retain(|k| *k != shown.key);
             return self.started_over(shown, true);
         }
         if keep {
