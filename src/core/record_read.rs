@@ -164,6 +164,15 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
         self.int(f, MAX_SAFE).map(|n| n as f64)
     }
 
+    /// A whole number added to version 1 after its first release (`rev`, `submittedAt`):
+    /// optional, since records written before it have none; 0 then.
+    fn added(&mut self, f: Field) -> core::result::Result<u64, Corrupt> {
+        match (self.0)(f) {
+            Value::Missing => Ok(0),
+            v => int(v, f.name(), MAX_SAFE),
+        }
+    }
+
     fn string(&mut self, f: Field) -> core::result::Result<String, Corrupt> {
         match (self.0)(f) {
             Value::Str(s) => Ok(s),
@@ -177,11 +186,7 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
             Value::Int(n) if n == RECORD_VERSION as u64 => {}
             _ => return Err(Corrupt("", "unsupported version")),
         }
-        // Optional: records written before it existed have none.
-        let rev = match (self.0)(Field::Rev) {
-            Value::Missing => 0,
-            rev => int(rev, "rev", MAX_SAFE)?,
-        };
+        let rev = self.added(Field::Rev)?;
         let key = self.string(Field::Key)?;
         if !is_uuid(&key) {
             return Err(Corrupt("key", "not a UUID"));
@@ -204,11 +209,7 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
         let created_at = self.time(Field::CreatedAt)?;
         let expires_at = self.time(Field::ExpiresAt)?;
         let updated_at = self.time(Field::UpdatedAt)?;
-        // Optional too, for the same reason.
-        let submitted_at = match (self.0)(Field::SubmittedAt) {
-            Value::Missing => 0.0,
-            t => int(t, "submittedAt", MAX_SAFE)? as f64,
-        };
+        let submitted_at = self.added(Field::SubmittedAt)? as f64;
         if expires_at < created_at {
             return Err(Corrupt("expiresAt", "before createdAt"));
         }

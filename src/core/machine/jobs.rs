@@ -142,7 +142,9 @@ impl<H: Host> Scope<H> {
             // Another tab's newer attempt stays, and is shown; its copies are news here
             // again, also under a key this page gave up.
             let shown = stored.unwrap_or_else(|| next.clone());
-            self.given_up.retain(|k| *k != shown.key);
+            if let Some(i) = self.given_up.iter().position(|k| *k == shown.key) {
+                self.given_up.remove(i);
+            }
             return self.started_over(shown, true);
         }
         if keep {
