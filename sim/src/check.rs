@@ -11,6 +11,9 @@
 //! some tab (ordering lost, as the README says) the run is "degraded": from then on no
 //! order is held to one key or one charge, and a page's finished attempt may come back
 //! from a tab that still reads the IndexedDB record the degraded tab could not remove.
+//! A key a page gave up before anything was sent under it, which a tab still showing it
+//! then paid a later order with, is that order's attempt from then on (README, Tabs), no
+//! longer the one the page ended ([`Checker::reused_after`]).
 
 use std::collections::BTreeMap;
 
@@ -159,6 +162,17 @@ impl Checker {
         };
         let msg = format!("order {order} sent under {key} after {prev} ({what})");
         self.fail(p, msg);
+    }
+
+    /// Whether `key` was first sent for an order after `ended`: a key given up before it
+    /// was sent, which a tab still showing it then paid a later order with (README, Tabs).
+    /// It is that order's attempt, no longer the one ended.
+    pub fn reused_after(&self, key: &str, ended: usize) -> bool {
+        let first = self
+            .orders
+            .iter()
+            .find(|(_, o)| o.keys.iter().any(|k| k == key));
+        first.is_some_and(|(order, _)| *order > ended)
     }
 
     /// A submit of `order` settled `outcome-unknown` after trying `key`.

@@ -244,8 +244,11 @@ impl World {
         match outcome {
             Ok(r) => {
                 let degraded = self.check.degraded;
-                let ended = p.ended.iter().find(|(k, at)| *k == r.key && *at <= called);
-                if let Some((_, at)) = ended.filter(|_| !degraded) {
+                let check = &self.check;
+                let ended = p.ended.iter().find(|(k, at, order)| {
+                    *k == r.key && *at <= called && !check.reused_after(k, *order)
+                });
+                if let Some((_, at, _)) = ended.filter(|_| !degraded) {
                     let msg = format!(
                         "p{page}: a submit called at {called} answered from {} finished at {at}",
                         r.key

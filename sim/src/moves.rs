@@ -76,12 +76,13 @@ impl World {
                             .values()
                             .any(|pr| pr.order == self.order && pr.settled.is_none())
                 });
-                self.check.on_end(self.order, running);
+                let ended = self.order;
+                self.check.on_end(ended, running);
                 self.order += 1;
                 let now = self.now();
                 let p = &mut self.pages[page];
                 let l = p.live.as_mut().expect("in use");
-                p.ended.push((l.m.record().key.clone(), now));
+                p.ended.push((l.m.record().key.clone(), now, ended));
                 if matches!(a, Act::Finish(_)) {
                     l.m.finish();
                 } else {

@@ -56,8 +56,9 @@ pub(crate) struct Page {
     pub last_state: Option<&'static str>,
     /// The status of the answer being handled.
     pub answered: Option<u16>,
-    /// Keys shown when this page called `finish()` or `reset()`, and when.
-    pub ended: Vec<(String, f64)>,
+    /// Keys shown when this page called `finish()` or `reset()`, when, and the order it
+    /// ended.
+    pub ended: Vec<(String, f64, usize)>,
     /// Submit promises by (machine, sequence).
     pub promises: BTreeMap<(u64, u32), Promise>,
     /// The key of the page's last try.
@@ -320,7 +321,9 @@ impl World {
         let p = &self.pages[page];
         let Some(l) = &p.live else { return };
         let key = l.m.record().key.clone();
-        if !self.check.degraded && p.ended.iter().any(|(k, _)| *k == key) {
+        let finished =
+            |(k, _, order): &(String, f64, usize)| *k == key && !self.check.reused_after(k, *order);
+        if !self.check.degraded && p.ended.iter().any(finished) {
             let msg = format!("p{page}: open() shows {key}, which this page finished");
             self.check.fail(Property::FinishedStaysFinished, msg);
         }

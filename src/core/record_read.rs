@@ -78,6 +78,8 @@ pub enum Field {
     ExpiresAt,
     /// `updatedAt`.
     UpdatedAt,
+    /// `submittedAt`.
+    SubmittedAt,
     /// `response`.
     Response,
     /// `response.status`.
@@ -89,7 +91,7 @@ pub enum Field {
 }
 
 /// The JSON names of the [`Field`]s, in their order.
-pub const FIELDS: [&str; 14] = [
+pub const FIELDS: [&str; 15] = [
     "v",
     "rev",
     "key",
@@ -100,6 +102,7 @@ pub const FIELDS: [&str; 14] = [
     "createdAt",
     "expiresAt",
     "updatedAt",
+    "submittedAt",
     "response",
     "status",
     "body",
@@ -157,6 +160,15 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
         self.int(f, MAX_SAFE).map(|n| n as f64)
     }
 
+    /// A whole number added to version 1 after its first release (`rev`, `submittedAt`):
+    /// optional, since records written before it have none; 0 then.
+    fn added(&mut self, f: Field) -> core::result::Result<u64, Corrupt> {
+        match (self.0)(f) {
+            Value::Missing => Ok(0),
+            v => int(v, f.name(), MAX_SAFE),
+        }
+    }
+
     fn string(&mut self, f: Field) -> core::result::Result<String, Corrupt> {
         match (self.0)(f) {
             Value::Str(s) => Ok(s),
@@ -170,11 +182,7 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
             Value::Int(n) if n == RECORD_VERSION as u64 => {}
             _ => return Err(Corrupt("", "unsupported version")),
         }
-        // Optional: records written before it existed have none.
-        let rev = match (self.0)(Field::Rev) {
-            Value::Missing => 0,
-            rev => int(rev, "rev", MAX_SAFE)?,
-        };
+        let rev = self.added(Field::Rev)?;
         let key = self.string(Field::Key)?;
         if !is_uuid(&key) {
             return Err(Corrupt("key", "not a UUID"));
@@ -197,6 +205,7 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
         let created_at = self.time(Field::CreatedAt)?;
         let expires_at = self.time(Field::ExpiresAt)?;
         let updated_at = self.time(Field::UpdatedAt)?;
+        let submitted_at = self.added(Field::SubmittedAt)? as f64;
         if expires_at < created_at {
             return Err(Corrupt("expiresAt", "before createdAt"));
         }
@@ -231,6 +240,7 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
             created_at,
             expires_at,
             updated_at,
+            submitted_at,
             response,
         })
     }

@@ -73,7 +73,7 @@ fn encoding_is_versioned_json() {
     let text = Record::new(KEY, "s", NOW, 1000.0).encode();
     assert_eq!(
         text,
-        r#"{"v":1,"rev":0,"key":"8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f","scope":"s","fp":null,"state":"fresh","attempts":0,"createdAt":1700000000000,"expiresAt":1700000001000,"updatedAt":1700000000000,"response":null}"#
+        r#"{"v":1,"rev":0,"key":"8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f","scope":"s","fp":null,"state":"fresh","attempts":0,"createdAt":1700000000000,"expiresAt":1700000001000,"updatedAt":1700000000000,"submittedAt":0,"response":null}"#
     );
 }
 
@@ -109,6 +109,21 @@ fn rev_is_optional_and_round_trips() {
         reason(&with("rev", Some("9007199254740992"))),
         "field `rev`: wrong type"
     );
+}
+
+#[test]
+fn submitted_at_is_optional_and_round_trips_and_a_wrong_one_is_named() {
+    let mut r = full();
+    r.submitted_at = NOW + 2.0;
+    assert!(r.encode().contains(r#""submittedAt":1700000000002,"#));
+    assert_eq!(Record::decode(&r.encode()).unwrap(), r);
+    // A page of an older release mid-checkout wrote none: 0, everything else intact.
+    let old = Record::decode(&with("submittedAt", None)).unwrap();
+    assert_eq!(old, full());
+    for bad in ["-1", "\"1700000000002\"", "1.5", "null", "9007199254740992"] {
+        let text = with("submittedAt", Some(bad));
+        assert_eq!(reason(&text), "field `submittedAt`: wrong type", "{bad}");
+    }
 }
 
 /// The exact text release 0.1.0 wrote (no `rev`) still reads.

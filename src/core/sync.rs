@@ -94,11 +94,17 @@ pub fn removes(removed_key: &str, shown: &Record, shown_stored: bool) -> bool {
     shown_stored && shown.key == removed_key
 }
 
-/// Whether a `reset()` or `finish()` made while this tab showed `seen_key` may, once it
-/// holds the lock, replace the stored record: only the attempt the page saw (or nothing
-/// live) is given up; another tab's newer attempt is left alone and shown instead.
-pub fn may_replace(stored: Option<&Record>, seen_key: &str, now_ms: f64) -> bool {
-    stored.map_or(true, |r| r.key == seen_key || r.is_expired(now_ms))
+/// Whether a `reset()` or `finish()` called at `since` while this tab showed `seen_key` may,
+/// once it holds the lock, replace the stored record: only the attempt the page saw (or
+/// nothing live) is given up; another tab's newer attempt is left alone and shown instead.
+/// A newer attempt can carry the key given up: one not sent yet at `since`, which a tab
+/// still showing it then sent with the payload of a `submit()` called after (the next
+/// order, charged under it). A submit called before, even if it took the lock after, paid
+/// the order the page ended, and its key is given up as seen.
+pub fn may_replace(stored: Option<&Record>, seen_key: &str, since: f64, now_ms: f64) -> bool {
+    stored.map_or(true, |r| {
+        r.is_expired(now_ms) || (r.key == seen_key && r.submitted_at <= since)
+    })
 }
 
 /// Whether a tab may still be sending the key of `shown` (`shown_stored`: it was read

@@ -137,9 +137,14 @@ impl<H: Host> Scope<H> {
             Current::Mine | Current::Fresh => None,
         };
         let now = self.host.now_ms();
-        if !may_replace(stored.as_ref(), seen, now) {
-            // Another tab's newer attempt stays, and is shown.
+        // `next` was made when the page gave `seen` up.
+        if !may_replace(stored.as_ref(), seen, next.created_at, now) {
+            // Another tab's newer attempt stays, and is shown; its copies are news here
+            // again, also under a key this page gave up.
             let shown = stored.unwrap_or_else(|| next.clone());
+            if let Some(i) = self.given_up.iter().position(|k| *k == shown.key) {
+                self.given_up.remove(i);
+            }
             return self.started_over(shown, true);
         }
         if keep {

@@ -162,7 +162,12 @@ impl<H: Host> Scope<H> {
                 }
             }
         }
-        rec.fingerprint = Some(j.fp.clone());
+        if rec.fingerprint.as_deref() != Some(&j.fp) {
+            // The payload is bound to the key now, by a submit called then (see core::sync's
+            // `may_replace`); a resumed one keeps the time of the first.
+            rec.submitted_at = j.started;
+            rec.fingerprint = Some(j.fp.clone());
+        }
         rec.state = State::Pending;
         j.rec = Some(rec);
         j.t0 = now;

@@ -364,3 +364,6 @@ fn without_web_locks_the_storage_lease_is_taken_checked_and_released() {
     );
     assert!(!s.busy());
 }
+
+#[path = "tabs_tests.rs"]
+mod tabs;
