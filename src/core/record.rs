@@ -259,3 +259,7 @@ pub fn sweep_due(
 #[cfg(test)]
 #[path = "record_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "record_keys_tests.rs"]
+mod keys_tests;
