@@ -140,7 +140,7 @@ demo: build server
 # Three instances on one PostgreSQL, the provider service and nginx round-robin
 # on DEMO_ADDR (all from Debian packages); Ctrl-C stops everything.
 cluster: build server
-	bash scripts/cluster.sh $(DEMO_ADDR)
+	bash scripts/cluster.sh $(DEMO_ADDR) "$(DEMO_CSP)"
 
 ## ---- tests ----
 test: tools test-promises test-host test-sim test-wasm test-e2e test-csp test-consumer test-storm test-chaos

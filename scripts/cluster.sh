@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # make cluster: PostgreSQL on a temporary directory (as the postgres user), the
 # provider service, three instances on that database and nginx round-robin in
-# front of them on ADDR (the demo's address). Prints the URL; Ctrl-C stops it all.
+# front of them on ADDR (the demo's address), each sending CSP (the demo's
+# Content-Security-Policy, as `make demo` does) with every page and file. Prints the URL;
+# Ctrl-C stops it all. Usage: scripts/cluster.sh [ADDR [CSP]]
 set -euo pipefail
 ADDR="${1:-127.0.0.1:8080}"
+CSP="${2:-}"
+csp_args=()
+[ -z "$CSP" ] || csp_args=(--csp "$CSP")
 BIN="${IDEMKEY_SERVER:-target/release/idemkey-server}"
 PG_BIN=/usr/lib/postgresql/15/bin
 ROOT="$(pwd)"
@@ -63,7 +68,7 @@ upstreams=""
 for n in 1 2 3; do
   a="$(start "instance-$n" "$BIN" --addr 127.0.0.1:0 --database-url "$url" \
         --provider-url "http://$provider" --instance "instance-$n" \
-        --static "$ROOT/www" --pkg "$ROOT/pkg" --faults)"
+        --static "$ROOT/www" --pkg "$ROOT/pkg" --faults "${csp_args[@]}")"
   upstreams+="    server $a max_fails=0;"$'\n'
 done
 
