@@ -165,7 +165,7 @@ pub(crate) trait Feed {
 /// `Option<String>` parameter costs each method its own copy-in code in the glue (and a
 /// `try`/`catch` to free what was copied) and its own conversion in the wasm.
 #[wasm_bindgen(skip_typescript, private)]
-pub struct Machine(pub(crate) Rc<dyn Feed>);
+pub struct Machine(Rc<dyn Feed>);
 
 /// `v` if it is a string, else "" (`null`, `undefined`).
 fn string(v: &JsValue) -> String {
@@ -250,7 +250,7 @@ impl Machine {
     }
 }
 
-#[wasm_bindgen(module = "/src/browser/machine.js")]
+#[wasm_bindgen(module = "/src/browser/due.js")]
 extern "C" {
     /// `d`'s method as a function of `(key, value)`.
     #[wasm_bindgen(js_name = due)]
@@ -263,7 +263,7 @@ pub(crate) fn attach_machine(feed: Rc<dyn Feed>) -> JsValue {
 }
 
 /// The sweep rule as the driver's `idbSweep` asks it, `due(key, value)`: core's, for one
-/// namespace at one moment. A class whose method machine.js hands the driver as a function,
+/// namespace at one moment. A class whose method due.js hands the driver as a function,
 /// not a `Closure`: the closure machinery (its glue, its table of destructors) weighs more.
 /// The garbage collector frees it once the sweep has let the function go.
 #[wasm_bindgen(skip_typescript, private)]

@@ -109,4 +109,4 @@ export function readOptions(options) {
 }
 
 /** The value `readOptions` read for option `name`; undefined when not given. */
-export const option = (read, name) => read[name];
+export const option = (o, name) => o[name];
