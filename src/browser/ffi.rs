@@ -44,12 +44,13 @@ extern "C" {
     pub(crate) fn lock(d: &JsValue, name: &str);
     /// Releases the Web Lock held.
     pub(crate) fn unlock(d: &JsValue);
-    /// Reads `key` from IndexedDB.
+    /// Reads `key` from IndexedDB (`lease`: the lease, answered `leaseRead`).
     #[wasm_bindgen(js_name = idbGet)]
-    pub(crate) fn idb_get(d: &JsValue, key: &str);
-    /// Writes (or, for `None`, deletes) `key` in IndexedDB.
+    pub(crate) fn idb_get(d: &JsValue, key: &str, lease: bool);
+    /// Writes (or, for `None`, deletes) `key` in IndexedDB (`lease`: only in the
+    /// transaction of the read being answered, answered `leaseWritten`).
     #[wasm_bindgen(js_name = idbPut)]
-    pub(crate) fn idb_put(d: &JsValue, key: &str, value: Option<String>);
+    pub(crate) fn idb_put(d: &JsValue, key: &str, value: Option<String>, lease: bool);
     /// Deletes the IndexedDB entries under `prefix` that `due(key, value)` names.
     #[wasm_bindgen(js_name = idbSweep)]
     pub(crate) fn idb_sweep(prefix: &str, due: JsValue);
@@ -199,6 +200,21 @@ impl Machine {
     pub fn idb_written(&self, error: JsValue) {
         self.0
             .feed(Input::IdbWritten(text(&error).map_or(Ok(()), Err)));
+    }
+
+    /// IndexedDB read the lease: `value` (a string, or none stored), or failed with `error`.
+    #[wasm_bindgen(js_name = leaseRead)]
+    pub fn lease_read(&self, value: JsValue, error: JsValue) {
+        self.0
+            .feed(Input::LeaseRead(text(&error).map_or(Ok(text(&value)), Err)));
+    }
+
+    /// IndexedDB committed the lease's write in its read's transaction, or did not
+    /// (`error`, a string).
+    #[wasm_bindgen(js_name = leaseWritten)]
+    pub fn lease_written(&self, error: JsValue) {
+        self.0
+            .feed(Input::LeaseWritten(text(&error).map_or(Ok(()), Err)));
     }
 
     /// IndexedDB's connection was opened again, for `reason` (a string).
