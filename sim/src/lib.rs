@@ -12,6 +12,7 @@
 
 pub mod check;
 mod dispatch;
+mod idb;
 pub mod env;
 mod local;
 mod locks;
