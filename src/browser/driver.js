@@ -260,15 +260,15 @@ function answer(d, p, ok, fail) {
   );
 }
 
-// Reads `key`: `m.idbRead(text or null, null)`, or `m.idbRead(null, why)`; `lease`:
-// `m.leaseRead` likewise. The read is made in a readwrite transaction, which stays open
-// while the machine answers it: `d.tx` is that transaction while the answer is fed, and
+// Reads `key` (`lease`: the lease): `m.idbRead(text or null, null, lease)`, or
+// `m.idbRead(null, why, lease)`. The read is made in a readwrite transaction, which stays
+// open while the machine answers it: `d.tx` is that transaction while the answer is fed, and
 // only then. A write the machine asks for in its answer goes into it: the write a submit
 // makes once it has read (its pending key), one commit where two transactions would make
 // two; and the lease's, which lands before any other tab's transaction.
 export function idbGet(d, key, lease) {
   let tx;
-  const read = (v, e) => (lease ? d.m?.leaseRead(v, e) : d.m?.idbRead(v, e));
+  const read = (v, e) => d.m?.idbRead(v, e, lease);
   const fed = (v) => {
     d.tx = tx;
     try {
@@ -280,10 +280,10 @@ export function idbGet(d, key, lease) {
   answer(d, inStore("readwrite", (s) => s.get(key), false, (t) => (tx = t)), fed, (e) => read(null, e));
 }
 
-// Stores `value` under `key` (null deletes it): `m.idbWritten(null)` once committed, or
-// `m.idbWritten(why)`; `lease`: `m.leaseWritten` likewise. In the transaction of the read
-// being answered, while that one is active; else a record's write gets a transaction of
-// its own, and a lease's is not made (`m.leaseWritten(why)`).
+// Stores `value` under `key` (null deletes it): `m.idbWritten(null, lease)` once committed,
+// or `m.idbWritten(why, lease)`. In the transaction of the read being answered, while that
+// one is active; else a record's write gets a transaction of its own, and a lease's is not
+// made.
 export function idbPut(d, key, value, lease) {
   const put = (s) => (value == null ? s.delete(key) : s.put(value, key));
   const tx = d.tx;
@@ -300,7 +300,7 @@ export function idbPut(d, key, value, lease) {
     // No transaction, or no longer active.
     p = lease ? Promise.reject(e) : inStore("readwrite", put);
   }
-  const done = (e) => (lease ? d.m?.leaseWritten(e) : d.m?.idbWritten(e));
+  const done = (e) => d.m?.idbWritten(e, lease);
   answer(d, p, () => done(null), done);
 }
 

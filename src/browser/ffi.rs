@@ -188,33 +188,28 @@ impl Machine {
     }
 
     /// IndexedDB read `value` (a string, or none stored), or failed with `error` (a string,
-    /// or none).
+    /// or none); `lease`: the lease's read (one method for both: each method exported costs
+    /// a shim of its own).
     #[wasm_bindgen(js_name = idbRead)]
-    pub fn idb_read(&self, value: JsValue, error: JsValue) {
-        self.0
-            .feed(Input::IdbRead(text(&error).map_or(Ok(text(&value)), Err)));
+    pub fn idb_read(&self, value: JsValue, error: JsValue, lease: bool) {
+        let got = text(&error).map_or(Ok(text(&value)), Err);
+        self.0.feed(if lease {
+            Input::LeaseRead(got)
+        } else {
+            Input::IdbRead(got)
+        });
     }
 
-    /// IndexedDB committed the write, or failed with `error` (a string, or none).
+    /// IndexedDB committed the write, or failed with `error` (a string, or none); `lease`:
+    /// the lease's write, which is not made once its read's transaction has ended.
     #[wasm_bindgen(js_name = idbWritten)]
-    pub fn idb_written(&self, error: JsValue) {
-        self.0
-            .feed(Input::IdbWritten(text(&error).map_or(Ok(()), Err)));
-    }
-
-    /// IndexedDB read the lease: `value` (a string, or none stored), or failed with `error`.
-    #[wasm_bindgen(js_name = leaseRead)]
-    pub fn lease_read(&self, value: JsValue, error: JsValue) {
-        self.0
-            .feed(Input::LeaseRead(text(&error).map_or(Ok(text(&value)), Err)));
-    }
-
-    /// IndexedDB committed the lease's write in its read's transaction, or did not
-    /// (`error`, a string).
-    #[wasm_bindgen(js_name = leaseWritten)]
-    pub fn lease_written(&self, error: JsValue) {
-        self.0
-            .feed(Input::LeaseWritten(text(&error).map_or(Ok(()), Err)));
+    pub fn idb_written(&self, error: JsValue, lease: bool) {
+        let done = text(&error).map_or(Ok(()), Err);
+        self.0.feed(if lease {
+            Input::LeaseWritten(done)
+        } else {
+            Input::IdbWritten(done)
+        });
     }
 
     /// IndexedDB's connection was opened again, for `reason` (a string).
