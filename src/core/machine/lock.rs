@@ -85,7 +85,7 @@ impl<H: Host> Scope<H> {
     /// still ours ([`is_ours`]); each in the read's transaction. A failed read moves the
     /// record and the lease to Web Storage, as a failed read of the record does.
     pub(super) fn lease_read(&mut self, got: Result<Option<String>, String>) {
-        let Some(op) = self.lease_ops.front().cloned() else {
+        let Some(op) = self.lease_ops.pop_front() else {
             return;
         };
         let current = match got {
@@ -109,21 +109,21 @@ impl<H: Host> Scope<H> {
             LeaseOp::Release(me) if is_ours(current.as_ref(), me) => None,
             _ => return self.lease_done(op, false),
         };
+        self.lease_ops.push_front(op);
         let key = lease_key(&self.opts.namespace, &self.opts.scope);
         self.out.push_back(Command::LeasePut { key, text });
     }
 
     /// IndexedDB committed (or did not) the first op's write.
     pub(super) fn lease_written(&mut self, done: Result<(), String>) {
-        if let Some(op) = self.lease_ops.front().cloned() {
+        if let Some(op) = self.lease_ops.pop_front() {
             self.lease_done(op, done.is_ok());
         }
     }
 
-    /// The first op is over (`wrote`: its write committed): a take that wrote holds the
-    /// lease, one that did not polls again; then the next op's read.
+    /// The first op, taken off the list, is over (`wrote`: its write committed): a take
+    /// that wrote holds the lease, one that did not polls again; then the next op's read.
     fn lease_done(&mut self, op: LeaseOp, wrote: bool) {
-        self.lease_ops.pop_front();
         if let LeaseOp::Take(me) = op {
             if wrote && self.leasing(&me) {
                 self.lease_held(me, true);
