@@ -128,6 +128,28 @@ async fn a_tab_waits_for_the_lease_another_tab_holds_in_indexeddb() {
     b.finish();
 }
 
+// P-lock-or-lease: without IndexedDB the lease falls back to localStorage with the record
+#[wasm_bindgen_test]
+async fn without_indexeddb_the_lease_is_taken_in_local_storage() {
+    let (c, customer, ev) = checkout("{}");
+    let lk = format!("idemkey:lease:{}", c.scope());
+    fault(&customer, "delay-after-commit", 1, 500).await;
+    let no_idb = hide_indexed_db(&JsValue::UNDEFINED);
+    let undo = hide_locks();
+    let p = c.submit(js(PAY));
+    wait_events(&ev, "attempt", 1).await;
+    let held = local().get_item(&lk).unwrap();
+    let r = JsFuture::from(p).await;
+    restore(&undo);
+    restore(&no_idb);
+    assert_eq!(fallbacks(&ev), ["indexeddb -> local"]);
+    assert!(held.is_some(), "the lease was in localStorage while the try ran");
+    assert_eq!(num(&r.unwrap(), "status"), 201.0);
+    assert_eq!(local().get_item(&lk).unwrap(), None, "released");
+    assert_eq!(ledger(&customer).await, vec![c.key()]);
+    c.finish();
+}
+
 // P-abandoned: reset() between tries stops the submit (outcome-unknown, abandoned); the next submit uses the new key
 #[wasm_bindgen_test]
 async fn reset_between_tries_stops_the_old_attempt_and_frees_the_scope() {
