@@ -120,10 +120,19 @@ async fn a_tab_waits_for_the_lease_another_tab_holds_in_indexeddb() {
     assert!(held.is_some(), "tab A's lease is in IndexedDB");
     let (ra, rb) = (ra.unwrap(), rb.unwrap());
     assert!(!flag(&ra, "fromCache"));
-    assert!(flag(&rb, "fromCache"), "this tab waited and read A's result");
-    assert!(events_of(&ev_b, "attempt").is_empty(), "this tab sent nothing");
+    assert!(
+        flag(&rb, "fromCache"),
+        "this tab waited and read A's result"
+    );
+    assert!(
+        events_of(&ev_b, "attempt").is_empty(),
+        "this tab sent nothing"
+    );
     assert_eq!(ledger(&customer).await.len(), 1);
-    assert!(lease_becomes(&lk, |u| u.is_none(), 5000.0).await, "released");
+    assert!(
+        lease_becomes(&lk, |u| u.is_none(), 5000.0).await,
+        "released"
+    );
     tab.close();
     b.finish();
 }
@@ -143,7 +152,10 @@ async fn without_indexeddb_the_lease_is_taken_in_local_storage() {
     restore(&undo);
     restore(&no_idb);
     assert_eq!(fallbacks(&ev), ["indexeddb -> local"]);
-    assert!(held.is_some(), "the lease was in localStorage while the try ran");
+    assert!(
+        held.is_some(),
+        "the lease was in localStorage while the try ran"
+    );
     assert_eq!(num(&r.unwrap(), "status"), 201.0);
     assert_eq!(local().get_item(&lk).unwrap(), None, "released");
     assert_eq!(ledger(&customer).await, vec![c.key()]);

@@ -164,7 +164,15 @@ impl World {
         }
         if is_read && !abort {
             self.open.held = Some(id);
-            self.at(at, Ev::IdbAnswer { id, page, inst, input });
+            self.at(
+                at,
+                Ev::IdbAnswer {
+                    id,
+                    page,
+                    inst,
+                    input,
+                },
+            );
         } else {
             self.at(at, Ev::Feed { page, inst, input });
         }

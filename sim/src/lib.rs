@@ -12,8 +12,8 @@
 
 pub mod check;
 mod dispatch;
-mod idb;
 pub mod env;
+mod idb;
 mod local;
 mod locks;
 mod moves;

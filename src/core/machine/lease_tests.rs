@@ -50,7 +50,10 @@ fn without_web_locks_the_lease_is_taken_and_released_in_indexeddb() {
     let mut idb = BTreeMap::new();
     assert_eq!(drain(&mut s), [Command::LeaseGet { key: LEASE.into() }]);
     let cmds = lease_round(&mut s, &mut idb);
-    assert!(reads_record(&cmds), "held: the settle job reads the record: {cmds:?}");
+    assert!(
+        reads_record(&cmds),
+        "held: the settle job reads the record: {cmds:?}"
+    );
     assert!(cmds.contains(&Command::Wake {
         ms: LEASE_RENEW_MS as f64,
         wake: Wake::LeaseRenew(0)
@@ -60,7 +63,11 @@ fn without_web_locks_the_lease_is_taken_and_released_in_indexeddb() {
     drain(&mut s);
     s.handle(Input::IdbWritten(Ok(())));
     let cmds = drain(&mut s);
-    assert_eq!(cmds.last(), Some(&Command::LeaseGet { key: LEASE.into() }), "released");
+    assert_eq!(
+        cmds.last(),
+        Some(&Command::LeaseGet { key: LEASE.into() }),
+        "released"
+    );
     assert!(s.busy(), "kept until the lease is deleted");
     lease_round(&mut s, &mut idb);
     assert!(!idb.contains_key(LEASE), "the lease is released");
@@ -99,7 +106,10 @@ fn two_tabs_never_both_hold_the_lease_however_late_local_storage_is() {
     b.host.0.now = 300.0;
     b.handle(Input::Woken(Wake::LeasePoll));
     drain(&mut b);
-    assert!(reads_record(&lease_round(&mut b, &mut idb)), "B's turn once A released it");
+    assert!(
+        reads_record(&lease_round(&mut b, &mut idb)),
+        "B's turn once A released it"
+    );
 }
 
 /// A lease write that could not go into its read's transaction (it had ended) did not
@@ -109,7 +119,10 @@ fn a_lease_write_outside_its_read_is_not_a_lease_held() {
     let mut s = tab(0.0, 1);
     drain(&mut s);
     s.handle(Input::LeaseRead(Ok(None)));
-    assert!(matches!(drain(&mut s).as_slice(), [Command::LeasePut { .. }]));
+    assert!(matches!(
+        drain(&mut s).as_slice(),
+        [Command::LeasePut { .. }]
+    ));
     s.handle(Input::LeaseWritten(Err("TransactionInactiveError".into())));
     let cmds = drain(&mut s);
     assert!(!reads_record(&cmds), "{cmds:?}");
@@ -166,13 +179,25 @@ fn a_failed_lease_read_falls_back_to_the_web_storage_lease() {
     s.host.0.now = 200.0;
     s.handle(Input::Woken(Wake::LeasePoll));
     drain(&mut s);
-    assert!(s.host.0.maps.contains_key(&local), "the Web Storage lease is written");
+    assert!(
+        s.host.0.maps.contains_key(&local),
+        "the Web Storage lease is written"
+    );
     s.host.0.now = 225.0;
     s.handle(Input::Woken(Wake::LeasePoll));
     let cmds = drain(&mut s);
-    assert!(!reads_record(&cmds), "IndexedDB is not read any more: {cmds:?}");
+    assert!(
+        !reads_record(&cmds),
+        "IndexedDB is not read any more: {cmds:?}"
+    );
     let record = (StorageKind::Local as u8, RECORD.to_string());
-    assert!(s.host.0.maps.contains_key(&record), "held: the key is settled in Web Storage");
-    assert!(!s.host.0.maps.contains_key(&local), "and the lease released");
+    assert!(
+        s.host.0.maps.contains_key(&record),
+        "held: the key is settled in Web Storage"
+    );
+    assert!(
+        !s.host.0.maps.contains_key(&local),
+        "and the lease released"
+    );
     assert!(!s.busy());
 }

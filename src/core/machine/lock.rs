@@ -234,7 +234,11 @@ impl<H: Host> Scope<H> {
         let (owner, idb) = (owner.clone(), *idb);
         if !idb {
             self.web_lease_write(&owner);
-        } else if !self.lease_ops.iter().any(|op| matches!(op, LeaseOp::Renew(_))) {
+        } else if !self
+            .lease_ops
+            .iter()
+            .any(|op| matches!(op, LeaseOp::Renew(_)))
+        {
             self.lease_op(LeaseOp::Renew(owner));
         }
         self.renew_later(n);
