@@ -201,3 +201,26 @@ fn a_failed_lease_read_falls_back_to_the_web_storage_lease() {
     );
     assert!(!s.busy());
 }
+
+/// The lease is read for one op at a time: a release and the next take asked for while a
+/// take is answered wait their turn (each answer belongs to the op that asked).
+#[test]
+fn one_lease_read_at_a_time() {
+    let mut idb = BTreeMap::new();
+    let mut s = tab(0.0, 1);
+    drain(&mut s);
+    // A submit while the settle job waits for the lease: once held, the settle job gives
+    // it back and the submit asks for it anew.
+    let _ = s.submit("{}".into(), "fp".into(), Rc::new(options()));
+    drain(&mut s);
+    let cmds = lease_round(&mut s, &mut idb);
+    let reads = cmds
+        .iter()
+        .filter(|c| matches!(c, Command::LeaseGet { .. }))
+        .count();
+    assert_eq!(reads, 1, "{cmds:?}");
+    // The release's answer deletes the settle job's lease; then the submit's take.
+    assert!(!reads_record(&lease_round(&mut s, &mut idb)));
+    assert!(!idb.contains_key(LEASE));
+    assert!(reads_record(&lease_round(&mut s, &mut idb)), "the submit holds it");
+}

@@ -121,18 +121,19 @@ impl<H: Host> Scope<H> {
         }
     }
 
-    /// The first op, taken off the list, is over (`wrote`: its write committed): a take
-    /// that wrote holds the lease, one that did not polls again; then the next op's read.
+    /// The first op, taken off the list, is over (`wrote`: its write committed): the next
+    /// op's read is asked first (an op asked from here on, the list empty, asks itself);
+    /// then a take that wrote holds the lease, one that did not polls again.
     fn lease_done(&mut self, op: LeaseOp, wrote: bool) {
+        if !self.lease_ops.is_empty() {
+            self.lease_get();
+        }
         if let LeaseOp::Take(me) = op {
             if wrote && self.leasing(&me) {
                 self.lease_held(me, true);
             } else if self.leasing(&me) {
                 self.poll_later();
             }
-        }
-        if !self.lease_ops.is_empty() {
-            self.lease_get();
         }
     }
 
