@@ -188,8 +188,7 @@ impl Machine {
     }
 
     /// IndexedDB read `value` (a string, or none stored), or failed with `error` (a string,
-    /// or none); `lease`: the lease's read (one method for both: each method exported costs
-    /// a shim of its own).
+    /// or none); `lease`: the lease's read.
     #[wasm_bindgen(js_name = idbRead)]
     pub fn idb_read(&self, value: JsValue, error: JsValue, lease: bool) {
         let got = text(&error).map_or(Ok(text(&value)), Err);
