@@ -2,9 +2,11 @@
 # Prints the gzip -9 sizes of what a page downloads to use idemkey: the release wasm, its
 # JS glue (post-pack.sh joins the snippets wasm-bindgen writes beside it into it; were any
 # left, each would be fetched and compressed on its own), and their sum, in KiB.
-# Exits non-zero when the sum is over the budget, BUDGET_KIB: by default 38.1 KiB. The
-# module weighs 38.07 KiB as a sans-IO machine with a thin driver, whose core alone reads
-# records, canonical JSON and HTTP-dates; 38.24 before its boundary with JavaScript was
+# Exits non-zero when the sum is over the budget, BUDGET_KIB: by default 39.3 KiB. The
+# module weighs 39.24 KiB with the storage lease in IndexedDB (its read and its write in
+# that read's transaction, one lease op at a time: 1.17 KiB); 38.07 KiB before, as a
+# sans-IO machine with a thin driver, whose core alone reads records, canonical JSON and
+# HTTP-dates; 38.24 before its boundary with JavaScript was
 # thinned (strings cross as JsValues, no Closure, no Reflect) and before the record gained
 # `submittedAt` (0.2 KiB); 31.9 before the machine (the browser read records, JSON and
 # dates too, a second copy of each rule). `make bench` measures it against the 20 KiB it
@@ -14,7 +16,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pkg="${1:-$root/pkg}"
-budget_kib="${BUDGET_KIB:-38.1}"
+budget_kib="${BUDGET_KIB:-39.3}"
 
 gz() { gzip -9 -c "$1" | wc -c | tr -d ' '; }
 kib() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1024 }'; }

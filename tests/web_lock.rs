@@ -1,6 +1,7 @@
 //! Browser tests of the scope's lock: with the storage-lease fallback (Web Locks hidden)
-//! the holder keeps its lease alive for as long as a try takes, and a lease whose tab died
-//! lapses instead of blocking the scope for good; an attempt abandoned between two tries
+//! the holder keeps its lease (in IndexedDB) alive for as long as a try takes, a lease
+//! whose tab died lapses instead of blocking the scope for good, and a tab waits for the
+//! lease another tab holds whatever localStorage tells it; an attempt abandoned between two tries
 //! stops and frees the scope; a submit whose answer is stored resolves without waiting for
 //! the lock, and not after a finish() of its own page; one made as the first resolves gets
 //! the stored answer too, and the lock goes once IndexedDB holds it. Against the real
@@ -19,10 +20,24 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-/// The `until` time (ms) of the lease stored at `key`, if any.
-fn lease_until(key: &str) -> Option<f64> {
-    let v = local().get_item(key).unwrap()?;
+/// The `until` time (ms) of the lease IndexedDB holds at `key`, if any.
+async fn lease_until(key: &str) -> Option<f64> {
+    let v = idb_get(key).await?;
     v.rsplit_once('|')?.1.parse().ok()
+}
+
+/// Whether the lease at `key` comes to pass `cond` within `ms`.
+async fn lease_becomes(key: &str, cond: impl Fn(Option<f64>) -> bool, ms: f64) -> bool {
+    let t0 = js_sys::Date::now();
+    loop {
+        if cond(lease_until(key).await) {
+            return true;
+        }
+        if js_sys::Date::now() - t0 > ms {
+            return false;
+        }
+        sleep(10).await;
+    }
 }
 
 // P-lock-or-lease: the lease is renewed while its tab's try runs
@@ -35,20 +50,20 @@ async fn the_lease_is_renewed_while_a_long_try_is_in_flight() {
     let p = c.submit(js(PAY));
     wait_events(&ev, "attempt", 1).await;
     restore(&undo);
-    let first = lease_until(&lk).expect("the holder stored a lease");
+    let first = lease_until(&lk).await.expect("the holder stored a lease");
     // A try may outlast the lease (timeoutMs defaults to the lease's 10 s): renewed only
     // between tries, it would lapse mid-request and let another tab send with the key.
-    let renewed = until(|| lease_until(&lk).is_some_and(|u| u > first), 2500.0).await;
+    let renewed = lease_becomes(&lk, |u| u.is_some_and(|u| u > first), 2500.0).await;
     let r = JsFuture::from(p).await.unwrap();
     assert!(renewed, "the lease was not renewed during a 3 s try");
     assert_eq!(num(&r, "status"), 201.0);
     // Released once IndexedDB has the answer, which may be just after the submit resolves.
-    let released = until(|| lease_until(&lk).is_none(), 5000.0).await;
+    let released = lease_becomes(&lk, |u| u.is_none(), 5000.0).await;
     assert!(released, "the lease was not released after the submit");
     // The renewal timer stopped with the guard: nothing writes the lease back.
     sleep(1200).await;
     assert_eq!(
-        lease_until(&lk),
+        lease_until(&lk).await,
         None,
         "the renewal timer outlived the lock"
     );
@@ -63,9 +78,7 @@ async fn a_lease_left_by_a_closed_tab_lapses_and_the_submit_goes_ahead() {
     let lk = format!("idemkey:lease:{}", c.scope());
     // A tab that took the lease and was closed: nobody will renew or remove it.
     let until_ms = js_sys::Date::now() + 600.0;
-    local()
-        .set_item(&lk, &format!("closed-tab|{}", until_ms as u64))
-        .unwrap();
+    idb_put(&lk, &format!("closed-tab|{}", until_ms as u64)).await;
     let undo = hide_locks();
     let r = submit(&c, &js(PAY)).await;
     restore(&undo);
@@ -76,8 +89,75 @@ async fn a_lease_left_by_a_closed_tab_lapses_and_the_submit_goes_ahead() {
         sent_at >= until_ms,
         "sent at {sent_at}, while the dead tab's lease held until {until_ms}"
     );
-    let released = until(|| lease_until(&lk).is_none(), 5000.0).await;
+    let released = lease_becomes(&lk, |u| u.is_none(), 5000.0).await;
     assert!(released, "the lease was not released after the submit");
+    assert_eq!(ledger(&customer).await, vec![c.key()]);
+    c.finish();
+}
+
+// P-lock-or-lease: two tabs never both hold the lease, whatever localStorage tells them
+#[wasm_bindgen_test]
+async fn a_tab_waits_for_the_lease_another_tab_holds_in_indexeddb() {
+    let customer = uniq("cust");
+    let scope = uniq("cart");
+    let lk = format!("idemkey:lease:{scope}");
+    let tab = Tab::open().await;
+    let (a, ev_a) = tab.checkout_recorded(&opts(&scope, &customer, "{}"));
+    let (ob, ev_b) = recorded_opts(&scope, &customer, "{}");
+    let b = open(&ob);
+    fault(&customer, "delay-after-commit", 1, 800).await;
+    let undo = (hide_locks(), hide_locks_in(&tab.window()));
+    let pa = tab_submit(&a, &js(PAY));
+    wait_events(&ev_a, "attempt", 1).await;
+    // Tab A holds the lease in IndexedDB; localStorage says nothing of it (as when it
+    // reaches this tab late): this tab must wait all the same.
+    let held = lease_until(&lk).await;
+    assert_eq!(local().get_item(&lk).unwrap(), None);
+    let pb = b.submit(js(PAY));
+    let (ra, rb) = (JsFuture::from(pa).await, JsFuture::from(pb).await);
+    restore(&undo.0);
+    restore(&undo.1);
+    assert!(held.is_some(), "tab A's lease is in IndexedDB");
+    let (ra, rb) = (ra.unwrap(), rb.unwrap());
+    assert!(!flag(&ra, "fromCache"));
+    assert!(
+        flag(&rb, "fromCache"),
+        "this tab waited and read A's result"
+    );
+    assert!(
+        events_of(&ev_b, "attempt").is_empty(),
+        "this tab sent nothing"
+    );
+    assert_eq!(ledger(&customer).await.len(), 1);
+    assert!(
+        lease_becomes(&lk, |u| u.is_none(), 5000.0).await,
+        "released"
+    );
+    tab.close();
+    b.finish();
+}
+
+// P-lock-or-lease: without IndexedDB the lease falls back to localStorage with the record
+#[wasm_bindgen_test]
+async fn without_indexeddb_the_lease_is_taken_in_local_storage() {
+    let (c, customer, ev) = checkout("{}");
+    let lk = format!("idemkey:lease:{}", c.scope());
+    fault(&customer, "delay-after-commit", 1, 500).await;
+    let no_idb = hide_indexed_db(&JsValue::UNDEFINED);
+    let undo = hide_locks();
+    let p = c.submit(js(PAY));
+    wait_events(&ev, "attempt", 1).await;
+    let held = local().get_item(&lk).unwrap();
+    let r = JsFuture::from(p).await;
+    restore(&undo);
+    restore(&no_idb);
+    assert_eq!(fallbacks(&ev), ["indexeddb -> local"]);
+    assert!(
+        held.is_some(),
+        "the lease was in localStorage while the try ran"
+    );
+    assert_eq!(num(&r.unwrap(), "status"), 201.0);
+    assert_eq!(local().get_item(&lk).unwrap(), None, "released");
     assert_eq!(ledger(&customer).await, vec![c.key()]);
     c.finish();
 }

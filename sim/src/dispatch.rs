@@ -1,6 +1,6 @@
 //! What the browser does with each command a machine gives (the driver's part, as
-//! src/browser/driver.js does it): Web Locks, IndexedDB transactions, timers and
-//! microtasks, the channel, `storage` events, events and promises.
+//! src/browser/driver.js does it): Web Locks, timers and microtasks, the channel, `storage`
+//! events, events and promises; IndexedDB's transactions are idb.rs's.
 
 use idemkey::core::machine::{Command, Input};
 use idemkey::core::record::{sweep_due, Record};
@@ -11,23 +11,14 @@ use crate::env::EPOCH_MS;
 use crate::queue::{Ev, PageId};
 use crate::world::World;
 
-/// An IndexedDB transaction waiting to run.
-pub(crate) struct Txn {
-    page: PageId,
-    inst: u64,
-    key: String,
-    /// `None`: a read; `Some(None)`: a delete; `Some(Some(text))`: a put.
-    put: Option<Option<String>>,
-}
-
 /// FIFO lanes, one per pair of pages: channel notices, IndexedDB answers.
 const LANE_CHANNEL: u8 = 0;
-const LANE_IDB: u8 = 1;
+pub(crate) const LANE_IDB: u8 = 1;
 
 impl World {
     /// The time, at least `now + delay`, at which the next delivery from `from` to `to` on
     /// `lane` arrives: never before the one before.
-    fn lane(&mut self, lane: u8, from: PageId, to: PageId, delay: f64) -> f64 {
+    pub(crate) fn lane(&mut self, lane: u8, from: PageId, to: PageId, delay: f64) -> f64 {
         let now = self.now();
         let slot = self.fifo.entry((lane, from, to)).or_insert(0.0);
         *slot = slot.max(now + delay);
@@ -47,8 +38,10 @@ impl World {
                     self.feed_micro(p, i, Input::LockGranted);
                 }
             }
-            Command::IdbGet { key } => self.idb_queue(page, inst, key, None),
-            Command::IdbPut { key, text } => self.idb_queue(page, inst, key, Some(text)),
+            Command::IdbGet { key } => self.idb_queue(page, inst, key, None, false),
+            Command::LeaseGet { key } => self.idb_queue(page, inst, key, None, true),
+            Command::IdbPut { key, text } => self.idb_put(page, inst, key, text, false),
+            Command::LeasePut { key, text } => self.idb_put(page, inst, key, text, true),
             Command::IdbSweep { prefix, namespace } => {
                 let now = EPOCH_MS + self.now();
                 self.idb.retain(|k, v| {
@@ -86,7 +79,7 @@ impl World {
         }
     }
 
-    fn feed_micro(&mut self, page: PageId, inst: u64, input: Input) {
+    pub(crate) fn feed_micro(&mut self, page: PageId, inst: u64, input: Input) {
         self.micro(Ev::Feed { page, inst, input });
     }
 
@@ -143,77 +136,6 @@ impl World {
         }
         let input = Input::StorageEvent { new: value, old };
         self.at(self.now() + delay, Ev::Feed { page, inst, input });
-    }
-
-    /// A transaction is made; IndexedDB runs the origin's transactions in the order made.
-    fn idb_queue(&mut self, page: PageId, inst: u64, key: String, put: Option<Option<String>>) {
-        let id = self.id();
-        let t = (self.now() + self.rng(|r| r.range(0.1, 2.0))).max(self.last_txn_at);
-        self.last_txn_at = t;
-        self.txns.insert(
-            id,
-            Txn {
-                page,
-                inst,
-                key,
-                put,
-            },
-        );
-        self.at(t, Ev::Idb(id));
-    }
-
-    /// Transaction `id` runs: commits, aborts, or goes through on a connection opened
-    /// again; a dead page's write commits or not.
-    pub(crate) fn idb_run(&mut self, id: u64) {
-        let Some(t) = self.txns.remove(&id) else {
-            return;
-        };
-        let alive = self.live(t.page, t.inst).is_some();
-        let faulty = !self.faults_off && alive;
-        let (abort, lost, half) = self.rng(|r| {
-            (
-                r.chance(self.p.idb_abort),
-                r.chance(self.p.idb_lost),
-                r.chance(0.5),
-            )
-        });
-        if !alive && !half {
-            return;
-        }
-        let abort = abort && faulty;
-        let input = match t.put {
-            None if abort => Input::IdbRead(Err("UnknownError: the read failed".into())),
-            None => Input::IdbRead(Ok(self.idb.get(&t.key).cloned())),
-            Some(_) if abort => {
-                Input::IdbWritten(Err("AbortError: the transaction was aborted".into()))
-            }
-            Some(v) => {
-                match v {
-                    Some(text) => self.idb.insert(t.key.clone(), text),
-                    None => self.idb.remove(&t.key),
-                };
-                Input::IdbWritten(Ok(()))
-            }
-        };
-        self.note(|| format!("idb runs p{}'s {:?}", t.page, input));
-        if !alive {
-            return;
-        }
-        let delay = self.rng(|r| r.range(0.05, 1.0));
-        let at = self.lane(LANE_IDB, t.page, t.page, delay);
-        let (page, inst) = (t.page, t.inst);
-        if lost && faulty {
-            let why = "UnknownError: Connection to Indexed Database server lost".to_string();
-            self.at(
-                at,
-                Ev::Feed {
-                    page,
-                    inst,
-                    input: Input::IdbReopened(why),
-                },
-            );
-        }
-        self.at(at, Ev::Feed { page, inst, input });
     }
 
     /// Sequence `no` of machine `inst` settled with `outcome`.

@@ -13,6 +13,7 @@
 pub mod check;
 mod dispatch;
 pub mod env;
+mod idb;
 mod local;
 mod locks;
 mod moves;

@@ -203,7 +203,8 @@ fn regressions(path: &str, known: &mut Vec<u64>) -> Result<bool, SimError> {
 
 /// The mutation list: `NAME SEED SCHEDULES [PROPERTY]`: the recorded seed fails under the
 /// mutation (PROPERTY, if given, is the one it must break) and passes without it, and a
-/// search from seed 1 catches it within `budget` schedules.
+/// search from seed 1 catches it within `budget` schedules, or the SCHEDULES it took when
+/// recorded if more.
 fn mutations(path: &str, budget: u64) -> Result<bool, SimError> {
     let mut ok = true;
     let mut seen = Vec::new();
@@ -217,6 +218,8 @@ fn mutations(path: &str, budget: u64) -> Result<bool, SimError> {
         };
         let m = mutation_named(&w[0]).ok_or_else(bad)?;
         let seed: u64 = w.get(1).and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+        // The search may take as many schedules as it took when recorded, if more.
+        let recorded: u64 = w.get(2).and_then(|s| s.parse().ok()).ok_or_else(bad)?;
         let focus = match w.get(3) {
             Some(p) => Some(Property::named(p).ok_or_else(bad)?),
             None => None,
@@ -225,7 +228,8 @@ fn mutations(path: &str, budget: u64) -> Result<bool, SimError> {
         let fails = run(seed, Some(m), false, focus).violation;
         let clean = run(seed, None, false, None).violation;
         let t = Instant::now();
-        let (found, count, _) = search(1, budget, Some(m), focus, &[], &mut Stats::default());
+        let limit = budget.max(recorded);
+        let (found, count, _) = search(1, limit, Some(m), focus, &[], &mut Stats::default());
         let (fname, fmsg) = fails
             .as_ref()
             .map_or(("passed", String::new()), |(p, s)| (p.name(), s.clone()));

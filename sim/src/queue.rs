@@ -39,6 +39,18 @@ pub enum Ev {
     },
     /// IndexedDB runs transaction `id`.
     Idb(u64),
+    /// Read transaction `id`'s answer reaches machine `inst` of `page`, the transaction
+    /// open while it is handled.
+    IdbAnswer {
+        /// The transaction.
+        id: u64,
+        /// The page.
+        page: PageId,
+        /// The scope machine's instance.
+        inst: u64,
+        /// The read's answer.
+        input: Input,
+    },
     /// Request `id` reaches the server.
     Arrive(u64),
     /// The server is done with request `id`.

@@ -73,7 +73,8 @@ pub struct World {
     pub(crate) tab_page: BTreeMap<TabId, PageId>,
     pub(crate) locks: Locks,
     pub(crate) idb: BTreeMap<String, String>,
-    pub(crate) txns: BTreeMap<u64, crate::dispatch::Txn>,
+    pub(crate) txns: BTreeMap<u64, crate::idb::Txn>,
+    pub(crate) open: crate::idb::Open,
     pub(crate) last_txn_at: f64,
     pub(crate) fifo: BTreeMap<(u8, PageId, PageId), f64>,
     pub(crate) reqs: BTreeMap<u64, Req>,
@@ -154,6 +155,7 @@ impl World {
             locks: Locks::default(),
             idb: BTreeMap::new(),
             txns: BTreeMap::new(),
+            open: crate::idb::Open::default(),
             last_txn_at: 0.0,
             fifo: BTreeMap::new(),
             reqs: BTreeMap::new(),
@@ -238,6 +240,12 @@ impl World {
                 seq,
             } => self.local_apply(page, key, value, seq),
             Ev::Idb(id) => self.idb_run(id),
+            Ev::IdbAnswer {
+                id,
+                page,
+                inst,
+                input,
+            } => self.idb_answer(id, page, inst, input),
             Ev::Arrive(id) => self.arrive(id),
             Ev::Commit(id) => self.commit(id),
             Ev::Abort(id) => self.abort(id),
@@ -251,7 +259,7 @@ impl World {
         p.live.as_mut().filter(|l| l.inst == inst)
     }
 
-    fn feed(&mut self, page: PageId, inst: u64, input: Input) {
+    pub(crate) fn feed(&mut self, page: PageId, inst: u64, input: Input) {
         let Some(l) = self.live(page, inst) else {
             return;
         };

@@ -8,7 +8,7 @@
 
 // A scope's driver state: its machine `m`, the Web Lock's release, its channel membership
 // and `storage` listener, the promises of its submit sequences by number, and the
-// IndexedDB transaction of its last read while it may still take a write.
+// IndexedDB transaction of the read whose answer is being fed.
 export function attach(m) {
   return { m, release: null, member: null, listener: null, flights: new Map(), tx: null };
 }
@@ -260,38 +260,48 @@ function answer(d, p, ok, fail) {
   );
 }
 
-// Reads `key`: `m.idbRead(text or null, null)`, or `m.idbRead(null, why)`. The read is made
-// in a readwrite transaction, `d.tx`, which stays open while the machine answers it: the
-// write a submit makes once it has read (its pending key) goes into the same transaction,
-// one commit where two transactions would make two. A write asked for later, once the
-// transaction has ended, gets a transaction of its own.
-export function idbGet(d, key) {
-  const keep = (tx) => {
+// Reads `key` (`lease`: the lease): `m.idbRead(text or null, null, lease)`, or
+// `m.idbRead(null, why, lease)`. The read is made in a readwrite transaction, which stays
+// open while the machine answers it: `d.tx` is that transaction while the answer is fed, and
+// only then. A write the machine asks for in its answer goes into it: the write a submit
+// makes once it has read (its pending key), one commit where two transactions would make
+// two; and the lease's, which lands before any other tab's transaction.
+export function idbGet(d, key, lease) {
+  let tx;
+  const read = (v, e) => d.m?.idbRead(v, e, lease);
+  const fed = (v) => {
     d.tx = tx;
-    tx.addEventListener("complete", () => d.tx == tx && (d.tx = null));
-    tx.addEventListener("abort", () => d.tx == tx && (d.tx = null));
+    try {
+      read(text(v) ?? null, null);
+    } finally {
+      d.tx = null;
+    }
   };
-  answer(d, inStore("readwrite", (s) => s.get(key), false, keep), (v) => d.m?.idbRead(text(v) ?? null, null), (e) => d.m?.idbRead(null, e));
+  answer(d, inStore("readwrite", (s) => s.get(key), false, (t) => (tx = t)), fed, (e) => read(null, e));
 }
 
-// Stores `value` under `key` (null deletes it): `m.idbWritten(null)` once committed, or
-// `m.idbWritten(why)`. In the transaction of the read it answers, while that one is active.
-export function idbPut(d, key, value) {
+// Stores `value` under `key` (null deletes it): `m.idbWritten(null, lease)` once committed,
+// or `m.idbWritten(why, lease)`. In the transaction of the read being answered, while that
+// one is active; else a record's write gets a transaction of its own, and a lease's is not
+// made.
+export function idbPut(d, key, value, lease) {
   const put = (s) => (value == null ? s.delete(key) : s.put(value, key));
   const tx = d.tx;
   d.tx = null;
   let p;
   try {
+    if (!tx) throw new DOMException("no read's transaction", "TransactionInactiveError");
     const req = put(tx.objectStore("records"));
     p = new Promise((ok, fail) => {
       tx.oncomplete = ok;
       tx.onabort = () => fail(tx.error || req.error);
     });
-  } catch {
+  } catch (e) {
     // No transaction, or no longer active.
-    p = inStore("readwrite", put);
+    p = lease ? Promise.reject(e) : inStore("readwrite", put);
   }
-  answer(d, p, () => d.m?.idbWritten(null), (e) => d.m?.idbWritten(e));
+  const done = (e) => d.m?.idbWritten(e, lease);
+  answer(d, p, () => done(null), done);
 }
 
 // Deletes the entries under `prefix` for which `due(key, value)` is true, deciding inside

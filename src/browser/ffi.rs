@@ -44,12 +44,13 @@ extern "C" {
     pub(crate) fn lock(d: &JsValue, name: &str);
     /// Releases the Web Lock held.
     pub(crate) fn unlock(d: &JsValue);
-    /// Reads `key` from IndexedDB.
+    /// Reads `key` from IndexedDB (`lease`: the lease, answered `leaseRead`).
     #[wasm_bindgen(js_name = idbGet)]
-    pub(crate) fn idb_get(d: &JsValue, key: &str);
-    /// Writes (or, for `None`, deletes) `key` in IndexedDB.
+    pub(crate) fn idb_get(d: &JsValue, key: &str, lease: bool);
+    /// Writes (or, for `None`, deletes) `key` in IndexedDB (`lease`: only in the
+    /// transaction of the read being answered, answered `leaseWritten`).
     #[wasm_bindgen(js_name = idbPut)]
-    pub(crate) fn idb_put(d: &JsValue, key: &str, value: Option<String>);
+    pub(crate) fn idb_put(d: &JsValue, key: &str, value: Option<String>, lease: bool);
     /// Deletes the IndexedDB entries under `prefix` that `due(key, value)` names.
     #[wasm_bindgen(js_name = idbSweep)]
     pub(crate) fn idb_sweep(prefix: &str, due: JsValue);
@@ -187,18 +188,27 @@ impl Machine {
     }
 
     /// IndexedDB read `value` (a string, or none stored), or failed with `error` (a string,
-    /// or none).
+    /// or none); `lease`: the lease's read.
     #[wasm_bindgen(js_name = idbRead)]
-    pub fn idb_read(&self, value: JsValue, error: JsValue) {
-        self.0
-            .feed(Input::IdbRead(text(&error).map_or(Ok(text(&value)), Err)));
+    pub fn idb_read(&self, value: JsValue, error: JsValue, lease: bool) {
+        let got = text(&error).map_or(Ok(text(&value)), Err);
+        self.0.feed(if lease {
+            Input::LeaseRead(got)
+        } else {
+            Input::IdbRead(got)
+        });
     }
 
-    /// IndexedDB committed the write, or failed with `error` (a string, or none).
+    /// IndexedDB committed the write, or failed with `error` (a string, or none); `lease`:
+    /// the lease's write, which is not made once its read's transaction has ended.
     #[wasm_bindgen(js_name = idbWritten)]
-    pub fn idb_written(&self, error: JsValue) {
-        self.0
-            .feed(Input::IdbWritten(text(&error).map_or(Ok(()), Err)));
+    pub fn idb_written(&self, error: JsValue, lease: bool) {
+        let done = text(&error).map_or(Ok(()), Err);
+        self.0.feed(if lease {
+            Input::LeaseWritten(done)
+        } else {
+            Input::IdbWritten(done)
+        });
     }
 
     /// IndexedDB's connection was opened again, for `reason` (a string).

@@ -1,5 +1,6 @@
 //! The storage-lease fallback for the cross-tab lock where the Web Locks API is missing:
-//! a `owner|until` value under the scope's lease key that expires on its own.
+//! a `owner|until` value under the scope's lease key that expires on its own, and the rules
+//! for taking, renewing and releasing it.
 
 use crate::core::ascii::{digits, rsplit_byte};
 use crate::core::json::push_u64;
@@ -73,6 +74,12 @@ pub fn can_acquire(current: Option<&Lease>, me: &str, now_ms: f64) -> bool {
         None => true,
         Some(l) => l.owner == me || l.until_ms <= now_ms || l.until_ms - now_ms > LEASE_MS,
     }
+}
+
+/// Whether the stored lease is `me`'s: only then is it renewed or released (a lease that
+/// lapsed and that another tab took is that tab's).
+pub fn is_ours(current: Option<&Lease>, me: &str) -> bool {
+    current.is_some_and(|l| l.owner == me)
 }
 
 #[cfg(test)]

@@ -66,3 +66,13 @@ fn a_held_lease_is_renewed_several_times_before_it_lapses() {
     assert!(LEASE_RENEW_MS as f64 * 3.0 < LEASE_MS);
     const { assert!(LEASE_POLL_MS < LEASE_RENEW_MS) };
 }
+
+#[test]
+fn only_our_own_lease_is_renewed_or_released() {
+    let ours = Lease::new("me", NOW);
+    // Lapsed but untouched, it is still ours to renew: no other tab took it.
+    assert!(is_ours(Some(&ours), "me"));
+    // Taken by another tab after ours lapsed, or gone: not ours.
+    assert!(!is_ours(Some(&Lease::new("other", NOW)), "me"));
+    assert!(!is_ours(None, "me"));
+}

@@ -18,6 +18,11 @@ pub enum Input {
     IdbRead(Result<Option<String>, String>),
     /// IndexedDB committed (or failed) [`Command::IdbPut`].
     IdbWritten(Result<(), String>),
+    /// IndexedDB's answer to [`Command::LeaseGet`]: the lease stored, or why the read failed.
+    LeaseRead(Result<Option<String>, String>),
+    /// IndexedDB committed [`Command::LeasePut`] in the transaction of the lease's read, or
+    /// did not (failed, or that transaction was no longer active: nothing was written).
+    LeaseWritten(Result<(), String>),
     /// IndexedDB's connection was lost and opened again for the request being answered,
     /// which went through (fed just before that answer).
     IdbReopened(String),
@@ -120,6 +125,23 @@ pub enum Command {
         /// The storage key.
         key: String,
         /// The text, or `None` to delete.
+        text: Option<String>,
+    },
+    /// Read the storage lease `key` from IndexedDB in a readwrite transaction that stays
+    /// open while the machine answers; answer [`Input::LeaseRead`].
+    LeaseGet {
+        /// The lease's storage key.
+        key: String,
+    },
+    /// Write `text` under `key` (`None` deletes) in the transaction of the
+    /// [`Command::LeaseGet`] being answered, never in another: IndexedDB runs the readwrite
+    /// transactions of an origin one at a time, so no other tab's lease lands between the
+    /// read and this write. Asked at any other time, or once that transaction has ended,
+    /// nothing is written. Answer [`Input::LeaseWritten`].
+    LeasePut {
+        /// The lease's storage key.
+        key: String,
+        /// The lease, or `None` to delete it.
         text: Option<String>,
     },
     /// Delete the IndexedDB entries under `prefix` that the core's sweep rule says are due;

@@ -48,6 +48,7 @@ impl<H: Host> Scope<H> {
             jobs: VecDeque::new(),
             lock: Lock::Free,
             renewals: 0,
+            lease_ops: VecDeque::new(),
             out: VecDeque::new(),
         };
         s.idb = s.shared_with_tabs();
@@ -116,7 +117,7 @@ impl<H: Host> Scope<H> {
 
     /// Whether work is under way or queued (the driver keeps the machine while it is).
     pub fn busy(&self) -> bool {
-        !self.jobs.is_empty() || !matches!(self.lock, Lock::Free)
+        !self.jobs.is_empty() || !matches!(self.lock, Lock::Free) || !self.lease_ops.is_empty()
     }
 
     /// `submit()` of the payload `body` (JSON) with fingerprint `fp`, sent with `send`'s
@@ -205,6 +206,8 @@ impl<H: Host> Scope<H> {
             Input::IdbReopened(reason) => self.idb_reopened(reason),
             Input::LockGranted => self.lock_granted(),
             Input::LockRefused => self.lease_start(),
+            Input::LeaseRead(got) => self.lease_read(got),
+            Input::LeaseWritten(done) => self.lease_written(done),
             Input::Woken(Wake::LeasePoll) => self.lease_poll(),
             Input::Woken(Wake::LeaseRenew(n)) => self.lease_renew(n),
             other => self.resume(Step::from(other)),

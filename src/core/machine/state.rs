@@ -71,8 +71,22 @@ pub struct Scope<H: Host> {
     /// The number of the held lease's renewal wakes; counted up at each release, so an
     /// older lease's wakes renew nothing.
     pub(super) renewals: u32,
+    /// The IndexedDB lease's reads and writes, in the order asked; the first is under way
+    /// (one at a time: each answer is the first's).
+    pub(super) lease_ops: VecDeque<LeaseOp>,
     /// Commands not yet polled.
     pub(super) out: VecDeque<Command>,
+}
+
+/// What a read of the IndexedDB lease is for, by whom.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum LeaseOp {
+    /// Taking it, as the owner waiting in [`Lock::Leasing`].
+    Take(String),
+    /// Renewing it, as the owner holding it in [`Lock::Lease`].
+    Renew(String),
+    /// Deleting it if it is still the owner's.
+    Release(String),
 }
 
 /// What moves a job on.
@@ -158,7 +172,8 @@ pub(super) enum Lock {
     Free,
     /// The Web Lock is asked for.
     Asking,
-    /// Waiting for the lease, as `owner`; `wrote`: written, to be checked at the next wake.
+    /// Waiting for the lease, as `owner`; `wrote` (Web Storage lease only): written, to be
+    /// checked at the next wake.
     Leasing {
         /// This page's id in the lease.
         owner: String,
@@ -173,6 +188,9 @@ pub(super) enum Lock {
         owner: String,
         /// The number the renewal wakes carry.
         renewal: u32,
+        /// It is IndexedDB's lease (else Web Storage's), whatever the record's store
+        /// became since: renewed and released where it was taken.
+        idb: bool,
     },
 }
 

@@ -323,47 +323,8 @@ impl Host for NoLocks {
     }
 }
 
-#[test]
-fn without_web_locks_the_storage_lease_is_taken_checked_and_released() {
-    let mut s = Scope::open(NoLocks::default(), &options(), false);
-    drain(&mut s);
-    s.handle(Input::Woken(Wake::SettleTurn));
-    let cmds = drain(&mut s);
-    assert_eq!(
-        cmds,
-        [Command::Wake {
-            ms: 25.0,
-            wake: Wake::LeasePoll
-        }],
-        "written, then looked at again"
-    );
-    let lease = "idemkey:lease:cart-1";
-    assert!(s
-        .host
-        .0
-        .maps
-        .contains_key(&(StorageKind::Local as u8, lease.into())));
-    s.handle(Input::Woken(Wake::LeasePoll));
-    let cmds = drain(&mut s);
-    assert!(
-        cmds.contains(&Command::IdbGet {
-            key: "idemkey:v1:cart-1".into()
-        }),
-        "held: the settle job reads the record: {cmds:?}"
-    );
-    s.handle(Input::IdbRead(Ok(None)));
-    drain(&mut s);
-    s.handle(Input::IdbWritten(Ok(())));
-    drain(&mut s);
-    assert!(
-        !s.host
-            .0
-            .maps
-            .contains_key(&(StorageKind::Local as u8, lease.into())),
-        "the lease is released"
-    );
-    assert!(!s.busy());
-}
+#[path = "lease_tests.rs"]
+mod lease;
 
 #[path = "tabs_tests.rs"]
 mod tabs;
