@@ -101,13 +101,13 @@ pub fn removes(removed_key: &str, shown: &Record, shown_stored: bool) -> bool {
 /// still showing it then sent with the payload of a `submit()` called after (the next
 /// order, charged under it). A submit called before, even if it took the lock after, paid
 /// the order the page ended, and its key is given up as seen (also one called in the same
-/// millisecond: a page that calls `finish()` in the turn it submits ends that order). A
-/// `submittedAt` later than now comes of a clock set back (or a hand edit), not of another
-/// tab's later submit: given up as seen, or `finish()` could not end the attempt.
+/// millisecond: a page that calls `finish()` in the turn it submits ends that order). The
+/// tabs share one clock; one set back between a submit and the clean-up makes the record
+/// look bound later, and it is kept: the page shows that attempt (and its answer) rather
+/// than risk a second charge.
 pub fn may_replace(stored: Option<&Record>, seen_key: &str, since: f64, now_ms: f64) -> bool {
     stored.map_or(true, |r| {
-        let bound_before = r.submitted_at <= since || r.submitted_at > now_ms;
-        r.is_expired(now_ms) || (r.key == seen_key && bound_before)
+        r.is_expired(now_ms) || (r.key == seen_key && r.submitted_at <= since)
     })
 }
 
