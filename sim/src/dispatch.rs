@@ -38,7 +38,9 @@ impl World {
                     self.feed_micro(p, i, Input::LockGranted);
                 }
             }
-            Command::IdbGet { key } => self.idb_queue(page, inst, key, None, false),
+            Command::IdbGet { key } | Command::IdbPeek { key } => {
+                self.idb_queue(page, inst, key, None, false)
+            }
             Command::LeaseGet { key } => self.idb_queue(page, inst, key, None, true),
             Command::IdbPut { key, text } => self.idb_put(page, inst, key, text, false),
             Command::LeasePut { key, text } => self.idb_put(page, inst, key, text, true),

@@ -142,6 +142,7 @@ impl LiveScope {
             Command::Lock { name } => ffi::lock(&d, &name),
             Command::Unlock => ffi::unlock(&d),
             Command::IdbGet { key } => ffi::idb_get(&d, &key, false),
+            Command::IdbPeek { key } => ffi::idb_peek(&d, &key),
             Command::IdbPut { key, text } => ffi::idb_put(&d, &key, text, false),
             Command::LeaseGet { key } => ffi::idb_get(&d, &key, true),
             Command::LeasePut { key, text } => ffi::idb_put(&d, &key, text, true),

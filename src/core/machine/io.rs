@@ -119,6 +119,12 @@ pub enum Command {
         /// The storage key.
         key: String,
     },
+    /// Read `key` from IndexedDB alone, with no write to follow (a stored answer read
+    /// without the lock): it holds up no other tab's transaction. Answer [`Input::IdbRead`].
+    IdbPeek {
+        /// The storage key.
+        key: String,
+    },
     /// Write `text` under `key` in IndexedDB (`None` deletes); answer [`Input::IdbWritten`]
     /// once committed. Requests are made in the order asked.
     IdbPut {

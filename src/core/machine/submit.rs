@@ -105,7 +105,7 @@ impl<H: Host> Scope<H> {
         let shown_cached =
             self.rec.state == State::Succeeded && self.rec.fingerprint.as_deref() == Some(&j.fp);
         if shown_cached && self.idb && self.intents == 0 {
-            self.out.push_back(Command::IdbGet {
+            self.out.push_back(Command::IdbPeek {
                 key: self.rec_key.clone(),
             });
             return Some(At::Cached(self.rec.clone()));

@@ -271,7 +271,7 @@ fn a_stored_answer_is_given_without_the_lock() {
     s.submit("{}".into(), "fp".into(), Rc::new(options()));
     let cmds = drain(&mut s);
     assert!(
-        matches!(cmds.as_slice(), [Command::IdbGet { .. }]),
+        matches!(cmds.as_slice(), [Command::IdbPeek { .. }]),
         "{cmds:?}"
     );
     s.handle(Input::IdbRead(Ok(Some(stored))));
