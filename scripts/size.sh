@@ -2,9 +2,10 @@
 # Prints the gzip -9 sizes of what a page downloads to use idemkey: the release wasm, its
 # JS glue (post-pack.sh joins the snippets wasm-bindgen writes beside it into it; were any
 # left, each would be fetched and compressed on its own), and their sum, in KiB.
-# Exits non-zero when the sum is over the budget, BUDGET_KIB: by default 39.3 KiB. The
-# module weighs 39.24 KiB with the storage lease in IndexedDB (its read and its write in
-# that read's transaction, one lease op at a time: 1.17 KiB); 38.07 KiB before, as a
+# Exits non-zero when the sum is over the budget, BUDGET_KIB: by default 39.4 KiB. The
+# module weighs 39.32 KiB with the storage lease in IndexedDB (its read and its write in
+# that read's transaction, one lease op at a time: 1.17 KiB) and a readonly read for a
+# stored answer read without the lock; 38.07 KiB before, as a
 # sans-IO machine with a thin driver, whose core alone reads records, canonical JSON and
 # HTTP-dates; 38.24 before its boundary with JavaScript was
 # thinned (strings cross as JsValues, no Closure, no Reflect) and before the record gained
@@ -16,7 +17,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pkg="${1:-$root/pkg}"
-budget_kib="${BUDGET_KIB:-39.3}"
+budget_kib="${BUDGET_KIB:-39.4}"
 
 gz() { gzip -9 -c "$1" | wc -c | tr -d ' '; }
 kib() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1024 }'; }

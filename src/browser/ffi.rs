@@ -250,7 +250,7 @@ impl Machine {
     }
 }
 
-#[wasm_bindgen(module = "/src/browser/idb.js")]
+#[wasm_bindgen(module = "/src/browser/driver.js")]
 extern "C" {
     /// Reads `key` from IndexedDB in a transaction a write may follow into (`lease`: the
     /// lease, answered `leaseRead`).
