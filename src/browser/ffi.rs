@@ -101,6 +101,20 @@ extern "C" {
     pub(crate) fn text(v: &JsValue) -> Option<String>;
     /// `JSON.stringify(v)`, or `[why]` when JSON cannot carry `v`.
     pub(crate) fn stringify(v: &JsValue) -> JsValue;
+    /// Reads `key` from IndexedDB in a transaction a write may follow into (`lease`: the
+    /// lease, answered `idbRead` with `lease` true).
+    #[wasm_bindgen(js_name = idbGet)]
+    pub(crate) fn idb_get(d: &JsValue, key: &str, lease: bool);
+    /// Reads `key` from IndexedDB alone, in a readonly transaction.
+    #[wasm_bindgen(js_name = idbPeek)]
+    pub(crate) fn idb_peek(d: &JsValue, key: &str);
+    /// Writes (or, for `None`, deletes) `key` in IndexedDB (`lease`: only in the
+    /// transaction of the read being answered, answered `idbWritten` with `lease` true).
+    #[wasm_bindgen(js_name = idbPut)]
+    pub(crate) fn idb_put(d: &JsValue, key: &str, value: Option<String>, lease: bool);
+    /// Deletes the IndexedDB entries under `prefix` that `due(key, value)` names.
+    #[wasm_bindgen(js_name = idbSweep)]
+    pub(crate) fn idb_sweep(prefix: &str, due: JsValue);
 }
 
 #[wasm_bindgen(module = "/src/browser/options.js")]
@@ -248,24 +262,6 @@ impl Machine {
             old: text(&old),
         });
     }
-}
-
-#[wasm_bindgen(module = "/src/browser/driver.js")]
-extern "C" {
-    /// Reads `key` from IndexedDB in a transaction a write may follow into (`lease`: the
-    /// lease, answered `leaseRead`).
-    #[wasm_bindgen(js_name = idbGet)]
-    pub(crate) fn idb_get(d: &JsValue, key: &str, lease: bool);
-    /// Reads `key` from IndexedDB alone, in a readonly transaction.
-    #[wasm_bindgen(js_name = idbPeek)]
-    pub(crate) fn idb_peek(d: &JsValue, key: &str);
-    /// Writes (or, for `None`, deletes) `key` in IndexedDB (`lease`: only in the
-    /// transaction of the read being answered, answered `leaseWritten`).
-    #[wasm_bindgen(js_name = idbPut)]
-    pub(crate) fn idb_put(d: &JsValue, key: &str, value: Option<String>, lease: bool);
-    /// Deletes the IndexedDB entries under `prefix` that `due(key, value)` names.
-    #[wasm_bindgen(js_name = idbSweep)]
-    pub(crate) fn idb_sweep(prefix: &str, due: JsValue);
 }
 
 #[wasm_bindgen(module = "/src/browser/due.js")]

@@ -222,5 +222,8 @@ fn one_lease_read_at_a_time() {
     // The release's answer deletes the settle job's lease; then the submit's take.
     assert!(!reads_record(&lease_round(&mut s, &mut idb)));
     assert!(!idb.contains_key(LEASE));
-    assert!(reads_record(&lease_round(&mut s, &mut idb)), "the submit holds it");
+    assert!(
+        reads_record(&lease_round(&mut s, &mut idb)),
+        "the submit holds it"
+    );
 }
