@@ -113,14 +113,21 @@ async function newContext(name, viewport, initScript) {
     },
   };
 
-  async function waitNewWindow(timeout) {
+  /**
+   * The next window not yet handed out; with `opener`, the next one that window opened.
+   * Pages of two checkouts share a session, and each waits for its own popup: a fresh
+   * window is told apart by its opener's mark (set by waitForEvent('popup')).
+   */
+  async function waitNewWindow(timeout, opener = null) {
     const until = Date.now() + timeout;
     for (;;) {
       const handles = await withWindow(null, () => b.windows());
-      const fresh = handles.find((h) => !known.has(h));
-      if (fresh) {
-        known.add(fresh);
-        return makePage(fresh);
+      for (const h of handles.filter((x) => !known.has(x))) {
+        const mark = opener && await withWindow(h, () => b.execute(
+          'return window.opener && window.opener.__wdWindow || null;')).catch(() => null);
+        if (opener && mark !== opener) continue;
+        known.add(h);
+        return makePage(h);
       }
       if (Date.now() > until) throw new Error(`no new window within ${timeout / 1000} s`);
       await sleep(50);
@@ -208,7 +215,10 @@ async function newContext(name, viewport, initScript) {
       waitForLoadState: () => page.waitForFunction(() => document.readyState === 'complete'),
       /** 'load': the next document of this window has loaded; 'popup': a window it opened. */
       waitForEvent(event, { timeout = 30000 } = {}) {
-        if (event === 'popup') return waitNewWindow(timeout);
+        if (event === 'popup') {
+          // Marked before the click that opens it (queued first), so the popup can name its opener.
+          return exec('window.__wdWindow = arguments[0];', [handle]).then(() => waitNewWindow(timeout, handle));
+        }
         if (event !== 'load') throw new Error(`waitForEvent(${event}) is not supported on a page`);
         // Marks the document now (queued before any later call), then waits for one without it.
         const marked = exec('window.__wdMark = true;');
