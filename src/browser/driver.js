@@ -17,8 +17,7 @@ export function attach(m) {
 // on their way (a lease's last renewal wake) find `d.m` null and are dropped.
 export function detach(d) {
   if (d.member) chanClose(d);
-  const w = page();
-  if (d.listener && w) w.removeEventListener("storage", d.listener);
+  watchers.delete(d);
   // Freed once the machine's own call (which let it go) has returned; nothing is fed to
   // it after this.
   const m = d.m;
@@ -142,6 +141,11 @@ export function settle(d, no, ok, value) {
 let chan;
 const members = new Map();
 
+// The page's one `storage` listener, added on first use and kept (adding one took 50 us a
+// scope); `watchers`: the scopes' driver states it calls, each with its `listener`.
+let watching = false;
+const watchers = new Set();
+
 // Calls the members of `name` but `from` with `text`, each while it still is one.
 function deliver(name, text, from) {
   for (const d of [...(members.get(name) || [])]) if (d != from && members.get(name)?.has(d)) d.m?.notice(text);
@@ -170,7 +174,13 @@ export function listen(d, name, kind) {
     } catch {}
     if (e.key === name && mine) d.m?.storageEvent(e.newValue, e.oldValue);
   };
-  w.addEventListener("storage", d.listener);
+  if (!watching) {
+    watching = true;
+    w.addEventListener("storage", (e) => {
+      for (const d of [...watchers]) if (watchers.has(d)) d.listener(e);
+    });
+  }
+  watchers.add(d);
 }
 
 // Posts `text` to the other members of the scope's channel: in the other tabs and, in a
