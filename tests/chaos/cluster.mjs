@@ -4,47 +4,16 @@
 // instance with SIGKILL (the next one each time) and brings it back on its own port;
 // nginx and the other two keep serving. Faults live in the instance that was asked for
 // them, so each planned fault goes to the instance the plan names.
-import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { freePort } from '../support/net.mjs';
+import { startPostgres } from '../support/postgres.mjs';
 import { SERVER, mustExist } from '../support/reference.mjs';
 import { SETTLE_MS, killed, launch, relaunch, restarter, serverFlags } from './servers.mjs';
 
-const PG_BIN = '/usr/lib/postgresql/15/bin';
 const INSTANCES = 3;
 const NGINX_MS = 10000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** A port nobody listens on right now (the kernel's pick, released at once). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-/** PostgreSQL refuses root: initdb and pg_ctl run as postgres, on loopback TCP only. */
-async function startPostgres(dir) {
-  mustExist(path.join(PG_BIN, 'pg_ctl'), 'install Debian\'s postgresql (make tools)');
-  const pg = path.join(dir, 'pg');
-  chmodSync(dir, 0o711);       // postgres must reach its own directory inside ours
-  mkdirSync(pg);
-  execFileSync('chown', ['postgres', pg]);
-  const asPostgres = (bin, args) => execFileSync('runuser', ['-u', 'postgres', '--', path.join(PG_BIN, bin), ...args],
-    { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60000 });
-  asPostgres('initdb', ['-D', path.join(pg, 'data'), '-A', 'trust', '-U', 'postgres']);
-  const port = await freePort();
-  asPostgres('pg_ctl', ['-D', path.join(pg, 'data'), '-l', path.join(pg, 'log'),
-    '-o', `-k ${pg} -p ${port} -c listen_addresses=127.0.0.1 -c max_connections=200`, '-w', 'start']);
-  execFileSync(path.join(PG_BIN, 'psql'), ['-X', '-q', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres',
-    '-d', 'postgres', '-c', 'CREATE DATABASE idemkey'], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 30000 });
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/idemkey`,
-    stop: () => { try { asPostgres('pg_ctl', ['-D', path.join(pg, 'data'), '-m', 'immediate', '-w', 'stop']); } catch { /* already gone */ } },
-  };
-}
 
 function nginxConf(dir, port, upstreams) {
   return `daemon off;
@@ -95,7 +64,7 @@ export async function cluster({ pkg, logDir, providerLatencyMs }) {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const pg = await startPostgres(dir);
+    const pg = await startPostgres({ maxConnections: 200 });
     stops.push(pg.stop);
     const provider = await launch(bin, [...binArgs, 'provider', '--addr', '127.0.0.1:0',
       '--db', path.join(dir, 'provider.db'), '--latency-ms', String(providerLatencyMs), '--log-level', 'warn'], logFd);

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { freePort } from "../support/net.mjs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { launchChromium, startServer } from "../support/reference.mjs";
@@ -286,17 +286,6 @@ describe("init()", () => {
     }
   });
 });
-
-/** A free TCP port on 127.0.0.1. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-    s.on("error", reject);
-  });
-}
 
 describe("Next.js app router, next build and next start", () => {
   const where = {};

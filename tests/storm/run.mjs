@@ -18,7 +18,7 @@ import { Charges } from './charges.mjs';
 import { fdLimitPhase } from './fdlimit.mjs';
 import { Failures, printTables } from './report.mjs';
 import { panics, startStormServer } from './server.mjs';
-import { startPostgres } from './postgres.mjs';
+import { startPostgres } from '../support/postgres.mjs';
 import { startProbe } from './probe.mjs';
 import { holdSlowloris } from './slowloris.mjs';
 import { exchange, finals, isProblem } from './wire.mjs';

@@ -30,7 +30,7 @@
 // override the Debian paths below.
 import { spawn, execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { freePort } from './net.mjs';
 
 const env = process.env;
 function which(cmd) {
@@ -111,18 +111,6 @@ function killGroup(child, signal) {
   } catch {
     // already gone
   }
-}
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
