@@ -177,7 +177,17 @@ export function listen(d, name, kind) {
   if (!watching) {
     watching = true;
     w.addEventListener("storage", (e) => {
-      for (const d of [...watchers]) if (watchers.has(d)) d.listener(e);
+      for (const d of [...watchers]) {
+        // Each scope's call its own, as separate listeners were: a throw is reported, and
+        // the others still hear the event.
+        try {
+          if (watchers.has(d)) d.listener(e);
+        } catch (x) {
+          setTimeout(() => {
+            throw x;
+          });
+        }
+      }
     });
   }
   watchers.add(d);

@@ -4,7 +4,7 @@
 // instance with SIGKILL (the next one each time) and brings it back on its own port;
 // nginx and the other two keep serving. Faults live in the instance that was asked for
 // them, so each planned fault goes to the instance the plan names.
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../support/net.mjs';
 import { startPostgres } from '../support/postgres.mjs';
@@ -56,6 +56,7 @@ export async function cluster({ pkg, logDir, providerLatencyMs }) {
   mustExist(path.join(pkg, 'idemkey.js'), 'build the module with `make build`');
   mkdirSync(logDir, { recursive: true });
   const dir = mkdtempSync('/tmp/idemkey-chaos-cluster-');
+  chmodSync(dir, 0o711);       // nginx's worker (nobody) must reach its temp dirs in it
   const logFd = openSync(path.join(logDir, 'cluster.log'), 'w');
   const stops = [];          // what stop() undoes, last first
   const stop = async () => {
@@ -82,7 +83,8 @@ export async function cluster({ pkg, logDir, providerLatencyMs }) {
     const conf = path.join(dir, 'nginx.conf');
     writeFileSync(conf, nginxConf(dir, port, instances.map((i) => i.addr)));
     const nginx = await launch('nginx', ['-p', dir, '-c', conf, '-e', path.join(dir, 'nginx-error.log')], logFd, { listens: false });
-    stops.push(() => killed(nginx.child));
+    // SIGTERM: nginx's master then stops its worker, which SIGKILL would leave running.
+    stops.push(() => killed(nginx.child, 'SIGTERM'));
     const url = `http://127.0.0.1:${port}`;
     for (let until = Date.now() + NGINX_MS; ;) {
       try { if ((await fetch(`${url}/healthz`)).ok) break; } catch { /* not yet */ }

@@ -61,11 +61,11 @@ export function launch(bin, args, logFd, { listens = true } = {}) {
   });
 }
 
-/** SIGKILL, and resolve once the process is gone. */
-export function killed(child) {
+/** `signal` (SIGKILL unless named), and resolve once the process is gone. */
+export function killed(child, signal = 'SIGKILL') {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   const gone = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
+  child.kill(signal);
   return gone;
 }
 

@@ -114,9 +114,9 @@ async function newContext(name, viewport, initScript) {
   };
 
   /**
-   * The next window not yet handed out; with `opener`, the next one that window opened.
-   * Pages of two checkouts share a session, and each waits for its own popup: a fresh
-   * window is told apart by its opener's mark (set by waitForEvent('popup')).
+   * A window not yet handed out; with `opener`, one whose opener is that window (marked
+   * by waitForEvent('popup')). Pages of two checkouts share a session and each waits for
+   * its own popup, which a same-origin `window.open` lets name its opener.
    */
   async function waitNewWindow(timeout, opener = null) {
     const until = Date.now() + timeout;
@@ -125,7 +125,7 @@ async function newContext(name, viewport, initScript) {
       for (const h of handles.filter((x) => !known.has(x))) {
         const mark = opener && await withWindow(h, () => b.execute(
           'return window.opener && window.opener.__wdWindow || null;')).catch(() => null);
-        if (opener && mark !== opener) continue;
+        if ((opener && mark !== opener) || known.has(h)) continue;   // or taken meanwhile
         known.add(h);
         return makePage(h);
       }
