@@ -226,17 +226,21 @@ let reopened = null;
 function inStore(mode, request, whole, keep) {
   const factory = globalThis.indexedDB;
   if (!factory) return Promise.reject(new Error("IndexedDB unavailable"));
-  return once(factory, mode, request, whole, keep).catch((e) => {
-    if (!lost(e)) throw e;
-    return once(factory, mode, request, whole, keep).then((v) => {
+  const go = () => once(factory, mode, request, whole, keep);
+  return orAgain(go(), go);
+}
+
+// `p`, or `again()` once when `p` failed with the connection lost or closed under the page
+// (`reopened` then says why).
+function orAgain(p, again) {
+  return p.catch((e) => {
+    if (e?.name != "InvalidStateError" && e?.name != "UnknownError") throw e;
+    return again().then((v) => {
       reopened = errorText(e);
       return v;
     });
   });
 }
-
-// Whether `e` says the connection was lost or closed under the page.
-const lost = (e) => e?.name == "InvalidStateError" || e?.name == "UnknownError";
 
 function once(factory, mode, request, whole, keep) {
   if (!db) {
@@ -321,21 +325,13 @@ export function idbPut(d, key, value, lease) {
       tx.oncomplete = ok;
       tx.onabort = () => fail(tx.error || req.error);
     });
+    // A record's write whose shared transaction the browser aborted with the connection
+    // is made again on a new one, as `inStore` does; the lock is still held. A lease's is
+    // not: its read would no longer be the one it answers.
+    if (!lease) p = orAgain(p, () => inStore("readwrite", put));
   } catch (e) {
     // No transaction, or no longer active.
     p = lease ? Promise.reject(e) : inStore("readwrite", put);
-  }
-  // A record's write whose shared transaction the browser aborted with the connection
-  // (lost, or closed under the page) is made again on a new one, as `inStore` does; the
-  // lock is still held. A lease's is not: its read would no longer be the one it answers.
-  if (!lease) {
-    p = p.catch((e) => {
-      if (!lost(e)) throw e;
-      return inStore("readwrite", put).then((v) => {
-        reopened = errorText(e);
-        return v;
-      });
-    });
   }
   const done = (e) => d.m?.idbWritten(e, lease);
   answer(d, p, () => done(null), done);
