@@ -19,7 +19,8 @@
 # `/// <reference lib="esnext.disposable" />` line on top fixes that for every consumer.
 # The wasm's imports and exports get short names (wasm-bindgen's carry a hash each, twice over).
 # Then the JS becomes one minified file: wasm-bindgen writes the JS snippets (src/browser/driver.js,
-# options.js and due.js) to snippets/<crate>-<hash>/src/browser/ and imports them from idemkey.js; Rollup
+# storage.js, idb.js, options.js and due.js: each file ffi.rs names, and only those) to
+# snippets/<crate>-<hash>/src/browser/ and imports them from idemkey.js; Rollup
 # joins them all and terser minifies the result, local names included (the class keeps its name, so
 # `Checkout.name` still reads "Checkout"; the doc comments live on in the .d.ts). One file
 # compresses better than two, and a page makes one request fewer: 0.99 KiB less gzipped JS.

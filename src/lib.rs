@@ -11,8 +11,9 @@
 //! ```
 //!
 //! The crate has a pure [`core`] (record format, fingerprint, retry policy, state machine,
-//! option rules; host-tested) and, on `wasm32` only, the browser glue and the
-//! `#[wasm_bindgen]` surface (`Checkout`, `newKey`, `sweep`). Errors are one enum,
+//! option rules; host-tested) and, on `wasm32` only and with the `browser` feature (on by
+//! default), the browser glue and the `#[wasm_bindgen]` surface (`Checkout`, `newKey`,
+//! `sweep`). Errors are one enum,
 //! [`error::Error`], turned into a JS `Error` named "IdemError" with a `code` at the boundary.
 #![deny(missing_docs)]
 // `unsafe` lives in one file, src/browser/ffi.rs (the allocator and the page-wide cell).
@@ -22,6 +23,10 @@
 #![cfg_attr(all(target_arch = "wasm32", not(test)), no_std)]
 
 extern crate alloc;
+// The `std-panic` build (the browser tests') links std: std's panic handler, and std's
+// allocator where the `browser` feature (whose allocator is lol_alloc's) is left out.
+#[cfg(all(target_arch = "wasm32", feature = "std-panic"))]
+extern crate std;
 
 /// What the standard prelude would give, from `alloc` (the wasm build is `no_std`).
 #[allow(unused_imports)]
@@ -38,12 +43,12 @@ pub mod core;
 /// The crate's error enum and `Result` alias.
 pub mod error;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "browser"))]
 mod api;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "browser"))]
 mod browser;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "browser"))]
 pub use api::{new_key_string as new_key, sweep, Checkout};
 
 /// A panic aborts the module (`unreachable` traps in the calling JS). std's handler would do

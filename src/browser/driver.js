@@ -1,10 +1,11 @@
 // The thin driver of the scopes' machines (src/core/machine): it runs the commands each
-// machine gives with the platform's own async (Web Locks, IndexedDB, fetch with its timeout,
-// timers, BroadcastChannel, the `storage` event) and feeds each answer back to the machine
-// through its named methods (src/browser/ffi.rs, `Machine`). It decides nothing. Also the
-// page's synchronous Web Storage, which the machines read through their host, and the
-// result, error and event objects. The package joins it into idemkey.js
+// machine gives with the platform's own async (Web Locks, fetch with its timeout, timers,
+// BroadcastChannel, the `storage` event; IndexedDB in idb.js) and feeds each answer back to
+// the machine through its named methods (src/browser/ffi.rs, `Machine`). It decides
+// nothing. Also the result, error and event objects. The page's Web Storage, which the
+// machines read through their host, is storage.js. The package joins them into idemkey.js
 // (scripts/post-pack.sh).
+import { page, webStorage } from "./storage.js";
 
 // A scope's driver state: its machine `m`, the Web Lock's release, its channel membership
 // and `storage` listener, the promises of its submit sequences by number, and the
@@ -23,64 +24,6 @@ export function detach(d) {
   const m = d.m;
   d.m = null;
   queueMicrotask(() => m.free());
-}
-
-// The page's window; null in Node, a worker, anywhere else without one.
-const page = () => (typeof Window == "function" && globalThis instanceof Window ? globalThis : null);
-
-// The memory backend: one map per page, shared by every scope.
-const memory = new Map();
-
-// The Web Storage object of `kind` ("local" or "session"): null without a window, undefined
-// when the browser gives none; throws what the browser throws when it refuses it.
-function webStorage(kind) {
-  const w = page();
-  return w && ((kind == "local" ? w.localStorage : w.sessionStorage) ?? undefined);
-}
-
-// Whether backend `kind` can be used: true, false when the page has no window; throws the
-// browser's refusal (or "storage unavailable").
-export function storageUsable(kind) {
-  const s = webStorage(kind);
-  if (s === undefined) throw new Error("storage unavailable");
-  return !!s;
-}
-
-// The backend `kind` as a Web Storage-like object (memory: the page's map); throws what
-// the browser throws.
-function area(kind) {
-  if (kind == "memory") return null;
-  const s = webStorage(kind);
-  if (!s) throw new Error(s === undefined ? "storage unavailable" : "no window");
-  return s;
-}
-
-export function storageGet(kind, key) {
-  const s = area(kind);
-  return s ? s.getItem(key) : memory.get(key) ?? null;
-}
-
-export function storageSet(kind, key, value) {
-  const s = area(kind);
-  s ? s.setItem(key, value) : memory.set(key, value);
-}
-
-export function storageRemove(kind, key) {
-  try {
-    const s = area(kind);
-    s ? s.removeItem(key) : memory.delete(key);
-  } catch {}
-}
-
-// The keys of backend `kind` that start with `prefix`, made before any is removed.
-export function storageKeys(kind, prefix) {
-  try {
-    const s = area(kind);
-    const keys = s ? Array.from({ length: s.length }, (_, i) => s.key(i)) : [...memory.keys()];
-    return keys.filter((k) => k != null && k.startsWith(prefix));
-  } catch {
-    return [];
-  }
 }
 
 // Whether the page has the Web Locks API.
@@ -209,166 +152,6 @@ function chanClose(d) {
   if (!set.size) members.delete(d.member);
 }
 
-
-// The page's connection to database `idemkey`, opened on first use.
-let db;
-// Why the connection was lost and opened again, for the request being answered.
-let reopened = null;
-
-// Runs `request(store)` in one transaction of `mode`; resolves with its result: a write's
-// once committed; a read's as soon as the request succeeds (what it read is the committed
-// state), or once the transaction ends with `whole` (a cursor's request succeeds once per
-// step), or, with `keep`, a read in a transaction kept open for a write (`keep(tx)` is
-// given it first). Rejects when the page has no IndexedDB, when it fails or, on open, does not answer
-// within 5 s. A connection the browser closed or lost under the page (WebKit: "Connection
-// to Indexed Database server lost"; a closed one throws InvalidStateError) is opened again
-// and the request made once more.
-function inStore(mode, request, whole, keep) {
-  const factory = globalThis.indexedDB;
-  if (!factory) return Promise.reject(new Error("IndexedDB unavailable"));
-  const go = () => once(factory, mode, request, whole, keep);
-  return orAgain(go(), go);
-}
-
-// `p`, or `again()` once when `p` failed with the connection lost or closed under the page
-// (`reopened` then says why).
-function orAgain(p, again) {
-  return p.catch((e) => {
-    if (e?.name != "InvalidStateError" && e?.name != "UnknownError") throw e;
-    return again().then((v) => {
-      reopened = errorText(e);
-      return v;
-    });
-  });
-}
-
-function once(factory, mode, request, whole, keep) {
-  if (!db) {
-    db = new Promise((ok, fail) => {
-      setTimeout(() => fail(new DOMException("IndexedDB did not open in 5 s", "TimeoutError")), 5e3);
-      const open = factory.open("idemkey", 1);
-      open.onupgradeneeded = () => open.result.createObjectStore("records");
-      open.onsuccess = () => {
-        const conn = open.result;
-        conn.onclose = () => { db = null; };
-        conn.onversionchange = () => { conn.close(); db = null; };
-        ok(conn);
-      };
-      open.onerror = () => fail(open.error);
-    });
-    db.catch(() => { db = null; });
-  }
-  return db
-    .then((conn) => new Promise((ok, fail) => {
-      const tx = conn.transaction("records", mode);
-      const req = request(tx.objectStore("records"));
-      if (keep) {
-        keep(tx);
-        req.onsuccess = () => ok(req.result);
-      }
-      if (mode == "readonly" && !whole) req.onsuccess = () => ok(req.result);
-      tx.oncomplete = () => ok(req.result);
-      tx.onabort = () => fail(tx.error || req.error);
-    }))
-    .catch((e) => { db = null; throw e; });
-}
-
-// Feeds the scope's machine a request's outcome: `idbReopened(why)` first when the connection had to be
-// opened again, then `ok(value)` or `fail(why)`.
-function answer(d, p, ok, fail) {
-  p.then(
-    (v) => {
-      const r = reopened;
-      reopened = null;
-      if (r) d.m?.idbReopened(r);
-      ok(v);
-    },
-    (e) => fail(errorText(e)),
-  );
-}
-
-// Reads `key` (`lease`: the lease): `m.idbRead(text or null, null, lease)`, or
-// `m.idbRead(null, why, lease)`. The read is made in a readwrite transaction, which stays
-// active while the machine answers it in the same pass of microtasks (src/browser/live.rs
-// feeds an answer and runs the commands it gives in one call): `d.tx` is that transaction
-// while the answer is fed, and only then. A write the machine asks for in its answer goes
-// into it: the write a submit makes once it has read (its pending key), one commit where
-// two transactions would make two; and the lease's, which lands before any other tab's
-// transaction.
-export function idbGet(d, key, lease) {
-  let tx;
-  const read = (v, e) => d.m?.idbRead(v, e, lease);
-  const fed = (v) => {
-    d.tx = tx;
-    try {
-      read(text(v) ?? null, null);
-    } finally {
-      d.tx = null;
-    }
-  };
-  answer(d, inStore("readwrite", (s) => s.get(key), false, (t) => (tx = t)), fed, (e) => read(null, e));
-}
-
-// Stores `value` under `key` (null deletes it): `m.idbWritten(null, lease)` once committed,
-// or `m.idbWritten(why, lease)`. In the transaction of the read being answered, while that
-// one is active; else a record's write gets a transaction of its own, and a lease's is not
-// made.
-export function idbPut(d, key, value, lease) {
-  const put = (s) => (value == null ? s.delete(key) : s.put(value, key));
-  const tx = d.tx;
-  d.tx = null;
-  let p;
-  try {
-    if (!tx) throw new DOMException("no read's transaction", "TransactionInactiveError");
-    const req = put(tx.objectStore("records"));
-    p = new Promise((ok, fail) => {
-      tx.oncomplete = ok;
-      tx.onabort = () => fail(tx.error || req.error);
-    });
-    // A record's write whose shared transaction the browser aborted with the connection
-    // is made again on a new one, as `inStore` does; the lock is still held. A lease's is
-    // not: its read would no longer be the one it answers.
-    if (!lease) p = orAgain(p, () => inStore("readwrite", put));
-  } catch (e) {
-    // No transaction, or no longer active.
-    p = lease ? Promise.reject(e) : inStore("readwrite", put);
-  }
-  const done = (e) => d.m?.idbWritten(e, lease);
-  answer(d, p, () => done(null), done);
-}
-
-// Reads `key` alone, in a readonly transaction, which holds up no other tab's: a read made
-// without the lock, which no write follows. `m.idbRead(text or null, null, false)`, or
-// `m.idbRead(null, why, false)`.
-export function idbPeek(d, key) {
-  const read = (v, e) => d.m?.idbRead(v, e, false);
-  answer(d, inStore("readonly", (s) => s.get(key)), (v) => read(text(v) ?? null, null), (e) => read(null, e));
-}
-
-// Deletes the entries under `prefix` for which `due(key, value)` is true, deciding inside
-// the deleting transaction. A read-only scan goes first: a readwrite transaction holds up
-// every other reader and writer of the store (a submit's among them), and most sweeps find
-// nothing to delete. Errors are ignored: what is not swept now is swept by a later page.
-export async function idbSweep(prefix, due) {
-  let found = false;
-  const scan = (remove) => (s) => {
-    const cursor = s.openCursor(IDBKeyRange.bound(prefix, prefix + "\uffff"));
-    cursor.onsuccess = () => {
-      const c = cursor.result;
-      if (!c) return;
-      if (typeof c.key == "string" && typeof c.value == "string" && due(c.key, c.value)) {
-        found = true;
-        if (remove) c.delete();
-      }
-      c.continue();
-    };
-    return cursor;
-  };
-  try {
-    await inStore("readonly", scan(false), true);
-    if (found) await inStore("readwrite", scan(true));
-  } catch {}
-}
 
 /**
  * One HTTP try: `fetch` with the JSON body, `content-type: application/json`, the extra

@@ -1,8 +1,9 @@
 //! The module's one meeting point with JavaScript, and its one file with `unsafe`: the
-//! driver's functions (driver.js) and the browser's the module calls, each named and typed
-//! here; [`Machine`], whose named methods are how the driver feeds a scope's machine what
-//! the browser answered; [`Due`], the sweep rule the driver asks inside IndexedDB's
-//! transaction; the page-wide cell the registry of scopes lives in; and the allocator.
+//! driver's functions (driver.js, with storage.js and idb.js) and the browser's the module
+//! calls, each named and typed here; [`Machine`], whose named methods are how the driver
+//! feeds a scope's machine what the browser answered; [`Due`], the sweep rule the driver
+//! asks inside IndexedDB's transaction; the page-wide cell the registry of scopes lives in;
+//! and the allocator.
 
 use crate::prelude::*;
 use alloc::rc::Rc;
@@ -21,21 +22,6 @@ extern "C" {
     /// The scope is done with: it hears nothing more and `m` is freed.
     pub(crate) fn detach(d: &JsValue);
 
-    /// Whether Web Storage `kind` can be used (false: no window); throws the refusal.
-    #[wasm_bindgen(catch, js_name = storageUsable)]
-    pub(crate) fn storage_usable(kind: &str) -> Result<bool, JsValue>;
-    /// `getItem`; throws what the browser throws.
-    #[wasm_bindgen(catch, js_name = storageGet)]
-    pub(crate) fn storage_get(kind: &str, key: &str) -> Result<JsValue, JsValue>;
-    /// `setItem`; throws what the browser throws.
-    #[wasm_bindgen(catch, js_name = storageSet)]
-    pub(crate) fn storage_set(kind: &str, key: &str, value: &str) -> Result<(), JsValue>;
-    /// `removeItem`, errors ignored.
-    #[wasm_bindgen(js_name = storageRemove)]
-    pub(crate) fn storage_remove(kind: &str, key: &str);
-    /// The keys starting with `prefix`.
-    #[wasm_bindgen(js_name = storageKeys)]
-    pub(crate) fn storage_keys(kind: &str, prefix: &str) -> Array;
     /// Whether the page has the Web Locks API.
     #[wasm_bindgen(js_name = webLocks)]
     pub(crate) fn web_locks() -> bool;
@@ -101,6 +87,29 @@ extern "C" {
     pub(crate) fn text(v: &JsValue) -> Option<String>;
     /// `JSON.stringify(v)`, or `[why]` when JSON cannot carry `v`.
     pub(crate) fn stringify(v: &JsValue) -> JsValue;
+}
+
+#[wasm_bindgen(module = "/src/browser/storage.js")]
+extern "C" {
+    /// Whether Web Storage `kind` can be used (false: no window); throws the refusal.
+    #[wasm_bindgen(catch, js_name = storageUsable)]
+    pub(crate) fn storage_usable(kind: &str) -> Result<bool, JsValue>;
+    /// `getItem`; throws what the browser throws.
+    #[wasm_bindgen(catch, js_name = storageGet)]
+    pub(crate) fn storage_get(kind: &str, key: &str) -> Result<JsValue, JsValue>;
+    /// `setItem`; throws what the browser throws.
+    #[wasm_bindgen(catch, js_name = storageSet)]
+    pub(crate) fn storage_set(kind: &str, key: &str, value: &str) -> Result<(), JsValue>;
+    /// `removeItem`, errors ignored.
+    #[wasm_bindgen(js_name = storageRemove)]
+    pub(crate) fn storage_remove(kind: &str, key: &str);
+    /// The keys starting with `prefix`.
+    #[wasm_bindgen(js_name = storageKeys)]
+    pub(crate) fn storage_keys(kind: &str, prefix: &str) -> Array;
+}
+
+#[wasm_bindgen(module = "/src/browser/idb.js")]
+extern "C" {
     /// Reads `key` from IndexedDB in a transaction a write may follow into (`lease`: the
     /// lease, answered `idbRead` with `lease` true).
     #[wasm_bindgen(js_name = idbGet)]

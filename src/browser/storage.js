@@ -1,0 +1,62 @@
+// The page's synchronous Web Storage for the scopes' machines, which read and write it
+// through their host (src/browser/host.rs): localStorage, sessionStorage, or the page's
+// memory where neither is there; the browser's refusals are thrown as they come. Joined
+// into idemkey.js by scripts/post-pack.sh.
+
+// The page's window; null in Node, a worker, anywhere else without one.
+export const page = () => (typeof Window == "function" && globalThis instanceof Window ? globalThis : null);
+
+// The memory backend: one map per page, shared by every scope.
+const memory = new Map();
+
+// The Web Storage object of `kind` ("local" or "session"): null without a window, undefined
+// when the browser gives none; throws what the browser throws when it refuses it.
+export function webStorage(kind) {
+  const w = page();
+  return w && ((kind == "local" ? w.localStorage : w.sessionStorage) ?? undefined);
+}
+
+// Whether backend `kind` can be used: true, false when the page has no window; throws the
+// browser's refusal (or "storage unavailable").
+export function storageUsable(kind) {
+  const s = webStorage(kind);
+  if (s === undefined) throw new Error("storage unavailable");
+  return !!s;
+}
+
+// The backend `kind` as a Web Storage-like object (memory: the page's map); throws what
+// the browser throws.
+function area(kind) {
+  if (kind == "memory") return null;
+  const s = webStorage(kind);
+  if (!s) throw new Error(s === undefined ? "storage unavailable" : "no window");
+  return s;
+}
+
+export function storageGet(kind, key) {
+  const s = area(kind);
+  return s ? s.getItem(key) : memory.get(key) ?? null;
+}
+
+export function storageSet(kind, key, value) {
+  const s = area(kind);
+  s ? s.setItem(key, value) : memory.set(key, value);
+}
+
+export function storageRemove(kind, key) {
+  try {
+    const s = area(kind);
+    s ? s.removeItem(key) : memory.delete(key);
+  } catch {}
+}
+
+// The keys of backend `kind` that start with `prefix`, made before any is removed.
+export function storageKeys(kind, prefix) {
+  try {
+    const s = area(kind);
+    const keys = s ? Array.from({ length: s.length }, (_, i) => s.key(i)) : [...memory.keys()];
+    return keys.filter((k) => k != null && k.startsWith(prefix));
+  } catch {
+    return [];
+  }
+}
