@@ -196,3 +196,61 @@ async fn a_record_indexeddb_lacks_is_resumed_if_pending_and_stays_finished_other
     assert_eq!(t.ledger().await.len(), 2);
     again.finish();
 }
+
+/// Two tabs without IndexedDB (or with one that fails) race on one scope.
+async fn race_without_indexeddb(break_it: bool) {
+    let tab = Tab::open().await;
+    let w = tab.window();
+    let undo = if break_it {
+        (break_indexed_db(&JsValue::UNDEFINED), break_indexed_db(&w))
+    } else {
+        (hide_indexed_db(&JsValue::UNDEFINED), hide_indexed_db(&w))
+    };
+    let customer = uniq("cust");
+    let scope = uniq("cart");
+    let o = opts(&scope, &customer, "{}");
+    fault(&customer, "delay-after-commit", 1, 500).await;
+    let (a, a_ev) = tab.checkout_recorded(&o);
+    let pa = tab_submit(&a, &js(PAY));
+    wait_events(&a_ev, "attempt", 1).await;
+    let (ob, b_ev) = recorded_opts(&scope, &customer, "{}");
+    let b = open(&ob);
+    let rb = submit(&b, &js(PAY)).await.unwrap();
+    let ra = settled(pa).await;
+    restore(&undo.0);
+    restore(&undo.1);
+    assert_eq!(num(&ra, "status"), 201.0, "{ra:?}");
+    assert_eq!(text(&rb, "key"), text(&ra, "key"));
+    assert!(flag(&rb, "fromCache"));
+    assert_eq!(ledger(&customer).await, vec![text(&ra, "key")]);
+    for ev in [&a_ev, &b_ev] {
+        let fb = events_of(ev, "storage-fallback");
+        assert!(!fb.is_empty(), "no storage-fallback event: {:?}", types(ev));
+        assert_eq!(text(&fb[0], "from"), "indexeddb");
+        assert_eq!(text(&fb[0], "to"), "local");
+        let reason = text(&fb[0], "reason");
+        let want = if break_it {
+            "UnknownError"
+        } else {
+            "IndexedDB unavailable"
+        };
+        assert!(reason.contains(want), "{reason}");
+    }
+    assert_eq!(mirrored(&scope).unwrap().state, State::Succeeded);
+    assert_eq!(idb_get(&record_key("idemkey", &scope)).await, None);
+    tab.close();
+    b.finish();
+}
+
+// P-no-indexeddb: without IndexedDB: a storage-fallback event from indexeddb; one charge
+// P-event-storage-fallback: from indexeddb to local, with the reason
+#[wasm_bindgen_test]
+async fn without_indexeddb_the_record_lives_in_local_storage_and_charges_once() {
+    race_without_indexeddb(false).await;
+}
+
+// P-no-indexeddb: an IndexedDB that fails: a storage-fallback event; one charge
+#[wasm_bindgen_test]
+async fn an_indexeddb_that_fails_falls_back_to_local_storage_and_charges_once() {
+    race_without_indexeddb(true).await;
+}

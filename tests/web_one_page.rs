@@ -10,15 +10,9 @@
 mod support;
 
 use support::*;
-use wasm_bindgen::JsValue;
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
-
-async fn settled(p: js_sys::Promise) -> JsValue {
-    JsFuture::from(p).await.unwrap()
-}
 
 /// The keys of a customer's charges, sorted (the ledger's order is not the point).
 async fn charged(t: &Case) -> Vec<String> {

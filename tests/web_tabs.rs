@@ -2,8 +2,8 @@
 //! frame with its own instance of the module), real storage, locks and channels, the real
 //! reference server. One key in use per scope across tabs: the stored record wins over a
 //! key a tab made up at open, the waiting tab resolves from the holder's stored result,
-//! reset() and finish() in one tab wait for the other tab's sequence, IndexedDB missing or
-//! failing falls back to localStorage with an event.
+//! reset() and finish() in one tab wait for the other tab's sequence; sweep() and open()
+//! sweep IndexedDB. Two tabs without a working IndexedDB are in web_broken_indexeddb.rs.
 #![cfg(target_arch = "wasm32")]
 
 mod support;
@@ -13,22 +13,9 @@ use idemkey::core::state::State;
 use js_sys::Array;
 use support::*;
 use wasm_bindgen::JsValue;
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
-
-async fn settled(p: js_sys::Promise) -> JsValue {
-    JsFuture::from(p).await.unwrap()
-}
-
-/// The record at the scope's key in localStorage (the mirror).
-fn mirrored(scope: &str) -> Option<Record> {
-    local()
-        .get_item(&record_key("idemkey", scope))
-        .unwrap()
-        .map(|t| Record::decode(&t).unwrap())
-}
 
 /// A second tab paying a new customer's scope, its first try out (`until`: "attempt") or
 /// its first retry scheduled ("retry"), with `faults` (a `POST /api/faults` body) armed.
@@ -266,64 +253,6 @@ async fn finish_in_one_tab_waits_for_the_other_tabs_try_on_the_wire() {
     assert_eq!(tab_get(&a, "state").as_string().unwrap(), "fresh");
     assert_eq!(ledger(&customer).await, vec![k1]);
     tab.close();
-}
-
-/// Two tabs without IndexedDB (or with one that fails) race on one scope.
-async fn race_without_indexeddb(break_it: bool) {
-    let tab = Tab::open().await;
-    let w = tab.window();
-    let undo = if break_it {
-        (break_indexed_db(&JsValue::UNDEFINED), break_indexed_db(&w))
-    } else {
-        (hide_indexed_db(&JsValue::UNDEFINED), hide_indexed_db(&w))
-    };
-    let customer = uniq("cust");
-    let scope = uniq("cart");
-    let o = opts(&scope, &customer, "{}");
-    fault(&customer, "delay-after-commit", 1, 500).await;
-    let (a, a_ev) = tab.checkout_recorded(&o);
-    let pa = tab_submit(&a, &js(PAY));
-    wait_events(&a_ev, "attempt", 1).await;
-    let (ob, b_ev) = recorded_opts(&scope, &customer, "{}");
-    let b = open(&ob);
-    let rb = submit(&b, &js(PAY)).await.unwrap();
-    let ra = settled(pa).await;
-    restore(&undo.0);
-    restore(&undo.1);
-    assert_eq!(num(&ra, "status"), 201.0, "{ra:?}");
-    assert_eq!(text(&rb, "key"), text(&ra, "key"));
-    assert!(flag(&rb, "fromCache"));
-    assert_eq!(ledger(&customer).await, vec![text(&ra, "key")]);
-    for ev in [&a_ev, &b_ev] {
-        let fb = events_of(ev, "storage-fallback");
-        assert!(!fb.is_empty(), "no storage-fallback event: {:?}", types(ev));
-        assert_eq!(text(&fb[0], "from"), "indexeddb");
-        assert_eq!(text(&fb[0], "to"), "local");
-        let reason = text(&fb[0], "reason");
-        let want = if break_it {
-            "UnknownError"
-        } else {
-            "IndexedDB unavailable"
-        };
-        assert!(reason.contains(want), "{reason}");
-    }
-    assert_eq!(mirrored(&scope).unwrap().state, State::Succeeded);
-    assert_eq!(idb_get(&record_key("idemkey", &scope)).await, None);
-    tab.close();
-    b.finish();
-}
-
-// P-no-indexeddb: without IndexedDB: a storage-fallback event from indexeddb; one charge
-// P-event-storage-fallback: from indexeddb to local, with the reason
-#[wasm_bindgen_test]
-async fn without_indexeddb_the_record_lives_in_local_storage_and_charges_once() {
-    race_without_indexeddb(false).await;
-}
-
-// P-no-indexeddb: an IndexedDB that fails: a storage-fallback event; one charge
-#[wasm_bindgen_test]
-async fn an_indexeddb_that_fails_falls_back_to_local_storage_and_charges_once() {
-    race_without_indexeddb(true).await;
 }
 
 // P-sweep: sweep() deletes expired records from IndexedDB too

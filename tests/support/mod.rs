@@ -8,6 +8,7 @@ mod broken;
 mod case;
 mod shipped;
 mod tabs;
+mod tries;
 #[allow(unused_imports)]
 pub use broken::*;
 #[allow(unused_imports)]
@@ -16,6 +17,8 @@ pub use case::*;
 pub use shipped::*;
 #[allow(unused_imports)]
 pub use tabs::*;
+#[allow(unused_imports)]
+pub use tries::*;
 
 use js_sys::{Array, Function, Promise, Reflect, JSON};
 use wasm_bindgen::prelude::*;
@@ -243,6 +246,19 @@ pub fn session() -> web_sys::Storage {
 /// The record key of `scope` in namespace `ns`.
 pub fn record_key(ns: &str, scope: &str) -> String {
     idemkey::core::record::record_key(ns, scope)
+}
+
+/// The record of `scope` (namespace "idemkey") in localStorage, where the page copies it.
+pub fn mirrored(scope: &str) -> Option<idemkey::core::record::Record> {
+    local()
+        .get_item(&record_key("idemkey", scope))
+        .unwrap()
+        .map(|t| idemkey::core::record::Record::decode(&t).unwrap())
+}
+
+/// What `p` resolves with (it must resolve).
+pub async fn settled(p: Promise) -> JsValue {
+    JsFuture::from(p).await.unwrap()
 }
 
 pub const PAY: &str = r#"{"amount":4200,"currency":"eur","items":[{"sku":"tea","qty":2}]}"#;
