@@ -7,14 +7,12 @@
 //! runs, 422 for another payload, and never one customer's answer for another.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use idemkey_server::http::body::validate_charge;
 use idemkey_server::idem::error::IdemError;
-use idemkey_server::idem::fingerprint::Fingerprinter;
 use idemkey_server::idem::in_flight::InFlight;
 use idemkey_server::idem::injected::NoChargeFaults;
 use idemkey_server::idem::replay_cache::ReplayCache;
@@ -22,233 +20,13 @@ use idemkey_server::idem::{phases, recovery};
 use idemkey_server::ids::new_id;
 use idemkey_server::provider::local::Local;
 use idemkey_server::provider::{PaymentRequest, Provider};
-use idemkey_server::store::model::{
-    decide, lookup, Charge, Completed, Decision, KeyRequest, KeyRow, Lock, Lookup, Outcome,
-    Reserved, StaleKey, StoredResponse,
-};
-use idemkey_server::store::{Store, StoreResult};
+use idemkey_server::store::model::{KeyRequest, Reserved};
+use idemkey_server::store::Store;
 use proptest::prelude::*;
 
-const LOCK_MS: i64 = 1_000;
+mod model_store;
 
-fn fingerprints() -> Fingerprinter {
-    Fingerprinter::new(&[42; 32]).unwrap()
-}
-const TTL_MS: i64 = 10_000;
-
-#[derive(Debug, Clone)]
-struct Row {
-    fingerprint: String,
-    reservation: String,
-    done: Option<StoredResponse>,
-    locked_at: i64,
-    expires_at: i64,
-    owner: String,
-}
-
-impl Row {
-    fn key_row(&self) -> KeyRow {
-        KeyRow {
-            fingerprint: self.fingerprint.clone(),
-            reservation: self.reservation.clone(),
-            done: self.done.clone(),
-            locked_at: self.locked_at,
-            expires_at: self.expires_at,
-        }
-    }
-}
-
-/// The model store: one map, one lock, the test's clock.
-#[derive(Default)]
-struct ModelStore {
-    now: AtomicI64,
-    rows: Mutex<HashMap<(String, String), Row>>,
-    charges: Mutex<Vec<Charge>>,
-}
-
-impl ModelStore {
-    fn now(&self) -> i64 {
-        self.now.load(Ordering::SeqCst)
-    }
-    fn judge(&self, req: &KeyRequest) -> (Option<Row>, Decision) {
-        let rows = self.rows.lock().unwrap();
-        let row = rows.get(&(req.customer.clone(), req.key.clone())).cloned();
-        let d = decide(
-            row.as_ref().map(Row::key_row),
-            &req.fingerprint,
-            self.now(),
-            LOCK_MS,
-        );
-        (row, d)
-    }
-}
-
-#[async_trait]
-impl Store for ModelStore {
-    async fn lookup(&self, req: &KeyRequest) -> StoreResult<Lookup> {
-        let rows = self.rows.lock().unwrap();
-        let row = rows.get(&(req.customer.clone(), req.key.clone()));
-        Ok(lookup(
-            row.map(Row::key_row),
-            &req.fingerprint,
-            self.now(),
-            LOCK_MS,
-        ))
-    }
-
-    async fn reserve(&self, req: &KeyRequest) -> StoreResult<Reserved> {
-        let (_, d) = self.judge(req);
-        let now = self.now();
-        let owner = new_id("own");
-        let (reservation, recovered, expires_at) = match d {
-            Decision::Replay(r) => return Ok(Reserved::Replay(r)),
-            Decision::KeyReused => return Ok(Reserved::KeyReused),
-            Decision::InProgress => return Ok(Reserved::InProgress),
-            Decision::New => (new_id("op"), false, now + TTL_MS),
-            Decision::TakeOver { reservation } => {
-                let rows = self.rows.lock().unwrap();
-                let exp = rows[&(req.customer.clone(), req.key.clone())].expires_at;
-                (reservation, true, exp)
-            }
-        };
-        self.rows.lock().unwrap().insert(
-            (req.customer.clone(), req.key.clone()),
-            Row {
-                fingerprint: req.fingerprint.clone(),
-                reservation: reservation.clone(),
-                done: None,
-                locked_at: now,
-                expires_at,
-                owner: owner.clone(),
-            },
-        );
-        Ok(Reserved::Proceed(Lock {
-            reservation,
-            owner,
-            recovered,
-        }))
-    }
-
-    async fn complete(
-        &self,
-        customer: &str,
-        key: &str,
-        lock: &Lock,
-        outcome: Outcome,
-    ) -> StoreResult<Completed> {
-        let mut rows = self.rows.lock().unwrap();
-        let Some(row) = rows.get_mut(&(customer.into(), key.into())) else {
-            return Ok(Completed::LockLost);
-        };
-        if let Some(done) = &row.done {
-            return Ok(Completed::AlreadyDone(done.clone()));
-        }
-        if row.owner != lock.owner {
-            return Ok(Completed::LockLost);
-        }
-        let response = match outcome {
-            Outcome::Charge(c) => {
-                let r = StoredResponse::created(&c);
-                self.charges.lock().unwrap().push(c);
-                r
-            }
-            Outcome::Answer(r) => r,
-        };
-        row.done = Some(response.clone());
-        row.locked_at = 0;
-        Ok(Completed::Stored(response))
-    }
-
-    async fn release(&self, customer: &str, key: &str, lock: &Lock) -> StoreResult<()> {
-        if let Some(row) = self
-            .rows
-            .lock()
-            .unwrap()
-            .get_mut(&(customer.into(), key.into()))
-        {
-            if row.owner == lock.owner && row.done.is_none() {
-                row.locked_at = 0;
-            }
-        }
-        Ok(())
-    }
-
-    async fn stale_keys(&self, limit: usize) -> StoreResult<Vec<StaleKey>> {
-        let now = self.now();
-        let rows = self.rows.lock().unwrap();
-        let mut stale: Vec<(i64, StaleKey)> = rows
-            .iter()
-            .filter(|(_, r)| r.done.is_none() && r.locked_at + LOCK_MS <= now)
-            .map(|((c, k), r)| {
-                let s = StaleKey {
-                    customer: c.clone(),
-                    key: k.clone(),
-                    reservation: r.reservation.clone(),
-                };
-                (r.locked_at, s)
-            })
-            .collect();
-        stale.sort_by_key(|(at, _)| *at);
-        Ok(stale.into_iter().take(limit).map(|(_, s)| s).collect())
-    }
-
-    async fn take_over(&self, stale: &StaleKey) -> StoreResult<Option<Lock>> {
-        let now = self.now();
-        let mut rows = self.rows.lock().unwrap();
-        let Some(row) = rows.get_mut(&(stale.customer.clone(), stale.key.clone())) else {
-            return Ok(None);
-        };
-        if row.done.is_some()
-            || row.reservation != stale.reservation
-            || row.locked_at + LOCK_MS > now
-        {
-            return Ok(None);
-        }
-        row.owner = new_id("own");
-        row.locked_at = now;
-        Ok(Some(Lock {
-            reservation: row.reservation.clone(),
-            owner: row.owner.clone(),
-            recovered: true,
-        }))
-    }
-
-    async fn reap(&self) -> StoreResult<u64> {
-        let now = self.now();
-        let mut rows = self.rows.lock().unwrap();
-        let before = rows.len();
-        rows.retain(|_, r| {
-            let live_lock = r.done.is_none() && r.locked_at + LOCK_MS > now;
-            r.expires_at > now || live_lock
-        });
-        Ok((before - rows.len()) as u64)
-    }
-
-    async fn insert_charge(&self, charge: &Charge) -> StoreResult<()> {
-        self.charges.lock().unwrap().push(charge.clone());
-        Ok(())
-    }
-
-    async fn charges(&self, customer: &str) -> StoreResult<Vec<Charge>> {
-        let all = self.charges.lock().unwrap();
-        Ok(all
-            .iter()
-            .filter(|c| c.customer == customer)
-            .cloned()
-            .collect())
-    }
-
-    async fn delete_customer(&self, customer: &str) -> StoreResult<(u64, u64)> {
-        let mut all = self.charges.lock().unwrap();
-        let before = all.len();
-        all.retain(|c| c.customer != customer);
-        Ok(((before - all.len()) as u64, 0))
-    }
-
-    async fn secret(&self, _name: &str, candidate: &[u8]) -> StoreResult<Vec<u8>> {
-        Ok(candidate.to_vec())
-    }
-}
+use model_store::{fingerprints, ModelStore, LOCK_MS, TTL_MS};
 
 const CUSTOMERS: [&str; 2] = ["alice", "bob"];
 const KEYS: [&str; 2] = ["k-1", "k-2"];
