@@ -27,7 +27,7 @@ export type CheckoutState = "fresh" | "pending" | "succeeded" | "failed";
 export type StorageKind = "local" | "session" | "memory";
 /** The `code` of an {@link IdemError}. */
 export type IdemErrorCode = "invalid-options" | "payload-conflict" | "outcome-unknown" | "invalid-payload"
-  | "wasm-blocked" | "wasm-integrity";
+  | "wasm-blocked" | "wasm-integrity" | "freed";
 /** What `Checkout.open` throws and `submit` rejects with. */
 export interface IdemError extends Error {
   name: "IdemError";

@@ -184,3 +184,21 @@ fn the_endpoint_and_headers_a_page_opened_with_are_checked_once() {
         c.finish();
     }
 }
+
+// P-error-freed: a freed Checkout throws the `freed` IdemError from every method and getter, and free() again does nothing
+#[wasm_bindgen_test]
+fn a_freed_checkout_says_so_and_frees_once() {
+    let c: JsValue = open(&opts(&uniq("freed"), "nobody", "{}")).into();
+    let r = used_after_free(&c);
+    let used: Vec<JsValue> = Array::from(&get(&r, "used")).iter().collect();
+    assert_eq!(used.len(), 10);
+    for u in &used {
+        let u = Array::from(u);
+        let name = u.get(0).as_string().unwrap();
+        assert_eq!(u.get(1).as_string().unwrap(), "IdemError", "{name}: {u:?}");
+        assert_eq!(u.get(2).as_string().unwrap(), "freed", "{name}: {u:?}");
+        let message = u.get(3).as_string().unwrap();
+        assert!(message.contains("Checkout.open()"), "{name}: {message}");
+    }
+    assert_eq!(get(&r, "again").as_string().unwrap(), "", "a second free()");
+}

@@ -99,6 +99,7 @@ try {
     case "invalid-payload":  break; // the payload is not JSON-serialisable
     case "wasm-blocked":     break; // init(): the page's CSP refuses wasm: add 'wasm-unsafe-eval'
     case "wasm-integrity":   break; // init({ integrity }): the wasm's bytes are not the pinned ones
+    case "freed":            break; // this Checkout was freed: Checkout.open() the scope again
   }
 }
 // #endregion errors

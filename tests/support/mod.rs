@@ -63,6 +63,10 @@ extern "C" {
     pub fn churn_garbage() -> Function;
     /// `[value]` if `p` resolves within `ms`, else `null`.
     pub fn within(p: &Promise, ms: f64) -> Promise;
+    /// Frees the JS checkout `c` and uses it again: `{ used: [[name, error name, code,
+    /// message]], again }`, `again` what one more `free()` threw ("" for nothing).
+    #[wasm_bindgen(js_name = usedAfterFree)]
+    pub fn used_after_free(c: &JsValue) -> JsValue;
     /// Dispatches a `storage` event for localStorage as another tab's write would.
     #[wasm_bindgen(js_name = fireStorage)]
     pub fn fire_storage(key: &str, new_value: Option<String>);

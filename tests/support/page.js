@@ -231,6 +231,32 @@ export function editOnFirstRetry(recorder, storageKey, edit) {
     recorder(e);
   };
 }
+// Frees the checkout `c`, then uses it as a page's handler might: `[name, error name, code]`
+// for each method and getter; and what `free()` and `Symbol.dispose` once more threw ("").
+export function usedAfterFree(c) {
+  c.free();
+  const uses = {
+    key: () => c.key, scope: () => c.scope, state: () => c.state, storage: () => c.storage,
+    attempts: () => c.attempts, createdAt: () => c.createdAt, expiresAt: () => c.expiresAt,
+    submit: () => c.submit({ amount: 1 }), reset: () => c.reset(), finish: () => c.finish(),
+  };
+  const used = Object.entries(uses).map(([name, use]) => {
+    try {
+      use();
+      return [name, "no error", ""];
+    } catch (e) {
+      return [name, e.name, e.code ?? "", e.message];
+    }
+  });
+  let again = "";
+  try {
+    c.free();
+    c[Symbol.dispose]?.();
+  } catch (e) {
+    again = String(e);
+  }
+  return { used, again };
+}
 // Counts the BroadcastChannels the page makes from now on; returns the function that stops
 // counting and says how many.
 export function countChannels() {
