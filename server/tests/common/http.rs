@@ -63,17 +63,7 @@ pub fn raw(addr: SocketAddr, bytes: &[u8]) -> std::io::Result<Option<Resp>> {
     s.set_read_timeout(Some(Duration::from_secs(60)))?;
     // The server may answer (413) before reading everything; keep going.
     let _ = s.write_all(bytes);
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 16 * 1024];
-    loop {
-        match s.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset && !buf.is_empty() => break,
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return Ok(None),
-            Err(e) => return Err(e),
-        }
-    }
+    let buf = read_until_closed(&mut s)?;
     if buf.is_empty() {
         return Ok(None);
     }
@@ -86,16 +76,9 @@ pub fn raw_all(addr: SocketAddr, bytes: &[u8]) -> Vec<Resp> {
     let mut s = TcpStream::connect(addr).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let _ = s.write_all(bytes);
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 16 * 1024];
-    loop {
-        match s.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
-            Err(e) => panic!("reading the answers: {e} (the server kept the connection open?)"),
-        }
-    }
+    let buf = read_until_closed(&mut s).unwrap_or_else(|e| {
+        panic!("reading the answers: {e} (the server kept the connection open?)")
+    });
     let mut out = Vec::new();
     let mut at = 0;
     while at < buf.len() {
@@ -104,6 +87,20 @@ pub fn raw_all(addr: SocketAddr, bytes: &[u8]) -> Vec<Resp> {
         at += used;
     }
     out
+}
+
+/// What the server sent on `s` until it closed the connection (a reset counts as closing).
+fn read_until_closed(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        match s.read(&mut chunk) {
+            Ok(0) => return Ok(buf),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return Ok(buf),
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Parses one response from the bytes of a connection (head, then the body by its framing).
