@@ -38,28 +38,50 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens `wanted`, probing it with a set, get and remove of `probe_key`: storage that
-    /// takes writes but throws on reads (or the reverse) would lose the record the next
-    /// page looks for. Each backend that fails adds a [`Fallback`] to `out`.
+    /// Opens `wanted`, checked with a read of `key`: a backend the page lacks, or one
+    /// that throws on reads (it would lose the record the next page looks for), adds a
+    /// [`Fallback`] to `out`, and the next is tried. Whether it takes writes is learnt
+    /// from the first write ([`Store::set`] moves down then) or from [`Store::probe`].
     pub fn open(
         host: &mut impl Host,
         wanted: StorageKind,
-        probe_key: &str,
+        key: &str,
         out: &mut Vec<Fallback>,
     ) -> Store {
-        let mut kind = wanted;
-        while kind != StorageKind::Memory {
+        let mut store = Store { kind: wanted };
+        store.walk(host, key, false, out);
+        store
+    }
+
+    /// Probes the backend in use with a set, get and remove of `probe_key`, moving down
+    /// past each that throws: storage that reads but takes no writes (a full quota, some
+    /// private modes), found before any write of the record's would find it.
+    pub fn probe(&mut self, host: &mut impl Host, probe_key: &str, out: &mut Vec<Fallback>) {
+        self.walk(host, probe_key, true, out);
+    }
+
+    /// Moves down the chain from the backend in use until one the page has reads `key`
+    /// (and, with `write`, first takes it), each one passed over a [`Fallback`] in `out`.
+    fn walk(&mut self, host: &mut impl Host, key: &str, write: bool, out: &mut Vec<Fallback>) {
+        while self.kind != StorageKind::Memory {
+            let kind = self.kind;
             let reason = match host.storage_usable(kind) {
-                Ok(true) => match host
-                    .storage_set(kind, probe_key, "1")
-                    .and_then(|()| host.storage_get(kind, probe_key))
-                {
-                    Ok(_) => {
-                        host.storage_remove(kind, probe_key);
-                        break;
+                Ok(true) => {
+                    let wrote = if write {
+                        host.storage_set(kind, key, "1")
+                    } else {
+                        Ok(())
+                    };
+                    match wrote.and_then(|()| host.storage_get(kind, key)) {
+                        Ok(_) => {
+                            if write {
+                                host.storage_remove(kind, key);
+                            }
+                            return;
+                        }
+                        Err(e) => e,
                     }
-                    Err(e) => e,
-                },
+                }
                 Ok(false) => "no window".into(),
                 Err(reason) => reason,
             };
@@ -69,9 +91,8 @@ impl Store {
                 to,
                 reason,
             });
-            kind = to;
+            self.kind = to;
         }
-        Store { kind }
     }
 
     /// The backend in use.

@@ -24,13 +24,16 @@ impl<H: Host> Scope<H> {
     /// Opens the scope for `opts` in a page: picks the storage (with fallbacks, each a
     /// `storage-fallback` event), sweeps the namespace once where the driver says so
     /// (`sweep`), shows the record found, or else the key another page proposed and has not
-    /// settled, or a new key, which it keeps ([`Scope::keep_shown`]).
+    /// settled, or a new key, which it keeps ([`Scope::keep_shown`]). Whether the storage
+    /// takes writes is learnt from that write: a test write only comes first where
+    /// `open()` has none to make (it found the record), or where sharing without Web Locks
+    /// depends on it.
     pub fn open(mut host: H, opts: &Options, sweep: bool) -> Scope<H> {
         let rec_key = record_key(&opts.namespace, &opts.scope);
         let mut fallbacks = Vec::new();
         let mut probe = opts.namespace.clone();
         probe.push_str(":probe");
-        let store = Store::open(&mut host, opts.storage, &probe, &mut fallbacks);
+        let store = Store::open(&mut host, opts.storage, &rec_key, &mut fallbacks);
         let first = view::fresh(&mut host, opts);
         let mut s = Scope {
             host,
@@ -51,11 +54,6 @@ impl<H: Host> Scope<H> {
             lease_ops: VecDeque::new(),
             out: VecDeque::new(),
         };
-        s.idb = s.shared_with_tabs();
-        s.listening = s.idb;
-        if sweep {
-            s.sweep();
-        }
         if let Some(r) = s.read_mirror() {
             let now = s.host.now_ms();
             if !r.is_expired(now) {
@@ -63,14 +61,16 @@ impl<H: Host> Scope<H> {
                 s.rec_stored = true;
             }
         }
+        if s.rec_stored || !s.host.web_locks() {
+            s.store.probe(&mut s.host, &probe, &mut fallbacks);
+        }
+        s.idb = s.shared_with_tabs();
+        s.listening = s.idb;
+        if sweep {
+            s.sweep();
+        }
         let key = s.rec.key.clone();
         s.report(&key, fallbacks);
-        if s.idb {
-            s.out.push_back(Command::Listen {
-                name: s.rec_key.clone(),
-                area: s.store.kind(),
-            });
-        }
         if !s.rec_stored {
             if s.idb {
                 if let Some(r) = s.proposed() {
@@ -78,6 +78,12 @@ impl<H: Host> Scope<H> {
                 }
             }
             s.keep_shown();
+        }
+        if s.idb {
+            s.out.push_back(Command::Listen {
+                name: s.rec_key.clone(),
+                area: s.store.kind(),
+            });
         }
         s
     }

@@ -328,3 +328,6 @@ mod lease;
 
 #[path = "tabs_tests.rs"]
 mod tabs;
+
+#[path = "open_tests.rs"]
+mod open;

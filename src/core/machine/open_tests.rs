@@ -1,0 +1,117 @@
+//! What `open()` writes to Web Storage, and how it finds out that localStorage takes no
+//! writes: from its own write of the key it shows, or, when it found the record and has
+//! nothing to write, from a test write; either way with its `storage-fallback` event at
+//! `open()`.
+
+use super::*;
+use crate::core::options::StorageKind;
+use crate::core::record::{proposal_key, record_key, Record};
+use crate::core::state::State;
+
+/// [`TestHost`] with every Web Storage write logged, and localStorage refusing writes
+/// (reads still work) when `full`.
+#[derive(Default)]
+struct Logged {
+    inner: TestHost,
+    full: bool,
+    writes: Vec<String>,
+}
+
+impl Host for Logged {
+    fn now_ms(&mut self) -> f64 {
+        self.inner.now_ms()
+    }
+    fn fill_random(&mut self, out: &mut [u8]) {
+        self.inner.fill_random(out)
+    }
+    fn web_locks(&mut self) -> bool {
+        true
+    }
+    fn storage_usable(&mut self, k: StorageKind) -> Result<bool, String> {
+        self.inner.storage_usable(k)
+    }
+    fn storage_get(&mut self, k: StorageKind, key: &str) -> Result<Option<String>, String> {
+        self.inner.storage_get(k, key)
+    }
+    fn storage_set(&mut self, k: StorageKind, key: &str, v: &str) -> Result<(), String> {
+        self.writes.push(format!("set {} {key}", k.as_str()));
+        if self.full && k == StorageKind::Local {
+            return Err("QuotaExceededError: the quota has been exceeded".into());
+        }
+        self.inner.storage_set(k, key, v)
+    }
+    fn storage_remove(&mut self, k: StorageKind, key: &str) {
+        self.writes.push(format!("remove {} {key}", k.as_str()));
+        self.inner.storage_remove(k, key)
+    }
+    fn storage_keys(&mut self, k: StorageKind, prefix: &str) -> Vec<String> {
+        self.inner.storage_keys(k, prefix)
+    }
+}
+
+/// The `storage-fallback` events among `cmds`, as (from, to).
+fn fallbacks(cmds: &[Command]) -> Vec<(&'static str, &'static str)> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::Emit(Event {
+                kind: EventKind::StorageFallback { from, to, .. },
+                ..
+            }) => Some((*from, *to)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A pending record of `key` for the scope of [`options`], as a tab stored it.
+fn pending(key: &str) -> String {
+    let mut r = Record::new(key, "cart-1", 0.0, 86_400_000.0);
+    r.state = State::Pending;
+    r.fingerprint = Some("f1:2c112c80e518c00f".into());
+    r.attempts = 1;
+    r.rev = 1;
+    r.encode()
+}
+
+#[test]
+fn open_writes_only_the_key_it_shows() {
+    let opts = options();
+    let mut s = Scope::open(Logged::default(), &opts, false);
+    let proposed = proposal_key(&opts.namespace, &opts.scope);
+    assert_eq!(s.host.writes, [format!("set local {proposed}")]);
+    assert!(fallbacks(&drain(&mut s)).is_empty());
+}
+
+#[test]
+fn a_local_storage_that_takes_no_writes_is_left_at_open_by_the_write_of_the_key_shown() {
+    let opts = options();
+    let host = Logged {
+        full: true,
+        ..Logged::default()
+    };
+    let mut s = Scope::open(host, &opts, false);
+    assert_eq!(s.storage(), StorageKind::Session);
+    assert_eq!(fallbacks(&drain(&mut s)), [("local", "session")]);
+    // The key shown is proposed where a reload of this tab finds it.
+    let proposed = proposal_key(&opts.namespace, &opts.scope);
+    let found = s.host.storage_get(StorageKind::Session, &proposed).unwrap();
+    assert!(found.is_some_and(|t| t.contains(&s.record().key)));
+}
+
+#[test]
+fn a_local_storage_that_takes_no_writes_is_left_at_open_also_when_the_record_is_found() {
+    let opts = options();
+    let mut host = Logged {
+        full: true,
+        ..Logged::default()
+    };
+    let at = record_key(&opts.namespace, &opts.scope);
+    host.inner
+        .maps
+        .insert((StorageKind::Local as u8, at), pending("0b4f6c1e-3c0a-4d7e-9a55-1f2e3d4c5b6a"));
+    let mut s = Scope::open(host, &opts, false);
+    // The pending key is given back, and the storage that would lose its next write is
+    // left now, with its event, as it was before any submit.
+    assert_eq!(s.record().key, "0b4f6c1e-3c0a-4d7e-9a55-1f2e3d4c5b6a");
+    assert_eq!(s.storage(), StorageKind::Session);
+    assert_eq!(fallbacks(&drain(&mut s)), [("local", "session")]);
+}
