@@ -105,9 +105,10 @@ fn a_local_storage_that_takes_no_writes_is_left_at_open_also_when_the_record_is_
         ..Logged::default()
     };
     let at = record_key(&opts.namespace, &opts.scope);
-    host.inner
-        .maps
-        .insert((StorageKind::Local as u8, at), pending("0b4f6c1e-3c0a-4d7e-9a55-1f2e3d4c5b6a"));
+    host.inner.maps.insert(
+        (StorageKind::Local as u8, at),
+        pending("0b4f6c1e-3c0a-4d7e-9a55-1f2e3d4c5b6a"),
+    );
     let mut s = Scope::open(host, &opts, false);
     // The pending key is given back, and the storage that would lose its next write is
     // left now, with its event, as it was before any submit.
