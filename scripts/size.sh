@@ -2,9 +2,10 @@
 # Prints the gzip -9 sizes of what a page downloads to use idemkey: the release wasm, its
 # JS glue (post-pack.sh joins the snippets wasm-bindgen writes beside it into it; were any
 # left, each would be fetched and compressed on its own), and their sum, in KiB.
-# Exits non-zero when the sum is over the budget, BUDGET_KIB: by default 39.6 KiB. The
-# module weighs 39.55 KiB with open()'s Web Storage test write made only where open() has
-# no write of its own to learn from (0.09 KiB); 39.46 KiB with a freed Checkout's own error (freed.js: 0.17 KiB); 39.29
+# Exits non-zero when the sum is over the budget, BUDGET_KIB: by default 39.8 KiB. The
+# module weighs 39.73 KiB with open()'s Web Storage test write made only where open() has
+# no write of its own to learn from, its proposal looked for in every backend, and a
+# pending record's copy written ahead of IndexedDB (0.27 KiB in all); 39.46 KiB with a freed Checkout's own error (freed.js: 0.17 KiB); 39.29
 # KiB with its driver in three files (0.06 KiB less than in one); 39.35
 # with the page's one storage listener (0.03 KiB); 39.32 KiB with
 # the storage lease in IndexedDB (its read and its write in that read's transaction, one
@@ -21,7 +22,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pkg="${1:-$root/pkg}"
-budget_kib="${BUDGET_KIB:-39.6}"
+budget_kib="${BUDGET_KIB:-39.8}"
 
 gz() { gzip -9 -c "$1" | wc -c | tr -d ' '; }
 kib() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1024 }'; }

@@ -70,8 +70,17 @@ pub fn store_missed(m: &Record, stored: Option<&Record>) -> bool {
     match stored {
         Some(s) if s.key == m.key => m.rev == 0 || m.rev > s.rev,
         Some(s) => m.created_at > s.created_at,
-        None => m.rev == 0 || m.state == State::Pending,
+        None => m.rev == 0 || may_lead(m),
     }
+}
+
+/// Whether the mirror may have `rec`'s copy before the store has it (written as the
+/// store's write is asked for): the next lock holder goes on from such a copy whatever
+/// the store holds ([`store_missed`]), so a page that dies in between loses nothing. A
+/// pending record's may; a fresh one's would pass for a record a tab finished, shown by
+/// the next page and then replaced by a new key at its submit.
+pub fn may_lead(rec: &Record) -> bool {
+    rec.state == State::Pending
 }
 
 /// Whether another tab's stored record (`incoming`, from a notice or a `storage` event)

@@ -7,6 +7,7 @@ use super::*;
 use crate::core::options::StorageKind;
 use crate::core::record::{proposal_key, record_key, Record};
 use crate::core::state::State;
+use alloc::rc::Rc;
 
 /// [`TestHost`] with every Web Storage write logged, and localStorage refusing writes
 /// (reads still work) when `full`.
@@ -62,6 +63,9 @@ fn fallbacks(cmds: &[Command]) -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
+/// A key another page stored or proposed.
+const FOUND: &str = "0b4f6c1e-3c0a-4d7e-9a55-1f2e3d4c5b6a";
+
 /// A pending record of `key` for the scope of [`options`], as a tab stored it.
 fn pending(key: &str) -> String {
     let mut r = Record::new(key, "cart-1", 0.0, 86_400_000.0);
@@ -105,14 +109,77 @@ fn a_local_storage_that_takes_no_writes_is_left_at_open_also_when_the_record_is_
         ..Logged::default()
     };
     let at = record_key(&opts.namespace, &opts.scope);
-    host.inner.maps.insert(
-        (StorageKind::Local as u8, at),
-        pending("0b4f6c1e-3c0a-4d7e-9a55-1f2e3d4c5b6a"),
-    );
+    host.inner
+        .maps
+        .insert((StorageKind::Local as u8, at), pending(FOUND));
     let mut s = Scope::open(host, &opts, false);
     // The pending key is given back, and the storage that would lose its next write is
     // left now, with its event, as it was before any submit.
-    assert_eq!(s.record().key, "0b4f6c1e-3c0a-4d7e-9a55-1f2e3d4c5b6a");
+    assert_eq!(s.record().key, FOUND);
     assert_eq!(s.storage(), StorageKind::Session);
     assert_eq!(fallbacks(&drain(&mut s)), [("local", "session")]);
+}
+
+#[test]
+fn a_reload_shows_the_key_proposed_in_session_storage_when_local_storage_takes_no_writes() {
+    let opts = options();
+    let host = Logged {
+        full: true,
+        ..Logged::default()
+    };
+    let mut s = Scope::open(host, &opts, false);
+    let shown = s.record().key.clone();
+    // The page reloads before its proposal is settled (another tab held the lock).
+    let host = core::mem::take(&mut s.host);
+    let again = Scope::open(host, &opts, false);
+    assert_eq!(again.record().key, shown);
+}
+
+#[test]
+fn another_pages_proposal_stays_in_a_local_storage_that_takes_no_writes() {
+    let opts = options();
+    let mut host = Logged {
+        full: true,
+        ..Logged::default()
+    };
+    let at = proposal_key(&opts.namespace, &opts.scope);
+    let theirs = Record::new(FOUND, "cart-1", 0.0, 86_400_000.0).encode();
+    host.inner
+        .maps
+        .insert((StorageKind::Local as u8, at.clone()), theirs.clone());
+    let s = Scope::open(host, &opts, false);
+    assert_eq!(s.record().key, FOUND);
+    // Its page finds it there after a reload.
+    let left = s.host.inner.maps.get(&(StorageKind::Local as u8, at));
+    assert_eq!(left, Some(&theirs));
+}
+
+#[test]
+fn a_page_that_dies_before_its_key_is_committed_leaves_the_next_page_a_key_it_sends() {
+    let opts = options();
+    let mut s = Scope::open(Logged::default(), &opts, false);
+    drain(&mut s);
+    // The proposal is settled with the lock: IndexedDB holds nothing, so the key is stored.
+    s.handle(Input::Woken(Wake::SettleTurn));
+    drain(&mut s);
+    s.handle(Input::LockGranted);
+    drain(&mut s);
+    s.handle(Input::IdbRead(Ok(None)));
+    drain(&mut s);
+    // The page goes away before IndexedDB commits the write.
+    let host = core::mem::take(&mut s.host);
+    let mut next = Scope::open(host, &opts, false);
+    let shown = next.record().key.clone();
+    drain(&mut next);
+    let started = next.submit("{}".into(), "fp".into(), Rc::new(options()));
+    assert_eq!(started, Submitted::Started(1));
+    next.handle(Input::Woken(Wake::SettleTurn));
+    next.handle(Input::LockGranted);
+    next.handle(Input::IdbRead(Ok(None)));
+    next.handle(Input::IdbWritten(Ok(())));
+    let cmds = drain(&mut next);
+    assert_eq!(
+        sent(&cmds).map(|r| r.key_value.as_str()),
+        Some(shown.as_str())
+    );
 }

@@ -9,7 +9,7 @@ use super::mirror::Store;
 use super::state::Scope;
 use super::state::Stage;
 use crate::core::record::Record;
-use crate::core::sync::{on_lock, Current, Notice};
+use crate::core::sync::{may_lead, on_lock, Current, Notice};
 use crate::prelude::*;
 
 impl<H: Host> Scope<H> {
@@ -81,17 +81,19 @@ impl<H: Host> Scope<H> {
 
     /// Starts storing `rec` (its `rev` counted up) for every tab: `Ok` with the stage to
     /// wait in for IndexedDB, or `Err` with its text when only the mirror holds it (then
-    /// [`Scope::stored`] follows at once). The mirror's copy is written at once, in the
-    /// task that asks IndexedDB for the write, not in the task of its answer: a page pays
-    /// for the first Web Storage write of a task (about 60 us in Chromium), and the
-    /// following ones cost little. Until IndexedDB has it, the copy is ahead of the store,
-    /// which core::sync's `store_missed` goes on from.
+    /// [`Scope::stored`] follows at once). A pending record's mirror copy is written at
+    /// once (core::sync's [`may_lead`]), in the task that asks IndexedDB for the write (a
+    /// submit's read), not in the task of its answer: a page pays for the first Web
+    /// Storage write of a task (about 60 us in Chromium), and the following ones cost
+    /// little. Any other record's copy follows IndexedDB's answer.
     pub(super) fn store(&mut self, rec: &mut Record) -> Result<Stage, String> {
         rec.rev += 1;
         let text = rec.encode();
         if self.idb {
             self.idb_put(Some(text.clone()));
-            self.mirror(rec, &text);
+            if may_lead(rec) {
+                self.mirror(rec, &text);
+            }
             return Ok(Stage::Write {
                 rec: rec.clone(),
                 text,
@@ -108,10 +110,10 @@ impl<H: Host> Scope<H> {
     }
 
     /// [`Scope::stored`] but the notice to the other tabs: the mirror written where
-    /// [`Scope::store`] did not (without IndexedDB it is the store), or written again as
-    /// a copy the store does not hold when IndexedDB failed; and `rec` shown again, over
-    /// any other tab's copy shown while the write was under way (a late one: this page
-    /// holds the lock).
+    /// [`Scope::store`] did not, or written again as a copy the store does not hold when
+    /// IndexedDB failed. Where it was written already, `rec` is shown again, over any
+    /// other tab's copy shown while the write was under way (a late one: this page holds
+    /// the lock).
     pub(super) fn stored_unposted(
         &mut self,
         rec: &Record,
@@ -119,13 +121,13 @@ impl<H: Host> Scope<H> {
         done: Option<Result<(), String>>,
     ) {
         match done {
-            Some(Ok(())) => return self.show(rec, true),
+            Some(Ok(())) if may_lead(rec) => return self.show(rec, true),
             Some(Err(reason)) => {
                 // Named after the key shown, which a new attempt's record is not yet.
                 let shown = self.rec.key.clone();
                 self.idb_failed(&shown, reason);
             }
-            None => {}
+            _ => {}
         }
         self.mirror(rec, text);
     }

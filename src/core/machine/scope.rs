@@ -25,9 +25,10 @@ impl<H: Host> Scope<H> {
     /// `storage-fallback` event), sweeps the namespace once where the driver says so
     /// (`sweep`), shows the record found, or else the key another page proposed and has not
     /// settled, or a new key, which it keeps ([`Scope::keep_shown`]). Whether the storage
-    /// takes writes is learnt from that write: a test write only comes first where
-    /// `open()` has none to make (it found the record), or where sharing without Web Locks
-    /// depends on it.
+    /// takes writes is learnt from the write of a new key: a test write comes first where
+    /// `open()` found the record (it writes nothing) or another page's proposal (a write
+    /// refused there would remove it), or where sharing without Web Locks depends on it.
+    /// The sweep comes last, in the backend the store ended in.
     pub fn open(mut host: H, opts: &Options, sweep: bool) -> Scope<H> {
         let rec_key = record_key(&opts.namespace, &opts.scope);
         let mut fallbacks = Vec::new();
@@ -61,23 +62,26 @@ impl<H: Host> Scope<H> {
                 s.rec_stored = true;
             }
         }
-        if s.rec_stored || !s.host.web_locks() {
+        let proposal = if s.rec_stored || s.opts.storage != StorageKind::Local {
+            None
+        } else {
+            s.proposed()
+        };
+        if s.rec_stored || proposal.is_some() || !s.host.web_locks() {
             s.store.probe(&mut s.host, &probe, &mut fallbacks);
         }
         s.idb = s.shared_with_tabs();
         s.listening = s.idb;
-        if sweep {
-            s.sweep();
-        }
         let key = s.rec.key.clone();
         s.report(&key, fallbacks);
         if !s.rec_stored {
-            if s.idb {
-                if let Some(r) = s.proposed() {
-                    s.rec = r;
-                }
+            if let Some(r) = proposal.filter(|_| s.idb) {
+                s.rec = r;
             }
             s.keep_shown();
+        }
+        if sweep {
+            s.sweep();
         }
         if s.idb {
             s.out.push_back(Command::Listen {

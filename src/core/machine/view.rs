@@ -71,10 +71,13 @@ impl<H: Host> Scope<H> {
     }
 
     /// The live key a page of the origin proposed for the scope at `open()` and has not
-    /// settled yet, if any.
+    /// settled yet, if any: in any backend, best first, as the mirror is read (a page
+    /// whose localStorage took no writes proposed in sessionStorage).
     pub(super) fn proposed(&mut self) -> Option<Record> {
         let at = proposal_key(&self.opts.namespace, &self.opts.scope);
-        let text = self.store.get(&mut self.host, &at)?;
+        let text = ALL
+            .into_iter()
+            .find_map(|k| self.host.storage_get(k, &at).ok().flatten())?;
         let r = self.decode(&text).ok()?;
         let now = self.host.now_ms();
         (r.scope == self.opts.scope && !r.is_expired(now)).then_some(r)
