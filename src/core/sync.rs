@@ -59,10 +59,10 @@ pub fn on_lock(
 }
 
 /// Whether the mirror's copy `m` holds what the store (holding `stored`) lacks: a write the
-/// store refused, or a record it lost. The mirror is written as the store's write is asked
-/// for (a submit's final answer just before it), with the lock held until the store has
-/// it, so a late copy in another tab is only ever older: the same key with a higher `rev`, or a later
-/// attempt, is news. `rev` 0 marks a copy the store does not hold (written while it
+/// store refused, or a record it lost. The mirror is written once the store has committed
+/// (a pending record's as its write is asked for, a submit's final answer just before it),
+/// with the lock held until the store has it, so a late copy in another tab is only ever
+/// older: the same key with a higher `rev`, or a later attempt, is news. `rev` 0 marks a copy the store does not hold (written while it
 /// failed, or by a release before it). With nothing stored, a copy with a `rev` was
 /// finished by a tab, unless its outcome is unknown: a key that may have charged is kept
 /// rather than lost to a store that was cleared.
