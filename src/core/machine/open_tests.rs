@@ -1,7 +1,8 @@
 //! What `open()` writes to Web Storage, and how it finds out that localStorage takes no
-//! writes: from its own write of the key it shows, or, when it found the record and has
-//! nothing to write, from a test write; either way with its `storage-fallback` event at
-//! `open()`.
+//! writes: from its own write of the key it shows, or, when it found the record or another
+//! page's proposal, from a test write; either way with its `storage-fallback` event at
+//! `open()`. And what the next page shows where one went away before IndexedDB committed
+//! its key.
 
 use super::*;
 use crate::core::options::StorageKind;
@@ -16,6 +17,16 @@ struct Logged {
     inner: TestHost,
     full: bool,
     writes: Vec<String>,
+}
+
+impl Logged {
+    /// A page whose localStorage reads but takes no writes (a full quota).
+    fn full() -> Logged {
+        Logged {
+            full: true,
+            ..Logged::default()
+        }
+    }
 }
 
 impl Host for Logged {
@@ -88,10 +99,7 @@ fn open_writes_only_the_key_it_shows() {
 #[test]
 fn a_local_storage_that_takes_no_writes_is_left_at_open_by_the_write_of_the_key_shown() {
     let opts = options();
-    let host = Logged {
-        full: true,
-        ..Logged::default()
-    };
+    let host = Logged::full();
     let mut s = Scope::open(host, &opts, false);
     assert_eq!(s.storage(), StorageKind::Session);
     assert_eq!(fallbacks(&drain(&mut s)), [("local", "session")]);
@@ -104,10 +112,7 @@ fn a_local_storage_that_takes_no_writes_is_left_at_open_by_the_write_of_the_key_
 #[test]
 fn a_local_storage_that_takes_no_writes_is_left_at_open_also_when_the_record_is_found() {
     let opts = options();
-    let mut host = Logged {
-        full: true,
-        ..Logged::default()
-    };
+    let mut host = Logged::full();
     let at = record_key(&opts.namespace, &opts.scope);
     host.inner
         .maps
@@ -123,10 +128,7 @@ fn a_local_storage_that_takes_no_writes_is_left_at_open_also_when_the_record_is_
 #[test]
 fn a_reload_shows_the_key_proposed_in_session_storage_when_local_storage_takes_no_writes() {
     let opts = options();
-    let host = Logged {
-        full: true,
-        ..Logged::default()
-    };
+    let host = Logged::full();
     let mut s = Scope::open(host, &opts, false);
     let shown = s.record().key.clone();
     // The page reloads before its proposal is settled (another tab held the lock).
@@ -138,10 +140,7 @@ fn a_reload_shows_the_key_proposed_in_session_storage_when_local_storage_takes_n
 #[test]
 fn another_pages_proposal_stays_in_a_local_storage_that_takes_no_writes() {
     let opts = options();
-    let mut host = Logged {
-        full: true,
-        ..Logged::default()
-    };
+    let mut host = Logged::full();
     let at = proposal_key(&opts.namespace, &opts.scope);
     let theirs = Record::new(FOUND, "cart-1", 0.0, 86_400_000.0).encode();
     host.inner

@@ -32,8 +32,6 @@ impl<H: Host> Scope<H> {
     pub fn open(mut host: H, opts: &Options, sweep: bool) -> Scope<H> {
         let rec_key = record_key(&opts.namespace, &opts.scope);
         let mut fallbacks = Vec::new();
-        let mut probe = opts.namespace.clone();
-        probe.push_str(":probe");
         let store = Store::open(&mut host, opts.storage, &rec_key, &mut fallbacks);
         let first = view::fresh(&mut host, opts);
         let mut s = Scope {
@@ -68,6 +66,8 @@ impl<H: Host> Scope<H> {
             s.proposed()
         };
         if s.rec_stored || proposal.is_some() || !s.host.web_locks() {
+            let mut probe = s.opts.namespace.clone();
+            probe.push_str(":probe");
             s.store.probe(&mut s.host, &probe, &mut fallbacks);
         }
         s.idb = s.shared_with_tabs();
