@@ -1,10 +1,11 @@
 //! Browser tests of the records in storage (no server needed): fallback when storage
-//! throws, corrupt records set aside, expiry, sweep, and the cross-tab `storage` event.
+//! throws, corrupt records set aside, expiry and sweep. The cross-tab `storage` event is in
+//! web_tabs.rs.
 #![cfg(target_arch = "wasm32")]
 
 mod support;
 
-use idemkey::core::record::{quarantine_key, Record, StoredResponse};
+use idemkey::core::record::{quarantine_key, Record};
 use idemkey::core::state::State;
 use support::*;
 use wasm_bindgen_test::*;
@@ -209,29 +210,12 @@ fn a_throwing_on_event_never_breaks_open() {
     c.finish();
 }
 
-fn stored(scope: &str, now: f64, ttl_ms: f64, state: State) -> Record {
-    let mut r = Record::new(new_key(), scope, now, ttl_ms);
-    r.state = state;
-    if state != State::Fresh {
-        r.fingerprint = Some("f1:0000000000000000".into());
-        r.attempts = 1;
-    }
-    if state == State::Succeeded {
-        r.response = Some(StoredResponse {
-            status: 201,
-            body: "{}".into(),
-            replayed: false,
-        });
-    }
-    r
-}
-
 // P-ttl-never-reused: an expired record is not reused
 #[wasm_bindgen_test]
 fn an_expired_record_gets_a_new_key() {
     let scope = uniq("expired");
     let now = js_sys::Date::now();
-    let old = stored(&scope, now - 10_000.0, 5_000.0, State::Succeeded);
+    let old = a_record(&scope, now - 10_000.0, 5_000.0, State::Succeeded);
     local()
         .set_item(&record_key("idemkey", &scope), &old.encode())
         .unwrap();
@@ -245,7 +229,7 @@ fn an_expired_record_gets_a_new_key() {
 /// pending in localStorage: the scope and the record.
 fn stored_5_s_ago(what: &str) -> (String, Record) {
     let scope = uniq(what);
-    let old = stored(
+    let old = a_record(
         &scope,
         js_sys::Date::now() - 5_000.0,
         86_400_000.0,
@@ -306,21 +290,21 @@ fn sweep_removes_expired_records_only() {
     let put = |scope: &str, text: &str| s.set_item(&record_key(ns, scope), text).unwrap();
     put(
         "old-1",
-        &stored("old-1", now - 10_000.0, 1_000.0, State::Pending).encode(),
+        &a_record("old-1", now - 10_000.0, 1_000.0, State::Pending).encode(),
     );
     put(
         "old-2",
-        &stored("old-2", now - 10_000.0, 1_000.0, State::Fresh).encode(),
+        &a_record("old-2", now - 10_000.0, 1_000.0, State::Fresh).encode(),
     );
     put(
         "live",
-        &stored("live", now, 60_000.0, State::Succeeded).encode(),
+        &a_record("live", now, 60_000.0, State::Succeeded).encode(),
     );
     put("junk", "not a record");
     let other = format!("{ns}x");
     s.set_item(
         &record_key(&other, "old"),
-        &stored("old", now - 10_000.0, 1.0, State::Fresh).encode(),
+        &a_record("old", now - 10_000.0, 1.0, State::Fresh).encode(),
     )
     .unwrap();
     assert_eq!(sweep(Some(ns.to_string())).unwrap(), 2);
@@ -379,33 +363,4 @@ fn quarantined_copies_are_swept_after_seven_days_by_sweep_and_open() {
     for k in [recent, other_ns] {
         s.remove_item(&k).unwrap();
     }
-}
-
-// P-tabs-follow-state: the storage event keeps checkout.state and the state events current
-// P-event-state: a state event with state and previous when another tab changed the record
-#[wasm_bindgen_test]
-fn the_storage_event_keeps_state_current() {
-    let scope = uniq("tabs");
-    let (o, ev) = recorded_opts(&scope, "nobody", "{}");
-    let c = open(&o);
-    let rk = record_key("idemkey", &scope);
-    // Another tab takes the attempt to succeeded under a key of its own.
-    let theirs = stored(&scope, js_sys::Date::now(), 60_000.0, State::Succeeded);
-    local().set_item(&rk, &theirs.encode()).unwrap();
-    fire_storage(&rk, Some(theirs.encode()));
-    assert_eq!(c.state(), "succeeded");
-    assert_eq!(c.key(), theirs.key);
-    assert_eq!(c.attempts(), 1);
-    let st = events_of(&ev, "state");
-    assert_eq!(st.len(), 1);
-    assert_eq!(get(&st[0], "state").as_string().unwrap(), "succeeded");
-    assert_eq!(get(&st[0], "previous").as_string().unwrap(), "fresh");
-    // Events for other keys are ignored.
-    fire_storage(&record_key("idemkey", "another-scope"), Some("junk".into()));
-    assert_eq!(c.state(), "succeeded");
-    // The other tab calls finish(): the next attempt here gets a new key.
-    local().remove_item(&rk).unwrap();
-    fire_storage_removed(&rk, &theirs.encode());
-    assert_eq!(c.state(), "fresh");
-    assert_ne!(c.key(), theirs.key);
 }

@@ -3,7 +3,8 @@
 //! reference server. One key in use per scope across tabs: the stored record wins over a
 //! key a tab made up at open, the waiting tab resolves from the holder's stored result,
 //! reset() and finish() in one tab wait for the other tab's sequence; sweep() and open()
-//! sweep IndexedDB. Two tabs without a working IndexedDB are in web_broken_indexeddb.rs.
+//! sweep IndexedDB; the `storage` event another tab fires keeps `checkout.state` current.
+//! Two tabs without a working IndexedDB are in web_broken_indexeddb.rs.
 #![cfg(target_arch = "wasm32")]
 
 mod support;
@@ -355,4 +356,33 @@ async fn an_unknown_outcome_in_one_tab_is_resumed_in_another_with_the_same_key()
     assert_eq!(ledger(&customer).await, vec![k], "charged once");
     tab.close();
     b.finish();
+}
+
+// P-tabs-follow-state: the storage event keeps checkout.state and the state events current
+// P-event-state: a state event with state and previous when another tab changed the record
+#[wasm_bindgen_test]
+fn the_storage_event_keeps_state_current() {
+    let scope = uniq("tabs");
+    let (o, ev) = recorded_opts(&scope, "nobody", "{}");
+    let c = open(&o);
+    let rk = record_key("idemkey", &scope);
+    // Another tab takes the attempt to succeeded under a key of its own.
+    let theirs = a_record(&scope, js_sys::Date::now(), 60_000.0, State::Succeeded);
+    local().set_item(&rk, &theirs.encode()).unwrap();
+    fire_storage(&rk, Some(theirs.encode()));
+    assert_eq!(c.state(), "succeeded");
+    assert_eq!(c.key(), theirs.key);
+    assert_eq!(c.attempts(), 1);
+    let st = events_of(&ev, "state");
+    assert_eq!(st.len(), 1);
+    assert_eq!(get(&st[0], "state").as_string().unwrap(), "succeeded");
+    assert_eq!(get(&st[0], "previous").as_string().unwrap(), "fresh");
+    // Events for other keys are ignored.
+    fire_storage(&record_key("idemkey", "another-scope"), Some("junk".into()));
+    assert_eq!(c.state(), "succeeded");
+    // The other tab calls finish(): the next attempt here gets a new key.
+    local().remove_item(&rk).unwrap();
+    fire_storage_removed(&rk, &theirs.encode());
+    assert_eq!(c.state(), "fresh");
+    assert_ne!(c.key(), theirs.key);
 }

@@ -20,6 +20,8 @@ pub use tabs::*;
 #[allow(unused_imports)]
 pub use tries::*;
 
+use idemkey::core::record::{Record, StoredResponse};
+use idemkey::core::state::State;
 use js_sys::{Array, Function, Promise, Reflect, JSON};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -250,6 +252,25 @@ pub fn session() -> web_sys::Storage {
 /// The record key of `scope` in namespace `ns`.
 pub fn record_key(ns: &str, scope: &str) -> String {
     idemkey::core::record::record_key(ns, scope)
+}
+
+/// A record of `scope` made at `now` that lives `ttl_ms`, in `state`; one past fresh has been
+/// sent once, and a succeeded one holds a 201 answer.
+pub fn a_record(scope: &str, now: f64, ttl_ms: f64, state: State) -> Record {
+    let mut r = Record::new(new_key(), scope, now, ttl_ms);
+    r.state = state;
+    if state != State::Fresh {
+        r.fingerprint = Some("f1:0000000000000000".into());
+        r.attempts = 1;
+    }
+    if state == State::Succeeded {
+        r.response = Some(StoredResponse {
+            status: 201,
+            body: "{}".into(),
+            replayed: false,
+        });
+    }
+    r
 }
 
 /// The record of `scope` (namespace "idemkey") in localStorage, where the page copies it.
