@@ -35,6 +35,30 @@ async fn indexeddb_unavailable_keeps_the_pending_key_in_local_storage() {
     after_indexeddb_is_back(&t, &k).await;
 }
 
+// P-no-indexeddb: without IndexedDB, an answer localStorage has no room for leaves the order's key there for the other tabs
+#[wasm_bindgen_test]
+async fn without_indexeddb_an_answer_too_large_for_local_storage_leaves_the_key_to_the_other_tabs()
+{
+    let t = case("no-idb-quota");
+    hide_indexed_db(&JsValue::UNDEFINED);
+    let (c, ev) = t.open("{}");
+    schedule_large_answer(&t.customer).await;
+    quota_for_local_values(4 * 1024);
+    let r = pay(&c).await;
+    let copy = local().get_item(&t.key()).unwrap();
+    repair();
+    assert_eq!(num(&r.expect("resolves with the answer"), "status"), 200.0);
+    assert_eq!(fallbacks(&ev), ["indexeddb -> local", "local -> session"]);
+    // localStorage, the only copy the other tabs read, still holds this order's key: a tab
+    // that pays the order next sends it again, and the server answers once.
+    let copy = copy.expect("localStorage lost the order's key");
+    let rec = idemkey::core::record::Record::decode(&copy).unwrap();
+    assert_eq!(rec.key, c.key());
+    c.finish();
+    let gone = || local().get_item(&t.key()).unwrap().is_none();
+    assert!(until(gone, 5000.0).await, "finish() left the copy");
+}
+
 // P-event-storage-reopened: a lost IndexedDB connection is opened again, the request made once more, with an event
 #[wasm_bindgen_test]
 async fn a_lost_indexeddb_connection_is_reopened_and_the_request_tried_once_more() {

@@ -148,12 +148,7 @@ async fn quota_exceeded_in_the_middle_of_a_submit_keeps_the_key_after_a_reload()
 async fn quota_exceeded_by_a_large_answer_keeps_the_answer() {
     let t = case("quota-big");
     let (c, ev) = t.open("{}");
-    let big = "x".repeat(8 * 1024);
-    schedule(
-        &t.customer,
-        &format!(r#"{{"mode":"respond","status":200,"body":"{big}","content_type":"text/plain"}}"#),
-    )
-    .await;
+    schedule_large_answer(&t.customer).await;
     quota_for_local_values(4 * 1024);
     let r = pay(&c).await;
     repair();

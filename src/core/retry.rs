@@ -61,6 +61,11 @@ impl RetryPolicy {
         grown.min(self.max_ms as u64) as u32
     }
 
+    /// Whether `elapsed_ms` into the submit its budget is used up: no try starts then.
+    pub fn out_of_time(&self, elapsed_ms: f64) -> bool {
+        elapsed_ms >= self.deadline_ms as f64
+    }
+
     /// Decides the next step after `retries_done` retries, `elapsed_ms` into the submit.
     ///
     /// A server's `Retry-After` is honoured as given rather than jittered; when the wait
@@ -85,7 +90,7 @@ impl RetryPolicy {
             }
         };
         let elapsed = if elapsed_ms > 0.0 { elapsed_ms } else { 0.0 };
-        if delay > u32::MAX as u64 || elapsed + delay as f64 >= self.deadline_ms as f64 {
+        if delay > u32::MAX as u64 || self.out_of_time(elapsed + delay as f64) {
             return Next::GiveUp;
         }
         Next::Retry {

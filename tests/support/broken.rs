@@ -48,6 +48,17 @@ extern "C" {
         -> Function;
 }
 
+/// Has the reference server answer `customer`'s next try with a 200 whose body is 8 KiB,
+/// more than `quota_for_local_values(4 * 1024)` lets localStorage take.
+pub async fn schedule_large_answer(customer: &str) {
+    let big = "x".repeat(8 * 1024);
+    schedule(
+        customer,
+        &format!(r#"{{"mode":"respond","status":200,"body":"{big}","content_type":"text/plain"}}"#),
+    )
+    .await;
+}
+
 /// The `storage-fallback` events, each as `"from -> to"`.
 pub fn fallbacks(ev: &Function) -> Vec<String> {
     let fb = events_of(ev, "storage-fallback");

@@ -178,7 +178,7 @@ impl<H: Host> Scope<H> {
         let free = can_acquire(current.and_then(|t| Lease::decode(&t)).as_ref(), owner, now);
         if free {
             let text = Lease::new(owner, now).encode();
-            let _ = self.store.set(&mut self.host, &at, &text);
+            let _ = self.store.set(&mut self.host, &at, &text, false);
         }
         free
     }

@@ -105,17 +105,26 @@ impl Store {
         host.storage_get(self.kind, key).ok().flatten()
     }
 
-    /// Writes `key`; when the backend throws, drops the stale copy there and moves down
-    /// the chain (past backends the page does not have) and writes there. Returns the
+    /// Writes `key`; when the backend throws, moves down the chain (past backends the
+    /// page does not have) and writes there. The copy the refused write was to replace is
+    /// dropped there, unless `keep_stale` (the caller's judgement of that copy). Returns the
     /// fallbacks taken.
-    pub fn set(&mut self, host: &mut impl Host, key: &str, value: &str) -> Vec<Fallback> {
+    pub fn set(
+        &mut self,
+        host: &mut impl Host,
+        key: &str,
+        value: &str,
+        keep_stale: bool,
+    ) -> Vec<Fallback> {
         let mut out = Vec::new();
         loop {
             let from = self.kind;
             let mut reason = match host.storage_set(from, key, value) {
                 Ok(()) => return out,
                 Err(e) => {
-                    host.storage_remove(from, key);
+                    if !keep_stale {
+                        host.storage_remove(from, key);
+                    }
                     e
                 }
             };

@@ -57,11 +57,21 @@ impl<H: Host> Scope<H> {
         // anything is stored, so a page that goes away in between leaves no proposal of a
         // stored key behind.
         self.drop_proposal();
+        let now = self.host.now_ms();
         let (stored, mirror) = match idb_text {
-            Some(t) => (t.and_then(|t| self.decode_or_set_aside(&t)), web),
+            Some(Some(t)) => match self.decode_or_set_aside(&t) {
+                Some(r) => (Some(r), web),
+                // Set aside: the store held a record it can no longer read, not one a tab
+                // finished. The mirror's live copy, if any, is what is left of it: gone on
+                // from, and stored again in its place.
+                None => match web.filter(|m| !m.is_expired(now)) {
+                    Some(m) => return Current::Legacy(m),
+                    None => (None, None),
+                },
+            },
+            Some(None) => (None, web),
             None => (web, None),
         };
-        let now = self.host.now_ms();
         on_lock(stored, mirror, &self.rec, self.rec_stored, now)
     }
 
@@ -153,10 +163,13 @@ impl<H: Host> Scope<H> {
     /// Writes `text`, the encoded `rec`, to the Web Storage mirror and shows it here. Text
     /// in the way that cannot be read (edited by hand, another version) is set aside with
     /// its event first, not overwritten unseen. Where IndexedDB does not hold the record,
-    /// the copy is written with `rev` 0 (see core::sync's `store_missed`).
+    /// the copy is written with `rev` 0 (see core::sync's `store_missed`). A copy of the
+    /// same attempt that the backend refuses to replace (its quota) stays there: another
+    /// tab that reads it sends that key again, and without IndexedDB it is the only copy
+    /// the tabs share; a copy of another attempt is removed.
     pub(super) fn mirror(&mut self, rec: &Record, text: &str) {
         let kind = self.store.kind();
-        self.read_in(kind);
+        let same_attempt = self.read_in(kind).is_some_and(|old| old.key == rec.key);
         let zero;
         let web = if self.idb {
             text
@@ -167,7 +180,7 @@ impl<H: Host> Scope<H> {
             &zero
         };
         let at = self.rec_key.clone();
-        let fb = self.store.set(&mut self.host, &at, web);
+        let fb = self.store.set(&mut self.host, &at, web, same_attempt);
         let key = self.rec.key.clone();
         self.report(&key, fb);
         self.show(rec, true);

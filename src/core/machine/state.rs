@@ -207,8 +207,9 @@ pub(super) enum At {
     Storing(String),
     /// The try is on its way.
     Sending,
-    /// The backoff before the next try.
-    Waiting,
+    /// The backoff before the next try, after a try that failed so (its reason, which an
+    /// `outcome-unknown` names if the wait ends the submit).
+    Waiting(String),
     /// The final answer is settled from the mirror; its IndexedDB write comes next.
     AnswerTurn(String),
     /// The final answer's IndexedDB write (its text).

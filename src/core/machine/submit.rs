@@ -64,9 +64,9 @@ impl<H: Host> Scope<H> {
                 self.launch(&j, text)
             }
             (At::Sending, Step::Sent(sent)) => self.after_try(&mut j, sent),
-            (At::Waiting, Step::Woken(Wake::Retry)) => {
+            (At::Waiting(reason), Step::Woken(Wake::Retry)) => {
                 j.retries += 1;
-                self.next_try(&mut j)
+                self.after_wait(&mut j, reason)
             }
             (At::AnswerTurn(text), Step::Woken(Wake::AnswerTurn)) => {
                 self.idb_put(Some(text.clone()));
@@ -171,6 +171,22 @@ impl<H: Host> Scope<H> {
         rec.state = State::Pending;
         j.rec = Some(rec);
         j.t0 = now;
+        self.next_try(j)
+    }
+
+    /// The backoff after a try that failed for `reason` is over: the next try, unless the
+    /// browser ended the wait so late (a background tab's timers are slowed, a frozen tab's
+    /// stopped) that the submit's budget or the key's lifetime has run out. Then the submit
+    /// ends as a wait past the deadline does: `outcome-unknown`, nothing sent.
+    fn after_wait(&mut self, j: &mut SubmitJob, reason: String) -> Option<At> {
+        let now = self.host.now_ms();
+        let rec = j.rec.as_ref()?;
+        if !j.abandoned && (j.send.retry_policy().out_of_time(now - j.t0) || rec.is_expired(now)) {
+            let e = unknown(rec, reason, false);
+            self.release_lock();
+            self.settle(j.no, Err(e));
+            return None;
+        }
         self.next_try(j)
     }
 
@@ -279,14 +295,14 @@ impl<H: Host> Scope<H> {
                 let kind = EventKind::Retry {
                     attempt: rec.attempts,
                     delay_ms,
-                    reason,
+                    reason: reason.clone(),
                 };
                 self.emit(&rec.key, kind);
                 self.out.push_back(Command::Wake {
                     ms: delay_ms as f64,
                     wake: Wake::Retry,
                 });
-                Some(At::Waiting)
+                Some(At::Waiting(reason))
             }
             Next::GiveUp => {
                 self.release_lock();

@@ -333,3 +333,12 @@ mod tabs;
 
 #[path = "open_tests.rs"]
 mod open;
+
+#[path = "late_tests.rs"]
+mod late;
+
+#[path = "quota_tests.rs"]
+mod quota;
+
+#[path = "corrupt_tests.rs"]
+mod corrupt;

@@ -62,7 +62,7 @@ impl<H: Host> Scope<H> {
             let text = self.rec.encode();
             let key = self.rec.key.clone();
             let at = self.rec_key.clone();
-            let fb = self.store.set(&mut self.host, &at, &text);
+            let fb = self.store.set(&mut self.host, &at, &text, false);
             self.report(&key, fb);
             return;
         }
@@ -90,7 +90,7 @@ impl<H: Host> Scope<H> {
         let at = proposal_key(&self.opts.namespace, &self.opts.scope);
         let text = self.rec.encode();
         let key = self.rec.key.clone();
-        let fb = self.store.set(&mut self.host, &at, &text);
+        let fb = self.store.set(&mut self.host, &at, &text, false);
         self.report(&key, fb);
     }
 
@@ -127,7 +127,7 @@ impl<H: Host> Scope<H> {
         };
         let now = self.host.now_ms();
         let q = quarantine_key(&self.opts.namespace, &self.opts.scope, now);
-        let fb = self.store.set(&mut self.host, &q, text);
+        let fb = self.store.set(&mut self.host, &q, text, false);
         // The key the checkout will use next: the one shown.
         let key = self.rec.key.clone();
         self.report(&key, fb);

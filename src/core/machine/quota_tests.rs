@@ -1,0 +1,186 @@
+//! Without IndexedDB, localStorage is the only copy of the record the tabs share: a write
+//! it refuses (its quota) moves this tab on to sessionStorage, and leaves in localStorage
+//! the copy of the same attempt it could not replace, so the next tab sends that key again
+//! and not a new one. [P-no-indexeddb] [P-unknown-resumes]
+
+use super::*;
+use alloc::rc::Rc;
+use core::cell::{Cell, RefCell};
+
+/// A tab of an origin: localStorage shared with the other tabs (and full when `full` is
+/// set), sessionStorage and memory its own.
+struct Tab {
+    inner: TestHost,
+    local: Rc<RefCell<BTreeMap<String, String>>>,
+    full: Rc<Cell<bool>>,
+}
+
+impl Host for Tab {
+    fn now_ms(&mut self) -> f64 {
+        self.inner.now_ms()
+    }
+    fn fill_random(&mut self, out: &mut [u8]) {
+        self.inner.fill_random(out)
+    }
+    fn web_locks(&mut self) -> bool {
+        true
+    }
+    fn storage_usable(&mut self, _: StorageKind) -> Result<bool, String> {
+        Ok(true)
+    }
+    fn storage_get(&mut self, k: StorageKind, key: &str) -> Result<Option<String>, String> {
+        if k == StorageKind::Local {
+            return Ok(self.local.borrow().get(key).cloned());
+        }
+        self.inner.storage_get(k, key)
+    }
+    fn storage_set(&mut self, k: StorageKind, key: &str, v: &str) -> Result<(), String> {
+        if k == StorageKind::Local {
+            if self.full.get() {
+                return Err("QuotaExceededError: the quota has been exceeded".into());
+            }
+            self.local.borrow_mut().insert(key.into(), v.into());
+            return Ok(());
+        }
+        self.inner.storage_set(k, key, v)
+    }
+    fn storage_remove(&mut self, k: StorageKind, key: &str) {
+        if k == StorageKind::Local {
+            self.local.borrow_mut().remove(key);
+            return;
+        }
+        self.inner.storage_remove(k, key)
+    }
+    fn storage_keys(&mut self, k: StorageKind, prefix: &str) -> Vec<String> {
+        if k == StorageKind::Local {
+            return self
+                .local
+                .borrow()
+                .keys()
+                .filter(|x| x.starts_with(prefix))
+                .cloned()
+                .collect();
+        }
+        self.inner.storage_keys(k, prefix)
+    }
+}
+
+const NO_IDB: &str = "UnknownError: IndexedDB unavailable";
+
+/// Two tabs of one origin without IndexedDB (a private window), on one scope: tab A's
+/// proposal settled into localStorage, where tab B reads the same key. Also the flag that
+/// makes localStorage refuse writes from then on (its quota), and that key.
+fn two_tabs_without_indexeddb() -> (Scope<Tab>, Scope<Tab>, Rc<Cell<bool>>, String) {
+    let local = Rc::new(RefCell::new(BTreeMap::new()));
+    let full = Rc::new(Cell::new(false));
+    let tab = |seed: u64| Tab {
+        inner: TestHost {
+            now: 10.0,
+            seed,
+            maps: BTreeMap::new(),
+        },
+        local: local.clone(),
+        full: full.clone(),
+    };
+    let mut a = Scope::open(tab(1), &options(), false);
+    let key = a.record().key.clone();
+    drain(&mut a);
+    a.handle(Input::Woken(Wake::SettleTurn));
+    drain(&mut a);
+    a.handle(Input::LockGranted);
+    drain(&mut a);
+    a.handle(Input::IdbRead(Err(NO_IDB.into())));
+    drain(&mut a);
+    let mut b = Scope::open(tab(2), &options(), false);
+    drain(&mut b);
+    assert_eq!(b.record().key, key);
+    (a, b, full, key)
+}
+
+/// Tab A pays and its answer is too large for localStorage; tab B, whose user pressed Pay
+/// for the same order meanwhile, resolves from the stored answer or sends the order's key
+/// again: never a new key.
+#[test]
+fn an_answer_local_storage_refuses_leaves_the_waiting_tab_the_orders_key() {
+    let (mut a, mut b, full, key) = two_tabs_without_indexeddb();
+    let send = Rc::new(options());
+    assert!(matches!(
+        a.submit("{}".into(), "fp".into(), send.clone()),
+        Submitted::Started(_)
+    ));
+    drain(&mut a);
+    a.handle(Input::LockGranted);
+    let cmds = drain(&mut a);
+    assert_eq!(sent(&cmds).unwrap().key_value, key);
+    // B's user presses Pay for the same order: B waits for the lock.
+    assert!(matches!(
+        b.submit("{}".into(), "fp".into(), send),
+        Submitted::Started(_)
+    ));
+    drain(&mut b);
+    // The charge is made; its answer does not fit in localStorage.
+    full.set(true);
+    a.handle(Input::Answer(Answer {
+        status: 201,
+        body: "x".repeat(100),
+        retry_after: None,
+        replayed: None,
+    }));
+    let cmds = drain(&mut a);
+    assert!(cmds.contains(&Command::Unlock), "{cmds:?}");
+    // B gets the lock (A released it); B has no IndexedDB either.
+    b.handle(Input::LockGranted);
+    drain(&mut b);
+    b.handle(Input::IdbRead(Err(NO_IDB.into())));
+    let cmds = drain(&mut b);
+    let settled_from_cache = cmds.iter().any(|c| {
+        matches!(
+            c,
+            Command::Settle {
+                outcome: Ok(Reply {
+                    from_cache: true,
+                    ..
+                }),
+                ..
+            }
+        )
+    });
+    let resent = sent(&cmds).map(|r| r.key_value.clone());
+    assert!(
+        settled_from_cache || resent.as_deref() == Some(key.as_str()),
+        "tab B sent the same order under another key: {resent:?} (the order's key was {key})"
+    );
+}
+
+/// localStorage is full when tab A stores its try, which then gets no answer
+/// (`outcome-unknown`); tab B, next with the lock, sends the order's key again.
+#[test]
+fn a_try_local_storage_refuses_leaves_the_next_tab_the_orders_key() {
+    let (mut a, mut b, full, key) = two_tabs_without_indexeddb();
+    full.set(true);
+    let send = Rc::new(options());
+    a.submit("{}".into(), "fp".into(), send.clone());
+    drain(&mut a);
+    a.handle(Input::LockGranted);
+    assert_eq!(sent(&drain(&mut a)).unwrap().key_value, key);
+    b.submit("{}".into(), "fp".into(), send);
+    drain(&mut b);
+    // A's try gets no answer (the charge may have been made): outcome-unknown.
+    a.handle(Input::NoAnswer(NoAnswer::Network));
+    drain(&mut a);
+    for _ in 0..5 {
+        a.handle(Input::Woken(Wake::Retry));
+        drain(&mut a);
+        a.handle(Input::NoAnswer(NoAnswer::Network));
+    }
+    assert!(drain(&mut a).contains(&Command::Unlock));
+    b.handle(Input::LockGranted);
+    drain(&mut b);
+    b.handle(Input::IdbRead(Err(NO_IDB.into())));
+    let resent = sent(&drain(&mut b)).map(|r| r.key_value.clone());
+    assert_eq!(
+        resent.as_deref(),
+        Some(key.as_str()),
+        "the unknown outcome's key was replaced"
+    );
+}
