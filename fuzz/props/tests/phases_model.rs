@@ -21,7 +21,7 @@ use idemkey_server::ids::new_id;
 use idemkey_server::provider::local::Local;
 use idemkey_server::provider::{PaymentRequest, Provider};
 use idemkey_server::store::model::{KeyRequest, Reserved};
-use idemkey_server::store::Store;
+use idemkey_server::store::{KeyStore, Store};
 use proptest::prelude::*;
 
 mod model_store;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
@@ -24,10 +24,10 @@ use crate::idem::injected::{ChargeFault, ChargeFaults};
 use crate::idem::phases::{outcome, phases, Answer, Deps};
 use crate::ids::new_id;
 use crate::provider::PaymentRequest;
-use crate::store::model::{Outcome, StoredResponse};
+use crate::store::model::{Created, Outcome, StoredResponse};
 
 /// Header marking a replayed answer (the client's own name for it).
-pub const REPLAYED: &str = idemkey::core::header::REPLAYED_HEADER;
+pub use idemkey_axum::phases::REPLAYED;
 
 /// `POST /api/charges`.
 pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) -> Response {
@@ -57,7 +57,7 @@ pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) 
     let (c, k) = (customer.clone(), idem_key.clone());
     let task = tokio::spawn(async move {
         let deps = Deps {
-            store: &*st.store,
+            store: st.store.keys(),
             provider: &st.provider,
             faults: &*st.faults,
             in_flight: &st.in_flight,
@@ -99,16 +99,12 @@ async fn finish(answer: Answer) -> Response {
         }
         _ => {}
     }
-    let r = &answer.response;
-    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let ctype = HeaderValue::from_str(&r.content_type)
-        .unwrap_or(HeaderValue::from_static("application/json"));
-    let mut resp = (status, [(header::CONTENT_TYPE, ctype)], r.body.clone()).into_response();
-    if answer.replayed {
-        resp.headers_mut()
-            .insert(REPLAYED, HeaderValue::from_static("true"));
+    idemkey_axum::Answer {
+        response: answer.response,
+        replayed: answer.replayed,
+        from_cache: answer.from_cache,
     }
-    resp
+    .into_response()
 }
 
 /// `POST /api/naive/charges` (only with `--faults`): what a server without

@@ -299,5 +299,15 @@ impl From<IdemError> for ApiError {
     }
 }
 
+impl From<idemkey_axum::Error> for ApiError {
+    fn from(e: idemkey_axum::Error) -> ApiError {
+        match e {
+            idemkey_axum::Error::MissingKey => ApiError::MissingKey,
+            idemkey_axum::Error::InvalidKey(why) => ApiError::InvalidKey(why),
+            other => IdemError::from(other).into(),
+        }
+    }
+}
+
 /// Result alias of the handlers.
 pub type ApiResult<T> = Result<T, ApiError>;

@@ -29,3 +29,17 @@ pub enum IdemError {
     #[error("internal error: {0}")]
     Internal(String),
 }
+
+impl From<idemkey_axum::Error> for IdemError {
+    fn from(e: idemkey_axum::Error) -> IdemError {
+        match e {
+            idemkey_axum::Error::KeyReused => IdemError::KeyReused,
+            idemkey_axum::Error::InProgress => IdemError::InProgress,
+            idemkey_axum::Error::Store(e) => IdemError::Storage(e),
+            // The handler parses the key before the phases run.
+            e @ (idemkey_axum::Error::MissingKey | idemkey_axum::Error::InvalidKey(_)) => {
+                IdemError::Internal(e.to_string())
+            }
+        }
+    }
+}

@@ -3,11 +3,9 @@
 //! answers. Storage-agnostic.
 
 pub mod error;
-pub mod fingerprint;
-pub mod in_flight;
 pub mod injected;
 pub mod input;
 pub mod phases;
 pub mod reaper;
 pub mod recovery;
-pub mod replay_cache;
+pub use idemkey_axum::{fingerprint, in_flight, replay_cache};

@@ -1,16 +1,13 @@
-//! The three phases of a keyed charge, shared by requests and recovery.
-//!
-//! A read-only look-up comes first: replays, 409s and 422s are answered
-//! from it and never wait for a writer. Only a request that will do work takes
-//! a scheduled fault, so faults act around the phases, never inside a store
-//! transaction. Phase 1 reserves the key atomically (the look-up may have
-//! raced another request; the reservation has the last word). Phase 2 calls the
-//! provider outside any transaction, with the same key. Phase 3 commits the
-//! charge and the response together.
-
-use std::time::{Duration, Instant};
+//! The phases of a keyed charge, on idemkey-axum's: the look-up, phase 1
+//! (reserve), phase 2 (the provider, outside any transaction, with the same
+//! key and the operation id) and phase 3 (the charge and the response,
+//! committed together). What the server adds is its own: the scheduled
+//! faults, taken only by a request about to do work (after the look-up, so
+//! replays, 409s and 422s take none, and before any transaction, so a
+//! before-commit fault stores nothing), and the charge phase 3 writes.
 
 use axum::http::StatusCode;
+use idemkey_axum::{Keys, Reservation};
 use serde_json::json;
 
 use crate::idem::error::IdemError;
@@ -18,14 +15,12 @@ use crate::idem::fingerprint::Fingerprinter;
 use crate::idem::in_flight::InFlight;
 use crate::idem::injected::{ChargeFault, ChargeFaults};
 use crate::idem::input::ChargeInput;
-use crate::idem::replay_cache::{Cached, ReplayCache};
+use crate::idem::replay_cache::ReplayCache;
 use crate::ids::{new_id, now_ms};
 use crate::problem_doc::{problem_body, PROBLEM_JSON};
 use crate::provider::{Payment, PaymentRequest, Provider};
-use crate::store::model::{
-    Charge, Completed, KeyRequest, Lock, Lookup, Outcome, Reserved, StoredResponse,
-};
-use crate::store::Store;
+use crate::store::model::{Charge, KeyRequest, Outcome, StoredResponse};
+use crate::store::KeyStore;
 
 /// The final answer of one request, before after-commit faults apply.
 pub struct Answer {
@@ -39,23 +34,23 @@ pub struct Answer {
     pub fault: Option<ChargeFault>,
 }
 
-impl Answer {
-    fn replay(response: StoredResponse) -> Answer {
+impl From<idemkey_axum::Answer> for Answer {
+    fn from(a: idemkey_axum::Answer) -> Answer {
         Answer {
-            response,
-            replayed: true,
-            from_cache: false,
+            response: a.response,
+            replayed: a.replayed,
+            from_cache: a.from_cache,
             fault: None,
         }
     }
 }
 
-/// What a keyed request needs besides itself: the store, the provider, the
-/// fault queues, this instance's running keys, its cache and its
+/// What a keyed request needs besides itself: the key store, the provider,
+/// the fault queues, this instance's running keys, its cache and its
 /// fingerprint secret.
 pub struct Deps<'a> {
-    /// The idempotency store.
-    pub store: &'a dyn Store,
+    /// The idempotency key store.
+    pub store: &'a dyn KeyStore<Outcome>,
     /// The payment provider stand-in.
     pub provider: &'a Provider,
     /// Scheduled faults.
@@ -80,68 +75,34 @@ pub async fn phases(
         key: idem_key.clone(),
         fingerprint: deps.fingerprints.of(&input.raw),
     };
-    let Deps {
-        store,
-        provider,
-        faults,
-        in_flight,
-        cache,
-        fingerprints: _,
-    } = deps;
-    match cache.get(&req) {
-        Some(Cached::Replay(r)) => {
-            return Ok(Answer {
-                from_cache: true,
-                ..Answer::replay(r)
-            })
-        }
-        Some(Cached::KeyReused) => return Err(IdemError::KeyReused),
-        None => {}
-    }
-    let asked = Instant::now();
-    match store.lookup(&req).await? {
-        Lookup::Replay {
-            response,
-            expires_in_ms,
-        } => {
-            let left = Duration::from_millis(u64::try_from(expires_in_ms).unwrap_or(0));
-            cache.put(&req, &response, asked, left);
-            return Ok(Answer::replay(response));
-        }
-        Lookup::KeyReused => return Err(IdemError::KeyReused),
-        Lookup::InProgress => return Err(IdemError::InProgress),
-        Lookup::Free => {}
+    let keys = Keys {
+        store: deps.store,
+        in_flight: deps.in_flight,
+        cache: deps.cache,
+    };
+    if let Some(replay) = keys.look(&req).await? {
+        return Ok(replay.into());
     }
     // This request is about to do work: it takes a fault now, and one that
     // acts before commit answers with nothing stored.
-    let fault = faults.take(&customer, Some(&idem_key), &req.fingerprint);
+    let fault = deps.faults.take(&customer, Some(&idem_key), &req.fingerprint);
     if let Some(f) = fault.clone().filter(ChargeFault::before_commit) {
         return Err(IdemError::Injected(f));
     }
 
-    // Phase 1: reserve. From here to the end this instance's recovery leaves
-    // the key to this request.
-    let _held = in_flight.hold(&customer, &idem_key);
-    let lock = match store.reserve(&req).await? {
-        Reserved::Proceed(lock) => lock,
-        Reserved::Replay(r) => return Ok(Answer::replay(r)),
-        Reserved::KeyReused => return Err(IdemError::KeyReused),
-        Reserved::InProgress => return Err(IdemError::InProgress),
+    // Phase 1: reserve.
+    let op = match keys.reserve(req).await? {
+        Reservation::Proceed(op) => op,
+        Reservation::Answered(replay) => return Ok(replay.into()),
     };
-    if lock.recovered {
-        tracing::warn!(
-            customer,
-            key = idem_key,
-            "taking over a key whose request died between phases"
-        );
-    }
 
     // Phase 2: the provider, outside any transaction, deduplicating on the key.
-    let payment = provider
+    let payment = deps
+        .provider
         .pay(PaymentRequest {
             customer: customer.clone(),
             key: idem_key.clone(),
-            reservation: lock.reservation.clone(),
+            reservation: op.operation_id().to_string(),
             amount: input.amount,
             currency: input.currency.clone(),
             card: input.card.clone(),
@@ -149,7 +110,10 @@ pub async fn phases(
         .await;
     let payment = match payment {
         Ok(p) => p,
-        Err(e) => return Err(release(store, &customer, &idem_key, &lock, e.into()).await),
+        Err(e) => {
+            op.release().await;
+            return Err(e.into());
+        }
     };
     if fault == Some(ChargeFault::CrashAfterProvider) {
         tracing::error!(
@@ -161,55 +125,19 @@ pub async fn phases(
     }
 
     // Phase 3: charge + stored response + done, in one transaction.
-    let completed = complete(
-        store,
+    let write = outcome(
         &customer,
-        &idem_key,
-        &lock,
+        Some(&idem_key),
+        Some(op.operation_id()),
         input.amount,
         &input.currency,
         payment,
-    )
-    .await?;
-    let (response, replayed) = match completed {
-        Completed::Stored(response) => (response, false),
-        Completed::AlreadyDone(response) => (response, true),
-        Completed::LockLost => return Err(IdemError::InProgress),
-    };
-    Ok(Answer {
-        response,
-        replayed,
-        from_cache: false,
-        fault,
-    })
-}
-
-/// Phase 3, shared by a request and the server-side recovery, so a recovered
-/// operation stores what its request would have: the provider's answer
-/// becomes a charge (answered 201) or a stored 402, committed only if `lock`
-/// still owns the key. On a store failure the key is handed back at once,
-/// not after `--lock-timeout`.
-pub async fn complete(
-    store: &dyn Store,
-    customer: &str,
-    idem_key: &str,
-    lock: &Lock,
-    amount: u64,
-    currency: &str,
-    payment: Payment,
-) -> Result<Completed, IdemError> {
-    let outcome = outcome(
-        customer,
-        Some(idem_key),
-        Some(&lock.reservation),
-        amount,
-        currency,
-        payment,
     );
-    match store.complete(customer, idem_key, lock, outcome).await {
-        Ok(c) => Ok(c),
-        Err(e) => Err(release(store, customer, idem_key, lock, e.into()).await),
-    }
+    let answer = op.commit(write).await?;
+    Ok(Answer {
+        fault,
+        ..answer.into()
+    })
 }
 
 /// What the provider's answer means: an approved payment is a charge, a
@@ -238,20 +166,6 @@ pub fn outcome(
         created_at: now_ms(),
         reservation: reservation.map(str::to_string),
     })
-}
-
-/// Releases the lock after a failure (best effort) and passes the error on.
-async fn release(
-    store: &dyn Store,
-    customer: &str,
-    idem_key: &str,
-    lock: &Lock,
-    e: IdemError,
-) -> IdemError {
-    if let Err(re) = store.release(customer, idem_key, lock).await {
-        tracing::error!(error = %re, "could not release a key lock; it frees itself after --lock-timeout");
-    }
-    e
 }
 
 /// The stored body of a declined payment.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::model::{
-    Charge, Completed, KeyRequest, Lookup, Outcome, Reserved, StaleKey, StoredResponse,
+    Charge, Completed, Created, KeyRequest, Lookup, Outcome, Reserved, StaleKey, StoredResponse,
 };
 use super::postgres::PgStore;
 use super::sqlite::SqliteStore;
@@ -77,41 +77,41 @@ async fn a_key_goes_free_then_in_progress_then_done_and_replays() {
     let (stores, _dir) = stores(Duration::from_secs(60)).await;
     for (name, s) in stores {
         assert!(
-            matches!(s.lookup(&req("k", "fp")).await.unwrap(), Lookup::Free),
+            matches!(s.keys().lookup(&req("k", "fp")).await.unwrap(), Lookup::Free),
             "{name}"
         );
-        let Reserved::Proceed(lock) = s.reserve(&req("k", "fp")).await.unwrap() else {
+        let Reserved::Proceed(lock) = s.keys().reserve(&req("k", "fp")).await.unwrap() else {
             panic!("{name}: first reservation")
         };
         assert!(!lock.recovered);
         assert!(
-            matches!(s.lookup(&req("k", "fp")).await.unwrap(), Lookup::InProgress),
+            matches!(s.keys().lookup(&req("k", "fp")).await.unwrap(), Lookup::InProgress),
             "{name}"
         );
         assert!(
             matches!(
-                s.reserve(&req("k", "fp")).await.unwrap(),
+                s.keys().reserve(&req("k", "fp")).await.unwrap(),
                 Reserved::InProgress
             ),
             "{name}"
         );
         assert!(
             matches!(
-                s.lookup(&req("k", "other")).await.unwrap(),
+                s.keys().lookup(&req("k", "other")).await.unwrap(),
                 Lookup::KeyReused
             ),
             "{name}"
         );
         let ch = charge("k", &lock.reservation);
         let Completed::Stored(stored) = s
-            .complete("c", "k", &lock, Outcome::Charge(ch.clone()))
+            .keys().complete("c", "k", &lock, Outcome::Charge(ch.clone()))
             .await
             .unwrap()
         else {
             panic!("{name}: complete")
         };
         assert_eq!(stored, StoredResponse::created(&ch), "{name}");
-        match s.lookup(&req("k", "fp")).await.unwrap() {
+        match s.keys().lookup(&req("k", "fp")).await.unwrap() {
             Lookup::Replay {
                 response,
                 expires_in_ms,
@@ -125,13 +125,13 @@ async fn a_key_goes_free_then_in_progress_then_done_and_replays() {
             }
             other => panic!("{name}: {other:?}"),
         }
-        match s.reserve(&req("k", "fp")).await.unwrap() {
+        match s.keys().reserve(&req("k", "fp")).await.unwrap() {
             Reserved::Replay(r) => assert_eq!(r, stored, "{name}"),
             other => panic!("{name}: {other:?}"),
         }
         assert!(
             matches!(
-                s.reserve(&req("k", "other")).await.unwrap(),
+                s.keys().reserve(&req("k", "other")).await.unwrap(),
                 Reserved::KeyReused
             ),
             "{name}"
@@ -139,7 +139,7 @@ async fn a_key_goes_free_then_in_progress_then_done_and_replays() {
         // A second completion finds the key done and changes nothing.
         assert!(
             matches!(
-                s.complete("c", "k", &lock, Outcome::Answer(answer("x"))).await.unwrap(),
+                s.keys().complete("c", "k", &lock, Outcome::Answer(answer("x"))).await.unwrap(),
                 Completed::AlreadyDone(r) if r == stored
             ),
             "{name}"
@@ -149,7 +149,7 @@ async fn a_key_goes_free_then_in_progress_then_done_and_replays() {
         assert_eq!(charges[0].id, ch.id, "{name}");
         assert_eq!(s.delete_customer("c").await.unwrap(), (1, 1), "{name}");
         assert!(
-            matches!(s.lookup(&req("k", "fp")).await.unwrap(), Lookup::Free),
+            matches!(s.keys().lookup(&req("k", "fp")).await.unwrap(), Lookup::Free),
             "{name}"
         );
     }
@@ -167,7 +167,7 @@ async fn fifty_concurrent_reservations_of_one_key_make_one_owner() {
         let tasks: Vec<_> = (0..50)
             .map(|_| {
                 let s = s.clone();
-                tokio::spawn(async move { s.reserve(&req("same", "fp")).await.unwrap() })
+                tokio::spawn(async move { s.keys().reserve(&req("same", "fp")).await.unwrap() })
             })
             .collect();
         let mut owners = 0;
@@ -189,12 +189,12 @@ async fn fifty_concurrent_reservations_of_one_key_make_one_owner() {
 async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
     let (stores, _dir) = stores(Duration::from_secs(60)).await;
     for (name, s) in stores {
-        let Reserved::Proceed(first) = s.reserve(&req("r", "fp")).await.unwrap() else {
+        let Reserved::Proceed(first) = s.keys().reserve(&req("r", "fp")).await.unwrap() else {
             panic!("{name}")
         };
-        s.release("c", "r", &first).await.unwrap();
+        s.keys().release("c", "r", &first).await.unwrap();
         let taken_at = Instant::now();
-        let Reserved::Proceed(second) = s.reserve(&req("r", "fp")).await.unwrap() else {
+        let Reserved::Proceed(second) = s.keys().reserve(&req("r", "fp")).await.unwrap() else {
             panic!("{name}: a released key is free at once")
         };
         assert!(second.recovered, "{name}");
@@ -205,7 +205,7 @@ async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
         // The first owner lost its lock: its completion writes nothing.
         assert!(
             matches!(
-                s.complete("c", "r", &first, Outcome::Answer(answer("late")))
+                s.keys().complete("c", "r", &first, Outcome::Answer(answer("late")))
                     .await
                     .unwrap(),
                 Completed::LockLost
@@ -213,18 +213,18 @@ async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
             "{name}"
         );
         // Stale after the lock timeout: listed, and claimed by one taker only.
-        let fresh = s.stale_keys(10).await.unwrap().is_empty();
+        let fresh = s.keys().stale_keys(10).await.unwrap().is_empty();
         // A loaded machine may take the whole lock timeout to get here.
         if taken_at.elapsed() < LOCK {
             assert!(fresh, "{name}: still fresh");
         }
         tokio::time::sleep(LOCK + Duration::from_millis(100)).await;
-        let stale = s.stale_keys(10).await.unwrap();
+        let stale = s.keys().stale_keys(10).await.unwrap();
         assert_eq!(stale.len(), 1, "{name}");
         assert_eq!(stale[0].reservation, first.reservation, "{name}");
-        let third = s.take_over(&stale[0]).await.unwrap().expect("claimed");
+        let third = s.keys().take_over(&stale[0]).await.unwrap().expect("claimed");
         assert!(
-            s.take_over(&stale[0]).await.unwrap().is_none(),
+            s.keys().take_over(&stale[0]).await.unwrap().is_none(),
             "{name}: claimed once"
         );
         let gone = StaleKey {
@@ -232,12 +232,12 @@ async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
             ..stale[0].clone()
         };
         assert!(
-            s.take_over(&gone).await.unwrap().is_none(),
+            s.keys().take_over(&gone).await.unwrap().is_none(),
             "{name}: another operation"
         );
         assert!(
             matches!(
-                s.complete("c", "r", &second, Outcome::Answer(answer("second")))
+                s.keys().complete("c", "r", &second, Outcome::Answer(answer("second")))
                     .await
                     .unwrap(),
                 Completed::LockLost
@@ -246,7 +246,7 @@ async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
         );
         assert!(
             matches!(
-                s.complete("c", "r", &third, Outcome::Answer(answer("third")))
+                s.keys().complete("c", "r", &third, Outcome::Answer(answer("third")))
                     .await
                     .unwrap(),
                 Completed::Stored(_)
@@ -271,10 +271,10 @@ async fn expired_keys_are_new_operations_and_are_reaped() {
     .await;
     for (name, s) in stores {
         let reserved_at = Instant::now();
-        let Reserved::Proceed(lock) = s.reserve(&req("e", "fp")).await.unwrap() else {
+        let Reserved::Proceed(lock) = s.keys().reserve(&req("e", "fp")).await.unwrap() else {
             panic!("{name}")
         };
-        s.complete(
+        s.keys().complete(
             "c",
             "e",
             &lock,
@@ -282,7 +282,7 @@ async fn expired_keys_are_new_operations_and_are_reaped() {
         )
         .await
         .unwrap();
-        let reaped = s.reap().await.unwrap();
+        let reaped = s.keys().reap().await.unwrap();
         // A loaded machine may take the whole TTL to get here.
         if reserved_at.elapsed() < TTL {
             assert_eq!(reaped, 0, "{name}: not yet expired");
@@ -291,23 +291,23 @@ async fn expired_keys_are_new_operations_and_are_reaped() {
         tokio::time::sleep(TTL + Duration::from_millis(100)).await;
         // Expired: free even with another payload, and a new operation id.
         assert!(
-            matches!(s.lookup(&req("e", "other")).await.unwrap(), Lookup::Free),
+            matches!(s.keys().lookup(&req("e", "other")).await.unwrap(), Lookup::Free),
             "{name}"
         );
-        let Reserved::Proceed(again) = s.reserve(&req("e", "other")).await.unwrap() else {
+        let Reserved::Proceed(again) = s.keys().reserve(&req("e", "other")).await.unwrap() else {
             panic!("{name}")
         };
         assert_ne!(again.reservation, lock.reservation, "{name}");
         assert!(!again.recovered, "{name}");
         // Its lock is live: the reaper leaves it; a done expired key goes.
-        let Reserved::Proceed(other) = s.reserve(&req("f", "fp")).await.unwrap() else {
+        let Reserved::Proceed(other) = s.keys().reserve(&req("f", "fp")).await.unwrap() else {
             panic!("{name}")
         };
-        s.complete("c", "f", &other, Outcome::Answer(answer("f")))
+        s.keys().complete("c", "f", &other, Outcome::Answer(answer("f")))
             .await
             .unwrap();
         tokio::time::sleep(TTL + Duration::from_millis(100)).await;
-        assert_eq!(s.reap().await.unwrap(), 1, "{name}: only the done key");
+        assert_eq!(s.keys().reap().await.unwrap(), 1, "{name}: only the done key");
         assert_eq!(
             s.charges("c").await.unwrap().len(),
             1,
@@ -326,7 +326,7 @@ async fn one_operation_never_gets_two_charges() {
     })
     .await;
     for (name, s) in stores {
-        let Reserved::Proceed(lock) = s.reserve(&req("u", "fp")).await.unwrap() else {
+        let Reserved::Proceed(lock) = s.keys().reserve(&req("u", "fp")).await.unwrap() else {
             panic!("{name}")
         };
         // A charge for this operation already exists (written by a naive
@@ -336,7 +336,7 @@ async fn one_operation_never_gets_two_charges() {
             .unwrap();
         assert!(
             matches!(
-                s.complete(
+                s.keys().complete(
                     "c",
                     "u",
                     &lock,
@@ -350,7 +350,7 @@ async fn one_operation_never_gets_two_charges() {
         );
         assert_eq!(s.charges("c").await.unwrap().len(), 1, "{name}");
         assert!(
-            matches!(s.lookup(&req("u", "fp")).await.unwrap(), Lookup::InProgress),
+            matches!(s.keys().lookup(&req("u", "fp")).await.unwrap(), Lookup::InProgress),
             "{name}"
         );
     }
@@ -360,30 +360,30 @@ async fn one_operation_never_gets_two_charges() {
 async fn a_late_completion_gets_the_taker_s_answer_or_nothing_once_the_key_is_gone() {
     let (stores, _dir) = stores(Duration::from_secs(60)).await;
     for (name, s) in stores {
-        let Reserved::Proceed(first) = s.reserve(&req("late", "fp")).await.unwrap() else {
+        let Reserved::Proceed(first) = s.keys().reserve(&req("late", "fp")).await.unwrap() else {
             panic!("{name}")
         };
-        s.release("c", "late", &first).await.unwrap();
-        let Reserved::Proceed(taker) = s.reserve(&req("late", "fp")).await.unwrap() else {
+        s.keys().release("c", "late", &first).await.unwrap();
+        let Reserved::Proceed(taker) = s.keys().reserve(&req("late", "fp")).await.unwrap() else {
             panic!("{name}")
         };
-        let done = s.complete("c", "late", &taker, Outcome::Answer(answer("taker")));
+        let done = s.keys().complete("c", "late", &taker, Outcome::Answer(answer("taker")));
         assert!(
             matches!(done.await.unwrap(), Completed::Stored(_)),
             "{name}"
         );
         match s
-            .complete("c", "late", &first, Outcome::Answer(answer("first")))
+            .keys().complete("c", "late", &first, Outcome::Answer(answer("first")))
             .await
         {
             Ok(Completed::AlreadyDone(r)) => assert_eq!(r.body, b"taker", "{name}"),
             other => panic!("{name}: {other:?}"),
         }
-        let Reserved::Proceed(gone) = s.reserve(&req("gone", "fp")).await.unwrap() else {
+        let Reserved::Proceed(gone) = s.keys().reserve(&req("gone", "fp")).await.unwrap() else {
             panic!("{name}")
         };
         s.delete_customer("c").await.unwrap();
-        let late = s.complete(
+        let late = s.keys().complete(
             "c",
             "gone",
             &gone,

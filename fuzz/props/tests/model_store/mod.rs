@@ -10,10 +10,10 @@ use async_trait::async_trait;
 use idemkey_server::idem::fingerprint::Fingerprinter;
 use idemkey_server::ids::new_id;
 use idemkey_server::store::model::{
-    decide, lookup, Charge, Completed, Decision, KeyRequest, KeyRow, Lock, Lookup, Outcome,
-    Reserved, StaleKey, StoredResponse,
+    decide, lookup, Charge, Completed, Created, Decision, KeyRequest, KeyRow, Lock, Lookup,
+    Outcome, Reserved, StaleKey, StoredResponse,
 };
-use idemkey_server::store::{Store, StoreResult};
+use idemkey_server::store::{KeyStore, Store, StoreResult};
 
 pub const LOCK_MS: i64 = 1_000;
 
@@ -70,7 +70,7 @@ impl ModelStore {
 }
 
 #[async_trait]
-impl Store for ModelStore {
+impl KeyStore<Outcome> for ModelStore {
     async fn lookup(&self, req: &KeyRequest) -> StoreResult<Lookup> {
         let rows = self.rows.lock().unwrap();
         let row = rows.get(&(req.customer.clone(), req.key.clone()));
@@ -208,6 +208,14 @@ impl Store for ModelStore {
             r.expires_at > now || live_lock
         });
         Ok((before - rows.len()) as u64)
+    }
+
+}
+
+#[async_trait]
+impl Store for ModelStore {
+    fn keys(&self) -> &dyn KeyStore<Outcome> {
+        self
     }
 
     async fn insert_charge(&self, charge: &Charge) -> StoreResult<()> {

@@ -1,39 +1,11 @@
-//! The PostgreSQL schema of 0.1.0 (migration 1, never changed: a change is a
-//! new migration), the lock migrations run under, and the database's clock
-//! as SQL.
+//! The PostgreSQL schema of the server's own tables in 0.1.0 (migration 1
+//! after the key table, never changed: a change is a new migration), and the
+//! database's clock as SQL.
 
-/// Milliseconds since the epoch on the database's clock: lock ages and expiry
-/// are judged by one clock however many hosts the instances run on.
-/// `clock_timestamp()` (not `now()`) so a long transaction does not freeze it.
-pub const NOW_MS: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+pub use idemkey_axum::postgres::schema::{NOW_MS, SCHEMA_LOCK};
 
-/// Serialises migrations between instances.
-pub const SCHEMA_LOCK: &str = "SELECT pg_advisory_xact_lock(7210452118)";
-
-/// Tables and indexes; `IF NOT EXISTS` everywhere.
+/// The server's tables and indexes; `IF NOT EXISTS` everywhere.
 pub const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS idempotency_keys (
-    customer        TEXT    NOT NULL,
-    idem_key        TEXT    NOT NULL,
-    fingerprint     TEXT    NOT NULL,
-    -- One id per operation: kept when a stale request is taken over, new when an
-    -- expired key starts a new operation. The provider dedups on it.
-    reservation     TEXT    NOT NULL,
-    state           TEXT    NOT NULL CHECK (state IN ('in_progress', 'done')),
-    lock_owner      TEXT    NOT NULL,
-    locked_at       BIGINT  NOT NULL,
-    created_at      BIGINT  NOT NULL,
-    expires_at      BIGINT  NOT NULL,
-    response_status INTEGER,
-    response_type   TEXT,
-    response_body   BYTEA,
-    charge_id       TEXT,
-    PRIMARY KEY (customer, idem_key)
-);
-CREATE INDEX IF NOT EXISTS idempotency_keys_expiry ON idempotency_keys (expires_at);
-CREATE INDEX IF NOT EXISTS idempotency_keys_stale ON idempotency_keys (locked_at)
-    WHERE state = 'in_progress';
-
 CREATE TABLE IF NOT EXISTS charges (
     seq          BIGSERIAL PRIMARY KEY,
     id           TEXT    NOT NULL UNIQUE,

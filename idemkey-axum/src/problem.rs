@@ -1,6 +1,6 @@
-//! RFC 9457 problem documents, as bytes: every error body of the HTTP layer,
-//! and the stored answer of a declined card, which is not an error of the
-//! server but shares the shape.
+//! RFC 9457 problem documents, as bytes: the refusals of
+//! [`Error`](crate::Error), and any answer an application stores in the same
+//! shape (a declined card, say).
 
 use axum::http::StatusCode;
 

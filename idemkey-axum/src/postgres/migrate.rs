@@ -6,8 +6,8 @@
 
 use tokio_postgres::Client;
 
-use crate::store::migrations::{pending, Migration, VERSIONS_TABLE};
-use crate::store::postgres::schema::{NOW_MS, SCHEMA_LOCK};
+use crate::migrations::{pending, Migration, VERSIONS_TABLE};
+use crate::postgres::schema::{NOW_MS, SCHEMA_LOCK};
 use crate::store::{StoreError, StoreResult};
 
 /// Applies the migrations of `all` (in `scope`) the database has not had yet.

@@ -1,20 +1,21 @@
 //! The idempotency-key table on SQLite: look-up, phase 1 (reserve), phase 3
-//! (complete), release, stale keys, takeover and reaping.
+//! (complete, around the application's write), release, stale keys, takeover
+//! and reaping.
 //!
 //! Phase 1 runs in one savepoint of the writer's `BEGIN IMMEDIATE` batch:
 //! SQLite's database-wide write lock makes its read-then-write atomic, so two
-//! requests can never both reserve one key. Phase 3 writes the charge, the
-//! stored response and the `done` state in one savepoint (all or nothing, in
+//! requests can never both reserve one key. Phase 3 runs the application's
+//! write and stores its response and the `done` state in one savepoint (all or nothing, in
 //! one commit), and only if the caller still owns the lock.
 //! Times are the host's clock, which is this embedded database's clock.
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use super::ledger;
+use super::SqliteCommit;
 use crate::ids::new_id;
-use crate::store::model::{
+use crate::model::{
     self, completion, decide, reapable_sql, stale_sql, Completed, CompletionRow, Decision,
-    KeyRequest, KeyRow, Lock, Lookup, Outcome, Reserved, StaleKey, StoredResponse,
+    KeyRequest, KeyRow, Lock, Lookup, Reserved, StaleKey, StoredResponse,
 };
 
 /// Reads `response_status, response_type, response_body` from `row`, starting
@@ -103,14 +104,14 @@ pub fn reserve(
     }))
 }
 
-/// Phase 3: charge + stored response + `done`, in one transaction, if this
-/// request still owns the key.
-pub fn complete(
+/// Phase 3: the application's write + stored response + `done`, in one
+/// transaction, if this request still owns the key.
+pub fn complete<W: SqliteCommit>(
     conn: &mut Connection,
     customer: &str,
     key: &str,
     lock: &Lock,
-    outcome: Outcome,
+    write: W,
 ) -> rusqlite::Result<Completed> {
     let tx = conn.savepoint()?;
     let row = tx
@@ -129,19 +130,14 @@ pub fn complete(
     if let Some(answer) = completion(row, lock) {
         return Ok(answer);
     }
-    let (response, charge) = outcome.into_parts();
-    // UNIQUE(reservation): the last line of defence against a second charge
-    // for one operation.
-    if let Some(charge) = &charge {
-        if !ledger::insert(&tx, charge)? {
-            tracing::error!(
-                key,
-                "second charge for one operation refused by UNIQUE constraint"
-            );
-            return Ok(Completed::LockLost);
-        }
-    }
-    let charge_id = charge.map(|c| c.id);
+    let written = write.write(&tx)?;
+    let Some(response) = written.response else {
+        tracing::error!(
+            key,
+            "the application's write found this operation already recorded"
+        );
+        return Ok(Completed::LockLost);
+    };
     tx.prepare_cached(
         "UPDATE idempotency_keys SET state = 'done', response_status = ?4, response_type = ?5,
              response_body = ?6, charge_id = ?7
@@ -154,7 +150,7 @@ pub fn complete(
         response.status,
         response.content_type,
         response.body,
-        charge_id
+        written.record_id
     ])?;
     tx.commit()?;
     Ok(Completed::Stored(response))
@@ -221,7 +217,7 @@ pub fn take_over(
     }))
 }
 
-/// Deletes the keys [`reapable`](crate::store::model::reapable) says may go.
+/// Deletes the keys [`reapable`](crate::model::reapable) says may go.
 pub fn reap(conn: &mut Connection, now: i64, lock_ms: i64) -> rusqlite::Result<u64> {
     let n = conn.execute(
         &format!(

@@ -12,10 +12,11 @@ use deadpool_postgres::{GenericClient, Transaction};
 use tokio_postgres::Row;
 
 use super::schema::NOW_MS;
+use super::PgCommit;
 use crate::ids::new_id;
-use crate::store::model::{
+use crate::model::{
     self, completion, decide, reapable_sql, stale_sql, Completed, CompletionRow, Decision,
-    KeyRequest, KeyRow, Lock, Lookup, Outcome, Reserved, StaleKey, StoredResponse,
+    KeyRequest, KeyRow, Lock, Lookup, Reserved, StaleKey, StoredResponse,
 };
 use crate::store::{StoreError, StoreResult};
 
@@ -173,13 +174,14 @@ pub async fn reserve_existing(
     Ok(Some(Reserved::Proceed(lock)))
 }
 
-/// Phase 3 in the caller's transaction; the caller commits on `Stored`.
-pub async fn complete(
+/// Phase 3 in the caller's transaction (the application's write, the stored
+/// response, `done`); the caller commits on `Stored`.
+pub async fn complete<W: PgCommit>(
     tx: &Transaction<'_>,
     customer: &str,
     key: &str,
     lock: &Lock,
-    outcome: Outcome,
+    write: W,
 ) -> StoreResult<Completed> {
     let stmt = tx
         .prepare_cached(
@@ -202,17 +204,14 @@ pub async fn complete(
     if let Some(answer) = completion(row, lock) {
         return Ok(answer);
     }
-    let (response, charge) = outcome.into_parts();
-    if let Some(charge) = &charge {
-        if !super::ledger::insert(tx, charge).await? {
-            tracing::error!(
-                key,
-                "second charge for one operation refused by UNIQUE constraint"
-            );
-            return Ok(Completed::LockLost);
-        }
-    }
-    let charge_id = charge.map(|c| c.id);
+    let written = write.write(tx).await?;
+    let Some(response) = written.response else {
+        tracing::error!(
+            key,
+            "the application's write found this operation already recorded"
+        );
+        return Ok(Completed::LockLost);
+    };
     let stmt = tx
         .prepare_cached(
             "UPDATE idempotency_keys SET state = 'done', response_status = $4, response_type = $5,
@@ -230,7 +229,7 @@ pub async fn complete(
             &status,
             &response.content_type,
             &response.body,
-            &charge_id,
+            &written.record_id,
         ],
     )
     .await?;
@@ -309,7 +308,7 @@ pub async fn take_over(
     }))
 }
 
-/// Deletes up to `limit` of the keys [`reapable`](crate::store::model::reapable)
+/// Deletes up to `limit` of the keys [`reapable`](crate::model::reapable)
 /// says may go, skipping rows another transaction holds.
 pub async fn reap(c: &impl GenericClient, lock_ms: i64, limit: i64) -> StoreResult<u64> {
     let stmt = c

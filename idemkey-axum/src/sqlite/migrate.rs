@@ -4,7 +4,7 @@
 use rusqlite::{params, Connection, TransactionBehavior};
 
 use crate::ids::now_ms;
-use crate::store::migrations::{pending, Migration, VERSIONS_TABLE};
+use crate::migrations::{pending, Migration, VERSIONS_TABLE};
 
 /// Applies the migrations of `all` (in `scope`) that `conn`'s file has not
 /// had yet.

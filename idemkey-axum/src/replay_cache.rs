@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::store::model::{KeyRequest, StoredResponse};
+use crate::model::{KeyRequest, StoredResponse};
 
 /// What the cache can answer for a request.
 #[derive(Debug, Clone, PartialEq, Eq)]

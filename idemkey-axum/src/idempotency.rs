@@ -1,0 +1,110 @@
+//! [`Idempotency`]: what an application keeps in its router state, owning
+//! the store, the fingerprint secret, this process's running keys and its
+//! cache of completed answers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::fingerprint::Fingerprinter;
+use crate::in_flight::InFlight;
+use crate::key::IdempotencyKey;
+use crate::model::KeyRequest;
+use crate::phases::{Keys, Reservation};
+use crate::recovery::{self, Recover};
+use crate::replay_cache::ReplayCache;
+use crate::store::KeyStore;
+
+/// Completed answers a new [`Idempotency`] keeps in memory (under 1 KiB each
+/// for small bodies).
+pub const DEFAULT_REPLAY_CACHE: usize = 10_000;
+
+/// Idempotency for the routes whose phase 3 is the write `W`; cheap to clone
+/// (clones share everything).
+pub struct Idempotency<W> {
+    store: Arc<dyn KeyStore<W>>,
+    fingerprints: Fingerprinter,
+    in_flight: InFlight,
+    cache: ReplayCache,
+}
+
+impl<W> Clone for Idempotency<W> {
+    fn clone(&self) -> Self {
+        Idempotency {
+            store: self.store.clone(),
+            fingerprints: self.fingerprints.clone(),
+            in_flight: self.in_flight.clone(),
+            cache: self.cache.clone(),
+        }
+    }
+}
+
+impl<W: Send + 'static> Idempotency<W> {
+    /// Keys in `store`, payloads fingerprinted under `fingerprints`' secret
+    /// (give every instance on one database the same secret, or a retry on
+    /// another instance is a 422), with a cache of
+    /// [`DEFAULT_REPLAY_CACHE`] completed answers.
+    pub fn new(store: Arc<dyn KeyStore<W>>, fingerprints: Fingerprinter) -> Idempotency<W> {
+        Idempotency {
+            store,
+            fingerprints,
+            in_flight: InFlight::default(),
+            cache: ReplayCache::new(DEFAULT_REPLAY_CACHE),
+        }
+    }
+
+    /// The same with a cache of `capacity` completed answers (0: none, every
+    /// replay reads the store). Safe on many instances: a completed key's
+    /// answer never changes before the key expires, and an entry dies at
+    /// that expiry. Turn it off if the application deletes keys itself.
+    pub fn with_replay_cache(mut self, capacity: usize) -> Idempotency<W> {
+        self.cache = ReplayCache::new(capacity);
+        self
+    }
+
+    /// The key a request names: `principal` scopes it (take it from the
+    /// authenticated session, never from a header a client chooses: keys of
+    /// two principals never meet), `payload` is fingerprinted in canonical
+    /// form (member order and whitespace do not matter, anything else does).
+    pub fn request(&self, principal: &str, key: &IdempotencyKey, payload: &Value) -> KeyRequest {
+        KeyRequest {
+            customer: principal.to_string(),
+            key: key.0.clone(),
+            fingerprint: self.fingerprints.of(payload),
+        }
+    }
+
+    /// The phases, borrowed (see [`Keys`]).
+    pub fn keys(&self) -> Keys<'_, W> {
+        Keys {
+            store: &*self.store,
+            in_flight: &self.in_flight,
+            cache: &self.cache,
+        }
+    }
+
+    /// Look-up and phase 1 for one request: a replay, a refusal (422, 409,
+    /// 503), or the [`Operation`](crate::Operation) this request now runs.
+    pub async fn begin(
+        &self,
+        principal: &str,
+        key: &IdempotencyKey,
+        payload: &Value,
+    ) -> Result<Reservation<'_, W>, Error> {
+        self.keys().begin(self.request(principal, key, payload)).await
+    }
+
+    /// One round of recovery (see [`recovery`](crate::recovery)); returns how
+    /// many operations it completed.
+    pub async fn recover_once(&self, recover: &dyn Recover<W>) -> usize {
+        recovery::run_once(&*self.store, recover, &self.in_flight).await
+    }
+
+    /// The reaper, forever: recovery, then deletion of expired keys, every
+    /// `period` (the first at once). Spawn it once per process.
+    pub async fn reaper(self, recover: impl Recover<W>, period: Duration) {
+        recovery::reaper(&*self.store, &recover, &self.in_flight, period).await
+    }
+}

@@ -1,0 +1,266 @@
+//! The phases of a keyed request, explicit to the handler.
+//!
+//! 0. [`Keys::look`]: read-only, first this process's cache of completed
+//!    answers, then the store without any lock. A finished key is replayed,
+//!    another payload is 422, a live lock is 409: these never queue behind a
+//!    write. `None`: the request will do work.
+//! 1. [`Keys::reserve`]: atomically, and judged again (the look-up may have
+//!    raced another request): the key becomes this request's, with an
+//!    operation id ([`Operation::operation_id`]), or is answered after all.
+//! 2. The handler's own work that must not run twice (the provider call,
+//!    made with the operation id as its idempotency key), outside any
+//!    transaction.
+//! 3. [`Operation::commit`]: the application's write, the stored response
+//!    and the key's `done` state, in one transaction, only while this request
+//!    still holds the lock.
+//!
+//! Phase 3 is shared with [`recovery`](crate::recovery), which completes
+//! operations whose request died between phases exactly as the request would
+//! have.
+
+use std::time::{Duration, Instant};
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+use crate::error::Error;
+use crate::in_flight::{Held, InFlight};
+use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StoredResponse};
+use crate::replay_cache::{Cached, ReplayCache};
+use crate::store::KeyStore;
+
+/// Header marking a replayed answer (the browser module's own name for it).
+pub const REPLAYED: &str = idemkey::core::header::REPLAYED_HEADER;
+
+/// A final answer: stored by this request, or replayed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The stored (or just committed) response.
+    pub response: StoredResponse,
+    /// True when it is a replay (sent with `Idempotent-Replayed: true`).
+    pub replayed: bool,
+    /// True when this process's cache of completed answers gave it.
+    pub from_cache: bool,
+}
+
+impl Answer {
+    fn replay(response: StoredResponse) -> Answer {
+        Answer {
+            response,
+            replayed: true,
+            from_cache: false,
+        }
+    }
+}
+
+impl IntoResponse for Answer {
+    /// The stored status, `Content-Type` and body, byte for byte; a replay
+    /// adds `Idempotent-Replayed: true`.
+    fn into_response(self) -> Response {
+        let r = self.response;
+        let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let ctype = HeaderValue::from_str(&r.content_type)
+            .unwrap_or(HeaderValue::from_static("application/json"));
+        let mut resp = (status, [(axum::http::header::CONTENT_TYPE, ctype)], r.body).into_response();
+        if self.replayed {
+            resp.headers_mut()
+                .insert(REPLAYED, HeaderValue::from_static("true"));
+        }
+        resp
+    }
+}
+
+/// What a keyed request needs besides itself, borrowed: the store, this
+/// process's running keys and its cache of completed answers.
+pub struct Keys<'a, W> {
+    /// The key store.
+    pub store: &'a dyn KeyStore<W>,
+    /// Keys this process's requests are working on.
+    pub in_flight: &'a InFlight,
+    /// Completed answers recently read from the store.
+    pub cache: &'a ReplayCache,
+}
+
+/// What phase 1 decided.
+pub enum Reservation<'a, W> {
+    /// The key is answered already: a replay (the reservation found it done).
+    Answered(Answer),
+    /// This request owns the key and must do the work.
+    Proceed(Operation<'a, W>),
+}
+
+impl<W> std::fmt::Debug for Reservation<'_, W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reservation::Answered(a) => f.debug_tuple("Answered").field(a).finish(),
+            Reservation::Proceed(op) => f.debug_tuple("Proceed").field(&op.lock).finish(),
+        }
+    }
+}
+
+impl<'a, W: Send + 'static> Keys<'a, W> {
+    /// The read-only look-up: `Some` answer (a replay) when the key is done
+    /// with this payload, an error for 422 and 409, `None` when the request
+    /// is to go on to [`Keys::reserve`].
+    pub async fn look(&self, req: &KeyRequest) -> Result<Option<Answer>, Error> {
+        match self.cache.get(req) {
+            Some(Cached::Replay(r)) => {
+                return Ok(Some(Answer {
+                    from_cache: true,
+                    ..Answer::replay(r)
+                }))
+            }
+            Some(Cached::KeyReused) => return Err(Error::KeyReused),
+            None => {}
+        }
+        let asked = Instant::now();
+        match self.store.lookup(req).await? {
+            Lookup::Replay {
+                response,
+                expires_in_ms,
+            } => {
+                let left = Duration::from_millis(u64::try_from(expires_in_ms).unwrap_or(0));
+                self.cache.put(req, &response, asked, left);
+                Ok(Some(Answer::replay(response)))
+            }
+            Lookup::KeyReused => Err(Error::KeyReused),
+            Lookup::InProgress => Err(Error::InProgress),
+            Lookup::Free => Ok(None),
+        }
+    }
+
+    /// Phase 1. From here until the [`Operation`] is committed, released or
+    /// dropped, this process's recovery leaves the key to this request.
+    pub async fn reserve(&self, req: KeyRequest) -> Result<Reservation<'a, W>, Error> {
+        let held = self.in_flight.hold(&req.customer, &req.key);
+        let lock = match self.store.reserve(&req).await? {
+            Reserved::Proceed(lock) => lock,
+            Reserved::Replay(r) => return Ok(Reservation::Answered(Answer::replay(r))),
+            Reserved::KeyReused => return Err(Error::KeyReused),
+            Reserved::InProgress => return Err(Error::InProgress),
+        };
+        if lock.recovered {
+            tracing::warn!(
+                customer = req.customer,
+                key = req.key,
+                "taking over a key whose request died between phases"
+            );
+        }
+        Ok(Reservation::Proceed(Operation {
+            store: self.store,
+            req,
+            lock,
+            _held: held,
+        }))
+    }
+
+    /// [`Keys::look`] then [`Keys::reserve`]: the usual start of a keyed
+    /// request.
+    pub async fn begin(&self, req: KeyRequest) -> Result<Reservation<'a, W>, Error> {
+        if let Some(answer) = self.look(&req).await? {
+            return Ok(Reservation::Answered(answer));
+        }
+        self.reserve(req).await
+    }
+}
+
+/// A key this request holds, between phase 1 and phase 3.
+///
+/// Commit it ([`Operation::commit`]) or release it ([`Operation::release`])
+/// after a failure that left nothing to commit, so the retry may start at
+/// once. One dropped without either (a crash, a cancelled handler) keeps its
+/// lock until the lock timeout: then a retry takes the operation over, with
+/// the same operation id, or [`recovery`](crate::recovery) completes it.
+pub struct Operation<'a, W> {
+    store: &'a dyn KeyStore<W>,
+    req: KeyRequest,
+    lock: Lock,
+    _held: Held,
+}
+
+impl<W: Send + 'static> Operation<'_, W> {
+    /// The principal the key is scoped by.
+    pub fn customer(&self) -> &str {
+        &self.req.customer
+    }
+
+    /// The client's key.
+    pub fn key(&self) -> &str {
+        &self.req.key
+    }
+
+    /// The operation's id: the same for every try of one operation (a
+    /// takeover keeps it), new when an expired key starts another. Pass it
+    /// to the provider as its idempotency key, so that a second call of an
+    /// operation returns the first call's answer.
+    pub fn operation_id(&self) -> &str {
+        &self.lock.reservation
+    }
+
+    /// True when this request took over the key of a request that died
+    /// between phases (phase 2 may have run already: the provider's
+    /// deduplication answers for it).
+    pub fn recovered(&self) -> bool {
+        self.lock.recovered
+    }
+
+    /// The lock itself.
+    pub fn lock(&self) -> &Lock {
+        &self.lock
+    }
+
+    /// Phase 3: `write` and the response it returns are committed with the
+    /// key's `done` state in one transaction; the answer is returned once
+    /// that commit is durable. If another request took the operation over
+    /// and finished first, its stored answer is the answer (a replay); if it
+    /// still runs, [`Error::InProgress`].
+    pub async fn commit(self, write: W) -> Result<Answer, Error> {
+        match complete(self.store, &self.req.customer, &self.req.key, &self.lock, write).await? {
+            Completed::Stored(response) => Ok(Answer {
+                response,
+                replayed: false,
+                from_cache: false,
+            }),
+            Completed::AlreadyDone(response) => Ok(Answer::replay(response)),
+            Completed::LockLost => Err(Error::InProgress),
+        }
+    }
+
+    /// Gives the key back after a failure of phase 2 (the provider could not
+    /// be reached, say): the next try takes the operation over at once, with
+    /// the same operation id.
+    pub async fn release(self) {
+        release(self.store, &self.req.customer, &self.req.key, &self.lock).await
+    }
+}
+
+/// Phase 3, shared by a request and recovery: commits `write` only if `lock`
+/// still owns the key. On a store failure the key is handed back at once,
+/// not after the lock timeout.
+pub async fn complete<W: Send + 'static>(
+    store: &dyn KeyStore<W>,
+    customer: &str,
+    key: &str,
+    lock: &Lock,
+    write: W,
+) -> Result<Completed, Error> {
+    match store.complete(customer, key, lock, write).await {
+        Ok(c) => Ok(c),
+        Err(e) => {
+            release(store, customer, key, lock).await;
+            Err(e.into())
+        }
+    }
+}
+
+/// Releases the lock after a failure, best effort.
+async fn release<W: Send + 'static>(
+    store: &dyn KeyStore<W>,
+    customer: &str,
+    key: &str,
+    lock: &Lock,
+) {
+    if let Err(e) = store.release(customer, key, lock).await {
+        tracing::error!(error = %e, "could not release a key lock; it frees itself after the lock timeout");
+    }
+}

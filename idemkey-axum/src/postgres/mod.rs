@@ -1,0 +1,265 @@
+//! The key store on PostgreSQL, shared by many instances.
+//!
+//! Client: tokio-postgres with deadpool-postgres. tokio-postgres is the
+//! plain async driver (no ORM, no compile-time database), runs on tokio, and
+//! reports a closed connection and SQLSTATEs distinctly, which is what the
+//! 503 mapping needs. deadpool-postgres adds a bounded pool with wait, create
+//! and recycle timeouts, and per-connection prepared statement caches.
+//!
+//! Bounded everywhere: [`pool`] opens at most [`POOL_SIZE`] connections, a
+//! caller waits at most [`WAIT`] for one, and every store call gives up after
+//! [`OP_TIMEOUT`] ([`bounded`]). A database that is down, restarting or stuck
+//! is then [`StoreError::Unavailable`] (503 with `Retry-After`), never a hang.
+
+pub mod keys;
+pub mod migrate;
+pub mod schema;
+
+use std::future::Future;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deadpool_postgres::{
+    Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime, Transaction,
+};
+use tokio_postgres::NoTls;
+
+pub use self::migrate::migrate;
+use crate::migrations::Migration;
+use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey};
+use crate::store::{KeyStore, StoreError, StoreResult, Timing, Written};
+
+/// Most connections [`pool`] opens.
+pub const POOL_SIZE: usize = 16;
+/// Longest wait for a pooled connection (and to open or check one).
+pub const WAIT: Duration = Duration::from_secs(2);
+/// Longest any store call may take.
+pub const OP_TIMEOUT: Duration = Duration::from_secs(5);
+/// Keys deleted per reaper statement.
+const REAP_BATCH: i64 = 10_000;
+
+/// The scope the key table's migrations are recorded under.
+pub const SCOPE: &str = "idemkey";
+
+/// The key table's schema, version by version (scope [`SCOPE`]).
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "idempotency keys",
+    sql: &[schema::KEYS_SCHEMA],
+}];
+
+impl From<tokio_postgres::Error> for StoreError {
+    fn from(e: tokio_postgres::Error) -> StoreError {
+        let unavailable = e.is_closed()
+            || match e.code() {
+                // No SQLSTATE: I/O, a closed socket, a failed connect.
+                None => true,
+                Some(code) => {
+                    let class = &code.code()[..2];
+                    // 08 connection exception, 40 transaction rollback
+                    // (deadlock, serialization: retryable), 53 insufficient
+                    // resources, 57 operator intervention (shutdown, crash recovery).
+                    matches!(class, "08" | "40" | "53" | "57")
+                }
+            };
+        let msg = match e.as_db_error() {
+            Some(db) => format!("{} ({})", db.message(), db.code().code()),
+            None => e.to_string(),
+        };
+        if unavailable {
+            StoreError::Unavailable(msg)
+        } else {
+            StoreError::Failed(msg)
+        }
+    }
+}
+
+impl From<PoolError> for StoreError {
+    fn from(e: PoolError) -> StoreError {
+        match e {
+            PoolError::Backend(e) => e.into(),
+            other => StoreError::Unavailable(other.to_string()),
+        }
+    }
+}
+
+/// A bounded pool for `cfg` (say `Config::from_str("postgres://USER@HOST:PORT/DB")`):
+/// at most [`POOL_SIZE`] connections, made on first use; a caller waits at
+/// most [`WAIT`] for one, to connect included.
+pub fn pool(mut cfg: tokio_postgres::Config) -> Result<Pool, String> {
+    cfg.connect_timeout(WAIT);
+    let mgr = Manager::from_config(
+        cfg,
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    Pool::builder(mgr)
+        .max_size(POOL_SIZE)
+        .wait_timeout(Some(WAIT))
+        .create_timeout(Some(WAIT))
+        .recycle_timeout(Some(WAIT))
+        .runtime(Runtime::Tokio1)
+        .build()
+        .map_err(|e| format!("database pool: {e}"))
+}
+
+/// Runs `f` within [`OP_TIMEOUT`]; later is [`StoreError::Unavailable`].
+pub async fn bounded<T>(f: impl Future<Output = StoreResult<T>>) -> StoreResult<T> {
+    match tokio::time::timeout(OP_TIMEOUT, f).await {
+        Ok(r) => r,
+        Err(_) => Err(StoreError::Unavailable(format!(
+            "no answer from the database within {OP_TIMEOUT:?}"
+        ))),
+    }
+}
+
+/// The application's write of phase 3 on PostgreSQL.
+///
+/// It runs in the transaction that then stores its [`Written`] response with
+/// the key and marks the key done, on a connection of the application's
+/// pool: both commit or neither does. It must not commit or roll back.
+///
+/// ```
+/// use async_trait::async_trait;
+/// use deadpool_postgres::Transaction;
+/// use idemkey_axum::model::StoredResponse;
+/// use idemkey_axum::postgres::PgCommit;
+/// use idemkey_axum::{StoreResult, Written};
+///
+/// struct InsertOrder { id: String, amount: i64 }
+///
+/// #[async_trait]
+/// impl PgCommit for InsertOrder {
+///     async fn write(self, tx: &Transaction<'_>) -> StoreResult<Written> {
+///         tx.execute("INSERT INTO orders (id, amount) VALUES ($1, $2)",
+///             &[&self.id, &self.amount]).await?;
+///         let body = format!(r#"{{"id":"{}"}}"#, self.id).into_bytes();
+///         Ok(Written::response(StoredResponse::json(201, body)).with_record_id(self.id))
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait PgCommit: Send + 'static {
+    /// Writes the application's rows in `tx`; returns what to store and send.
+    async fn write(self, tx: &Transaction<'_>) -> StoreResult<Written>;
+}
+
+/// [`KeyStore`] on a PostgreSQL pool, for any [`PgCommit`] write.
+#[derive(Clone)]
+pub struct PgKeys {
+    pool: Pool,
+    timing: Timing,
+}
+
+impl PgKeys {
+    /// The key table of `pool`'s database (migrated with [`MIGRATIONS`]),
+    /// keys living and locks holding as `timing` says.
+    pub fn new(pool: Pool, timing: Timing) -> PgKeys {
+        PgKeys { pool, timing }
+    }
+
+    /// The pool the keys live in.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+}
+
+#[async_trait]
+impl<W: PgCommit> KeyStore<W> for PgKeys {
+    async fn lookup(&self, req: &KeyRequest) -> StoreResult<Lookup> {
+        bounded(async {
+            let c = self.pool.get().await?;
+            keys::lookup(&c, req, self.timing.lock_ms()).await
+        })
+        .await
+    }
+
+    async fn reserve(&self, req: &KeyRequest) -> StoreResult<Reserved> {
+        let (ttl, lock) = (self.timing.ttl_ms(), self.timing.lock_ms());
+        bounded(async {
+            let mut c = self.pool.get().await?;
+            // A row deleted between the two steps (reaper, reset) sends the
+            // caller round again; the third time it is reported as busy.
+            for _ in 0..3 {
+                if let Some(lock) = keys::insert_new(&c, req, ttl).await? {
+                    return Ok(Reserved::Proceed(lock));
+                }
+                // The key exists. A replay, a 422 or a 409 writes nothing, so
+                // a plain read answers it, as the look-up does: requests
+                // racing for one key do not queue on its row lock (holding
+                // pooled connections while they wait). Only a write (a new
+                // operation on an expired key, a takeover of a stale one)
+                // locks the row and judges it again.
+                match keys::lookup(&c, req, lock).await? {
+                    Lookup::Replay { response, .. } => return Ok(Reserved::Replay(response)),
+                    Lookup::KeyReused => return Ok(Reserved::KeyReused),
+                    Lookup::InProgress => return Ok(Reserved::InProgress),
+                    Lookup::Free => {}
+                }
+                let tx = c.transaction().await?;
+                if let Some(r) = keys::reserve_existing(&tx, req, ttl, lock).await? {
+                    tx.commit().await?;
+                    return Ok(r);
+                }
+                tx.rollback().await?;
+            }
+            Ok(Reserved::InProgress)
+        })
+        .await
+    }
+
+    async fn complete(
+        &self,
+        customer: &str,
+        key: &str,
+        lock: &Lock,
+        write: W,
+    ) -> StoreResult<Completed> {
+        bounded(async {
+            let mut c = self.pool.get().await?;
+            let tx = c.transaction().await?;
+            let done = keys::complete(&tx, customer, key, lock, write).await?;
+            if matches!(done, Completed::Stored(_)) {
+                tx.commit().await?;
+            } else {
+                tx.rollback().await?;
+            }
+            Ok(done)
+        })
+        .await
+    }
+
+    async fn release(&self, customer: &str, key: &str, lock: &Lock) -> StoreResult<()> {
+        bounded(async {
+            let c = self.pool.get().await?;
+            keys::release(&c, customer, key, &lock.owner).await
+        })
+        .await
+    }
+
+    async fn stale_keys(&self, limit: usize) -> StoreResult<Vec<StaleKey>> {
+        bounded(async {
+            let c = self.pool.get().await?;
+            keys::stale(&c, self.timing.lock_ms(), limit).await
+        })
+        .await
+    }
+
+    async fn take_over(&self, stale: &StaleKey) -> StoreResult<Option<Lock>> {
+        bounded(async {
+            let c = self.pool.get().await?;
+            keys::take_over(&c, stale, self.timing.lock_ms()).await
+        })
+        .await
+    }
+
+    async fn reap(&self) -> StoreResult<u64> {
+        bounded(async {
+            let c = self.pool.get().await?;
+            keys::reap(&c, self.timing.lock_ms(), REAP_BATCH).await
+        })
+        .await
+    }
+}

@@ -1,0 +1,37 @@
+//! The key table on PostgreSQL (its first version: never changed, a change is
+//! a new migration), the lock migrations run under, and the database's clock
+//! as SQL.
+
+/// Milliseconds since the epoch on the database's clock: lock ages and expiry
+/// are judged by one clock however many hosts the instances run on.
+/// `clock_timestamp()` (not `now()`) so a long transaction does not freeze it.
+pub const NOW_MS: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
+/// Serialises migrations between instances.
+pub const SCHEMA_LOCK: &str = "SELECT pg_advisory_xact_lock(7210452118)";
+
+/// The key table and its indexes; `IF NOT EXISTS` everywhere. `charge_id`
+/// holds [`Written::with_record_id`](crate::Written::with_record_id)'s id.
+pub const KEYS_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+    customer        TEXT    NOT NULL,
+    idem_key        TEXT    NOT NULL,
+    fingerprint     TEXT    NOT NULL,
+    -- One id per operation: kept when a stale request is taken over, new when an
+    -- expired key starts a new operation. The provider dedups on it.
+    reservation     TEXT    NOT NULL,
+    state           TEXT    NOT NULL CHECK (state IN ('in_progress', 'done')),
+    lock_owner      TEXT    NOT NULL,
+    locked_at       BIGINT  NOT NULL,
+    created_at      BIGINT  NOT NULL,
+    expires_at      BIGINT  NOT NULL,
+    response_status INTEGER,
+    response_type   TEXT,
+    response_body   BYTEA,
+    charge_id       TEXT,
+    PRIMARY KEY (customer, idem_key)
+);
+CREATE INDEX IF NOT EXISTS idempotency_keys_expiry ON idempotency_keys (expires_at);
+CREATE INDEX IF NOT EXISTS idempotency_keys_stale ON idempotency_keys (locked_at)
+    WHERE state = 'in_progress';
+";

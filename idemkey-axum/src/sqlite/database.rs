@@ -1,0 +1,173 @@
+//! The SQLite file: connections, pragmas, migrations; the application's
+//! writes and the key table's share its one writer.
+//!
+//! Writes go through one connection on a writer thread of its own
+//! ([`Writer`]): SQLite admits one writer at a time anyway, and queueing in
+//! one FIFO beats many threads spinning in SQLite's busy handler; writes that
+//! queue while a commit syncs are committed together. Every batch still uses
+//! `BEGIN IMMEDIATE` and a busy timeout, so a second process on the same file
+//! (an old server still shutting down) is handled by SQLite's own locking.
+//! Reads use a small pool of extra connections; WAL lets them run beside the
+//! writer. Reads run on tokio's blocking pool.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::migrations::Migration;
+use crate::sqlite::migrate::migrate;
+use crate::sqlite::writer::Writer;
+use crate::store::{StoreError, StoreResult};
+
+/// How long a statement waits for another process's lock before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Idle read connections kept around.
+const MAX_IDLE_READERS: usize = 8;
+/// Prepared statements kept per connection: the writer's batch statements and
+/// every hot write fit (rusqlite keeps 16 by default, which they would just fill).
+const STATEMENT_CACHE: usize = 32;
+
+/// Handle to one SQLite file; cheap to clone. Open it once per process and
+/// run every write of the application through [`Database::write`]: the key
+/// table's writes queue on the same writer, so phase 3 and the
+/// application's own write share one transaction.
+#[derive(Clone)]
+pub struct Database {
+    path: Arc<PathBuf>,
+    writer: Writer,
+    readers: Arc<Mutex<Vec<Connection>>>,
+}
+
+fn open_conn(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    // WAL: readers never block the writer. synchronous=FULL: a commit is on disk
+    // (WAL fsynced) before COMMIT returns, so an answer is never sent for work a
+    // power cut could still undo.
+    let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(conn)
+}
+
+impl Database {
+    /// Opens (creating if needed) the database file and its parent
+    /// directory, and brings its schema up to `migrations` (of `scope`).
+    pub fn open(path: &Path, scope: &str, migrations: &[Migration]) -> Result<Database, String> {
+        Database::open_with(path, &[(scope, migrations)])
+    }
+
+    /// [`Database::open`] with several scopes of migrations, each run in
+    /// order: the application's own and the key table's
+    /// ([`MIGRATIONS`](crate::sqlite::MIGRATIONS) in scope
+    /// [`SCOPE`](crate::sqlite::SCOPE)), say.
+    pub fn open_with(path: &Path, scopes: &[(&str, &[Migration])]) -> Result<Database, String> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        let mut conn =
+            open_conn(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        for (scope, migrations) in scopes {
+            migrate(&mut conn, scope, migrations)?;
+        }
+        let name = scopes.first().map_or("db", |s| s.0);
+        Ok(Database {
+            path: Arc::new(path.to_path_buf()),
+            writer: Writer::start(conn, name)?,
+            readers: Arc::new(Mutex::new(Vec::new())),
+        })
+    }
+
+    /// Runs `f` with the writer connection, in the writer's next batch (see
+    /// [`Writer::write`]): `f` may open savepoints, not a transaction.
+    pub async fn write<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        self.writer.write(f).await
+    }
+
+    /// Runs `f` with a read connection on the blocking pool.
+    pub async fn read<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let path = self.path.clone();
+        let readers = self.readers.clone();
+        tokio::task::spawn_blocking(move || {
+            let pooled = readers
+                .lock()
+                .map_err(|_| StoreError::Failed("reader pool poisoned".into()))?
+                .pop();
+            let conn = match pooled {
+                Some(c) => c,
+                None => open_conn(&path)?,
+            };
+            let out = f(&conn).map_err(StoreError::from);
+            if let Ok(mut idle) = readers.lock() {
+                if idle.len() < MAX_IDLE_READERS {
+                    idle.push(conn);
+                }
+            }
+            out
+        })
+        .await
+        .map_err(|e| StoreError::Failed(format!("read task: {e}")))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The durability promise ("no answer before its commit is on disk")
+    /// rests on these settings of the connections that write and read.
+    #[tokio::test]
+    async fn connections_are_wal_synchronous_full_with_a_busy_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Database::open(
+            &dir.path().join("sub").join("t.db"),
+            super::super::SCOPE,
+            super::super::MIGRATIONS,
+        )
+        .unwrap();
+        let pragmas = |conn: &Connection| -> rusqlite::Result<(String, i64, i64)> {
+            let q = |p: &str| {
+                conn.query_row(&format!("PRAGMA {p}"), [], |r| {
+                    r.get::<_, rusqlite::types::Value>(0)
+                })
+            };
+            let (
+                rusqlite::types::Value::Text(mode),
+                rusqlite::types::Value::Integer(sync),
+                rusqlite::types::Value::Integer(busy),
+            ) = (q("journal_mode")?, q("synchronous")?, q("busy_timeout")?)
+            else {
+                return Err(rusqlite::Error::InvalidQuery);
+            };
+            Ok((mode, sync, busy))
+        };
+        let expected = ("wal".to_string(), 2, BUSY_TIMEOUT.as_millis() as i64);
+        assert_eq!(
+            store.write(move |c| pragmas(c)).await.unwrap(),
+            expected,
+            "writer"
+        );
+        assert_eq!(
+            store.read(move |c| pragmas(c)).await.unwrap(),
+            expected,
+            "reader"
+        );
+    }
+}

@@ -1,0 +1,184 @@
+//! The key store on SQLite: one file, WAL, `synchronous=FULL`, one writer
+//! thread with group commit ([`Database`]), readers beside it.
+//!
+//! Writes go through one connection (SQLite admits one writer at a time);
+//! look-ups use reader connections beside it, so replays, 409s and 422s
+//! never queue behind a write. The application's write of phase 3 runs on
+//! that writer, inside the savepoint that stores the response.
+
+pub mod database;
+pub mod keys;
+pub mod migrate;
+pub mod writer;
+
+use async_trait::async_trait;
+use rusqlite::Connection;
+
+pub use self::database::Database;
+use crate::ids::now_ms;
+use crate::migrations::Migration;
+use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey};
+use crate::store::{KeyStore, StoreError, StoreResult, Timing, Written};
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> StoreError {
+        match e.sqlite_error_code() {
+            // Another process held the file past the busy timeout.
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                StoreError::Unavailable(e.to_string())
+            }
+            _ => StoreError::Failed(e.to_string()),
+        }
+    }
+}
+
+/// The key table as its first version made it (never changed: a change is a
+/// new migration). `charge_id` holds [`Written::with_record_id`]'s id.
+pub const KEYS_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+    customer        TEXT    NOT NULL,
+    idem_key        TEXT    NOT NULL,
+    fingerprint     TEXT    NOT NULL,
+    -- One id per operation: kept when a stale request is taken over, new when an
+    -- expired key starts a new operation. The provider dedups on it.
+    reservation     TEXT    NOT NULL,
+    state           TEXT    NOT NULL CHECK (state IN ('in_progress', 'done')),
+    lock_owner      TEXT    NOT NULL,
+    locked_at       INTEGER NOT NULL,
+    created_at      INTEGER NOT NULL,
+    expires_at      INTEGER NOT NULL,
+    response_status INTEGER,
+    response_type   TEXT,
+    response_body   BLOB,
+    charge_id       TEXT,
+    PRIMARY KEY (customer, idem_key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idempotency_keys_expiry ON idempotency_keys (expires_at);
+";
+
+/// In-progress keys by lock age, for recovery's scan.
+pub const STALE_INDEX: &str = "CREATE INDEX IF NOT EXISTS idempotency_keys_stale ON idempotency_keys (locked_at)
+                WHERE state = 'in_progress'";
+
+/// The scope the key table's migrations are recorded under.
+pub const SCOPE: &str = "idemkey";
+
+/// The key table's schema, version by version (scope [`SCOPE`]).
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "idempotency keys",
+        sql: &[KEYS_SCHEMA],
+    },
+    Migration {
+        version: 2,
+        name: "index of in-progress keys by lock age, for recovery's scan",
+        sql: &[STALE_INDEX],
+    },
+];
+
+/// The application's write of phase 3 on SQLite.
+///
+/// It runs on the writer connection, inside the savepoint that then stores
+/// its [`Written`] response with the key and marks the key done: both commit
+/// or neither does. It must not open a transaction (`BEGIN`) of its own, and
+/// it runs on the writer's thread: keep it to SQL.
+///
+/// ```
+/// use idemkey_axum::model::StoredResponse;
+/// use idemkey_axum::sqlite::SqliteCommit;
+/// use idemkey_axum::Written;
+///
+/// struct InsertOrder { id: String, amount: i64 }
+///
+/// impl SqliteCommit for InsertOrder {
+///     fn write(self, conn: &rusqlite::Connection) -> rusqlite::Result<Written> {
+///         conn.execute("INSERT INTO orders (id, amount) VALUES (?1, ?2)",
+///             rusqlite::params![self.id, self.amount])?;
+///         let body = format!(r#"{{"id":"{}"}}"#, self.id).into_bytes();
+///         Ok(Written::response(StoredResponse::json(201, body)).with_record_id(self.id))
+///     }
+/// }
+/// ```
+pub trait SqliteCommit: Send + 'static {
+    /// Writes the application's rows; returns what to store and send.
+    fn write(self, conn: &Connection) -> rusqlite::Result<Written>;
+}
+
+/// [`KeyStore`] on one SQLite [`Database`], for any [`SqliteCommit`] write.
+#[derive(Clone)]
+pub struct SqliteKeys {
+    db: Database,
+    timing: Timing,
+}
+
+impl SqliteKeys {
+    /// The key table of `db` (opened with [`MIGRATIONS`]), keys living and
+    /// locks holding as `timing` says.
+    pub fn new(db: Database, timing: Timing) -> SqliteKeys {
+        SqliteKeys { db, timing }
+    }
+
+    /// The database the keys live in.
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+}
+
+#[async_trait]
+impl<W: SqliteCommit> KeyStore<W> for SqliteKeys {
+    async fn lookup(&self, req: &KeyRequest) -> StoreResult<Lookup> {
+        let (req, lock_ms) = (req.clone(), self.timing.lock_ms());
+        self.db
+            .read(move |conn| keys::lookup(conn, &req, now_ms(), lock_ms))
+            .await
+    }
+
+    async fn reserve(&self, req: &KeyRequest) -> StoreResult<Reserved> {
+        let (req, t) = (req.clone(), self.timing);
+        self.db
+            .write(move |conn| keys::reserve(conn, &req, now_ms(), t.ttl_ms(), t.lock_ms()))
+            .await
+    }
+
+    async fn complete(
+        &self,
+        customer: &str,
+        key: &str,
+        lock: &Lock,
+        write: W,
+    ) -> StoreResult<Completed> {
+        let (c, k, l) = (customer.to_string(), key.to_string(), lock.clone());
+        self.db
+            .write(move |conn| keys::complete(conn, &c, &k, &l, write))
+            .await
+    }
+
+    async fn release(&self, customer: &str, key: &str, lock: &Lock) -> StoreResult<()> {
+        let (c, k, o) = (customer.to_string(), key.to_string(), lock.owner.clone());
+        self.db
+            .write(move |conn| keys::release(conn, &c, &k, &o))
+            .await
+    }
+
+    async fn stale_keys(&self, limit: usize) -> StoreResult<Vec<StaleKey>> {
+        let lock_ms = self.timing.lock_ms();
+        self.db
+            .read(move |conn| keys::stale(conn, now_ms(), lock_ms, limit))
+            .await
+    }
+
+    async fn take_over(&self, stale: &StaleKey) -> StoreResult<Option<Lock>> {
+        let (k, lock_ms) = (stale.clone(), self.timing.lock_ms());
+        self.db
+            .write(move |conn| keys::take_over(conn, &k, now_ms(), lock_ms))
+            .await
+    }
+
+    async fn reap(&self) -> StoreResult<u64> {
+        let lock_ms = self.timing.lock_ms();
+        self.db
+            .write(move |conn| keys::reap(conn, now_ms(), lock_ms))
+            .await
+    }
+}

@@ -1,0 +1,141 @@
+//! The key store's interface: what the phases ask of a database, in the
+//! terms of [`model`](crate::model), whatever the database is.
+//!
+//! Two implementations: [`SqliteKeys`](crate::sqlite::SqliteKeys) and
+//! [`PgKeys`](crate::postgres::PgKeys). `W` is the application's own write of
+//! phase 3 (see [`SqliteCommit`](crate::sqlite::SqliteCommit) and
+//! [`PgCommit`](crate::postgres::PgCommit)): the store runs it in the same
+//! transaction that stores the response and marks the key done.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey, StoredResponse};
+
+/// What can go wrong in a store.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StoreError {
+    /// The database cannot be reached or answered too late (down, restarting,
+    /// pool exhausted): the operation did not happen and may be retried.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    /// The database answered with an error, or held data this code cannot read.
+    #[error("database error: {0}")]
+    Failed(String),
+}
+
+/// Result alias of the store.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// How long keys live and locks hold, on the store's own clock.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// A key is a new operation this long after its first request (its TTL).
+    pub key_ttl: Duration,
+    /// An in-progress key whose lock is older may be taken over: by a retry,
+    /// or by recovery. Longer than the slowest phase 2 you expect.
+    pub lock_timeout: Duration,
+}
+
+impl Default for Timing {
+    /// 24 hours and 30 seconds.
+    fn default() -> Timing {
+        Timing {
+            key_ttl: Duration::from_secs(86_400),
+            lock_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Timing {
+    /// `key_ttl` in ms.
+    pub fn ttl_ms(&self) -> i64 {
+        self.key_ttl.as_millis() as i64
+    }
+    /// `lock_timeout` in ms.
+    pub fn lock_ms(&self) -> i64 {
+        self.lock_timeout.as_millis() as i64
+    }
+}
+
+/// What the application's write of phase 3 hands back: the response to store
+/// with the key (and to send), or word that its own records already hold this
+/// operation, in which case nothing of the transaction is kept.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub(crate) response: Option<StoredResponse>,
+    pub(crate) record_id: Option<String>,
+}
+
+impl Written {
+    /// Store `response` with the key and send it; every replay sends it again,
+    /// byte for byte.
+    pub fn response(response: StoredResponse) -> Written {
+        Written {
+            response: Some(response),
+            record_id: None,
+        }
+    }
+
+    /// Keeps `id` (the row the write created, say an order id) with the key,
+    /// for whoever reads the key table.
+    pub fn with_record_id(mut self, id: impl Into<String>) -> Written {
+        self.record_id = Some(id.into());
+        self
+    }
+
+    /// The application's own uniqueness check (a `UNIQUE` column on the
+    /// operation id) found this operation already recorded: the transaction
+    /// is rolled back and the request answered `409` (another request of the
+    /// operation holds or held it). A last line of defence; the key's lock
+    /// normally makes it unreachable.
+    pub fn already_recorded() -> Written {
+        Written {
+            response: None,
+            record_id: None,
+        }
+    }
+}
+
+/// The idempotency key store: one row per (principal, key), a lock while its
+/// operation runs, the stored answer once done.
+///
+/// Every method is one short transaction (or a plain read) and is safe to call
+/// from many instances at once on a shared database: at most one caller ever
+/// holds the lock of a key, and phase 3 commits only for the lock holder.
+/// Times (lock ages, expiry) are the store's clock, not the caller's.
+#[async_trait]
+pub trait KeyStore<W: Send + 'static>: Send + Sync + 'static {
+    /// Read-only look-up of a key, never waiting for a writer or a row lock:
+    /// replays, 409s and 422s are answered from it.
+    async fn lookup(&self, req: &KeyRequest) -> StoreResult<Lookup>;
+
+    /// Phase 1, atomic: reserves a new key (or an expired one) with a new
+    /// operation id, takes over a stale one keeping its id, or reports why not.
+    async fn reserve(&self, req: &KeyRequest) -> StoreResult<Reserved>;
+
+    /// Phase 3, one transaction: the application's `write`, the stored
+    /// response and the `done` state, only if `lock` still owns the key.
+    async fn complete(
+        &self,
+        customer: &str,
+        key: &str,
+        lock: &Lock,
+        write: W,
+    ) -> StoreResult<Completed>;
+
+    /// Gives up a lock after a failure, so the next try takes over at once
+    /// instead of after the lock timeout (the operation id is kept).
+    async fn release(&self, customer: &str, key: &str, lock: &Lock) -> StoreResult<()>;
+
+    /// In-progress keys whose lock is stale, oldest lock first, at most `limit`.
+    async fn stale_keys(&self, limit: usize) -> StoreResult<Vec<StaleKey>>;
+
+    /// Claims a stale key for recovery: `None` when it is no longer that
+    /// stale operation (a retry or another instance got it).
+    async fn take_over(&self, stale: &StaleKey) -> StoreResult<Option<Lock>>;
+
+    /// Deletes expired keys whose request is not running; returns how many.
+    async fn reap(&self) -> StoreResult<u64>;
+}
