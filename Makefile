@@ -27,7 +27,7 @@ DEMO_CSP    := $(PAYMENT_CSP); style-src 'self'; img-src 'self'
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
-        build server demo test test-host tool-npm-examples test-wasm test-e2e test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
+        build server demo test test-host test-backend tool-npm-examples test-wasm test-e2e test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
         fuzz tool-cargo-fuzz test-sim sim
 
 help:
@@ -143,13 +143,21 @@ cluster: build server
 	bash scripts/cluster.sh $(DEMO_ADDR) "$(DEMO_CSP)"
 
 ## ---- tests ----
-test: tools test-promises test-host test-sim test-wasm test-e2e test-csp test-consumer test-storm test-chaos
+test: tools test-promises test-host test-backend test-sim test-wasm test-e2e test-csp test-consumer test-storm test-chaos
 	@echo "make test: all suites passed"
 
 # Host tests, and no import circles between the client's files (scripts/circles.mjs).
+# The example shop runs in test-backend.
 test-host: tool-node
-	cargo test --workspace
+	cargo test --workspace --exclude idemkey-example-orders
 	node scripts/circles.mjs src
+
+# The axum shop on idemkey-axum (examples/axum-orders/): built, killed with kill -9 between
+# the provider's answer and its commit, on SQLite and on a PostgreSQL the test starts; then
+# docs/backend-crate.md's code blocks against its files.
+test-backend: tool-node tool-apt
+	cargo test -p idemkey-example-orders
+	node --test tests/backend/
 
 # The deterministic simulation (sim/, README "Simulation"), release build: the regression
 # seeds first, then SIM_SEEDS seeded schedules (about 3 s), then each test-only mutation of

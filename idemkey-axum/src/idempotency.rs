@@ -93,7 +93,9 @@ impl<W: Send + 'static> Idempotency<W> {
         key: &IdempotencyKey,
         payload: &Value,
     ) -> Result<Reservation<'_, W>, Error> {
-        self.keys().begin(self.request(principal, key, payload)).await
+        self.keys()
+            .begin(self.request(principal, key, payload))
+            .await
     }
 
     /// One round of recovery (see [`recovery`](crate::recovery)); returns how

@@ -76,10 +76,7 @@ mod tests {
 
     #[test]
     fn every_store_lists_versions_from_one_without_gaps() {
-        for all in [
-            crate::sqlite::MIGRATIONS,
-            crate::postgres::MIGRATIONS,
-        ] {
+        for all in [crate::sqlite::MIGRATIONS, crate::postgres::MIGRATIONS] {
             for (i, m) in all.iter().enumerate() {
                 assert_eq!(m.version, i as i64 + 1, "{}", m.name);
             }

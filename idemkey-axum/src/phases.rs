@@ -61,7 +61,8 @@ impl IntoResponse for Answer {
         let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let ctype = HeaderValue::from_str(&r.content_type)
             .unwrap_or(HeaderValue::from_static("application/json"));
-        let mut resp = (status, [(axum::http::header::CONTENT_TYPE, ctype)], r.body).into_response();
+        let mut resp =
+            (status, [(axum::http::header::CONTENT_TYPE, ctype)], r.body).into_response();
         if self.replayed {
             resp.headers_mut()
                 .insert(REPLAYED, HeaderValue::from_static("true"));
@@ -215,7 +216,15 @@ impl<W: Send + 'static> Operation<'_, W> {
     /// and finished first, its stored answer is the answer (a replay); if it
     /// still runs, [`Error::InProgress`].
     pub async fn commit(self, write: W) -> Result<Answer, Error> {
-        match complete(self.store, &self.req.customer, &self.req.key, &self.lock, write).await? {
+        match complete(
+            self.store,
+            &self.req.customer,
+            &self.req.key,
+            &self.lock,
+            write,
+        )
+        .await?
+        {
             Completed::Stored(response) => Ok(Answer {
                 response,
                 replayed: false,

@@ -57,7 +57,8 @@ CREATE INDEX IF NOT EXISTS idempotency_keys_expiry ON idempotency_keys (expires_
 ";
 
 /// In-progress keys by lock age, for recovery's scan.
-pub const STALE_INDEX: &str = "CREATE INDEX IF NOT EXISTS idempotency_keys_stale ON idempotency_keys (locked_at)
+pub const STALE_INDEX: &str =
+    "CREATE INDEX IF NOT EXISTS idempotency_keys_stale ON idempotency_keys (locked_at)
                 WHERE state = 'in_progress'";
 
 /// The scope the key table's migrations are recorded under.

@@ -85,7 +85,9 @@ pub async fn phases(
     }
     // This request is about to do work: it takes a fault now, and one that
     // acts before commit answers with nothing stored.
-    let fault = deps.faults.take(&customer, Some(&idem_key), &req.fingerprint);
+    let fault = deps
+        .faults
+        .take(&customer, Some(&idem_key), &req.fingerprint);
     if let Some(f) = fault.clone().filter(ChargeFault::before_commit) {
         return Err(IdemError::Injected(f));
     }

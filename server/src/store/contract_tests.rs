@@ -77,7 +77,10 @@ async fn a_key_goes_free_then_in_progress_then_done_and_replays() {
     let (stores, _dir) = stores(Duration::from_secs(60)).await;
     for (name, s) in stores {
         assert!(
-            matches!(s.keys().lookup(&req("k", "fp")).await.unwrap(), Lookup::Free),
+            matches!(
+                s.keys().lookup(&req("k", "fp")).await.unwrap(),
+                Lookup::Free
+            ),
             "{name}"
         );
         let Reserved::Proceed(lock) = s.keys().reserve(&req("k", "fp")).await.unwrap() else {
@@ -85,7 +88,10 @@ async fn a_key_goes_free_then_in_progress_then_done_and_replays() {
         };
         assert!(!lock.recovered);
         assert!(
-            matches!(s.keys().lookup(&req("k", "fp")).await.unwrap(), Lookup::InProgress),
+            matches!(
+                s.keys().lookup(&req("k", "fp")).await.unwrap(),
+                Lookup::InProgress
+            ),
             "{name}"
         );
         assert!(
@@ -104,7 +110,8 @@ async fn a_key_goes_free_then_in_progress_then_done_and_replays() {
         );
         let ch = charge("k", &lock.reservation);
         let Completed::Stored(stored) = s
-            .keys().complete("c", "k", &lock, Outcome::Charge(ch.clone()))
+            .keys()
+            .complete("c", "k", &lock, Outcome::Charge(ch.clone()))
             .await
             .unwrap()
         else {
@@ -149,7 +156,10 @@ async fn a_key_goes_free_then_in_progress_then_done_and_replays() {
         assert_eq!(charges[0].id, ch.id, "{name}");
         assert_eq!(s.delete_customer("c").await.unwrap(), (1, 1), "{name}");
         assert!(
-            matches!(s.keys().lookup(&req("k", "fp")).await.unwrap(), Lookup::Free),
+            matches!(
+                s.keys().lookup(&req("k", "fp")).await.unwrap(),
+                Lookup::Free
+            ),
             "{name}"
         );
     }
@@ -205,7 +215,8 @@ async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
         // The first owner lost its lock: its completion writes nothing.
         assert!(
             matches!(
-                s.keys().complete("c", "r", &first, Outcome::Answer(answer("late")))
+                s.keys()
+                    .complete("c", "r", &first, Outcome::Answer(answer("late")))
                     .await
                     .unwrap(),
                 Completed::LockLost
@@ -222,7 +233,12 @@ async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
         let stale = s.keys().stale_keys(10).await.unwrap();
         assert_eq!(stale.len(), 1, "{name}");
         assert_eq!(stale[0].reservation, first.reservation, "{name}");
-        let third = s.keys().take_over(&stale[0]).await.unwrap().expect("claimed");
+        let third = s
+            .keys()
+            .take_over(&stale[0])
+            .await
+            .unwrap()
+            .expect("claimed");
         assert!(
             s.keys().take_over(&stale[0]).await.unwrap().is_none(),
             "{name}: claimed once"
@@ -237,7 +253,8 @@ async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
         );
         assert!(
             matches!(
-                s.keys().complete("c", "r", &second, Outcome::Answer(answer("second")))
+                s.keys()
+                    .complete("c", "r", &second, Outcome::Answer(answer("second")))
                     .await
                     .unwrap(),
                 Completed::LockLost
@@ -246,7 +263,8 @@ async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
         );
         assert!(
             matches!(
-                s.keys().complete("c", "r", &third, Outcome::Answer(answer("third")))
+                s.keys()
+                    .complete("c", "r", &third, Outcome::Answer(answer("third")))
                     .await
                     .unwrap(),
                 Completed::Stored(_)
@@ -274,14 +292,15 @@ async fn expired_keys_are_new_operations_and_are_reaped() {
         let Reserved::Proceed(lock) = s.keys().reserve(&req("e", "fp")).await.unwrap() else {
             panic!("{name}")
         };
-        s.keys().complete(
-            "c",
-            "e",
-            &lock,
-            Outcome::Charge(charge("e", &lock.reservation)),
-        )
-        .await
-        .unwrap();
+        s.keys()
+            .complete(
+                "c",
+                "e",
+                &lock,
+                Outcome::Charge(charge("e", &lock.reservation)),
+            )
+            .await
+            .unwrap();
         let reaped = s.keys().reap().await.unwrap();
         // A loaded machine may take the whole TTL to get here.
         if reserved_at.elapsed() < TTL {
@@ -291,7 +310,10 @@ async fn expired_keys_are_new_operations_and_are_reaped() {
         tokio::time::sleep(TTL + Duration::from_millis(100)).await;
         // Expired: free even with another payload, and a new operation id.
         assert!(
-            matches!(s.keys().lookup(&req("e", "other")).await.unwrap(), Lookup::Free),
+            matches!(
+                s.keys().lookup(&req("e", "other")).await.unwrap(),
+                Lookup::Free
+            ),
             "{name}"
         );
         let Reserved::Proceed(again) = s.keys().reserve(&req("e", "other")).await.unwrap() else {
@@ -303,11 +325,16 @@ async fn expired_keys_are_new_operations_and_are_reaped() {
         let Reserved::Proceed(other) = s.keys().reserve(&req("f", "fp")).await.unwrap() else {
             panic!("{name}")
         };
-        s.keys().complete("c", "f", &other, Outcome::Answer(answer("f")))
+        s.keys()
+            .complete("c", "f", &other, Outcome::Answer(answer("f")))
             .await
             .unwrap();
         tokio::time::sleep(TTL + Duration::from_millis(100)).await;
-        assert_eq!(s.keys().reap().await.unwrap(), 1, "{name}: only the done key");
+        assert_eq!(
+            s.keys().reap().await.unwrap(),
+            1,
+            "{name}: only the done key"
+        );
         assert_eq!(
             s.charges("c").await.unwrap().len(),
             1,
@@ -336,21 +363,25 @@ async fn one_operation_never_gets_two_charges() {
             .unwrap();
         assert!(
             matches!(
-                s.keys().complete(
-                    "c",
-                    "u",
-                    &lock,
-                    Outcome::Charge(charge("u", &lock.reservation))
-                )
-                .await
-                .unwrap(),
+                s.keys()
+                    .complete(
+                        "c",
+                        "u",
+                        &lock,
+                        Outcome::Charge(charge("u", &lock.reservation))
+                    )
+                    .await
+                    .unwrap(),
                 Completed::LockLost
             ),
             "{name}"
         );
         assert_eq!(s.charges("c").await.unwrap().len(), 1, "{name}");
         assert!(
-            matches!(s.keys().lookup(&req("u", "fp")).await.unwrap(), Lookup::InProgress),
+            matches!(
+                s.keys().lookup(&req("u", "fp")).await.unwrap(),
+                Lookup::InProgress
+            ),
             "{name}"
         );
     }
@@ -367,13 +398,16 @@ async fn a_late_completion_gets_the_taker_s_answer_or_nothing_once_the_key_is_go
         let Reserved::Proceed(taker) = s.keys().reserve(&req("late", "fp")).await.unwrap() else {
             panic!("{name}")
         };
-        let done = s.keys().complete("c", "late", &taker, Outcome::Answer(answer("taker")));
+        let done = s
+            .keys()
+            .complete("c", "late", &taker, Outcome::Answer(answer("taker")));
         assert!(
             matches!(done.await.unwrap(), Completed::Stored(_)),
             "{name}"
         );
         match s
-            .keys().complete("c", "late", &first, Outcome::Answer(answer("first")))
+            .keys()
+            .complete("c", "late", &first, Outcome::Answer(answer("first")))
             .await
         {
             Ok(Completed::AlreadyDone(r)) => assert_eq!(r.body, b"taker", "{name}"),

@@ -16,9 +16,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+use self::model::{Charge, Outcome};
 pub use idemkey_axum::migrations;
 pub use idemkey_axum::store::{KeyStore, StoreError, StoreResult, Timing};
-use self::model::{Charge, Outcome};
 
 /// The server's store: its key table (the idemkey-axum crate's, whose phase 3
 /// writes a charge: [`Outcome`]), its ledger, and the secrets instances share.

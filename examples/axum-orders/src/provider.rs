@@ -1,0 +1,98 @@
+//! The shop's client of the payment provider (`src/bin/provider.rs`), over
+//! HTTP/1.1 with hyper: one connection per call.
+
+use axum::body::Bytes;
+use axum::http::{Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use serde_json::{json, Value};
+
+/// Where the provider listens; cheap to clone.
+#[derive(Clone)]
+pub struct Provider {
+    addr: String,
+}
+
+impl Provider {
+    /// The provider at `url` (`http://HOST:PORT`).
+    pub fn new(url: &str) -> Result<Provider, String> {
+        let addr = url
+            .strip_prefix("http://")
+            .ok_or("--provider: http://HOST:PORT")?;
+        Ok(Provider {
+            addr: addr.trim_end_matches('/').to_string(),
+        })
+    }
+
+    /// Pays `amount` under `key` (a second call with the key answers the
+    /// first payment); the payment's id.
+    pub async fn pay(&self, key: &str, amount: i64) -> Result<String, String> {
+        let (status, body) = self
+            .call(
+                Method::POST,
+                "/payments",
+                Some(key),
+                json!({ "amount": amount }),
+            )
+            .await?;
+        match (status, body["id"].as_str()) {
+            (StatusCode::OK, Some(id)) => Ok(id.to_string()),
+            _ => Err(format!("provider answered {status}")),
+        }
+    }
+
+    /// The payment made under `key`, with its amount, if any.
+    pub async fn find(&self, key: &str) -> Result<Option<(String, i64)>, String> {
+        let (status, body) = self
+            .call(Method::GET, &format!("/payments/{key}"), None, Value::Null)
+            .await?;
+        match (status, body["id"].as_str(), body["amount"].as_i64()) {
+            (StatusCode::OK, Some(id), Some(amount)) => Ok(Some((id.to_string(), amount))),
+            (StatusCode::NOT_FOUND, ..) => Ok(None),
+            _ => Err(format!("provider answered {status}")),
+        }
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        body: Value,
+    ) -> Result<(StatusCode, Value), String> {
+        let stream = tokio::net::TcpStream::connect(&self.addr)
+            .await
+            .map_err(|e| format!("provider: {e}"))?;
+        let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| format!("provider: {e}"))?;
+        tokio::spawn(conn);
+        let mut req = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", &self.addr);
+        if let Some(key) = key {
+            req = req
+                .header("idempotency-key", key)
+                .header("content-type", "application/json");
+        }
+        let req = req
+            .body(Full::new(Bytes::from(body.to_string())))
+            .map_err(|e| e.to_string())?;
+        let resp = send
+            .send_request(req)
+            .await
+            .map_err(|e| format!("provider: {e}"))?;
+        let status = resp.status();
+        let bytes = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| format!("provider: {e}"))?
+            .to_bytes();
+        Ok((
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        ))
+    }
+}
