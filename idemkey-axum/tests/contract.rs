@@ -1,0 +1,373 @@
+//! What the crate promises an application, on SQLite and on a real
+//! PostgreSQL: the application's write and the stored answer commit together
+//! or not at all; a failed write leaves the key free for its retry, under the
+//! same operation id; replays are byte for byte; another payload is 422; a
+//! live key is 409; an expired key is a new operation; recovery commits what
+//! the application's `Recover` finds and leaves the rest; one key reserved
+//! by many instances at once has one owner.
+
+#[path = "../../server/tests/common/pg.rs"]
+mod pg;
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use axum::response::IntoResponse;
+use idemkey_axum::fingerprint::Fingerprinter;
+use idemkey_axum::migrations::Migration;
+use idemkey_axum::model::{StaleKey, StoredResponse};
+use idemkey_axum::postgres::{self, PgCommit, PgKeys};
+use idemkey_axum::sqlite::{self, Database, SqliteCommit, SqliteKeys};
+use idemkey_axum::{
+    Error, Idempotency, IdempotencyKey, KeyStore, Recover, Reservation, StoreError, StoreResult,
+    Timing, Written,
+};
+use serde_json::json;
+
+const NOTES: &[Migration] = &[Migration {
+    version: 1,
+    name: "notes",
+    sql: &["CREATE TABLE notes (operation TEXT NOT NULL UNIQUE, text TEXT NOT NULL)"],
+}];
+
+/// The application's write: one row, then, if asked, a failure after it.
+struct Note {
+    operation: String,
+    text: String,
+    fail_after_write: bool,
+}
+
+impl Note {
+    fn written(&self, n: u64) -> Result<Written, String> {
+        if self.fail_after_write {
+            return Err("the application's write failed after its insert".into());
+        }
+        let body = json!({ "note": self.text }).to_string().into_bytes();
+        Ok(if n == 1 {
+            Written::response(StoredResponse::json(201, body)).with_record_id(&self.operation)
+        } else {
+            Written::already_recorded()
+        })
+    }
+}
+
+impl SqliteCommit for Note {
+    fn write(self, conn: &rusqlite::Connection) -> rusqlite::Result<Written> {
+        let n = conn.execute(
+            "INSERT INTO notes (operation, text) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            [&self.operation, &self.text],
+        )?;
+        self.written(n as u64)
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))
+    }
+}
+
+#[async_trait]
+impl PgCommit for Note {
+    async fn write(self, tx: &deadpool_postgres::Transaction<'_>) -> StoreResult<Written> {
+        let n = tx
+            .execute(
+                "INSERT INTO notes (operation, text) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                &[&self.operation, &self.text],
+            )
+            .await?;
+        self.written(n).map_err(StoreError::Failed)
+    }
+}
+
+/// One database of each kind, fresh, and how to count its notes.
+struct Db {
+    name: &'static str,
+    store: Arc<dyn KeyStore<Note>>,
+    count: Box<dyn Fn() -> i64 + Send + Sync>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+async fn sqlite_db(timing: Timing) -> Db {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.db");
+    let db = Database::open_with(
+        &path,
+        &[("app", NOTES), (sqlite::SCOPE, sqlite::MIGRATIONS)],
+    )
+    .unwrap();
+    Db {
+        name: "sqlite",
+        store: Arc::new(SqliteKeys::new(db, timing)),
+        count: Box::new(move || {
+            let c = rusqlite::Connection::open(&path).unwrap();
+            c.query_row("SELECT COUNT(*) FROM notes", [], |r| r.get(0))
+                .unwrap()
+        }),
+        _dir: Some(dir),
+    }
+}
+
+async fn postgres_db(timing: Timing) -> (Db, deadpool_postgres::Pool) {
+    let url = tokio::task::spawn_blocking(|| pg::Pg::shared().fresh_database())
+        .await
+        .unwrap();
+    let pool = postgres::pool(tokio_postgres::Config::from_str(&url).unwrap()).unwrap();
+    let mut c = pool.get().await.unwrap();
+    postgres::migrate(&mut c, "app", NOTES).await.unwrap();
+    postgres::migrate(&mut c, postgres::SCOPE, postgres::MIGRATIONS)
+        .await
+        .unwrap();
+    let db = url.rsplit('/').next().unwrap().to_string();
+    let db = Db {
+        name: "postgres",
+        store: Arc::new(PgKeys::new(pool.clone(), timing)),
+        count: Box::new(move || {
+            pg::Pg::shared()
+                .psql(&db, "SELECT COUNT(*) FROM notes")
+                .trim()
+                .parse()
+                .unwrap()
+        }),
+        _dir: None,
+    };
+    (db, pool)
+}
+
+async fn both(timing: Timing) -> Vec<Db> {
+    vec![sqlite_db(timing).await, postgres_db(timing).await.0]
+}
+
+fn timing(ttl_ms: u64, lock_ms: u64) -> Timing {
+    Timing {
+        key_ttl: Duration::from_millis(ttl_ms),
+        lock_timeout: Duration::from_millis(lock_ms),
+    }
+}
+
+fn idem(db: &Db) -> Idempotency<Note> {
+    Idempotency::new(db.store.clone(), Fingerprinter::new(&[9; 32]).unwrap()).with_replay_cache(0)
+}
+
+fn note(operation: &str, text: &str, fail_after_write: bool) -> Note {
+    Note {
+        operation: operation.to_string(),
+        text: text.into(),
+        fail_after_write,
+    }
+}
+
+fn key(k: &str) -> IdempotencyKey {
+    IdempotencyKey(k.into())
+}
+
+async fn proceed<'a>(
+    idem: &'a Idempotency<Note>,
+    principal: &str,
+    k: &str,
+    body: &serde_json::Value,
+) -> idemkey_axum::Operation<'a, Note> {
+    match idem.begin(principal, &key(k), body).await {
+        Ok(Reservation::Proceed(op)) => op,
+        other => panic!("{k}: expected to proceed, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_write_and_the_answer_commit_together_or_not_at_all() {
+    for db in both(timing(60_000, 60_000)).await {
+        let (name, idem) = (db.name, idem(&db));
+        let body = json!({ "text": "hello" });
+        let op = proceed(&idem, "alice", "k", &body).await;
+        let first = op.operation_id().to_string();
+        let failed = op.commit(note(&first, "hello", true)).await;
+        assert!(matches!(failed, Err(Error::Store(_))), "{name}: {failed:?}");
+        assert_eq!((db.count)(), 0, "{name}: the failed write left nothing");
+
+        // The key was handed back at once: the retry proceeds, same operation.
+        let op = proceed(&idem, "alice", "k", &body).await;
+        assert_eq!(op.operation_id(), first, "{name}");
+        assert!(op.recovered(), "{name}");
+        let answer = op.commit(note(&first, "hello", false)).await.unwrap();
+        assert_eq!(
+            (answer.response.status, answer.replayed),
+            (201, false),
+            "{name}"
+        );
+        assert_eq!((db.count)(), 1, "{name}");
+
+        // Replayed byte for byte, with the header, whatever the member order.
+        let Ok(Reservation::Answered(replay)) = idem
+            .begin("alice", &key("k"), &json!({ "text": "hello" }))
+            .await
+        else {
+            panic!("{name}: a done key is answered");
+        };
+        assert_eq!(replay.response, answer.response, "{name}");
+        let resp = replay.into_response();
+        assert_eq!(resp.headers()["idempotent-replayed"], "true", "{name}");
+        // Another payload: 422, as a problem document.
+        let other = idem
+            .begin("alice", &key("k"), &json!({ "text": "bye" }))
+            .await;
+        let Err(e) = other else {
+            panic!("{name}: 422 expected")
+        };
+        assert!(matches!(e, Error::KeyReused), "{name}");
+        let resp = e.into_response();
+        assert_eq!(resp.status(), 422);
+        assert_eq!(resp.headers()["content-type"], "application/problem+json");
+        // Another principal: another key.
+        let op = proceed(&idem, "bob", "k", &json!({ "text": "bye" })).await;
+        assert_ne!(
+            op.operation_id(),
+            first,
+            "{name}: keys of two principals never meet"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_finds_its_operation_recorded_keeps_nothing() {
+    for db in both(timing(60_000, 60_000)).await {
+        let (name, idem) = (db.name, idem(&db));
+        let op = proceed(&idem, "alice", "dup", &json!({})).await;
+        // The application's own row for this operation exists already.
+        let other = proceed(&idem, "alice", "other", &json!({})).await;
+        let operation = op.operation_id().to_string();
+        other
+            .commit(note(&operation, "first", false))
+            .await
+            .unwrap();
+        let r = op.commit(note(&operation, "second", false)).await;
+        assert!(matches!(r, Err(Error::InProgress)), "{name}: {r:?}");
+        assert_eq!((db.count)(), 1, "{name}");
+        assert!(
+            matches!(
+                idem.begin("alice", &key("dup"), &json!({})).await,
+                Err(Error::InProgress)
+            ),
+            "{name}: the key stays in progress, nothing stored"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_key_is_409_with_retry_after_and_a_stale_one_is_taken_over() {
+    for db in both(timing(60_000, 300)).await {
+        let (name, idem) = (db.name, idem(&db));
+        let op = proceed(&idem, "alice", "slow", &json!({})).await;
+        let operation = op.operation_id().to_string();
+        // The request dies between phases: its Operation is dropped.
+        drop(op);
+        let busy = idem.begin("alice", &key("slow"), &json!({})).await;
+        let Err(e) = busy else {
+            panic!("{name}: 409 expected")
+        };
+        assert!(matches!(e, Error::InProgress), "{name}");
+        let resp = e.into_response();
+        assert_eq!(resp.status(), 409);
+        assert_eq!(resp.headers()["retry-after"], "1");
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let op = proceed(&idem, "alice", "slow", &json!({})).await;
+        assert_eq!(op.operation_id(), operation, "{name}: the same operation");
+        assert!(op.recovered(), "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_key_is_a_new_operation_and_the_reaper_deletes_it() {
+    for db in both(timing(300, 60_000)).await {
+        let (name, idem) = (db.name, idem(&db));
+        let op = proceed(&idem, "alice", "old", &json!({ "n": 1 })).await;
+        let first = op.operation_id().to_string();
+        op.commit(note(&first, "one", false)).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let op = proceed(&idem, "alice", "old", &json!({ "n": 2 })).await;
+        assert_ne!(op.operation_id(), first, "{name}: a new operation");
+        let second = op.operation_id().to_string();
+        op.commit(note(&second, "two", false)).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(db.store.reap().await.unwrap(), 1, "{name}");
+        assert_eq!(
+            (db.count)(),
+            2,
+            "{name}: the application's rows are its own"
+        );
+    }
+}
+
+/// The provider's record: what phase 2 did under each operation id.
+struct Paid(Vec<String>);
+
+#[async_trait]
+impl Recover<Note> for Paid {
+    async fn recover(&self, stale: &StaleKey) -> Result<Option<Note>, String> {
+        Ok(self
+            .0
+            .contains(&stale.reservation)
+            .then(|| note(&stale.reservation, "recovered", false)))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recovery_commits_what_phase_2_did_and_leaves_the_rest() {
+    for db in both(timing(60_000, 200)).await {
+        let (name, idem) = (db.name, idem(&db));
+        let paid = proceed(&idem, "alice", "paid", &json!({})).await;
+        let unpaid = proceed(&idem, "alice", "unpaid", &json!({})).await;
+        let record = Paid(vec![paid.operation_id().to_string()]);
+        drop((paid, unpaid));
+        assert_eq!(
+            idem.recover_once(&record).await,
+            0,
+            "{name}: locks still live"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(idem.recover_once(&record).await, 1, "{name}");
+        assert_eq!((db.count)(), 1, "{name}");
+        let Ok(Reservation::Answered(a)) = idem.begin("alice", &key("paid"), &json!({})).await
+        else {
+            panic!("{name}: recovered, so replayed");
+        };
+        assert_eq!(
+            a.response.body,
+            br#"{"note":"recovered"}"#.to_vec(),
+            "{name}"
+        );
+        assert_eq!(idem.recover_once(&record).await, 0, "{name}: once");
+        // Nothing was done for the other: it waits for its retry.
+        let op = proceed(&idem, "alice", "unpaid", &json!({})).await;
+        assert!(op.recovered(), "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_key_from_many_instances_at_once_has_one_owner() {
+    let (db, pool) = postgres_db(timing(60_000, 60_000)).await;
+    let instances: Vec<Idempotency<Note>> = (0..4)
+        .map(|_| {
+            let store: Arc<dyn KeyStore<Note>> =
+                Arc::new(PgKeys::new(pool.clone(), timing(60_000, 60_000)));
+            Idempotency::new(store, Fingerprinter::new(&[9; 32]).unwrap())
+        })
+        .collect();
+    let tasks: Vec<_> = (0..40)
+        .map(|i| {
+            let idem = instances[i % 4].clone();
+            tokio::spawn(async move {
+                match idem.begin("alice", &key("race"), &json!({})).await {
+                    Ok(Reservation::Proceed(op)) => {
+                        let operation = op.operation_id().to_string();
+                        op.commit(note(&operation, "won", false)).await.map(|_| 1)
+                    }
+                    Ok(Reservation::Answered(_)) | Err(Error::InProgress) => Ok(0),
+                    Err(e) => Err(e),
+                }
+            })
+        })
+        .collect();
+    let mut owners = 0;
+    for t in tasks {
+        owners += t.await.unwrap().unwrap();
+    }
+    assert_eq!(owners, 1);
+    assert_eq!((db.count)(), 1);
+}
