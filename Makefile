@@ -251,6 +251,7 @@ pack: build
 	node scripts/integrity.mjs pkg
 
 bench: build server tool-npm tool-twiggy
+	cargo build --release -p idemkey-example-orders
 	bash bench/run.sh
 
 clean:

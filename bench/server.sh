@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # The server part of `make bench`, with wrk (Debian): replays against GET /healthz, and new
 # charges against the raw commit rate of the same database (one single-row INSERT + COMMIT per
-# iteration, same durability), on SQLite and on PostgreSQL. Every figure is a ratio against its
-# baseline measured in the same run. Writes the table to $1 (default target/bench/server.md).
+# iteration, same durability), on SQLite and on PostgreSQL; and idemkey-axum's overhead: the
+# example shop's POST /orders against its POST /bare/orders, the same order and write without
+# the crate, on the same database. Every figure is a ratio against its baseline measured in the
+# same run. Writes the tables to $1 (default target/bench/server.md) and $2 (default
+# target/bench/crate.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT="${1:-target/bench/server.md}"
+CRATE_OUT="${2:-target/bench/crate.md}"
 BIN="${IDEMKEY_SERVER:-target/release/idemkey-server}"
+SHOP="${IDEMKEY_SHOP:-target/release/orders}"
 DUR="${BENCH_SECONDS:-5}"
 CONNS="${BENCH_CONNECTIONS:-16}"
 PG_BIN=/usr/lib/postgresql/15/bin
@@ -56,11 +61,36 @@ measure() {
   echo "$h $r $c"
 }
 
+# The shop on one database (its provider answers at once); prints "bare new replays".
+measure_shop() {
+  "$SHOP" --database "$1" --provider instant --secret "make bench's fingerprint secret, 32 bytes" \
+    >"$dir/shop.out" 2>"$dir/shop.log" &
+  server_pid=$!
+  for _ in $(seq 1 100); do
+    grep -q '^listening on http://' "$dir/shop.out" 2>/dev/null && break
+    sleep 0.1
+  done
+  addr="$(sed -n 's|^listening on http://||p' "$dir/shop.out")"
+  [ -n "$addr" ] || { cat "$dir/shop.log" >&2; exit 1; }
+  curl -fsS -XPOST "http://$addr/orders" -H 'Content-Type: application/json' \
+    -H 'X-Customer-Id: bench' -H 'Idempotency-Key: bench-replay' -d '{"amount":4200,"currency":"usd"}' >/dev/null
+  local b n r
+  b="$(rate -s bench/wrk/charge.lua "http://$addr/bare/orders" 2>"$dir/wrk.err")"
+  n="$(rate -s bench/wrk/charge.lua "http://$addr/orders" 2>>"$dir/wrk.err")"
+  r="$(rate -s bench/wrk/replay.lua "http://$addr/orders")"
+  if grep -q 'unexpected status' "$dir/wrk.err"; then
+    echo "bench: some orders were not 201:" >&2; sort "$dir/wrk.err" | uniq -c >&2
+  fi
+  stop_server
+  echo "$b $n $r"
+}
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 # SQLite: the server on a fresh file, the raw loop on another file in the same directory.
 read -r s_health s_replay s_charge < <(measure --db "$dir/idemkey.db")
 s_commit="$(python3 bench/commit_rate.py "$dir/raw.db" "$DUR")"
+read -r sb_bare sb_new sb_replay < <(measure_shop "sqlite:$dir/shop.db")
 
 # PostgreSQL: its default (durable) settings, on a temporary directory, as postgres.
 mkdir -p "$dir/pg"; chown postgres "$dir/pg"
@@ -69,8 +99,9 @@ pg_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0))
 runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/log" \
   -o "-k $dir/pg -p $pg_port -c listen_addresses=127.0.0.1" -w start >/dev/null
 psql() { "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pg_port" -U postgres "$@"; }
-psql -d postgres -c 'CREATE DATABASE idemkey' -c 'CREATE DATABASE raw'
+psql -d postgres -c 'CREATE DATABASE idemkey' -c 'CREATE DATABASE raw' -c 'CREATE DATABASE shop'
 read -r p_health p_replay p_charge < <(measure --database-url "postgres://postgres@127.0.0.1:$pg_port/idemkey")
+read -r pb_bare pb_new pb_replay < <(measure_shop "postgres://postgres@127.0.0.1:$pg_port/shop")
 psql -d raw -c 'CREATE TABLE t (id BIGSERIAL PRIMARY KEY, v TEXT NOT NULL)'
 echo "INSERT INTO t (v) VALUES (repeat('x', 64));" >"$dir/insert.sql"
 p_commit="$("$PG_BIN/pgbench" -n -h 127.0.0.1 -p "$pg_port" -U postgres -c 1 -T "$DUR" -f "$dir/insert.sql" raw 2>/dev/null \
@@ -92,3 +123,19 @@ p_commit="$("$PG_BIN/pgbench" -n -h 127.0.0.1 -p "$pg_port" -U postgres -c 1 -T 
   echo "answers at once (its own SQLite file, as durable)."
 } >"$OUT"
 cat "$OUT"
+
+{
+  echo "## idemkey-axum's overhead (the example shop, wrk, $CONNS connections, ${DUR} s each; $(nproc) cores)"
+  echo
+  echo "| store | bare POST /bare/orders /s | keyed new orders /s | new / bare | replays /s | replays / bare |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+  echo "| SQLite (WAL, synchronous=FULL) | $sb_bare | $sb_new | $(ratio "$sb_new" "$sb_bare") | $sb_replay | $(ratio "$sb_replay" "$sb_bare") |"
+  echo "| PostgreSQL 15 (default durable commit) | $pb_bare | $pb_new | $(ratio "$pb_new" "$pb_bare") | $pb_replay | $(ratio "$pb_replay" "$pb_bare") |"
+  echo
+  echo "Targets: new / bare >= 0.6; replays / bare >= 1. Both routes take the same body, pay at the"
+  echo "same provider (in process, answering at once) and insert the same order in one durable"
+  echo "transaction; the keyed route adds the look-up, the reservation (a commit of its own) and"
+  echo "the stored answer, which rides the order's transaction. Replays are answered from the"
+  echo "replay cache of completed answers (default 10,000) after the first look-up."
+} >"$CRATE_OUT"
+cat "$CRATE_OUT"

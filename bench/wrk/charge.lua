@@ -1,4 +1,4 @@
--- wrk: a new key on every request (every answer a new charge).
+-- wrk: a new key on every request (every answer a new charge, or order), to the URL's path.
 local counter = 0
 local prefix = ""
 local threads = 0
@@ -14,7 +14,7 @@ end
 
 function request()
   counter = counter + 1
-  return wrk.format("POST", "/api/charges", {
+  return wrk.format("POST", nil, {
     ["Content-Type"] = "application/json",
     ["X-Customer-Id"] = "bench",
     ["Idempotency-Key"] = prefix .. "-" .. counter,

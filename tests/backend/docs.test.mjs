@@ -1,6 +1,8 @@
 // docs/backend-crate.md cannot rot: every code block is the marked region of a file of the
 // example shop, which make test-backend builds and runs, byte for byte (the README's markers:
-// tests/consumer/docs.mjs); its relative links point at files that exist.
+// tests/consumer/docs.mjs); its relative links point at files that exist. To rewrite the blocks
+// from the files: node -e 'import("./tests/consumer/docs.mjs").then(({ rewrite }) => { const fs =
+// require("fs"), f = "docs/backend-crate.md"; fs.writeFileSync(f, rewrite(fs.readFileSync(f, "utf8"))); })'
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,11 +1,13 @@
 //! An axum shop on idemkey-axum: `POST /orders` pays at a provider (over
 //! HTTP, with the operation id as its idempotency key) and records the order;
 //! the order and the stored answer commit in one transaction, on SQLite or
-//! PostgreSQL. `GET /orders` lists the customer's orders.
+//! PostgreSQL. `GET /orders` lists the customer's orders; `POST /bare/orders`
+//! is the same order without idempotency, for `make bench`.
 //!
-//! `orders --database sqlite:PATH|postgres://USER@HOST:PORT/DB --provider http://ADDR
-//! --secret TEXT [--addr ADDR] [--lock-timeout-ms N] [--pause-after-provider-ms N]`
-//! prints `listening on http://ADDR`. With `--pause-after-provider-ms` each
+//! `orders --database sqlite:PATH|postgres://USER@HOST:PORT/DB --provider
+//! http://ADDR|instant --secret TEXT [--addr ADDR] [--lock-timeout-ms N]
+//! [--pause-after-provider-ms N]` prints `listening on http://ADDR`
+//! (`instant`: a provider in process that answers at once, for `make bench`). With `--pause-after-provider-ms` each
 //! order waits that long between the provider's answer and the commit, after
 //! printing `provider answered KEY`: the window a `kill -9` is aimed at.
 
@@ -51,11 +53,14 @@ struct PlaceOrder {
 }
 
 impl PlaceOrder {
+    fn body(&self) -> Value {
+        json!({ "id": format!("ord_{}", self.operation), "amount": self.amount, "payment": self.payment })
+    }
+
     fn answer(&self) -> Written {
-        let id = format!("ord_{}", self.operation);
-        let body = json!({ "id": id, "amount": self.amount, "payment": self.payment });
-        Written::response(StoredResponse::json(201, body.to_string().into_bytes()))
-            .with_record_id(id)
+        let body = self.body().to_string().into_bytes();
+        Written::response(StoredResponse::json(201, body))
+            .with_record_id(format!("ord_{}", self.operation))
     }
 }
 
@@ -214,6 +219,48 @@ async fn list_orders(State(app): State<App>, headers: HeaderMap) -> Response {
     }
 }
 
+/// `POST /bare/orders`, for `make bench`: the same order, paid and written
+/// alike, without idempotency (no key: every request is a new order).
+async fn place_order_bare(State(app): State<App>, Json(body): Json<Value>) -> Response {
+    let Some(amount) = body["amount"].as_i64().filter(|a| *a > 0) else {
+        return (StatusCode::BAD_REQUEST, "amount: a positive integer").into_response();
+    };
+    let operation = idemkey_axum::ids::new_id("op");
+    let payment = match app.provider.pay(&operation, amount).await {
+        Ok(payment) => payment,
+        Err(e) => return (StatusCode::BAD_GATEWAY, e).into_response(),
+    };
+    let order = PlaceOrder {
+        customer: "bare".into(),
+        operation,
+        amount,
+        payment,
+    };
+    let answer = order.body();
+    let written: Result<Written, String> = match &app.db {
+        Db::Sqlite(db) => db
+            .write(move |conn| SqliteCommit::write(order, conn))
+            .await
+            .map_err(|e| e.to_string()),
+        Db::Postgres(pool) => {
+            async {
+                let mut c = pool.get().await.map_err(|e| e.to_string())?;
+                let tx = c.transaction().await.map_err(|e| e.to_string())?;
+                let w = PgCommit::write(order, &tx)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                tx.commit().await.map_err(|e| e.to_string())?;
+                Ok(w)
+            }
+            .await
+        }
+    };
+    match written {
+        Ok(_) => (StatusCode::CREATED, Json(answer)).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
+    }
+}
+
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
         .position(|a| a == name)
@@ -280,6 +327,7 @@ async fn main() -> Result<(), String> {
     };
     let router = Router::new()
         .route("/orders", post(place_order).get(list_orders))
+        .route("/bare/orders", post(place_order_bare))
         .with_state(app);
     let addr = arg(&args, "--addr").unwrap_or("127.0.0.1:0".into());
     let listener = tokio::net::TcpListener::bind(&addr)

@@ -115,16 +115,9 @@ impl ApiError {
     pub fn status_code(&self) -> (StatusCode, &'static str, &'static str) {
         use ApiError::*;
         match self {
-            MissingKey => (
-                StatusCode::BAD_REQUEST,
-                "missing_idempotency_key",
-                "Idempotency-Key required",
-            ),
-            InvalidKey(_) => (
-                StatusCode::BAD_REQUEST,
-                "invalid_idempotency_key",
-                "Invalid Idempotency-Key",
-            ),
+            // The key's refusals are idemkey-axum's, as every route built on it answers them.
+            MissingKey => idemkey_axum::Error::MissingKey.status_code(),
+            InvalidKey(why) => idemkey_axum::Error::InvalidKey(why).status_code(),
             InvalidCustomer(_) => (
                 StatusCode::BAD_REQUEST,
                 "invalid_customer_id",
@@ -145,16 +138,8 @@ impl ApiError {
                 "invalid_request",
                 "Invalid request body",
             ),
-            KeyReused => (
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "idempotency_key_reused",
-                "Idempotency-Key reused with a different payload",
-            ),
-            InProgress => (
-                StatusCode::CONFLICT,
-                "request_in_progress",
-                "Request in progress",
-            ),
+            KeyReused => idemkey_axum::Error::KeyReused.status_code(),
+            InProgress => idemkey_axum::Error::InProgress.status_code(),
             FaultBeforeCommit => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "fault_before_commit",
