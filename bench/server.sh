@@ -14,6 +14,8 @@ BIN="${IDEMKEY_SERVER:-target/release/idemkey-server}"
 SHOP="${IDEMKEY_SHOP:-target/release/orders}"
 DUR="${BENCH_SECONDS:-5}"
 CONNS="${BENCH_CONNECTIONS:-16}"
+ROUNDS="${BENCH_ROUNDS:-4}"
+ROUND_SECONDS="${BENCH_ROUND_SECONDS:-3}"
 PG_BIN=/usr/lib/postgresql/15/bin
 mkdir -p "$(dirname "$OUT")"
 
@@ -74,9 +76,15 @@ measure_shop() {
   [ -n "$addr" ] || { cat "$dir/shop.log" >&2; exit 1; }
   curl -fsS -XPOST "http://$addr/orders" -H 'Content-Type: application/json' \
     -H 'X-Customer-Id: bench' -H 'Idempotency-Key: bench-replay' -d '{"amount":4200,"currency":"usd"}' >/dev/null
-  local b n r
-  b="$(rate -s bench/wrk/charge.lua "http://$addr/bare/orders" 2>"$dir/wrk.err")"
-  n="$(rate -s bench/wrk/charge.lua "http://$addr/orders" 2>>"$dir/wrk.err")"
+  # Bare and keyed take turns (ROUNDS of ROUND_SECONDS each), so that a change in the load
+  # of a shared machine falls on both alike; each figure is the mean of its rounds.
+  local b=0 n=0 r i
+  : >"$dir/wrk.err"
+  for i in $(seq 1 "$ROUNDS"); do
+    b=$((b + $(DUR="$ROUND_SECONDS" rate -s bench/wrk/charge.lua "http://$addr/bare/orders" 2>>"$dir/wrk.err")))
+    n=$((n + $(DUR="$ROUND_SECONDS" rate -s bench/wrk/charge.lua "http://$addr/orders" 2>>"$dir/wrk.err")))
+  done
+  b=$((b / ROUNDS)); n=$((n / ROUNDS))
   r="$(rate -s bench/wrk/replay.lua "http://$addr/orders")"
   if grep -q 'unexpected status' "$dir/wrk.err"; then
     echo "bench: some orders were not 201:" >&2; sort "$dir/wrk.err" | uniq -c >&2
@@ -125,7 +133,7 @@ p_commit="$("$PG_BIN/pgbench" -n -h 127.0.0.1 -p "$pg_port" -U postgres -c 1 -T 
 cat "$OUT"
 
 {
-  echo "## idemkey-axum's overhead (the example shop, wrk, $CONNS connections, ${DUR} s each; $(nproc) cores)"
+  echo "## idemkey-axum's overhead (the example shop, wrk, $CONNS connections; bare and keyed in $ROUNDS alternating rounds of ${ROUND_SECONDS} s, replays ${DUR} s; $(nproc) cores)"
   echo
   echo "| store | bare POST /bare/orders /s | keyed new orders /s | new / bare | replays /s | replays / bare |"
   echo "| --- | ---: | ---: | ---: | ---: | ---: |"

@@ -98,7 +98,7 @@ impl<W: Send + 'static> Idempotency<W> {
             .await
     }
 
-    /// One round of recovery (see [`recovery`](crate::recovery)); returns how
+    /// One round of recovery (see [`recovery`](mod@crate::recovery)); returns how
     /// many operations it completed.
     pub async fn recover_once(&self, recover: &dyn Recover<W>) -> usize {
         recovery::run_once(&*self.store, recover, &self.in_flight).await

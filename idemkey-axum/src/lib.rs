@@ -119,7 +119,7 @@
 //!
 //! On PostgreSQL the write implements [`postgres::PgCommit`] instead, the
 //! store is [`postgres::PgKeys`] on the application's deadpool pool, and
-//! [`postgres::migrate`] runs [`postgres::MIGRATIONS`] beside the
+//! [`postgres::migrate()`] runs [`postgres::MIGRATIONS`] beside the
 //! application's own.
 #![deny(missing_docs)]
 

@@ -175,7 +175,12 @@ pub async fn reserve_existing(
 }
 
 /// Phase 3 in the caller's transaction (the application's write, the stored
-/// response, `done`); the caller commits on `Stored`.
+/// response, `done`); the caller commits on `Stored`, and rolls back
+/// otherwise. The write runs first and the key is marked done only where
+/// `lock` still owns it, in one statement (the row lock it takes is the
+/// lock check): one round trip less than reading the row first. When the
+/// lock is no longer this request's, the write is rolled back with the rest
+/// and the row says what to answer.
 pub async fn complete<W: PgCommit>(
     tx: &Transaction<'_>,
     customer: &str,
@@ -183,11 +188,45 @@ pub async fn complete<W: PgCommit>(
     lock: &Lock,
     write: W,
 ) -> StoreResult<Completed> {
+    let written = write.write(tx).await?;
+    if let Some(response) = written.response {
+        let stmt = tx
+            .prepare_cached(
+                "UPDATE idempotency_keys SET state = 'done', response_status = $5, response_type = $6,
+                     response_body = $7, charge_id = $8
+                 WHERE customer = $1 AND idem_key = $2 AND reservation = $3 AND lock_owner = $4
+                     AND state = 'in_progress'",
+            )
+            .await?;
+        let status = i32::from(response.status);
+        let n = tx
+            .execute(
+                &stmt,
+                &[
+                    &customer,
+                    &key,
+                    &lock.reservation,
+                    &lock.owner,
+                    &status,
+                    &response.content_type,
+                    &response.body,
+                    &written.record_id,
+                ],
+            )
+            .await?;
+        if n == 1 {
+            return Ok(Completed::Stored(response));
+        }
+    } else {
+        tracing::error!(
+            key,
+            "the application's write found this operation already recorded"
+        );
+    }
     let stmt = tx
         .prepare_cached(
             "SELECT state, lock_owner, response_status, response_type, response_body
-             FROM idempotency_keys WHERE customer = $1 AND idem_key = $2 AND reservation = $3
-             FOR UPDATE",
+             FROM idempotency_keys WHERE customer = $1 AND idem_key = $2 AND reservation = $3",
         )
         .await?;
     let row = tx
@@ -201,39 +240,8 @@ pub async fn complete<W: PgCommit>(
         }),
         None => None,
     };
-    if let Some(answer) = completion(row, lock) {
-        return Ok(answer);
-    }
-    let written = write.write(tx).await?;
-    let Some(response) = written.response else {
-        tracing::error!(
-            key,
-            "the application's write found this operation already recorded"
-        );
-        return Ok(Completed::LockLost);
-    };
-    let stmt = tx
-        .prepare_cached(
-            "UPDATE idempotency_keys SET state = 'done', response_status = $4, response_type = $5,
-                 response_body = $6, charge_id = $7
-             WHERE customer = $1 AND idem_key = $2 AND lock_owner = $3",
-        )
-        .await?;
-    let status = i32::from(response.status);
-    tx.execute(
-        &stmt,
-        &[
-            &customer,
-            &key,
-            &lock.owner,
-            &status,
-            &response.content_type,
-            &response.body,
-            &written.record_id,
-        ],
-    )
-    .await?;
-    Ok(Completed::Stored(response))
+    // Still this request's (the write found its operation recorded): lost.
+    Ok(completion(row, lock).unwrap_or(Completed::LockLost))
 }
 
 /// Gives up a lock (the reservation is kept).
