@@ -3,7 +3,8 @@
 //! recovered once and never paid twice, whether the client retries it (409
 //! while the lock is live, then one order) or never comes back (the reaper
 //! completes it from the provider's record); a replay is byte for byte the
-//! first answer. On SQLite and on a real PostgreSQL.
+//! first answer. A burst of one key (a double-click) is one order. On SQLite
+//! and on a real PostgreSQL.
 
 #[path = "../../../server/tests/common/pg.rs"]
 mod pg;
@@ -298,4 +299,57 @@ fn refusals_are_problem_documents_and_store_nothing() {
     assert_eq!(bad.status, 400);
     assert_eq!(bad.json()["code"], "invalid_idempotency_key");
     assert!(orders(&addr).is_empty());
+}
+
+/// A double-click, or five: one order, one payment; every other answer is a
+/// 409 with `Retry-After` or the first order's replay.
+fn a_burst_of_one_key_is_one_order(database: &str) {
+    let provider = Proc::start(env!("CARGO_BIN_EXE_provider"), &[]);
+    let provider_url = format!("http://{}", provider.expect("listening on http://"));
+    let provider_addr = provider_url.trim_start_matches("http://").to_string();
+    let (_shop, addr) = shop(database, &provider_url, false);
+    let burst: Vec<_> = (0..5)
+        .map(|_| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                http(
+                    &addr,
+                    "POST",
+                    "/orders",
+                    Some("k-burst"),
+                    r#"{"amount":1500}"#,
+                )
+                .unwrap()
+            })
+        })
+        .collect();
+    let replies: Vec<Reply> = burst.into_iter().map(|t| t.join().unwrap()).collect();
+    let first: Vec<&Reply> = replies
+        .iter()
+        .filter(|r| r.status == 201 && r.header("idempotent-replayed").is_none())
+        .collect();
+    assert_eq!(first.len(), 1, "one request did the work");
+    for r in &replies {
+        match (r.status, r.header("idempotent-replayed")) {
+            (201, _) => assert_eq!(r.body, first[0].body, "replays are the first answer"),
+            (409, None) => assert_eq!(r.header("retry-after").as_deref(), Some("1")),
+            other => panic!("unexpected answer {other:?}"),
+        }
+    }
+    assert_eq!(orders(&addr).len(), 1);
+    let stats = http(&provider_addr, "GET", "/stats", None, "")
+        .unwrap()
+        .json();
+    assert_eq!(stats["payments"], 1, "{stats}");
+}
+
+#[test]
+fn sqlite_a_burst_of_one_key_is_one_order() {
+    let dir = tempfile::tempdir().unwrap();
+    a_burst_of_one_key_is_one_order(&format!("sqlite:{}", dir.path().join("shop.db").display()));
+}
+
+#[test]
+fn postgres_a_burst_of_one_key_is_one_order() {
+    a_burst_of_one_key_is_one_order(&pg::Pg::shared().fresh_database());
 }
