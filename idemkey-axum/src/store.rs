@@ -48,7 +48,28 @@ impl Default for Timing {
     }
 }
 
+/// Longest TTL or lock timeout [`Timing::new`] takes: times are kept in
+/// milliseconds on the store's clock, with room to add them to it.
+pub const MAX_DURATION: Duration = Duration::from_secs(100 * 365 * 86_400);
+
 impl Timing {
+    /// A TTL and a lock timeout, each from 1 ms to [`MAX_DURATION`]; an
+    /// error says which is out of range. (A zero lock timeout would let every
+    /// request take over a key whose first request is still running.)
+    pub fn new(key_ttl: Duration, lock_timeout: Duration) -> Result<Timing, String> {
+        for (name, d) in [("key TTL", key_ttl), ("lock timeout", lock_timeout)] {
+            if d < Duration::from_millis(1) || d > MAX_DURATION {
+                return Err(format!(
+                    "the {name} must be from 1 ms to 100 years, not {d:?}"
+                ));
+            }
+        }
+        Ok(Timing {
+            key_ttl,
+            lock_timeout,
+        })
+    }
+
     /// `key_ttl` in ms.
     pub fn ttl_ms(&self) -> i64 {
         self.key_ttl.as_millis() as i64
@@ -138,4 +159,22 @@ pub trait KeyStore<W: Send + 'static>: Send + Sync + 'static {
 
     /// Deletes expired keys whose request is not running; returns how many.
     async fn reap(&self) -> StoreResult<u64>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timing_out_of_range_is_refused_and_says_which() {
+        let s = Duration::from_secs(1);
+        assert!(Timing::new(s, s).is_ok());
+        let e = Timing::new(Duration::ZERO, s).unwrap_err();
+        assert!(e.contains("key TTL"), "{e}");
+        let e = Timing::new(s, Duration::from_micros(999)).unwrap_err();
+        assert!(e.contains("lock timeout"), "{e}");
+        assert!(Timing::new(MAX_DURATION, MAX_DURATION).is_ok());
+        let e = Timing::new(s, MAX_DURATION + s).unwrap_err();
+        assert!(e.contains("lock timeout"), "{e}");
+    }
 }

@@ -277,12 +277,11 @@ async fn main() -> Result<(), String> {
             .map(|v| v.parse::<u64>().map(Duration::from_millis))
             .transpose()
     };
-    let timing = Timing {
-        lock_timeout: ms("--lock-timeout-ms")
-            .map_err(|e| e.to_string())?
-            .unwrap_or(Duration::from_secs(30)),
-        ..Timing::default()
-    };
+    let lock_timeout = ms("--lock-timeout-ms").map_err(|e| e.to_string())?;
+    let timing = Timing::new(
+        Timing::default().key_ttl,
+        lock_timeout.unwrap_or(Timing::default().lock_timeout),
+    )?;
     let database = need("--database")?;
     // #region setup
     let (store, db): (Arc<dyn KeyStore<PlaceOrder>>, Db) = match database.strip_prefix("sqlite:") {
