@@ -44,10 +44,21 @@ pub enum Property {
     EventsInOrder,
     /// A key the server has forgotten is never sent again.
     ForgottenNotResent,
+    /// After `finish()` returned, no later `submit()` anywhere (any tab, any later page)
+    /// is answered by the attempt it ended, no try of a later order is sent with its key,
+    /// and no later `open()` shows it.
+    FinishDurable,
+    /// The same for `reset()`.
+    ResetDurable,
+    /// A page restored from the back/forward cache never sends a key given up elsewhere.
+    BfcacheGaveUp,
+    /// A submit in a tab that is not frozen and whose timers run on time settles within
+    /// its `deadlineMs` and a second, even while another tab holding the lock is frozen.
+    WaitBounded,
 }
 
 /// Every property.
-pub const ALL: [Property; 10] = [
+pub const ALL: [Property; 14] = [
     Property::OneCharge,
     Property::UnknownKept,
     Property::OneViewPerPage,
@@ -58,6 +69,10 @@ pub const ALL: [Property; 10] = [
     Property::NoLockLeft,
     Property::EventsInOrder,
     Property::ForgottenNotResent,
+    Property::FinishDurable,
+    Property::ResetDurable,
+    Property::BfcacheGaveUp,
+    Property::WaitBounded,
 ];
 
 impl Property {
@@ -80,6 +95,66 @@ impl Property {
             Property::NoLockLeft => "no-lock-left",
             Property::EventsInOrder => "events-in-order",
             Property::ForgottenNotResent => "forgotten-not-resent",
+            Property::FinishDurable => "finish-durable",
+            Property::ResetDurable => "reset-durable",
+            Property::BfcacheGaveUp => "bfcache-gave-up",
+            Property::WaitBounded => "wait-bounded",
+        }
+    }
+
+    /// The README's id of the promise it checks.
+    pub fn promise(self) -> &'static str {
+        match self {
+            Property::OneCharge => "P-double-click-one-charge",
+            Property::UnknownKept => "P-outcome-unknown-keeps-key",
+            Property::OneViewPerPage => "P-open-same-key",
+            Property::ShownIsSent => "P-key-stable",
+            Property::FinishedStaysFinished => "P-finish-final",
+            Property::OnePayloadOneKey => "P-tabs-one-key",
+            Property::EverySubmitSettles => "P-final-resolves",
+            Property::NoLockLeft => "P-lock-or-lease",
+            Property::EventsInOrder => "P-event-state",
+            Property::ForgottenNotResent => "P-ttl-never-reused",
+            Property::FinishDurable => "P-finish-durable",
+            Property::ResetDurable => "P-reset-durable",
+            Property::BfcacheGaveUp => "P-bfcache-gave-up",
+            Property::WaitBounded => "P-wait-bounded",
+        }
+    }
+}
+
+/// An attempt a page gave up with `finish()` or `reset()`: dead everywhere once the call
+/// returned.
+#[derive(Debug, Clone)]
+pub struct GaveUp {
+    /// The key the page showed.
+    pub key: String,
+    /// The order it ended.
+    pub order: usize,
+    /// When (the call returns at once).
+    pub at: f64,
+    /// The page.
+    pub page: usize,
+    /// `reset()` (else `finish()`).
+    pub reset: bool,
+}
+
+impl GaveUp {
+    /// The property a later use of its key breaks.
+    pub fn property(&self) -> Property {
+        if self.reset {
+            Property::ResetDurable
+        } else {
+            Property::FinishDurable
+        }
+    }
+
+    /// What was called.
+    pub fn call(&self) -> &'static str {
+        if self.reset {
+            "reset()"
+        } else {
+            "finish()"
         }
     }
 }
@@ -105,6 +180,11 @@ pub struct Checker {
     expiry: BTreeMap<String, f64>,
     /// IndexedDB failed in some tab.
     pub degraded: bool,
+    /// The attempts given up, in the order of the calls.
+    pub gave_up: Vec<GaveUp>,
+    /// Keys given up that a later order was paid under by a tab that had not heard of it
+    /// (the mark had not reached its Web Storage yet): that order's attempt from then on.
+    pub reused: BTreeMap<String, usize>,
     /// Only this property counts (to show a mutation breaks that one).
     pub focus: Option<Property>,
     /// The first violation.
@@ -164,15 +244,24 @@ impl Checker {
         self.fail(p, msg);
     }
 
-    /// Whether `key` was first sent for an order after `ended`: a key given up before it
-    /// was sent, which a tab still showing it then paid a later order with (README, Tabs).
-    /// It is that order's attempt, no longer the one ended.
-    pub fn reused_after(&self, key: &str, ended: usize) -> bool {
-        let first = self
-            .orders
-            .iter()
-            .find(|(_, o)| o.keys.iter().any(|k| k == key));
-        first.is_some_and(|(order, _)| *order > ended)
+    /// Whether `key`, given up when `ended` ended, was paid for a later order by a tab that
+    /// had not heard of it: it is that order's attempt, no longer the one ended.
+    pub fn reborn(&self, key: &str, ended: usize) -> bool {
+        self.reused.get(key).is_some_and(|o| *o > ended)
+    }
+
+    /// A page gave an attempt up (`finish()` or `reset()` returned).
+    pub fn on_give_up(&mut self, g: GaveUp) {
+        self.gave_up.push(g);
+    }
+
+    /// The give-up that `key` belongs to for a submit of `order` called after it: the
+    /// latest one of that key for an earlier order, unless a tab that had not heard of it
+    /// paid `order` under that key ([`Checker::reused`]).
+    pub fn dead(&self, key: &str, order: usize) -> Option<GaveUp> {
+        let mut all = self.gave_up.iter().rev();
+        let g = all.find(|g| g.key == key && g.order < order)?;
+        (!self.reborn(key, g.order)).then(|| g.clone())
     }
 
     /// A submit of `order` settled `outcome-unknown` after trying `key`.

@@ -11,6 +11,9 @@ use crate::env::EPOCH_MS;
 use crate::queue::{Ev, PageId};
 use crate::world::World;
 
+/// The reason of an `outcome-unknown` that gave up waiting for the lock another tab holds.
+const ANOTHER_TAB: &str = "another-tab";
+
 /// FIFO lanes, one per pair of pages: channel notices, IndexedDB answers.
 const LANE_CHANNEL: u8 = 0;
 pub(crate) const LANE_IDB: u8 = 1;
@@ -58,7 +61,8 @@ impl World {
                     input: Input::Woken(wake),
                 };
                 if ms > 0.0 {
-                    self.at(self.now() + ms, ev);
+                    let late = self.lateness(page);
+                    self.at(self.now() + ms + late, ev);
                 } else {
                     self.micro(ev);
                 }
@@ -165,14 +169,15 @@ impl World {
                 .map_err(Clone::clone),
         );
         let (order, called) = (pr.order, pr.called);
+        let mut orders = pr.joins.clone();
+        orders.push(order);
         match outcome {
             Ok(r) => {
-                let degraded = self.check.degraded;
                 let check = &self.check;
                 let ended = p.ended.iter().find(|(k, at, order)| {
-                    *k == r.key && *at <= called && !check.reused_after(k, *order)
+                    *k == r.key && *at <= called && !check.reborn(k, *order)
                 });
-                if let Some((_, at, _)) = ended.filter(|_| !degraded) {
+                if let Some((_, at, _)) = ended {
                     let msg = format!(
                         "p{page}: a submit called at {called} answered from {} finished at {at}",
                         r.key
@@ -183,8 +188,18 @@ impl World {
                     let msg = format!("p{page}: resolved for {} after sending {sent:?}", r.key);
                     self.check.fail(Property::ShownIsSent, msg);
                 }
+                self.check_answer(page, &r.key, &orders);
             }
             Err(Error::OutcomeUnknown { .. }) if self.count_unknown() => {}
+            // Gave up waiting for another tab's lock: nothing sent by this submit.
+            Err(Error::OutcomeUnknown { reason, .. }) if reason == ANOTHER_TAB => {
+                if self
+                    .final_promise
+                    .is_some_and(|(p, i, n)| (p, i, n) == (page, inst, no))
+                {
+                    self.final_waited = !self.stalled_holder();
+                }
+            }
             Err(Error::OutcomeUnknown {
                 abandoned: false, ..
             }) => {
@@ -222,6 +237,8 @@ impl World {
         if let Some((page, inst, no)) = self.final_promise {
             match &self.pages[page].promises[&(inst, no)].settled {
                 Some(Ok(_)) | Some(Err(Error::PayloadConflict { .. })) | None => {}
+                Some(Err(Error::OutcomeUnknown { reason, .. }))
+                    if reason == ANOTHER_TAB && !self.final_waited => {}
                 Some(Err(e)) => {
                     let msg = format!("the final submit, faults off, could not resume: {e:?}");
                     self.check.fail(Property::EverySubmitSettles, msg);

@@ -178,9 +178,24 @@ impl World {
         }
     }
 
+    /// A page that exits: its transactions not run yet are aborted (nothing of them lands).
+    pub(crate) fn abort_txns(&mut self, page: PageId) {
+        self.txns.retain(|_, t| t.page != page);
+    }
+
     /// The answer of read `id` is handled, its transaction open meanwhile; then it ends
     /// and the transactions it held up run, in the order made.
     pub(crate) fn idb_answer(&mut self, id: u64, page: PageId, inst: u64, input: Input) {
+        if let Some(until) = self.frozen_until(page) {
+            // A frozen page keeps the transaction open until it handles the answer.
+            let ev = Ev::IdbAnswer {
+                id,
+                page,
+                inst,
+                input,
+            };
+            return self.at(until, ev);
+        }
         self.open.answering = Some((page, inst));
         self.feed(page, inst, input);
         self.open.answering = None;

@@ -21,6 +21,8 @@ mod net;
 pub mod queue;
 pub mod rng;
 mod server;
+mod spans;
+mod time;
 pub mod user;
 pub mod world;
 

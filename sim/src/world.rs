@@ -43,6 +43,8 @@ pub(crate) struct Promise {
     pub called: f64,
     /// How it settled.
     pub settled: Option<Result<String, Error>>,
+    /// The orders of the later presses that joined it (the same basket, while it ran).
+    pub joins: Vec<usize>,
 }
 
 /// One page (one load of a tab).
@@ -63,6 +65,10 @@ pub(crate) struct Page {
     pub promises: BTreeMap<(u64, u32), Promise>,
     /// The key of the page's last try.
     pub sent_key: Option<String>,
+    /// Commands it ran (towards the run's freeze).
+    pub commands: u32,
+    /// It was restored from the back/forward cache.
+    pub restored: bool,
 }
 
 /// A run.
@@ -85,7 +91,16 @@ pub struct World {
     pub(crate) next_id: u64,
     pub(crate) faults_off: bool,
     pub(crate) final_promise: Option<(PageId, u64, u32)>,
+    /// The final submit gave up waiting for another tab's lock with no tab stalled.
+    pub(crate) final_waited: bool,
     pub(crate) trace: Option<Vec<String>>,
+    /// The randomness of the page's time and exits (its own: a run without them draws
+    /// nothing from it).
+    pub(crate) time: Rng,
+    /// The frozen page, from when, until when.
+    pub(crate) frozen: Option<(PageId, f64, f64)>,
+    /// Pages in the back/forward cache, by tab.
+    pub(crate) away: BTreeMap<TabId, PageId>,
     /// Events handled.
     pub steps: u64,
     /// What the run went through.
@@ -111,6 +126,9 @@ pub struct Stats {
     pub overlaps: u64,
 }
 
+/// Seeds the generator of the page's time and exits apart from the run's.
+const TIME_STREAM: u64 = 0x7153_0e11_d00d_5eed;
+
 /// The options every page opens the checkout with.
 fn options(ttl_s: f64) -> Options {
     Options::from_raw(RawOptions {
@@ -131,8 +149,9 @@ impl World {
     /// The run of `seed`, traced or not.
     pub fn new(seed: u64, traced: bool, focus: Option<Property>) -> World {
         let mut rng = Rng::new(seed);
-        let p = Profile::draw(&mut rng);
-        let acts = plan(&mut rng, &p);
+        let mut time = Rng::new(seed ^ TIME_STREAM);
+        let p = Profile::draw(&mut rng, &mut time);
+        let acts = plan(&mut rng, &mut time, &p);
         let mut q = Queue::default();
         for (t, a) in acts {
             q.at(t, Ev::User(a));
@@ -166,7 +185,11 @@ impl World {
             next_id: 0,
             faults_off: false,
             final_promise: None,
+            final_waited: false,
             trace: traced.then(Vec::new),
+            time,
+            frozen: None,
+            away: BTreeMap::new(),
             steps: 0,
             stats: Stats::default(),
             p,
@@ -250,6 +273,7 @@ impl World {
             Ev::Commit(id) => self.commit(id),
             Ev::Abort(id) => self.abort(id),
             Ev::Answer { id, answer } => self.answer(id, answer),
+            Ev::Due { page, inst, no } => self.due(page, inst, no),
         }
     }
 
@@ -264,6 +288,9 @@ impl World {
             return;
         };
         let _ = l;
+        if let Some(until) = self.frozen_until(page) {
+            return self.at(until, Ev::Feed { page, inst, input });
+        }
         self.note(|| format!("p{page} <- {input:?}"));
         if let Input::Answer(a) = &input {
             self.pages[page].answered = Some(a.status);
@@ -294,6 +321,8 @@ impl World {
             ended: Vec::new(),
             promises: BTreeMap::new(),
             sent_key: None,
+            commands: 0,
+            restored: false,
         });
         self.tab_page.insert(tab, id);
         self.open_scope(id, true);
@@ -324,17 +353,19 @@ impl World {
         self.drain(page);
     }
 
-    /// Checks what an `open()` in `page` shows: not an attempt the page finished.
+    /// Checks what an `open()` in `page` shows: not an attempt the page finished, nor
+    /// one any page gave up before.
     pub(crate) fn opened(&mut self, page: PageId) {
         let p = &self.pages[page];
         let Some(l) = &p.live else { return };
         let key = l.m.record().key.clone();
         let finished =
-            |(k, _, order): &(String, f64, usize)| *k == key && !self.check.reused_after(k, *order);
-        if !self.check.degraded && p.ended.iter().any(finished) {
+            |(k, _, order): &(String, f64, usize)| *k == key && !self.check.reborn(k, *order);
+        if p.ended.iter().any(finished) {
             let msg = format!("p{page}: open() shows {key}, which this page finished");
             self.check.fail(Property::FinishedStaysFinished, msg);
         }
+        self.check_open(page);
     }
 
     /// Runs the commands of `page`'s machine; then lets it go if no `Checkout` uses it and
@@ -358,6 +389,7 @@ impl World {
             }
             self.note(|| format!("p{page} -> {cmd:?}"));
             self.dispatch(page, inst, cmd);
+            self.count_towards_freeze(page);
         }
         let p = &mut self.pages[page];
         if let Some(l) = &p.live {

@@ -1,0 +1,136 @@
+//! The checks that span pages: once `finish()` or `reset()` returned, the attempt it ended
+//! is dead everywhere (no later `open()` shows it, no later submit is answered by it, no
+//! try of a later order carries its key, from a restored back/forward-cache page neither);
+//! and a submit in a tab the browser neither froze nor slowed settles within its deadline
+//! and a second, whatever another tab does.
+//!
+//! One excuse, which the README keeps: a tab that has not heard of the `finish()` yet (the
+//! mark it leaves in Web Storage has not reached that tab's localStorage, which lags
+//! between tabs) may pay the next order under the key given up; that key is then the next
+//! order's attempt ([`crate::check::Checker::reused`]). A page loaded after the mark sees it.
+
+use crate::check::Property;
+use crate::queue::PageId;
+use crate::world::World;
+
+/// How long past its deadline a submit may take to settle (its last answer on the way, a
+/// store's write).
+pub(crate) const WAIT_SLACK_MS: f64 = 1000.0;
+
+/// The Web Storage key of the scope's ended attempts (`<namespace>:ended:<scope>`): one
+/// line per key given up, the key first.
+const ENDED_AT: &str = "idemkey:ended:cart-1";
+
+impl World {
+    /// Whether `page` has not heard yet that `key` was given up: the mark is in the
+    /// origin's localStorage, not yet in the page's copy of it.
+    fn not_heard(&self, page: PageId, key: &str) -> bool {
+        let has = |text: Option<String>| {
+            text.is_some_and(|t| t.lines().any(|l| l.split(' ').next() == Some(key)))
+        };
+        let e = self.env.borrow();
+        has(e.local.latest(ENDED_AT)) && !has(e.local.get(page, ENDED_AT))
+    }
+
+    /// A try of `order` leaves `page` with `key`: never a key given up for an earlier
+    /// order, unless the page had not heard of it (then it is `order`'s attempt now).
+    pub(crate) fn check_send(&mut self, page: PageId, key: &str, order: usize) {
+        let Some(g) = self.check.dead(key, order) else {
+            return;
+        };
+        if self.not_heard(page, key) {
+            self.check.reused.insert(key.into(), order);
+            self.note(|| format!("p{page} had not heard {key} was given up: order {order}'s"));
+            return;
+        }
+        let restored = self.pages[page].restored && g.page != page;
+        let p = if restored {
+            Property::BfcacheGaveUp
+        } else {
+            g.property()
+        };
+        let how = if restored { "restored " } else { "" };
+        let msg = format!(
+            "{how}p{page} sends {key} for order {order}, given up by {} in p{} at {:.3} (order {})",
+            g.call(),
+            g.page,
+            g.at,
+            g.order
+        );
+        self.check.fail(p, msg);
+    }
+
+    /// A submit of `page`, for each of `orders` (the press that started it and those that
+    /// joined it), is answered by `key`: not an attempt given up before it was called.
+    pub(crate) fn check_answer(&mut self, page: PageId, key: &str, orders: &[usize]) {
+        for &order in orders {
+            let Some(g) = self.check.dead(key, order) else {
+                continue;
+            };
+            if self.not_heard(page, key) {
+                continue;
+            }
+            let msg = format!(
+                "p{page}: a submit of order {order} is answered by {key}, given up by {} in p{} at {:.3} (order {})",
+                g.call(),
+                g.page,
+                g.at,
+                g.order
+            );
+            self.check.fail(g.property(), msg);
+        }
+    }
+
+    /// An `open()` in `page` shows what it shows: not an attempt given up before.
+    pub(crate) fn check_open(&mut self, page: PageId) {
+        let Some(l) = &self.pages[page].live else {
+            return;
+        };
+        let key = l.m.record().key.clone();
+        let Some(g) = self.check.dead(&key, self.order) else {
+            return;
+        };
+        if self.not_heard(page, &key) {
+            return;
+        }
+        let msg = format!(
+            "p{page}: open() shows {key}, given up by {} in p{} at {:.3} (order {})",
+            g.call(),
+            g.page,
+            g.at,
+            g.order
+        );
+        self.check.fail(g.property(), msg);
+    }
+
+    /// Sequence `no` of machine `inst` of `page` is due: settled by now (its deadline and
+    /// [`WAIT_SLACK_MS`] after `submit()`), unless its page is gone, or its tab was frozen
+    /// meanwhile or has late timers.
+    pub(crate) fn due(&mut self, page: PageId, inst: u64, no: u32) {
+        let p = &self.pages[page];
+        let Some(pr) = p.promises.get(&(inst, no)).filter(|_| p.alive) else {
+            return;
+        };
+        let now = self.now();
+        let slowed = self.p.late.is_some_and(|(t, _)| t == p.tab)
+            || self.frozen_between(p.tab, pr.called, now);
+        if pr.settled.is_some() || slowed {
+            return;
+        }
+        let msg = format!(
+            "p{page}: a submit of order {} called at {:.3} has not settled by {now:.3}",
+            pr.order, pr.called
+        );
+        self.check.fail(Property::WaitBounded, msg);
+    }
+
+    /// Whether a page that holds or may hold the scope's lock is frozen now or has late
+    /// timers: the one excuse for a submit that gives up waiting (`another-tab`).
+    pub(crate) fn stalled_holder(&self) -> bool {
+        self.pages.iter().enumerate().any(|(id, p)| {
+            let late = self.p.late.is_some_and(|(t, _)| t == p.tab);
+            let busy = p.live.as_ref().is_some_and(|l| l.m.busy());
+            p.alive && busy && (late || self.frozen_until(id).is_some())
+        })
+    }
+}
