@@ -174,8 +174,9 @@ impl World {
         match outcome {
             Ok(r) => {
                 let check = &self.check;
-                let ended = p.ended.iter().find(|(k, at, order)| {
-                    *k == r.key && *at <= called && !check.reborn(k, *order)
+                // Called after the finish() (a later order), even in the same ms.
+                let ended = p.ended.iter().find(|(k, _, ended)| {
+                    *k == r.key && order > *ended && !check.reborn(k, *ended)
                 });
                 if let Some((_, at, _)) = ended {
                     let msg = format!(

@@ -166,7 +166,7 @@ impl World {
             web_locks: p.web_locks,
         };
         let ttl = if p.forget { SHORT_TTL_S } else { 86_400.0 };
-        let server = Server::new(p.forget.then_some(ttl * 1000.0));
+        let server = Server::new(p.forget.then_some(ttl * 1000.0), p.same_basket);
         let mut w = World {
             env: Rc::new(RefCell::new(env)),
             pages: Vec::new(),
