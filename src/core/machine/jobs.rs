@@ -4,6 +4,7 @@
 use super::host::Host;
 use super::io::{Command, Wake};
 use super::state::{Job, Scope, Stage, Step};
+use crate::core::ended::Mark;
 use crate::core::record::Record;
 use crate::core::sync::{may_replace, Current};
 
@@ -104,7 +105,7 @@ impl<H: Host> Scope<H> {
 
     fn run_start_over(
         &mut self,
-        seen: &str,
+        seen: &Mark,
         next: &Record,
         keep: bool,
         stage: Option<Stage>,
@@ -137,14 +138,9 @@ impl<H: Host> Scope<H> {
             Current::Mine | Current::Fresh => None,
         };
         let now = self.host.now_ms();
-        // `next` was made when the page gave `seen` up.
-        if !may_replace(stored.as_ref(), seen, next.created_at, now) {
-            // Another tab's newer attempt stays, and is shown; its copies are news here
-            // again, also under a key this page gave up.
+        if !may_replace(stored.as_ref(), seen, now) {
+            // Another tab's newer attempt stays, and is shown.
             let shown = stored.unwrap_or_else(|| next.clone());
-            if let Some(i) = self.given_up.iter().position(|k| *k == shown.key) {
-                self.given_up.remove(i);
-            }
             return self.started_over(shown, true);
         }
         if keep {
@@ -157,13 +153,14 @@ impl<H: Host> Scope<H> {
                 }
             };
         }
-        if let Some(old) = stored {
-            if self.idb {
-                self.idb_put(None);
-                return Some(Stage::Remove { key: old.key });
-            }
-            self.removed(&old.key, None);
+        // Removed whatever the store still holds: the attempt given up, or nothing live (an
+        // attempt a page ended, which no reader takes any more, is cleared away too).
+        let key = stored.map_or_else(|| seen.key.clone(), |old| old.key);
+        if self.idb {
+            self.idb_put(None);
+            return Some(Stage::Remove { key });
         }
+        self.removed(&key, None);
         self.started_over(next.clone(), false)
     }
 

@@ -342,3 +342,6 @@ mod quota;
 
 #[path = "corrupt_tests.rs"]
 mod corrupt;
+
+#[path = "later_page_tests.rs"]
+mod later_page;
