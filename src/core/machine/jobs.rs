@@ -7,6 +7,7 @@ use super::state::{Job, Scope, Stage, Step};
 use crate::core::ended::Mark;
 use crate::core::record::Record;
 use crate::core::sync::{may_replace, Current};
+use crate::error::Error;
 
 impl<H: Host> Scope<H> {
     /// Queues `job`; it starts at once when no other job is under way.
@@ -171,5 +172,30 @@ impl<H: Host> Scope<H> {
         self.intents -= 1;
         self.show(&shown, stored);
         None
+    }
+}
+
+impl<H: Host> Scope<H> {
+    /// The deadline of submit sequence `no` has come: if it still waits for the scope's
+    /// lock (another tab holds it: a long request, or a tab the browser froze), it ends with
+    /// `outcome-unknown`, reason `another-tab`, having sent nothing, and the page can tell
+    /// the customer. Its lock request stays asked for the next job; held with none, it is
+    /// released at once.
+    pub(super) fn waited_out(&mut self, no: u32) {
+        let waiting = self.jobs.iter().position(|j| match j {
+            Job::Submit(s) => s.no == no && s.before_lock(),
+            _ => false,
+        });
+        let Some(i) = waiting else { return };
+        self.jobs.remove(i);
+        let e = Error::OutcomeUnknown {
+            attempts: self.rec.attempts,
+            reason: "another-tab".into(),
+            abandoned: false,
+        };
+        self.settle(no, Err(e));
+        if i == 0 && !self.jobs.is_empty() {
+            self.resume(Step::Start);
+        }
     }
 }

@@ -141,6 +141,10 @@ impl<H: Host> Scope<H> {
         let no = self.flights;
         self.flight = Some(Flight { no, fp: fp.clone() });
         let started = self.host.now_ms();
+        self.out.push_back(Command::Wake {
+            ms: send.deadline_ms as f64,
+            wake: Wake::Deadline(no),
+        });
         self.queue(Job::Submit(SubmitJob::new(no, fp, body, send, started)));
         Submitted::Started(no)
     }
@@ -218,6 +222,7 @@ impl<H: Host> Scope<H> {
             Input::LeaseWritten(done) => self.lease_written(done),
             Input::Woken(Wake::LeasePoll) => self.lease_poll(),
             Input::Woken(Wake::LeaseRenew(n)) => self.lease_renew(n),
+            Input::Woken(Wake::Deadline(no)) => self.waited_out(no),
             other => self.resume(Step::from(other)),
         }
     }

@@ -225,7 +225,8 @@ pub(super) struct SubmitJob {
     pub(super) body: String,
     /// The options of the `Checkout` it was called on: where and how it sends.
     pub(super) send: Rc<Options>,
-    /// When `submit()` was called.
+    /// When `submit()` was called: `deadlineMs` counts from then, the wait for the
+    /// scope's lock included.
     pub(super) started: f64,
     /// The key was given up (`reset()`, `finish()`, another tab): no more tries.
     pub(super) abandoned: bool,
@@ -233,8 +234,6 @@ pub(super) struct SubmitJob {
     pub(super) rec: Option<Record>,
     /// Retries done.
     pub(super) retries: u32,
-    /// When the first try was stored.
-    pub(super) t0: f64,
     pub(super) at: At,
 }
 
@@ -250,9 +249,13 @@ impl SubmitJob {
             abandoned: false,
             rec: None,
             retries: 0,
-            t0: 0.0,
             at: At::Start,
         }
+    }
+
+    /// Whether it has not had the scope's lock yet: waiting for its turn or for the lock.
+    pub(super) fn before_lock(&self) -> bool {
+        matches!(self.at, At::Start | At::Locking(Stage::Lock))
     }
 
     /// Whether it sends with `key`.

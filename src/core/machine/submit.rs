@@ -170,7 +170,6 @@ impl<H: Host> Scope<H> {
         }
         rec.state = State::Pending;
         j.rec = Some(rec);
-        j.t0 = now;
         self.next_try(j)
     }
 
@@ -181,7 +180,9 @@ impl<H: Host> Scope<H> {
     fn after_wait(&mut self, j: &mut SubmitJob, reason: String) -> Option<At> {
         let now = self.host.now_ms();
         let rec = j.rec.as_ref()?;
-        if !j.abandoned && (j.send.retry_policy().out_of_time(now - j.t0) || rec.is_expired(now)) {
+        if !j.abandoned
+            && (j.send.retry_policy().out_of_time(now - j.started) || rec.is_expired(now))
+        {
             let e = unknown(rec, reason, false);
             self.release_lock();
             self.settle(j.no, Err(e));
@@ -228,7 +229,7 @@ impl<H: Host> Scope<H> {
                 attempt: rec.attempts,
             },
         );
-        let left = o.deadline_ms as f64 - (self.host.now_ms() - j.t0);
+        let left = o.deadline_ms as f64 - (self.host.now_ms() - j.started);
         let request = Request {
             url: o.endpoint.clone(),
             method: o.method.clone(),
@@ -289,7 +290,7 @@ impl<H: Host> Scope<H> {
         match j
             .send
             .retry_policy()
-            .next(j.retries, now - j.t0, retry_after, r)
+            .next(j.retries, now - j.started, retry_after, r)
         {
             Next::Retry { delay_ms } => {
                 let kind = EventKind::Retry {
