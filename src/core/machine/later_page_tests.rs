@@ -186,3 +186,45 @@ fn a_try_on_the_wire_at_finish_reports_its_charge_and_later_pages_do_not_show_it
     // The page leaves before IndexedDB answers, with the answer stored under the old key.
     later_page_pays_anew(&a, &old, &mut idb);
 }
+
+// A page that heard nothing of a finish() elsewhere sends no more tries of that key
+#[test]
+fn a_page_that_slept_through_a_finish_elsewhere_sends_no_more_tries_of_its_key() {
+    let (mut a, mut idb) = settled(TestHost::default());
+    let old = a.record().key.clone();
+    first_try(&mut a, &mut idb, options());
+    a.handle(answer(503, None));
+    let cmds = drain(&mut a);
+    assert!(cmds.iter().any(|c| matches!(
+        c,
+        Command::Wake {
+            wake: Wake::Retry,
+            ..
+        }
+    )));
+    // Meanwhile another page of the tab's history (or another tab) showed the attempt and
+    // finished it; this page was in the back/forward cache and heard nothing.
+    let mut other = Scope::open(next_page(&a.host, 500.0), &options(), false);
+    drain(&mut other);
+    assert_eq!(other.record().key, old);
+    other.finish();
+    drain(&mut other);
+    a.host.maps = next_page(&other.host, 0.0).maps;
+    a.host.now = 2_000.0;
+    a.handle(Input::Woken(Wake::Retry));
+    let cmds = drain(&mut a);
+    assert!(sent(&cmds).is_none(), "{cmds:?}");
+    assert!(
+        cmds.iter().any(|c| matches!(
+            c,
+            Command::Settle {
+                outcome: Err(Error::OutcomeUnknown {
+                    abandoned: true,
+                    ..
+                }),
+                ..
+            }
+        )),
+        "{cmds:?}"
+    );
+}

@@ -192,12 +192,15 @@ impl<H: Host> Scope<H> {
     }
 
     /// Counts the next try and stores it before it leaves; `outcome-unknown` (abandoned)
-    /// when the key was given up: sending on would re-send a key the page gave up on, and
+    /// when the key was given up, here or in a page whose mark it finds: sending on would re-send a key the page gave up on, and
     /// hold the lock so the new attempt waits behind these retries.
     fn next_try(&mut self, j: &mut SubmitJob) -> Option<At> {
         let now = self.host.now_ms();
+        // A page that heard nothing (restored from the back/forward cache, or its timers
+        // held back) still finds the mark of a `finish()` or `reset()` made elsewhere.
+        let ended = self.live(Some(j.rec.clone()?)).is_none();
         let rec = j.rec.as_mut()?;
-        if j.abandoned {
+        if j.abandoned || ended {
             let e = unknown(rec, "abandoned".into(), true);
             self.release_lock();
             self.settle(j.no, Err(e));
