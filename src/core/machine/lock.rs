@@ -23,8 +23,12 @@ use crate::prelude::*;
 const LEASE_SETTLE_MS: f64 = 25.0;
 
 impl<H: Host> Scope<H> {
-    /// Asks for the lock; [`Step::Locked`] follows once held.
+    /// Asks for the lock; [`Step::Locked`] follows once held. A request still waiting (its
+    /// job ended at its deadline) serves the job that asks next.
     pub(super) fn take_lock(&mut self) {
+        if matches!(self.lock, Lock::Asking | Lock::Leasing { .. }) {
+            return;
+        }
         if self.host.web_locks() {
             self.lock = Lock::Asking;
             let mut name = String::from("idemkey:");
@@ -39,8 +43,17 @@ impl<H: Host> Scope<H> {
     pub(super) fn lock_granted(&mut self) {
         if self.lock == Lock::Asking {
             self.lock = Lock::Web;
-            self.resume(Step::Locked);
+            self.locked();
         }
+    }
+
+    /// The lock is held: the job that asked goes on, or, where none still waits for it
+    /// (it ended at its deadline), it is released at once.
+    fn locked(&mut self) {
+        if self.jobs.is_empty() {
+            return self.release_lock();
+        }
+        self.resume(Step::Locked);
     }
 
     /// Waits for the lease instead (no Web Locks, or the request failed).
@@ -156,7 +169,7 @@ impl<H: Host> Scope<H> {
             idb,
         };
         self.renew_later(renewal);
-        self.resume(Step::Locked);
+        self.locked();
     }
 
     /// Looks at the lease again after about [`LEASE_POLL_MS`] (jittered: two waiting tabs
