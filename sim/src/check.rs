@@ -137,6 +137,8 @@ pub struct GaveUp {
     pub page: usize,
     /// `reset()` (else `finish()`).
     pub reset: bool,
+    /// How many pages had loaded then: the later pages are numbered from here.
+    pub later_pages: usize,
 }
 
 impl GaveUp {

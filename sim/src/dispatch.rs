@@ -169,8 +169,6 @@ impl World {
                 .map_err(Clone::clone),
         );
         let (order, called) = (pr.order, pr.called);
-        let mut orders = pr.joins.clone();
-        orders.push(order);
         match outcome {
             Ok(r) => {
                 let check = &self.check;
@@ -189,7 +187,7 @@ impl World {
                     let msg = format!("p{page}: resolved for {} after sending {sent:?}", r.key);
                     self.check.fail(Property::ShownIsSent, msg);
                 }
-                self.check_answer(page, &r.key, &orders);
+                self.check_answer(page, &r.key, order);
             }
             Err(Error::OutcomeUnknown { .. }) if self.count_unknown() => {}
             // Gave up waiting for another tab's lock: nothing sent by this submit.

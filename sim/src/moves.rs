@@ -126,6 +126,7 @@ impl World {
                     at: now,
                     page,
                     reset,
+                    later_pages: self.pages.len(),
                 });
                 let l = self.pages[page].live.as_mut().expect("in use");
                 if !reset {
@@ -190,19 +191,13 @@ impl World {
                     order,
                     called: now,
                     settled: None,
-                    joins: Vec::new(),
                 };
                 self.pages[page].promises.insert((inst, no), pr);
                 let due = now + self.opts.deadline_ms as f64 + WAIT_SLACK_MS;
                 self.at(due, Ev::Due { page, inst, no });
                 Some((inst, no))
             }
-            Submitted::Joined(no) => {
-                if let Some(pr) = self.pages[page].promises.get_mut(&(inst, no)) {
-                    pr.joins.push(order);
-                }
-                Some((inst, no))
-            }
+            Submitted::Joined(no) => Some((inst, no)),
             Submitted::Refused(_) => None,
         };
         self.drain(page);

@@ -100,9 +100,7 @@ impl Server {
         }
         let same = |b: &str| payload(b, self.same_basket) == payload(body, self.same_basket);
         match self.keys.get(key) {
-            Some(Entry::Running { body: b, .. }) if same(b) => {
-                Handled::Now(plain(409, Some("1")))
-            }
+            Some(Entry::Running { body: b, .. }) if same(b) => Handled::Now(plain(409, Some("1"))),
             Some(Entry::Done {
                 body: b,
                 status,

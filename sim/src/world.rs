@@ -43,8 +43,6 @@ pub(crate) struct Promise {
     pub called: f64,
     /// How it settled.
     pub settled: Option<Result<String, Error>>,
-    /// The orders of the later presses that joined it (the same basket, while it ran).
-    pub joins: Vec<usize>,
 }
 
 /// One page (one load of a tab).
@@ -411,6 +409,10 @@ impl World {
         self.stats.deaths += 1;
         self.env.borrow_mut().local.unload(page);
         self.note(|| format!("p{page} dies"));
+        if self.frozen_until(page).is_some() {
+            // Its read's answer would wait for a thaw: the transaction ends with the page.
+            self.page_txn_gone(page);
+        }
         for (pg, inst) in self.locks.page_gone(page) {
             self.micro(Ev::Feed {
                 page: pg,
