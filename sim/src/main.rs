@@ -27,7 +27,7 @@ enum SimError {
     #[error("unknown argument {0}")]
     Argument(String),
     #[error(
-        "unknown mutation {0} (one of open-writes-own-key, rotate-after-unknown, skip-reread)"
+        "unknown mutation {0} (one of open-writes-own-key, rotate-after-unknown, skip-reread, finish-no-mark)"
     )]
     Mutation(String),
     #[error("unknown property {0}")]

@@ -120,7 +120,10 @@ impl World {
         if pr.settled.is_some() || slowed {
             return;
         }
-        let held = self.open.held_by.filter(|p| self.frozen_until(*p).is_some());
+        let held = self
+            .open
+            .held_by
+            .filter(|p| self.frozen_until(*p).is_some());
         let why = held.map_or(String::new(), |p| {
             format!(" (frozen p{p} holds IndexedDB: its read's answer waits for the thaw)")
         });

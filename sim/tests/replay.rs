@@ -50,5 +50,5 @@ fn each_mutation_fails_its_recorded_seed() {
         );
         n += 1;
     }
-    assert_eq!(n, 3);
+    assert_eq!(n, 4);
 }

@@ -173,7 +173,9 @@ impl<H: Host> Scope<H> {
             since: next.created_at,
             until: self.rec.expires_at,
         };
-        self.end(seen.clone());
+        if keep || !super::mutation::on(super::mutation::Mutation::FinishNoMark) {
+            self.end(seen.clone());
+        }
         self.set_shown(&next, false, false);
         self.intents += 1;
         self.abandon(None);
