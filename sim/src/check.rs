@@ -266,6 +266,12 @@ impl Checker {
         (!self.reborn(key, g.order)).then(|| g.clone())
     }
 
+    /// Whether `key` went out for an order other than `order` before.
+    pub fn sent_before(&self, key: &str, order: usize) -> bool {
+        let other = |(o, ord): (&usize, &Order)| *o != order && ord.keys.iter().any(|k| k == key);
+        self.orders.iter().any(other)
+    }
+
     /// A submit of `order` settled `outcome-unknown` after trying `key`.
     pub fn on_unknown(&mut self, order: usize, key: &str) {
         self.orders

@@ -9,10 +9,15 @@ use idemkey::error::Error;
 use crate::check::Property;
 use crate::env::EPOCH_MS;
 use crate::queue::{Ev, PageId};
+use crate::user::Act;
 use crate::world::World;
 
 /// The reason of an `outcome-unknown` that gave up waiting for the lock another tab holds.
 const ANOTHER_TAB: &str = "another-tab";
+
+/// How long after a first final submit that ended `outcome-unknown` the second comes: past
+/// the longest freeze and the latest timer.
+const FINAL_AGAIN_MS: f64 = 45_000.0;
 
 /// FIFO lanes, one per pair of pages: channel notices, IndexedDB answers.
 const LANE_CHANNEL: u8 = 0;
@@ -190,15 +195,12 @@ impl World {
                 self.check_answer(page, &r.key, order);
             }
             Err(Error::OutcomeUnknown { .. }) if self.count_unknown() => {}
+            // The final submit's budget may go waiting for another tab (its long request,
+            // a frozen tab, late timers): one more final submit, once all that is over,
+            // must resume.
+            Err(Error::OutcomeUnknown { .. }) if self.final_again(page, inst, no) => {}
             // Gave up waiting for another tab's lock: nothing sent by this submit.
-            Err(Error::OutcomeUnknown { reason, .. }) if reason == ANOTHER_TAB => {
-                if self
-                    .final_promise
-                    .is_some_and(|(p, i, n)| (p, i, n) == (page, inst, no))
-                {
-                    self.final_waited = !self.stalled_holder();
-                }
-            }
+            Err(Error::OutcomeUnknown { reason, .. }) if reason == ANOTHER_TAB => {}
             Err(Error::OutcomeUnknown {
                 abandoned: false, ..
             }) => {
@@ -208,6 +210,17 @@ impl World {
             }
             Err(_) => {}
         }
+    }
+
+    /// Whether sequence `no` of machine `inst` of `page` is the first final submit: then
+    /// the final submit is made again when every freeze and late timer is over.
+    fn final_again(&mut self, page: PageId, inst: u64, no: u32) -> bool {
+        let first = self.final_promise == Some((page, inst, no)) && !self.final_retried;
+        if first {
+            self.final_retried = true;
+            self.at(self.now() + FINAL_AGAIN_MS, Ev::User(Act::Final));
+        }
+        first
     }
 
     /// Counts an `outcome-unknown`; false, so the checks that follow still run.
@@ -236,8 +249,6 @@ impl World {
         if let Some((page, inst, no)) = self.final_promise {
             match &self.pages[page].promises[&(inst, no)].settled {
                 Some(Ok(_)) | Some(Err(Error::PayloadConflict { .. })) | None => {}
-                Some(Err(Error::OutcomeUnknown { reason, .. }))
-                    if reason == ANOTHER_TAB && !self.final_waited => {}
                 Some(Err(e)) => {
                     let msg = format!("the final submit, faults off, could not resume: {e:?}");
                     self.check.fail(Property::EverySubmitSettles, msg);

@@ -6,8 +6,12 @@
 //!
 //! One excuse, which the README keeps: a tab that has not heard of the `finish()` yet (the
 //! mark it leaves in Web Storage has not reached that tab's localStorage, which lags
-//! between tabs) may pay the next order under the key given up; that key is then the next
-//! order's attempt ([`crate::check::Checker::reused`]). A page loaded after the mark sees it.
+//! between tabs), and still shows the key given up with nothing sent under it, may pay the
+//! next order under it; that key is then the next order's attempt
+//! ([`crate::check::Checker::reused`]). A key sent before is never excused, and a page
+//! loaded after the mark sees it. No other excuse: not a run whose IndexedDB failed (the
+//! mark is in Web Storage), not an order ended while its submit ran (that submit pays the
+//! order it was called for, which the checks here do not hold against it).
 
 use crate::check::Property;
 use crate::queue::PageId;
@@ -38,7 +42,7 @@ impl World {
         let Some(g) = self.check.dead(key, order) else {
             return;
         };
-        if self.not_heard(page, key) {
+        if self.not_heard(page, key) && !self.check.sent_before(key, order) {
             self.check.reused.insert(key.into(), order);
             self.note(|| format!("p{page} had not heard {key} was given up: order {order}'s"));
             return;
@@ -132,15 +136,5 @@ impl World {
             pr.order, pr.called
         );
         self.check.fail(Property::WaitBounded, msg);
-    }
-
-    /// Whether a page that holds or may hold the scope's lock is frozen now or has late
-    /// timers: the one excuse for a submit that gives up waiting (`another-tab`).
-    pub(crate) fn stalled_holder(&self) -> bool {
-        self.pages.iter().enumerate().any(|(id, p)| {
-            let late = self.p.late.is_some_and(|(t, _)| t == p.tab);
-            let busy = p.live.as_ref().is_some_and(|l| l.m.busy());
-            p.alive && busy && (late || self.frozen_until(id).is_some())
-        })
     }
 }

@@ -89,8 +89,8 @@ pub struct World {
     pub(crate) next_id: u64,
     pub(crate) faults_off: bool,
     pub(crate) final_promise: Option<(PageId, u64, u32)>,
-    /// The final submit gave up waiting for another tab's lock with no tab stalled.
-    pub(crate) final_waited: bool,
+    /// The final submit was made a second time.
+    pub(crate) final_retried: bool,
     pub(crate) trace: Option<Vec<String>>,
     /// The randomness of the page's time and exits (its own: a run without them draws
     /// nothing from it).
@@ -183,7 +183,7 @@ impl World {
             next_id: 0,
             faults_off: false,
             final_promise: None,
-            final_waited: false,
+            final_retried: false,
             trace: traced.then(Vec::new),
             time,
             frozen: None,
