@@ -42,7 +42,8 @@ impl World {
         let Some(g) = self.check.dead(key, order) else {
             return;
         };
-        if self.not_heard(page, key) && !self.check.sent_before(key, order) {
+        let unheard = self.not_heard(page, key);
+        if unheard && !self.check.sent_before(key, order) {
             self.check.reused.insert(key.into(), order);
             self.note(|| format!("p{page} had not heard {key} was given up: order {order}'s"));
             return;
@@ -54,8 +55,13 @@ impl World {
             g.property()
         };
         let how = if restored { "restored " } else { "" };
+        let lag = if unheard {
+            " (sent before; the mark had not reached this page's localStorage)"
+        } else {
+            ""
+        };
         let msg = format!(
-            "{how}p{page} sends {key} for order {order}, given up by {} in p{} at {:.3} (order {})",
+            "{how}p{page} sends {key} for order {order}, given up by {} in p{} at {:.3} (order {}){lag}",
             g.call(),
             g.page,
             g.at,
