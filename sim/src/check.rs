@@ -9,11 +9,14 @@
 //! of its submits was still running is "straddled" (the README lets that submit go out
 //! under the next attempt's key) and is not held to one key; and once IndexedDB failed in
 //! some tab (ordering lost, as the README says) the run is "degraded": from then on no
-//! order is held to one key or one charge, and a page's finished attempt may come back
-//! from a tab that still reads the IndexedDB record the degraded tab could not remove.
-//! A key a page gave up before anything was sent under it, which a tab still showing it
-//! then paid a later order with, is that order's attempt from then on (README, Tabs), no
-//! longer the one the page ended ([`Checker::reused_after`]).
+//! order is held to one key or one charge.
+//!
+//! An attempt given up by `finish()` or `reset()` is dead everywhere once the call returned
+//! (the README's durable promise; `spans.rs` checks it across pages): no excuse for a
+//! degraded run there, since the mark the call leaves is in Web Storage. The one excuse:
+//! a tab that had not heard of the call (the mark not yet in its localStorage, which lags
+//! between tabs) and still showed the key with nothing sent under it may pay a later order
+//! under it; the key is that order's attempt from then on ([`Checker::reused`]).
 
 use std::collections::BTreeMap;
 
