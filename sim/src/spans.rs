@@ -90,6 +90,21 @@ impl World {
         self.check.fail(g.property(), msg);
     }
 
+    /// Checks what an `open()` in `page` shows: not an attempt the page finished, nor
+    /// one any page gave up before.
+    pub(crate) fn opened(&mut self, page: PageId) {
+        let p = &self.pages[page];
+        let Some(l) = &p.live else { return };
+        let key = l.m.record().key.clone();
+        let finished =
+            |(k, _, order): &(String, f64, usize)| *k == key && !self.check.reborn(k, *order);
+        if p.ended.iter().any(finished) {
+            let msg = format!("p{page}: open() shows {key}, which this page finished");
+            self.check.fail(Property::FinishedStaysFinished, msg);
+        }
+        self.check_open(page);
+    }
+
     /// An `open()` in `page` shows what it shows: not an attempt given up before it
     /// loaded. (A page that was there when the call came shows what its machine shows at a
     /// second `open()`, as its first `Checkout` does: its own submit's answer, say; what

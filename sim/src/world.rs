@@ -351,21 +351,6 @@ impl World {
         self.drain(page);
     }
 
-    /// Checks what an `open()` in `page` shows: not an attempt the page finished, nor
-    /// one any page gave up before.
-    pub(crate) fn opened(&mut self, page: PageId) {
-        let p = &self.pages[page];
-        let Some(l) = &p.live else { return };
-        let key = l.m.record().key.clone();
-        let finished =
-            |(k, _, order): &(String, f64, usize)| *k == key && !self.check.reborn(k, *order);
-        if p.ended.iter().any(finished) {
-            let msg = format!("p{page}: open() shows {key}, which this page finished");
-            self.check.fail(Property::FinishedStaysFinished, msg);
-        }
-        self.check_open(page);
-    }
-
     /// Runs the commands of `page`'s machine; then lets it go if no `Checkout` uses it and
     /// it has no work.
     pub(crate) fn drain(&mut self, page: PageId) {
