@@ -171,12 +171,14 @@ sim: tool-rust
 	  $(if $(FROM),--from $(FROM)) $(if $(KEEP_GOING),--keep-going)) \
 	  $(if $(MUTATION),--mutation $(MUTATION)) $(if $(PROPERTY),--property $(PROPERTY))
 
-# Each promise the README marks [P-some-name] is named by a browser test that checks it
-# (`// P-some-name: ...` above the test), and each id a test names is in the README.
-# `node scripts/promises.mjs --list` prints which tests check which promise.
+# Each promise README.md and docs/ mark with <!-- P-some-name --> is named by a browser test
+# that checks it (`// P-some-name: ...` above the test), and each id a test names is in them.
+# `node scripts/promises.mjs --list` prints which tests check which promise. Then every
+# relative link of the Markdown files resolves, to a file and to a heading (scripts/links.mjs).
 .PHONY: test-promises
 test-promises: tool-node
 	node scripts/promises.mjs
+	node scripts/links.mjs
 
 # The browser tests run the package `make build` writes to pkg/ (scripts/wasm-test.sh).
 test-wasm: build tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver
