@@ -19,7 +19,7 @@ APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql
 CHROMIUM             := /usr/bin/chromium
 CHROMEDRIVER         := /usr/bin/chromedriver
 DEMO_ADDR            ?= 127.0.0.1:8080
-# The Content-Security-Policy of a payment page that uses idemkey (README "On a payment page";
+# The Content-Security-Policy of a payment page that uses idemkey (docs/payment-pages.md;
 # tests/csp serves it and checks the two agree), and the demo's: the same plus its own
 # stylesheet and favicon. `make demo` sends DEMO_CSP with every page and file.
 PAYMENT_CSP := default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; base-uri 'none'; form-action 'self'; require-trusted-types-for 'script'; trusted-types 'none'
@@ -151,7 +151,7 @@ test-host: tool-node
 	cargo test --workspace
 	node scripts/circles.mjs src
 
-# The deterministic simulation (sim/, README "Simulation"), release build: the regression
+# The deterministic simulation (sim/, docs/inside.md "Simulation"), release build: the regression
 # seeds first, then SIM_SEEDS seeded schedules (about 3 s), then each test-only mutation of
 # the machine (feature sim-mutations) must be caught within SIM_SEEDS schedules.
 SIM_SEEDS ?= 10000

@@ -1,14 +1,18 @@
-// README code blocks come from files the consumer tests run. A block is preceded by
+// The code blocks of README.md and docs/*.md come from files the consumer tests run. A
+// block is preceded by
 //   <!-- snippet: path/to/file#region -->
 // and must equal, byte for byte, the lines between `#region NAME` and `#endregion` in that
 // file (the whole file without `#region`). `node tests/consumer/docs.mjs --write` rewrites
-// the README's blocks from the files; docs.test.mjs checks them.
-import { readFileSync, writeFileSync } from "node:fs";
+// the documents' blocks from the files; docs.test.mjs checks them.
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ROOT } from "./lib.mjs";
 
 export const README = join(ROOT, "README.md");
+/** README.md, then the Markdown files of docs/. */
+export const DOCUMENTS = [README, ...readdirSync(join(ROOT, "docs"))
+  .filter((f) => f.endsWith(".md")).sort().map((f) => join(ROOT, "docs", f))];
 const MARKER = /^<!-- snippet: ([^#\s]+)(?:#([\w-]+))? -->$/;
 const FENCE = /^```/;
 
@@ -24,14 +28,14 @@ export function region(file, name) {
   return lines.slice(start + 1, end).join("\n");
 }
 
-/** Every fenced block of the README: { line, lang, body, start, end, marker? }. */
-export function blocks(text) {
+/** Every fenced block of a document: { line, lang, body, start, end, marker? }. */
+export function blocks(text, name = "README.md") {
   const lines = text.split("\n");
   const out = [];
   for (let i = 0; i < lines.length; i++) {
     if (!FENCE.test(lines[i])) continue;
     const end = lines.findIndex((l, j) => j > i && /^```\s*$/.test(l));
-    if (end < 0) throw new Error(`README.md:${i + 1}: unclosed code block`);
+    if (end < 0) throw new Error(`${name}:${i + 1}: unclosed code block`);
     const m = i > 0 ? lines[i - 1].match(MARKER) : null;
     out.push({
       line: i + 1, lang: lines[i].slice(3).trim(), body: lines.slice(i + 1, end).join("\n"),
@@ -42,7 +46,7 @@ export function blocks(text) {
   return out;
 }
 
-/** The README with every marked block replaced by its region. */
+/** The document with every marked block replaced by its region. */
 export function rewrite(text) {
   const lines = text.split("\n");
   for (const b of blocks(text).reverse()) {
@@ -53,6 +57,6 @@ export function rewrite(text) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === "--write") {
-  writeFileSync(README, rewrite(readFileSync(README, "utf8")));
-  console.log("README.md code blocks rewritten from their files");
+  for (const file of DOCUMENTS) writeFileSync(file, rewrite(readFileSync(file, "utf8")));
+  console.log("the code blocks of README.md and docs/*.md rewritten from their files");
 }
