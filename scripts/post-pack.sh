@@ -89,7 +89,13 @@ if (dtsNew.includes(initArg)) {
  * and are never compiled.
  */
 export interface InitOptions {
+  /** Where the wasm is, or its bytes. Default: \`idemkey_bg.wasm\` beside idemkey.js. */
   module_or_path?: InitInput | Promise<InitInput>;
+  /**
+   * The SRI metadata the wasm's bytes must match, e.g. \`"sha384-..."\` from integrity.json.
+   * @example
+   * await init({ integrity: hashes["idemkey_bg.wasm"] });
+   */
   integrity?: string;
 }
 
@@ -100,12 +106,12 @@ export interface InitOptions {
 // so that an editor's hover on any public name says what it is for. Each is put in front
 // of its declaration once: a declaration a doc comment already ends above is left alone.
 const docs = [
-  [/^( {2})free\(\): void;$/m, `Frees this Checkout now rather than when the garbage collector comes: its \`onEvent\`
+  [/^( +)free\(\): void;$/m, `Frees this Checkout now rather than when the garbage collector comes: its \`onEvent\`
 hears no more, and its methods and getters throw the \`freed\` IdemError. A submit in flight
 goes on; the scope's other Checkouts are untouched. Call it when a component unmounts.
 @example
 onUnmounted(() => checkout.free());`],
-  [/^( {2})\[Symbol\.dispose\]\(\): void;$/m, `\`free()\`, for a \`using\` declaration: the Checkout is freed at the end of its block.
+  [/^( +)\[Symbol\.dispose\]\(\): void;$/m, `\`free()\`, for a \`using\` declaration: the Checkout is freed at the end of its block.
 @example
 { using checkout = Checkout.open(options); await checkout.submit(order); }`],
   [/^()export type InitInput\b/m, `Where \`init()\` finds the wasm: a URL or request, a \`Response\`, its bytes, or a compiled
@@ -142,7 +148,7 @@ const initSyncDoc = `/**
  * initSync({ module: bytes });
  */
 `;
-const genericDoc = /\/\*\*\n\* (If `module_or_path`|Instantiates the given `module`)[\s\S]*?\*\/\n(?=export (default )?function (__wbg_init|initSync)\b)/g;
+const genericDoc = /\/\*\*\n *\* (If `module_or_path`|Instantiates the given `module`)[\s\S]*?\*\/\n(?=export (default )?function (__wbg_init|initSync)\b)/g;
 dtsNew = dtsNew.replace(genericDoc, (_m, first) => (first.startsWith("If") ? initDoc : initSyncDoc));
 const dtsChanged = dtsNew !== dtsText;
 if (dtsChanged) writeFileSync(dtsPath, dtsNew);

@@ -143,7 +143,7 @@ test("every public name in idemkey.d.ts has a doc comment, so an editor's hover 
       return;
     }
     if (/^\}/.test(line)) { block = null; return; }
-    const member = block && line.match(/^ {2}(?:static |readonly )*(\w+|\[Symbol\.dispose\])\??[(:]/);
+    const member = block && line.match(/^\s+(?:static |readonly )*(\w+|\[Symbol\.dispose\])\??[(:]/);
     if (member && !documented(i)) missing.push(`${block}.${member[1]}`);
   });
   assert.ok(lines.some((l) => /^export class Checkout/.test(l)), "class Checkout in pkg/idemkey.d.ts");
