@@ -3,6 +3,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ledgerCount, send, sendAndDrop, sendTogether } from './http.mjs';
 
+/** The shop's payload, headers or ledger are not what its server accepts: nothing can be judged. */
+export class SetupError extends Error {}
+
 /** The statuses idemkey retries with the same key (besides a network error or a timeout). */
 export const RETRIED = [408, 409, 425, 429, 500, 502, 503, 504];
 
@@ -69,9 +72,13 @@ export class Context {
   /** The ledger's count for a customer, or null without --ledger. */
   async count(customer = 'a') {
     if (!this.o.ledger) return null;
-    return ledgerCount({
-      url: this.o.ledger, path: this.o.ledgerCount, headers: this.customers[customer], timeoutMs: this.o.timeoutMs,
-    });
+    try {
+      return await ledgerCount({
+        url: this.o.ledger, path: this.o.ledgerCount, headers: this.customers[customer], timeoutMs: this.o.timeoutMs,
+      });
+    } catch (e) {
+      throw new SetupError(`--ledger: ${e.message}`);
+    }
   }
 
   /**

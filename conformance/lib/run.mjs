@@ -1,6 +1,6 @@
 // The checks in the order they run, the plan said before the first request, and the run.
-import { Context } from './context.mjs';
-import { concurrent, lostAnswer, otherPayload, replay, SetupError } from './checks/keyed.mjs';
+import { Context, SetupError } from './context.mjs';
+import { concurrent, lostAnswer, otherPayload, replay } from './checks/keyed.mjs';
 import { emptyKey, longKey, noKey } from './checks/refusals.mjs';
 import { scoping } from './checks/scoping.mjs';
 import { problemJson, replayed } from './checks/reported.mjs';

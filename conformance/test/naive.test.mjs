@@ -45,3 +45,17 @@ test('without a ledger, a lost answer cannot be judged: the check says so and th
   assert.match(lost.note, /without --ledger \(or a replay marker\) the runner cannot tell/);
   assert.equal(verdicts(r.stdout).replay, 'fail', 'the differing answers show the second charge without a ledger');
 });
+
+test('a ledger URL that does not count is a set-up error (exit 2) before any charge is sent', async () => {
+  const charges = `${naive.url}/api/charges`;
+  for (const [ledger, message] of [
+    [`${naive.url}/api/nowhere`, /--ledger: the ledger http:\S+\/api\/nowhere answered 404, not 200/],
+    [charges, /--ledger: the ledger's charges\.0 is not a number or an array/],
+  ]) {
+    const before = await (await fetch(charges)).json();
+    const r = await runCli([charges, '--ledger', ledger, '--ledger-count', ledger === charges ? 'charges.0' : 'count']);
+    assert.equal(r.code, 2, r.stdout);
+    assert.match(r.stderr, message);
+    assert.equal((await (await fetch(charges)).json()).count, before.count, 'no charge was sent');
+  }
+});

@@ -1,9 +1,6 @@
 // The checks of one key used more than once: again, at once, with another body, after a lost answer.
 import { compareBodies, describe, ok, replayMarker } from '../answers.mjs';
-import { RETRIED } from '../context.mjs';
-
-/** The shop's payload or headers are not what its endpoint accepts: nothing can be judged. */
-export class SetupError extends Error {}
+import { RETRIED, SetupError } from '../context.mjs';
 
 const short = (key) => `${key.slice(0, 8)}…`;
 
