@@ -44,6 +44,10 @@ const refused = [
   [['URL', '--ledger-count', 'count'], /--ledger-count needs --ledger/],
   [['URL', '--ledger', 'nowhere'], /--ledger: "nowhere" is not a URL/],
   [['URL', '--scope-header', 'X Customer'], /is not a header name/],
+  [['URL', '--scope-header', 'X-Customer-Id', '-H', 'x-customer-id: mine'], /-H x-customer-id: the runner sets this header itself/],
+  [['URL', '--other-customer', 'Bearer b'], /--other-customer takes 'Name: value', got "Bearer b"/],
+  [['URL', '--key-header', 'Idempotency Key'], /--key-header: "Idempotency Key" is not a header name/],
+  [['URL', '-H', 'X-Token: a\u0001b'], /-H X-Token: the value has a control character/],
 ];
 
 for (const [args, message] of refused) {
