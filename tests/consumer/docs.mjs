@@ -1,18 +1,20 @@
-// The code blocks of README.md and docs/*.md come from files the consumer tests run. A
-// block is preceded by
+// The code blocks of the module's documents (README.md and five files of docs/) come from
+// files the consumer tests run. A block is preceded by
 //   <!-- snippet: path/to/file#region -->
 // and must equal, byte for byte, the lines between `#region NAME` and `#endregion` in that
 // file (the whole file without `#region`). `node tests/consumer/docs.mjs --write` rewrites
 // the documents' blocks from the files; docs.test.mjs checks them.
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ROOT } from "./lib.mjs";
 
 export const README = join(ROOT, "README.md");
-/** README.md, then the Markdown files of docs/. */
-export const DOCUMENTS = [README, ...readdirSync(join(ROOT, "docs"))
-  .filter((f) => f.endsWith(".md")).sort().map((f) => join(ROOT, "docs", f))];
+/** The documents of the npm module: README.md and the five of docs/ written for its
+ * readers. The other files of docs/ are the backend conformance runner's and the server
+ * crate's, whose code blocks are not regions of the module's examples. */
+export const DOCUMENTS = [README, ...["guide", "tabs-and-storage", "payment-pages", "backend", "inside"]
+  .map((name) => join(ROOT, "docs", `${name}.md`))];
 const MARKER = /^<!-- snippet: ([^#\s]+)(?:#([\w-]+))? -->$/;
 const FENCE = /^```/;
 
@@ -58,5 +60,5 @@ export function rewrite(text) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === "--write") {
   for (const file of DOCUMENTS) writeFileSync(file, rewrite(readFileSync(file, "utf8")));
-  console.log("the code blocks of README.md and docs/*.md rewritten from their files");
+  console.log("the code blocks of the module's documents rewritten from their files");
 }

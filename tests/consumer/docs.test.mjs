@@ -1,7 +1,8 @@
-// The documents cannot rot: every code block of README.md and docs/*.md is a region of a
-// file that the consumer tests run or type-check, byte for byte (the Mermaid diagrams
-// aside); the README's top block's commands are Makefile targets and the README stays
-// short; each document says whom it is for; the guide's option, event and error tables
+// The module's documents cannot rot: every code block of README.md and of the guide, tabs
+// and storage, payment pages, backend and inside documents is a region of a file that the
+// consumer tests run or type-check, byte for byte (the Mermaid diagrams aside); the
+// README's top block's commands are Makefile targets and the README stays short; each of
+// those documents says whom it is for; the guide's option, event and error tables
 // name exactly what pkg/idemkey.d.ts declares, and every public name there has a doc
 // comment. Relative links: scripts/links.mjs, in `make test-promises`.
 import assert from "node:assert/strict";
@@ -32,7 +33,7 @@ test("the README is read in five minutes: at most 300 lines", () => {
   assert.ok(lines <= 300, `README.md has ${lines} lines`);
 });
 
-test("each document under docs/ opens by saying whom it is for", () => {
+test("each of the module's documents under docs/ opens by saying whom it is for", () => {
   const docs = DOCUMENTS.filter((f) => f !== README);
   assert.ok(docs.length >= 5, `${docs.length} documents under docs/`);
   for (const file of docs) {
