@@ -8,8 +8,12 @@
 //! it or sends its key again. A record of the same key bound later is the next order's: a
 //! tab that had not heard of the mark yet paid it under that key, and the charge it made is
 //! shown, not hidden.
+//!
+//! The stored text is one mark per line, `key since until`, newest first; it is read as
+//! text, line by line, and a line that does not read so (edited by hand, another version)
+//! is passed over while the others still count.
 
-use crate::core::ascii::digits;
+use crate::core::ascii::{digits, rsplit_byte};
 use crate::core::json::push_u64;
 use crate::core::record::Record;
 use crate::prelude::*;
@@ -36,78 +40,76 @@ impl Mark {
     pub fn covers(&self, rec: &Record) -> bool {
         rec.key == self.key && rec.submitted_at <= self.since
     }
+
+    /// One stored line; `None` for anything else.
+    pub fn decode(line: &str) -> Option<Mark> {
+        let (head, until) = rsplit_byte(line, b' ')?;
+        let (key, since) = rsplit_byte(head, b' ')?;
+        if key.is_empty() || key.contains(' ') {
+            return None;
+        }
+        Some(Mark {
+            key: key.into(),
+            since: digits(since)? as f64,
+            until: digits(until)? as f64,
+        })
+    }
+
+    fn push_line(&self, out: &mut String) {
+        out.push_str(&self.key);
+        out.push(' ');
+        push_u64(out, self.since as u64);
+        out.push(' ');
+        push_u64(out, self.until as u64);
+    }
 }
 
-/// The marks of one scope, oldest first.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Ended {
-    marks: Vec<Mark>,
+/// The first line of `text` and what follows it.
+fn first_line(text: &str) -> (&str, &str) {
+    match text.as_bytes().iter().position(|&b| b == b'\n') {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => (text, ""),
+    }
 }
 
-impl Ended {
-    /// Reads the stored text: one mark per line, `key since until`. A line that does not
-    /// read so (edited by hand, another version) is passed over; the others still count.
-    pub fn decode(text: &str) -> Ended {
-        let marks = text
-            .lines()
-            .filter_map(|line| {
-                let mut parts = line.split(' ');
-                let key = parts.next().filter(|k| !k.is_empty())?;
-                let since = digits(parts.next()?)? as f64;
-                let until = digits(parts.next()?)? as f64;
-                parts.next().is_none().then(|| Mark {
-                    key: key.into(),
-                    since,
-                    until,
-                })
-            })
-            .collect();
-        Ended { marks }
-    }
-
-    /// The stored text.
-    pub fn encode(&self) -> String {
-        let mut o = String::new();
-        for m in &self.marks {
-            if !o.is_empty() {
-                o.push('\n');
-            }
-            o.push_str(&m.key);
-            o.push(' ');
-            push_u64(&mut o, m.since as u64);
-            o.push(' ');
-            push_u64(&mut o, m.until as u64);
-        }
-        o
-    }
-
-    /// Adds the marks of `other` (another backend's) not here yet.
-    pub fn merge(&mut self, other: Ended) {
-        for m in other.marks {
-            if !self.marks.contains(&m) {
-                self.marks.push(m);
+/// The readable marks of the stored `text`, newest first.
+fn marks(mut text: &str) -> impl Iterator<Item = Mark> + '_ {
+    core::iter::from_fn(move || {
+        while !text.is_empty() {
+            let (line, rest) = first_line(text);
+            text = rest;
+            if let Some(m) = Mark::decode(line) {
+                return Some(m);
             }
         }
-    }
+        None
+    })
+}
 
-    /// Adds `mark`, and drops the marks whose key has expired at `now_ms` and the oldest
-    /// beyond [`MARKS_KEPT`].
-    pub fn add(&mut self, mark: Mark, now_ms: f64) {
-        self.marks.retain(|m| m.until > now_ms);
-        self.marks.push(mark);
-        let extra = self.marks.len().saturating_sub(MARKS_KEPT);
-        self.marks.drain(..extra);
-    }
+/// Whether some mark of the stored `text` ends `rec` ([`Mark::covers`]).
+pub fn covers(text: &str, rec: &Record) -> bool {
+    marks(text).any(|m| m.covers(rec))
+}
 
-    /// Whether some mark ends `rec` ([`Mark::covers`]).
-    pub fn covers(&self, rec: &Record) -> bool {
-        self.marks.iter().any(|m| m.covers(rec))
+/// The stored text with `mark` added first, the marks whose key expired by `now_ms` (and
+/// unreadable lines) dropped, and no more than [`MARKS_KEPT`] kept.
+pub fn with(text: &str, mark: &Mark, now_ms: f64) -> String {
+    let mut out = String::new();
+    mark.push_line(&mut out);
+    for m in marks(text)
+        .filter(|m| m.until > now_ms)
+        .take(MARKS_KEPT - 1)
+    {
+        out.push('\n');
+        m.push_line(&mut out);
     }
+    out
+}
 
-    /// Whether every mark's key has expired at `now_ms` (nothing left to honour).
-    pub fn all_expired(&self, now_ms: f64) -> bool {
-        self.marks.iter().all(|m| m.until <= now_ms)
-    }
+/// Whether every mark of the stored `text` names a key expired at `now_ms` (nothing left
+/// to honour).
+pub fn all_expired(text: &str, now_ms: f64) -> bool {
+    marks(text).all(|m| m.until <= now_ms)
 }
 
 #[cfg(test)]

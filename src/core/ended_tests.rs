@@ -41,12 +41,18 @@ fn the_same_key_bound_after_the_mark_is_the_next_orders_and_stays() {
 
 #[test]
 fn marks_read_back_as_written() {
-    let mut e = Ended::default();
-    e.add(mark(K1, NOW), NOW);
-    e.add(mark(K2, NOW + 3.0), NOW + 3.0);
-    let text = e.encode();
-    assert_eq!(Ended::decode(&text), e);
-    assert!(Ended::decode(&text).covers(&paid(K2, NOW)));
+    let text = with(
+        &with("", &mark(K1, NOW), NOW),
+        &mark(K2, NOW + 3.0),
+        NOW + 3.0,
+    );
+    assert_eq!(text.lines().count(), 2);
+    assert!(covers(&text, &paid(K1, NOW)));
+    assert!(covers(&text, &paid(K2, NOW)));
+    assert_eq!(
+        Mark::decode(text.lines().next().unwrap()),
+        Some(mark(K2, NOW + 3.0))
+    );
 }
 
 #[test]
@@ -62,40 +68,34 @@ fn unreadable_lines_are_passed_over_and_the_others_still_count() {
         " 1 2",
         "{\"v\":1}",
     ] {
-        let e = Ended::decode(&format!("{bad}\n{good}"));
-        assert!(e.covers(&paid(K1, NOW - 1.0)), "{bad:?}");
-        assert!(!Ended::decode(bad).covers(&paid(K1, NOW - 1.0)), "{bad:?}");
+        assert!(
+            covers(&format!("{bad}\n{good}"), &paid(K1, NOW - 1.0)),
+            "{bad:?}"
+        );
+        assert!(
+            covers(&format!("{good}\n{bad}"), &paid(K1, NOW - 1.0)),
+            "{bad:?}"
+        );
+        assert!(!covers(bad, &paid(K1, NOW - 1.0)), "{bad:?}");
+        // Dropped at the next write.
+        assert_eq!(with(bad, &mark(K2, NOW), NOW).lines().count(), 1, "{bad:?}");
     }
 }
 
 #[test]
 fn expired_marks_go_and_only_the_last_few_are_kept() {
-    let mut e = Ended::default();
-    e.add(mark(K1, NOW), NOW);
+    let text = with("", &mark(K1, NOW), NOW);
     // K1 expired: nothing can still hold it as live, and its mark is dropped.
-    e.add(mark(K2, NOW + TTL), NOW + TTL);
-    assert!(!e.covers(&paid(K1, NOW - 1.0)));
-    assert!(e.covers(&paid(K2, NOW)));
-    let mut e = Ended::default();
+    let text = with(&text, &mark(K2, NOW + TTL), NOW + TTL);
+    assert!(!covers(&text, &paid(K1, NOW - 1.0)));
+    assert!(covers(&text, &paid(K2, NOW)));
+    let mut text = String::new();
     for i in 0..(MARKS_KEPT + 3) {
-        e.add(mark(&format!("k{i}"), NOW + i as f64), NOW);
+        text = with(&text, &mark(&format!("k{i}"), NOW + i as f64), NOW);
     }
-    assert_eq!(
-        Ended::decode(&e.encode()).encode().lines().count(),
-        MARKS_KEPT
-    );
-    assert!(!e.covers(&paid("k0", NOW - 1.0)));
-    assert!(e.covers(&paid(&format!("k{}", MARKS_KEPT + 2), NOW)));
-    assert!(!e.all_expired(NOW));
-    assert!(e.all_expired(NOW + 2.0 * TTL));
-}
-
-#[test]
-fn marks_of_two_backends_merge_once() {
-    let mut a = Ended::default();
-    a.add(mark(K1, NOW), NOW);
-    let mut b = a.clone();
-    b.add(mark(K2, NOW + 1.0), NOW);
-    a.merge(b);
-    assert_eq!(a.encode().lines().count(), 2);
+    assert_eq!(text.lines().count(), MARKS_KEPT);
+    assert!(!covers(&text, &paid("k0", NOW - 1.0)));
+    assert!(covers(&text, &paid(&format!("k{}", MARKS_KEPT + 2), NOW)));
+    assert!(!all_expired(&text, NOW));
+    assert!(all_expired(&text, NOW + 2.0 * TTL));
 }

@@ -258,7 +258,7 @@ pub fn sweep_due(
             .is_some_and(|scope| !scope.is_empty())
     };
     if after(":ended:") {
-        return crate::core::ended::Ended::decode(value).all_expired(now_ms);
+        return crate::core::ended::all_expired(value, now_ms);
     }
     let proposal = after(":proposed:");
     if proposal || parse_record_key(namespace, storage_key).is_some() {

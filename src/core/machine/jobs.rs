@@ -3,7 +3,7 @@
 
 use super::host::Host;
 use super::io::{Command, Wake};
-use super::state::{Job, Scope, Stage, Step};
+use super::state::{At, Job, Scope, Stage, Step};
 use crate::core::ended::Mark;
 use crate::core::record::Record;
 use crate::core::sync::{may_replace, Current};
@@ -179,23 +179,20 @@ impl<H: Host> Scope<H> {
     /// The deadline of submit sequence `no` has come: if it still waits for the scope's
     /// lock (another tab holds it: a long request, or a tab the browser froze), it ends with
     /// `outcome-unknown`, reason `another-tab`, having sent nothing, and the page can tell
-    /// the customer. Its lock request stays asked for the next job; held with none, it is
-    /// released at once.
+    /// the customer. Its job stays in the queue, done: it lets the lock go as soon as the
+    /// lock comes, and the jobs asked after it wait for the lock as they would have.
     pub(super) fn waited_out(&mut self, no: u32) {
-        let waiting = self.jobs.iter().position(|j| match j {
-            Job::Submit(s) => s.no == no && s.before_lock(),
-            _ => false,
+        let hit = self.jobs.iter_mut().find_map(|j| match j {
+            Job::Submit(s) if s.no == no && s.before_lock() => Some(s),
+            _ => None,
         });
-        let Some(i) = waiting else { return };
-        self.jobs.remove(i);
+        let Some(s) = hit else { return };
+        s.at = At::WaitedOut;
         let e = Error::OutcomeUnknown {
             attempts: self.rec.attempts,
             reason: "another-tab".into(),
             abandoned: false,
         };
         self.settle(no, Err(e));
-        if i == 0 && !self.jobs.is_empty() {
-            self.resume(Step::Start);
-        }
     }
 }

@@ -23,12 +23,8 @@ use crate::prelude::*;
 const LEASE_SETTLE_MS: f64 = 25.0;
 
 impl<H: Host> Scope<H> {
-    /// Asks for the lock; [`Step::Locked`] follows once held. A request still waiting (its
-    /// job ended at its deadline) serves the job that asks next.
+    /// Asks for the lock; [`Step::Locked`] follows once held.
     pub(super) fn take_lock(&mut self) {
-        if matches!(self.lock, Lock::Asking | Lock::Leasing { .. }) {
-            return;
-        }
         if self.host.web_locks() {
             self.lock = Lock::Asking;
             let mut name = String::from("idemkey:");
@@ -43,17 +39,8 @@ impl<H: Host> Scope<H> {
     pub(super) fn lock_granted(&mut self) {
         if self.lock == Lock::Asking {
             self.lock = Lock::Web;
-            self.locked();
+            self.resume(Step::Locked);
         }
-    }
-
-    /// The lock is held: the job that asked goes on, or, where none still waits for it
-    /// (it ended at its deadline), it is released at once.
-    fn locked(&mut self) {
-        if self.jobs.is_empty() {
-            return self.release_lock();
-        }
-        self.resume(Step::Locked);
     }
 
     /// Waits for the lease instead (no Web Locks, or the request failed).
@@ -169,7 +156,7 @@ impl<H: Host> Scope<H> {
             idb,
         };
         self.renew_later(renewal);
-        self.locked();
+        self.resume(Step::Locked);
     }
 
     /// Looks at the lease again after about [`LEASE_POLL_MS`] (jittered: two waiting tabs

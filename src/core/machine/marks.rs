@@ -5,26 +5,30 @@
 use super::host::Host;
 use super::mirror::ALL;
 use super::state::Scope;
-use crate::core::ended::{Ended, Mark};
+use crate::core::ended::{covers, with, Mark};
 use crate::core::record::{ended_key, Record};
+use crate::prelude::*;
 
 impl<H: Host> Scope<H> {
-    /// The marks of every backend.
-    pub(super) fn ended(&mut self) -> Ended {
+    /// The stored marks of every backend, as one text.
+    #[inline(never)]
+    pub(super) fn ended(&mut self) -> String {
         let at = ended_key(&self.opts.namespace, &self.opts.scope);
-        let mut all = Ended::default();
+        let mut all = String::new();
         for kind in ALL {
             if let Ok(Some(text)) = self.host.storage_get(kind, &at) {
-                all.merge(Ended::decode(&text));
+                all.push_str(&text);
+                all.push('\n');
             }
         }
         all
     }
 
     /// `rec` unless it is an attempt a page ended.
+    #[inline(never)]
     pub(super) fn live(&mut self, rec: Option<Record>) -> Option<Record> {
         let rec = rec?;
-        (!self.ended().covers(&rec)).then_some(rec)
+        (!covers(&self.ended(), &rec)).then_some(rec)
     }
 
     /// Ends the attempt of `mark` for every later reader, in this page or any other: the
@@ -32,11 +36,10 @@ impl<H: Host> Scope<H> {
     /// backend refuses it, with its event).
     pub(super) fn end(&mut self, mark: Mark) {
         let now = self.host.now_ms();
-        let mut all = self.ended();
-        all.add(mark, now);
+        let text = with(&self.ended(), &mark, now);
         let at = ended_key(&self.opts.namespace, &self.opts.scope);
         let key = self.rec.key.clone();
-        let fb = self.store.set(&mut self.host, &at, &all.encode(), false);
+        let fb = self.store.set(&mut self.host, &at, &text, false);
         self.report(&key, fb);
     }
 }

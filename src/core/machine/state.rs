@@ -213,6 +213,8 @@ pub(super) enum At {
     AnswerWrite(String),
     /// The final answer stored where the mirror is not localStorage: settled once done.
     Final(String, Reply),
+    /// Settled at its deadline while it waited for the lock: it lets the lock go once held.
+    WaitedOut,
 }
 
 /// One submit sequence of this page.

@@ -90,6 +90,11 @@ impl<H: Host> Scope<H> {
                 self.settle(j.no, Ok(reply));
                 None
             }
+            (At::WaitedOut, Step::Locked) => {
+                self.release_lock();
+                None
+            }
+            (At::WaitedOut, Step::Start) => None,
             (at, _) => Some(at),
         };
         next.map(|at| {
