@@ -190,6 +190,9 @@ pub struct Checker {
     /// Keys given up that a later order was paid under by a tab that had not heard of it
     /// (the mark had not reached its Web Storage yet): that order's attempt from then on.
     pub reused: BTreeMap<String, usize>,
+    /// Tries a page sent, for an order, under a key it had not heard was given up: their
+    /// answer is what that try did (a try on the wire still reports it).
+    pub unheard_sent: std::collections::BTreeSet<(usize, String, usize)>,
     /// Only this property counts (to show a mutation breaks that one).
     pub focus: Option<Property>,
     /// The first violation.
@@ -297,6 +300,14 @@ impl Checker {
                 self.fail(Property::OneCharge, msg);
             }
         }
+    }
+
+    /// A page that had not heard a key was given up sent it for `order`, which it had
+    /// been sent for before: the order may go out under another key too, once that page
+    /// or another hears of it (the README holds other tabs to the mark once it reaches
+    /// them), and is not held to one key.
+    pub fn on_unheard(&mut self, order: usize) {
+        self.orders.entry(order).or_default().straddled = true;
     }
 
     /// The user ended `order` (`finish()` or `reset()`); `running`: a submit of it still ran.

@@ -37,14 +37,22 @@ impl World {
     }
 
     /// A try of `order` leaves `page` with `key`: never a key given up for an earlier
-    /// order, unless the page had not heard of it (then it is `order`'s attempt now).
+    /// order, unless the page had not heard of it (neither the mark in its localStorage nor
+    /// the channel's notice, which writes the mark there): the README holds other tabs to
+    /// the mark from when the browser hands it to them. A key with nothing sent under it
+    /// is `order`'s attempt from then on.
     pub(crate) fn check_send(&mut self, page: PageId, key: &str, order: usize) {
         let Some(g) = self.check.dead(key, order) else {
             return;
         };
         let unheard = self.not_heard(page, key);
-        if unheard && !self.check.sent_before(key, order) {
-            self.check.reused.insert(key.into(), order);
+        if unheard {
+            self.check.unheard_sent.insert((page, key.into(), order));
+            if self.check.sent_before(key, order) {
+                self.check.on_unheard(order);
+            } else {
+                self.check.reused.insert(key.into(), order);
+            }
             self.note(|| format!("p{page} had not heard {key} was given up: order {order}'s"));
             return;
         }
@@ -77,7 +85,8 @@ impl World {
         let Some(g) = self.check.dead(key, order) else {
             return;
         };
-        if self.not_heard(page, key) {
+        let sent_unheard = self.check.unheard_sent.contains(&(page, key.into(), order));
+        if sent_unheard || self.not_heard(page, key) {
             return;
         }
         let msg = format!(
