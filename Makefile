@@ -19,7 +19,7 @@ APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql
 CHROMIUM             := /usr/bin/chromium
 CHROMEDRIVER         := /usr/bin/chromedriver
 DEMO_ADDR            ?= 127.0.0.1:8080
-# The Content-Security-Policy of a payment page that uses idemkey (README "On a payment page";
+# The Content-Security-Policy of a payment page that uses idemkey (docs/payment-pages.md;
 # tests/csp serves it and checks the two agree), and the demo's: the same plus its own
 # stylesheet and favicon. `make demo` sends DEMO_CSP with every page and file.
 PAYMENT_CSP := default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; base-uri 'none'; form-action 'self'; require-trusted-types-for 'script'; trusted-types 'none'
@@ -28,7 +28,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
         build server demo test test-host test-backend tool-npm-examples test-wasm test-e2e test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
-        fuzz tool-cargo-fuzz test-sim sim
+        fuzz tool-cargo-fuzz test-sim sim tool-npm-conformance test-conformance conformance
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
@@ -36,6 +36,7 @@ help:
 	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, npm consumer, 150 chaos checkouts (20 in WebKit)"
 	@echo "make pack   the npm tarball in pkg/, its gzipped size and the SRI hashes of its two files"
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
+	@echo "make conformance URL=...  does a backend honour the key? (ARGS='-H ...'; without URL: the reference server)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
 	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=..., CLUSTER=1, BROWSER=webkit)"
 	@echo "make fuzz   every cargo-fuzz target for FUZZ_SECONDS (default 60) each"
@@ -143,7 +144,7 @@ cluster: build server
 	bash scripts/cluster.sh $(DEMO_ADDR) "$(DEMO_CSP)"
 
 ## ---- tests ----
-test: tools test-promises test-host test-backend test-sim test-wasm test-e2e test-csp test-consumer test-storm test-chaos
+test: tools test-promises test-host test-backend test-sim test-wasm test-e2e test-csp test-consumer test-storm test-chaos test-conformance
 	@echo "make test: all suites passed"
 
 # Host tests, and no import circles between the client's files (scripts/circles.mjs).
@@ -159,7 +160,7 @@ test-backend: tool-node tool-apt
 	cargo test -p idemkey-example-orders
 	node --test tests/backend/
 
-# The deterministic simulation (sim/, README "Simulation"), release build: the regression
+# The deterministic simulation (sim/, docs/inside.md "Simulation"), release build: the regression
 # seeds first, then SIM_SEEDS seeded schedules (about 3 s), then each test-only mutation of
 # the machine (feature sim-mutations) must be caught within SIM_SEEDS schedules.
 SIM_SEEDS ?= 10000
@@ -179,12 +180,14 @@ sim: tool-rust
 	  $(if $(FROM),--from $(FROM)) $(if $(KEEP_GOING),--keep-going)) \
 	  $(if $(MUTATION),--mutation $(MUTATION)) $(if $(PROPERTY),--property $(PROPERTY))
 
-# Each promise the README marks [P-some-name] is named by a browser test that checks it
-# (`// P-some-name: ...` above the test), and each id a test names is in the README.
-# `node scripts/promises.mjs --list` prints which tests check which promise.
+# Each promise README.md and docs/ mark with <!-- P-some-name --> is named by a browser test
+# that checks it (`// P-some-name: ...` above the test), and each id a test names is in them.
+# `node scripts/promises.mjs --list` prints which tests check which promise. Then every
+# relative link of the Markdown files resolves, to a file and to a heading (scripts/links.mjs).
 .PHONY: test-promises
 test-promises: tool-node
 	node scripts/promises.mjs
+	node scripts/links.mjs
 
 # The browser tests run the package `make build` writes to pkg/ (scripts/wasm-test.sh).
 test-wasm: build tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver
@@ -233,6 +236,23 @@ test-storm: server tool-node tool-apt
 
 storm: server tool-node
 	node tests/storm/run.mjs --requests 20000 --holders 256 --concurrency 16 --seed $(STORM_SEED)
+
+# The backend conformance runner (conformance/, docs/conformance.md), about 15 s: against the
+# reference server (every check passes), a server with no idempotency (exit 1) and Express
+# with express-idempotency, pinned by its own lock file.
+tool-npm-conformance: tool-node conformance/fixtures/express-idempotency/node_modules/.package-lock.json
+conformance/fixtures/express-idempotency/node_modules/.package-lock.json: \
+  conformance/fixtures/express-idempotency/package.json conformance/fixtures/express-idempotency/package-lock.json
+	cd conformance/fixtures/express-idempotency && npm ci --no-audit --no-fund
+	@touch $@
+
+test-conformance: server tool-node tool-npm-conformance
+	node --test conformance/test/
+
+# make conformance URL=https://staging.example/api/charges ARGS='-H "Authorization: Bearer ..." --ledger ...'
+# runs the runner against a backend; without URL, against the reference server.
+conformance: tool-node $(if $(URL),,server)
+	$(if $(URL),node conformance/cli.mjs '$(URL)' $(ARGS),node conformance/against-reference.mjs $(ARGS))
 
 ## ---- fuzzing (not part of `make test`: its crash inputs are, as plain unit tests) ----
 # cargo-fuzz drives libFuzzer through unstable rustc flags (-Zsanitizer, sancov passes).

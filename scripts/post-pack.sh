@@ -89,13 +89,67 @@ if (dtsNew.includes(initArg)) {
  * and are never compiled.
  */
 export interface InitOptions {
+  /** Where the wasm is, or its bytes. Default: \`idemkey_bg.wasm\` beside idemkey.js. */
   module_or_path?: InitInput | Promise<InitInput>;
+  /**
+   * The SRI metadata the wasm's bytes must match, e.g. \`"sha384-..."\` from integrity.json.
+   * @example
+   * await init({ integrity: hashes["idemkey_bg.wasm"] });
+   */
   integrity?: string;
 }
 
 `;
   dtsNew = dtsNew.split(initArg).join("InitOptions").replace(/^export type InitInput\b/m, (m) => initOptions + m);
 }
+// Doc comments for the names wasm-bindgen declares without one (or with its generic one),
+// so that an editor's hover on any public name says what it is for. Each is put in front
+// of its declaration once: a declaration a doc comment already ends above is left alone.
+const docs = [
+  [/^( +)free\(\): void;$/m, `Frees this Checkout now rather than when the garbage collector comes: its \`onEvent\`
+hears no more, and its methods and getters throw the \`freed\` IdemError. A submit in flight
+goes on; the scope's other Checkouts are untouched. Call it when a component unmounts.
+@example
+onUnmounted(() => checkout.free());`],
+  [/^( +)\[Symbol\.dispose\]\(\): void;$/m, `\`free()\`, for a \`using\` declaration: the Checkout is freed at the end of its block.
+@example
+{ using checkout = Checkout.open(options); await checkout.submit(order); }`],
+  [/^()export type InitInput\b/m, `Where \`init()\` finds the wasm: a URL or request, a \`Response\`, its bytes, or a compiled
+\`WebAssembly.Module\`. Default: \`idemkey_bg.wasm\` beside idemkey.js.`],
+  [/^()export type SyncInitInput\b/m, `What \`initSync()\` compiles: the wasm's bytes, or a compiled \`WebAssembly.Module\`.`],
+  [/^()export interface InitOutput\b/m, `The instantiated module's raw exports, which \`init()\` resolves with: for idemkey's own
+glue, not for the page (use \`Checkout\`, \`newKey\` and \`sweep\`).`],
+];
+for (const [re, text] of docs) {
+  const m = re.exec(dtsNew);
+  if (!m) die(`${dts}: no declaration matches ${re} (wasm-bindgen's output changed?)`);
+  const before = dtsNew.slice(0, m.index).trimEnd();
+  if (before.endsWith("*/")) continue;
+  const indent = m[1];
+  const comment = `${indent}/**\n${text.split("\n").map((l) => `${indent} * ${l}`).join("\n")}\n${indent} */\n`;
+  dtsNew = dtsNew.slice(0, m.index) + comment + dtsNew.slice(m.index);
+}
+// wasm-bindgen's words on init() and initSync() describe its own arguments; ours say what a
+// checkout page needs: when to call it, and what it rejects with.
+const initDoc = `/**
+ * Loads and compiles the wasm, once however often it is called; call it when the page
+ * loads (it compiles while it downloads), before the first \`Checkout.open()\`. Rejects with
+ * the \`wasm-blocked\` IdemError when the page's Content-Security-Policy refuses WebAssembly
+ * (add \`'wasm-unsafe-eval'\` to \`script-src\`), and with \`wasm-integrity\` when
+ * \`integrity\` is given and the bytes do not match it.
+ * @example
+ * await init(); // or: await init({ integrity: hashes["idemkey_bg.wasm"] })
+ */
+`;
+const initSyncDoc = `/**
+ * Compiles the given wasm bytes (or module) at once, without a fetch: for workers and
+ * tests that already hold them. Pages call \`init()\` instead.
+ * @example
+ * initSync({ module: bytes });
+ */
+`;
+const genericDoc = /\/\*\*\n *\* (If `module_or_path`|Instantiates the given `module`)[\s\S]*?\*\/\n(?=export (default )?function (__wbg_init|initSync)\b)/g;
+dtsNew = dtsNew.replace(genericDoc, (_m, first) => (first.startsWith("If") ? initDoc : initSyncDoc));
 const dtsChanged = dtsNew !== dtsText;
 if (dtsChanged) writeFileSync(dtsPath, dtsNew);
 

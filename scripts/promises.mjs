@@ -1,39 +1,69 @@
-// The README's promises about the client, traced to browser tests. A sentence a user
-// relies on ends with an id in brackets, `[P-some-name]`; a browser test (tests/web_*.rs,
-// or a node test under tests/e2e/, tests/consumer/ or tests/csp/) that checks it has, in the comment
-// lines directly above it, `// P-some-name: the sentence in short` (one line per id).
-// Fails, listing what is wrong, when an id of the README has no test naming it, when a
-// test names an id the README does not have, or when such a comment stands above no test.
+// The documents' promises about the client, traced to browser tests. A sentence a user
+// relies on, in README.md or docs/*.md, is followed in the Markdown source by its id in an
+// HTML comment, `<!-- P-some-name -->`, which renders as nothing; a browser test
+// (tests/web_*.rs, or a node test under tests/e2e/, tests/consumer/ or tests/csp/) that
+// checks it has, in the comment lines directly above it, `// P-some-name: the sentence in
+// short` (one line per id).
+// Fails, listing what is wrong, when an id of the documents has no test naming it, when a
+// test names an id no document has, when such a comment stands above no test, or when an id
+// would show when rendered (`[P-...]` anywhere, or an id comment inside a code block).
 // `node scripts/promises.mjs --list` prints each id with the tests that name it.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = join(fileURLToPath(new URL(".", import.meta.url)), "..");
 const ID = "P-[a-z0-9]+(?:-[a-z0-9]+)*";
-const README_ID = new RegExp(`\\[(${ID})\\]`, "g");
-// Anything in brackets that starts like an id, to catch misspelt ones (`[P-Foo]`, `[P-a b]`).
-const README_LOOSE = /\[P-[^\]\s]*\]?/g;
+// `<!-- P-some-name -->`, one id per comment.
+const DOC_ID = new RegExp(`<!-- (${ID}) -->`, "g");
+// Anything that starts like an id in a comment, to catch misspelt ones (`<!-- P-Foo -->`,
+// `<!--P-a-->`, two ids in one comment).
+const DOC_LOOSE = /<!--\s*P-.*?-->/g;
+// The old inline form, which would render: `[P-some-name]`.
+const DOC_SHOWN = /\[P-[^\]\s]*\]?/g;
 // `// P-some-name: what it checks`
 const TEST_ID = new RegExp(`^\\s*//\\s*(${ID}):\\s*\\S`);
 // A comment line that starts like an id but is not one in that form.
 const TEST_LOOSE = /^\s*\/\/\s*P-\S/;
 
-/** The ids the README marks, each with the lines it is marked on. */
-function readmeIds(problems) {
-  const text = readFileSync(join(ROOT, "README.md"), "utf8");
+/** README.md and the Markdown files under docs/. */
+function documents() {
+  const docs = join(ROOT, "docs");
+  const inDocs = existsSync(docs)
+    ? readdirSync(docs).filter((f) => f.endsWith(".md")).sort().map((f) => join(docs, f))
+    : [];
+  return [join(ROOT, "README.md"), ...inDocs];
+}
+
+/** The ids the documents mark, each with the `file:line`s it is marked on. */
+function documentIds(problems) {
   const ids = new Map();
-  text.split("\n").forEach((line, i) => {
-    for (const m of line.matchAll(README_LOOSE)) {
-      if (!new RegExp(`^\\[${ID}\\]$`).test(m[0])) {
-        problems.push(`README.md:${i + 1}: ${m[0]} is not an id of the form [P-lowercase-words]`);
+  for (const file of documents()) {
+    const rel = relative(ROOT, file);
+    let fenced = false;
+    readFileSync(file, "utf8").split("\n").forEach((raw, i) => {
+      const at = `${rel}:${i + 1}`;
+      if (/^\s*```/.test(raw)) fenced = !fenced;
+      // Inline code shows its text as written: an id there is an example, not a mark.
+      const line = raw.replace(/`[^`]*`/g, "");
+      for (const m of line.matchAll(DOC_SHOWN)) {
+        problems.push(`${at}: ${m[0]} would show when rendered: write <!-- ${m[0].replace(/[[\]]/g, "")} --> after the sentence`);
       }
-    }
-    for (const m of line.matchAll(README_ID)) {
-      if (!ids.has(m[1])) ids.set(m[1], []);
-      ids.get(m[1]).push(i + 1);
-    }
-  });
+      for (const m of line.matchAll(DOC_LOOSE)) {
+        if (!new RegExp(`^<!-- ${ID} -->$`).test(m[0])) {
+          problems.push(`${at}: ${m[0]} is not an id of the form <!-- P-lowercase-words --> (one per comment)`);
+        }
+      }
+      for (const m of line.matchAll(DOC_ID)) {
+        if (fenced) {
+          problems.push(`${at}: ${m[1]} is inside a code block, where it would show: put it after the block`);
+          continue;
+        }
+        if (!ids.has(m[1])) ids.set(m[1], []);
+        ids.get(m[1]).push(at);
+      }
+    });
+  }
   return ids;
 }
 
@@ -97,13 +127,13 @@ function testIds(problems) {
 }
 
 const problems = [];
-const promised = readmeIds(problems);
+const promised = documentIds(problems);
 const tested = testIds(problems);
-for (const [id, lines] of promised) {
-  if (!tested.has(id)) problems.push(`${id} (README.md:${lines.join(",")}) has no test: name it in a comment above a browser test`);
+for (const [id, places] of promised) {
+  if (!tested.has(id)) problems.push(`${id} (${places.join(", ")}) has no test: name it in a comment above a browser test`);
 }
 for (const [id, tests] of tested) {
-  if (!promised.has(id)) problems.push(`${id} is named by ${tests.join("; ")} but the README has no [${id}]`);
+  if (!promised.has(id)) problems.push(`${id} is named by ${tests.join("; ")} but no document has <!-- ${id} -->`);
 }
 if (process.argv.includes("--list")) {
   for (const id of [...promised.keys()].sort()) {
@@ -116,7 +146,7 @@ if (problems.length) {
   process.exit(1);
 }
 if (promised.size === 0) {
-  console.error("promises: the README marks no promise ([P-some-name])");
+  console.error("promises: README.md and docs/ mark no promise (<!-- P-some-name -->)");
   process.exit(1);
 }
-console.log(`promises: ${promised.size} in README, each with a test`);
+console.log(`promises: ${promised.size} in README.md and docs/, each with a test`);

@@ -21,71 +21,143 @@ use crate::error::Error;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
-/** Where a checkout attempt stands. */
+/**
+ * Where a checkout attempt stands: `"fresh"` (nothing sent under its key yet), `"pending"`
+ * (sent; the outcome is not known yet, or was not when the last submit gave up),
+ * `"succeeded"` (a 2xx answer is stored) or `"failed"` (a final non-2xx answer is stored;
+ * the next submit starts a new attempt with a new key).
+ */
 export type CheckoutState = "fresh" | "pending" | "succeeded" | "failed";
-/** Where a record lives. */
+/**
+ * Where a record lives: `"local"` (IndexedDB with a copy in localStorage, shared by every
+ * tab of the origin), `"session"` (this tab, across its refreshes) or `"memory"` (this page).
+ */
 export type StorageKind = "local" | "session" | "memory";
-/** The `code` of an {@link IdemError}. */
+/**
+ * The `code` of an {@link IdemError}: `invalid-options` (from `Checkout.open`, `sweep`),
+ * `payload-conflict`, `outcome-unknown` and `invalid-payload` (from `submit`),
+ * `wasm-blocked` and `wasm-integrity` (from `init`), `freed` (a freed `Checkout` used).
+ */
 export type IdemErrorCode = "invalid-options" | "payload-conflict" | "outcome-unknown" | "invalid-payload"
   | "wasm-blocked" | "wasm-integrity" | "freed";
-/** What `Checkout.open` throws and `submit` rejects with. */
+/**
+ * What `Checkout.open` throws, `init` and `submit` reject with, and a freed `Checkout`
+ * throws: an `Error` told apart by its `name`, with a `code`.
+ * @example
+ * catch (err) { if (err.name === "IdemError" && err.code === "outcome-unknown") showPressAgain(); }
+ */
 export interface IdemError extends Error {
+  /** Always `"IdemError"`. */
   name: "IdemError";
+  /**
+   * What went wrong. `outcome-unknown`: the payment may or may not have happened and the
+   * key is kept, so tell the customer to press Pay again (never `reset()` then).
+   */
   code: IdemErrorCode;
+  /** With `outcome-unknown`: why. The last try's failure (`timeout`, `network-error`,
+   * `status-503`, ...); `abandoned` when `reset()`, `finish()` or another tab moved the scope
+   * to a new key; `another-tab` when another tab held the checkout for the whole
+   * `deadlineMs` and nothing was sent from this one. */
+  reason?: string;
 }
-/** Options of `Checkout.open`; only `scope` and `endpoint` are required. */
+/**
+ * Options of `Checkout.open`; only `scope` and `endpoint` are required. A missing, unknown
+ * or out-of-range option throws the `invalid-options` IdemError naming it.
+ * @example
+ * Checkout.open({ scope: `cart-${cart.id}`, endpoint: "/api/charges" })
+ */
 export interface CheckoutOptions {
-  /** The logical checkout (cart id, order draft id), 1 to 200 characters. */
+  /**
+   * The logical checkout, 1 to 200 characters: one record and one key at a time. Give
+   * each order its own (a cart id, an order draft id).
+   * @example scope: `cart-${cart.id}`
+   */
   scope: string;
-  /** Where `submit()` sends. */
+  /** Where `submit()` sends, e.g. `"/api/charges"`; another origin must allow it by CORS. */
   endpoint: string;
-  /** Default "POST". */
+  /** The HTTP method. Default `"POST"`. */
   method?: "POST" | "PUT" | "PATCH" | "DELETE";
-  /** Extra request headers. */
+  /**
+   * Extra request headers, not the key's own; `Content-Type: application/json` is sent
+   * unless set here. Default `{}`.
+   * @example headers: { Authorization: `Bearer ${token}` }
+   */
   headers?: Record<string, string>;
-  /** Default "Idempotency-Key". */
+  /** The key's header, an HTTP token. Default `"Idempotency-Key"`; e.g. `"PayPal-Request-Id"`. */
   headerName?: string;
-  /** "plain" (default, Stripe style) or "sf-string" (IETF draft: quoted). */
+  /**
+   * `"plain"` sends the bare key (Stripe style, the default); `"sf-string"` quotes it as a
+   * structured-field string (the IETF draft).
+   */
   headerFormat?: "plain" | "sf-string";
-  /** A key older than this is never reused. Default 86400. */
+  /** A key older than this many seconds is never reused: 1 to 31536000, default 86400 (24 h). */
   ttlSeconds?: number;
-  /** Per try. Default 10000. */
+  /**
+   * Each try's timeout in ms, 1 to 600000, default 10000. A timed-out try is an unknown
+   * outcome, retried with the same key.
+   */
   timeoutMs?: number;
-  /** Tries after the first. Default 5. */
+  /** Tries after the first, 0 to 100. Default 5. */
   maxRetries?: number;
-  /** Exponential backoff with full jitter. Default { baseMs: 250, maxMs: 10000 }. */
-  backoff?: { baseMs?: number; maxMs?: number };
-  /** The whole submit's budget. Default 60000. */
+  /**
+   * Exponential backoff with full jitter: a random wait up to `min(maxMs, baseMs * 2^n)`;
+   * a server's `Retry-After` replaces it. Integers 0 to 3600000, `baseMs <= maxMs`.
+   * Default `{ baseMs: 250, maxMs: 10000 }`.
+   */
+  backoff?: { /** The first retry's longest wait, ms. */ baseMs?: number; /** No wait is longer, ms. */ maxMs?: number };
+  /**
+   * One `submit()`'s budget for its tries and waits, in ms from its first try: 1 to
+   * 86400000, default 60000. When it is used up, `submit()` rejects with `outcome-unknown`.
+   */
   deadlineMs?: number;
-  /** Default "local"; falls back local -> session -> memory when storage throws. */
+  /**
+   * Where the record lives. Default `"local"`, shared by every tab; storage that throws
+   * falls back local -> session -> memory, with a `storage-fallback` event.
+   */
   storage?: StorageKind;
-  /** Storage keys start with `${namespace}:`. Default "idemkey". */
+  /** Storage keys start with `${namespace}:`: 1 to 64 characters, no `:`. Default `"idemkey"`. */
   namespace?: string;
-  /** fetch credentials. Default "same-origin". */
+  /** As `fetch`'s `credentials`. Default `"same-origin"`. */
   credentials?: "omit" | "same-origin" | "include";
-  /** Called for every event; exceptions it throws are logged, never rethrown. */
+  /**
+   * Called for every event of the attempt; what it throws is logged, never rethrown.
+   * @example onEvent: (e) => console.debug("idemkey", e.type, e.key)
+   */
   onEvent?: (event: IdemEvent) => void;
 }
-/** What `submit()` resolves with: the final HTTP answer (2xx or not) or the stored one. */
+/**
+ * What `submit()` resolves with: the final HTTP answer, 2xx or not (like `fetch`), or the
+ * stored one.
+ * @example
+ * const r = await checkout.submit(order); show(r.ok ? "Paid" : `Declined (${r.status})`);
+ */
 export interface SubmitResult {
   /** The idempotency key this answer belongs to. */
   key: string;
   /** The HTTP status of the final (or stored) answer. */
   status: number;
-  /** `status` is 2xx. */
+  /** `status` is 2xx: the attempt is `"succeeded"`. */
   ok: boolean;
-  /** Parsed JSON, else the text; null when empty. */
+  /** The response body: parsed JSON, else the text; null when empty. */
   body: unknown;
-  /** The server answered `Idempotent-Replayed: true`. */
+  /** The server answered `Idempotent-Replayed: true`: an earlier try had done the work. */
   replayed: boolean;
-  /** Resolved from the stored result without sending. */
+  /** Resolved from the stored answer (a click after the answer, another tab's answer): nothing sent. */
   fromCache: boolean;
-  /** HTTP tries sent for this key so far. */
+  /** HTTP tries sent for this key so far, by every page and tab. */
   attempts: number;
 }
-/** Why a try is retried: no answer in `timeoutMs`, no answer at all, or a retryable status. */
+/** Why a try is retried: no answer in `timeoutMs`, no answer at all, or a retryable status (`"status-503"`). */
 export type RetryReason = "timeout" | "network-error" | `status-${number}`;
-/** Events passed to `onEvent`, told apart by `type`. */
+/**
+ * Events passed to `onEvent`, told apart by `type`; each carries the attempt's `key`.
+ * `attempt`: a try is about to be sent. `retry`: a try failed in a retryable way and the
+ * next comes after `delayMs`. `response`: a try got an HTTP answer. `state`: the record's
+ * state changed, here or in another tab. `key-changed`: `checkout.key` changed without a
+ * `reset()` or `finish()` of this page. `storage-fallback`: storage threw and the record
+ * moved down. `storage-reopened`: IndexedDB's lost connection was opened again, nothing
+ * lost. `storage-corrupt`: an unreadable record was set aside under `quarantineKey`.
+ */
 export type IdemEvent =
   | { type: "attempt"; key: string; attempt: number }
   | { type: "retry"; key: string; attempt: number; delayMs: number; reason: RetryReason }
@@ -107,6 +179,9 @@ impl From<Error> for JsValue {
 /// One checkout attempt's key, kept across retries, double-clicks, refreshes and tabs.
 /// Every `Checkout` of a scope in the page is a view of the scope's one machine: one key,
 /// one state.
+///
+/// @example
+/// const checkout = Checkout.open({ scope: "cart-42", endpoint: "/api/charges" });
 #[wasm_bindgen]
 pub struct Checkout {
     /// The scope in this page.
@@ -130,6 +205,10 @@ impl Checkout {
     /// is already open in the page is the same attempt: same key, state and attempts at
     /// every moment; each sends with its own options. Throws an `IdemError` with code
     /// `invalid-options` naming the option that is missing, unknown or out of range.
+    /// Call `init()` first, and in the browser (a component's mount, not its render).
+    ///
+    /// @example
+    /// const checkout = Checkout.open({ scope: `cart-${cart.id}`, endpoint: "/api/charges" });
     pub fn open(
         #[wasm_bindgen(unchecked_param_type = "CheckoutOptions")] options: JsValue,
     ) -> Result<Checkout, JsValue> {
@@ -144,7 +223,13 @@ impl Checkout {
 
     /// Sends `payload` as JSON with this attempt's key, retrying as configured.
     /// Resolves with the final answer (also for non-2xx) or the stored one; rejects with
-    /// `payload-conflict`, `outcome-unknown` or `invalid-payload`.
+    /// `payload-conflict`, `outcome-unknown` or `invalid-payload`. A second call while one
+    /// runs joins it; a call after a success of the same payload resolves with the stored
+    /// answer (`fromCache`). On `outcome-unknown` tell the customer to press Pay again: the
+    /// next call sends the same key.
+    ///
+    /// @example
+    /// const r = await checkout.submit({ amount: 4200, currency: "EUR" });
     #[wasm_bindgen(unchecked_return_type = "Promise<SubmitResult>")]
     pub fn submit(
         &self,
@@ -169,29 +254,41 @@ impl Checkout {
         p
     }
 
-    /// Abandons this attempt on purpose: new key, state "fresh". The new key shows at once;
+    /// Abandons this attempt on purpose: new key, state "fresh". Durable when it returns:
+    /// whatever the page does next, no later page shows or answers from the attempt, and
+    /// its key is not sent again. The new key shows at once;
     /// a submit of this tab stops before its next try (`outcome-unknown`, reason
     /// `abandoned`), and so does another tab's sending the old key. The new record is stored
     /// once this tab holds the scope's lock, after a try already on the wire has ended
     /// (its answer is stored and its submit resolves); if another tab has moved the scope to
-    /// a newer attempt by then, that one is kept and shown instead.
+    /// a newer attempt by then, that one is kept and shown instead. Only when the customer
+    /// changes the order on purpose: never after `outcome-unknown`.
+    ///
+    /// @example
+    /// checkout.reset(); // the customer changed the order: the next submit is a new attempt
     pub fn reset(&self) {
         self.live.machine.borrow_mut().reset();
         self.live.run();
     }
 
     /// Forgets the record when the page moves on to the next order (not in the Pay
-    /// handler: a late second click would start a new attempt). The new key shows at once,
+    /// handler: a late second click would start a new attempt). Durable when it returns:
+    /// the page may navigate, reload or close at once, and no later page shows or answers
+    /// from the finished attempt. The new key shows at once,
     /// in every `Checkout` of the scope in the page, and the next submit sends it. Like
     /// `reset()`, it stops the submits sending the old key before their next try and takes
     /// effect with the scope's lock, after a try already on the wire; another tab's newer
     /// attempt is kept.
+    ///
+    /// @example
+    /// checkout.finish(); // on the receipt route, or behind a "New order" button
     pub fn finish(&self) {
         self.live.machine.borrow_mut().finish();
         self.live.run();
     }
 
-    /// This attempt's idempotency key (UUID v4).
+    /// This attempt's idempotency key (UUID v4), the one every try sends, kept until
+    /// `finish()`, `reset()`, a final failure or `ttlSeconds`.
     #[wasm_bindgen(getter, js_name = key, unchecked_return_type = "string")]
     pub fn key_js(&self) -> JsValue {
         JsValue::from_str(&self.key())
@@ -203,7 +300,7 @@ impl Checkout {
         JsValue::from_str(&self.opts.scope)
     }
 
-    /// "fresh", "pending", "succeeded" or "failed".
+    /// "fresh", "pending", "succeeded" or "failed"; follows other tabs too (`state` events).
     #[wasm_bindgen(getter, js_name = state, unchecked_return_type = "CheckoutState")]
     pub fn state_js(&self) -> JsValue {
         JsValue::from_str(self.live.machine.borrow().record().state.as_str())
@@ -246,7 +343,10 @@ fn prepare(payload: &JsValue) -> crate::error::Result<(String, String)> {
     Ok((body, fp))
 }
 
-/// A fresh UUID v4.
+/// A fresh UUID v4, from `crypto.getRandomValues`, e.g. for a scope of your own.
+///
+/// @example
+/// const orderDraftId = newKey();
 #[wasm_bindgen(js_name = newKey, unchecked_return_type = "string")]
 pub fn new_key_js() -> JsValue {
     JsValue::from_str(&new_key_string())
@@ -283,7 +383,11 @@ impl Checkout {
 /// Deletes the expired records of `namespace` (default "idemkey") from local, session and
 /// memory storage, and the unreadable records set aside more than 7 days ago; returns how
 /// many. Their IndexedDB copies are deleted too, in the background (not counted). Throws
-/// `invalid-options` for a bad namespace.
+/// `invalid-options` for a bad namespace. The first `open()` of a namespace in a page
+/// sweeps the storage it uses the same way.
+///
+/// @example
+/// const removed = sweep("idemkey");
 #[wasm_bindgen]
 pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
     let ns = namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);

@@ -1,6 +1,6 @@
 // Every public name of the idemkey package, type-checked with `tsc --strict --noEmit`
-// by the consumer tests (tests/consumer/types.test.mjs). The README's TypeScript
-// blocks are regions of this file.
+// by the consumer tests (tests/consumer/types.test.mjs). The TypeScript blocks of
+// docs/guide.md and docs/payment-pages.md are regions of this file.
 import init, {
   Checkout,
   initSync,
@@ -109,19 +109,19 @@ try {
 //
 //   fresh --submit(p)--> pending --2xx-----------------> succeeded --finish()--> forgotten
 //     ^                   |  ^                              |
-//     |                   |  | retry, same key: network     +- submit(p): stored result, fromCache [P-succeeded-from-cache]
+//     |                   |  | retry, same key: network     +- submit(p): stored result, fromCache
 //     |                   +--+ error, timeout, 408 409 425  +- submit(q): payload-conflict
 //     |                   |    429 500 502 503 504
 //     |                   |    retries or deadline used up: outcome-unknown, still
 //     |                   |    pending, key kept: submit(p) later resumes with it;
 //     |                   |    submit(q) meanwhile: payload-conflict
 //     |                   |
-//     |                   +--any other status--> failed --submit(any)--> pending, new key [P-new-key-after-failed]
+//     |                   +--any other status--> failed --submit(any)--> pending, new key
 //     |
 //     +-- reset() from any state, or ttlSeconds passed: new key
 checkout.reset();                 // abandon this attempt on purpose: new key, "fresh"
 checkout.finish();                // forget the record when the page moves on to the next order
-const removed: number = sweep("idemkey"); // delete expired records of a namespace [P-sweep]
+const removed: number = sweep("idemkey"); // delete expired records of a namespace
 const fresh: string = newKey();   // a UUID v4
 // #endregion lifecycle
 

@@ -6,6 +6,7 @@
 //! The rule behind all of it: only the tab holding the scope's lock changes the stored key
 //! or state, and a key a tab made up at `open()` never replaces a record it may not have seen.
 
+use crate::core::ended::Mark;
 use crate::core::record::Record;
 use crate::core::state::State;
 use crate::prelude::*;
@@ -103,7 +104,7 @@ pub fn removes(removed_key: &str, shown: &Record, shown_stored: bool) -> bool {
     shown_stored && shown.key == removed_key
 }
 
-/// Whether a `reset()` or `finish()` called at `since` while this tab showed `seen_key` may,
+/// Whether a `reset()` or `finish()` that gave up the attempt `seen` (its key and when) may,
 /// once it holds the lock, replace the stored record: only the attempt the page saw (or
 /// nothing live) is given up; another tab's newer attempt is left alone and shown instead.
 /// A newer attempt can carry the key given up: one not sent yet at `since`, which a tab
@@ -114,18 +115,8 @@ pub fn removes(removed_key: &str, shown: &Record, shown_stored: bool) -> bool {
 /// tabs share one clock; one set back between a submit and the clean-up makes the record
 /// look bound later, and it is kept: the page shows that attempt (and its answer) rather
 /// than risk a second charge.
-pub fn may_replace(stored: Option<&Record>, seen_key: &str, since: f64, now_ms: f64) -> bool {
-    stored.map_or(true, |r| {
-        r.is_expired(now_ms) || (r.key == seen_key && r.submitted_at <= since)
-    })
-}
-
-/// Whether a tab may still be sending the key of `shown` (`shown_stored`: it was read
-/// from or written to the store), so that giving the key up has to tell the other tabs to
-/// stop: not once its final answer (succeeded or failed) is stored, since a lock holder
-/// that reads one never sends that key again.
-pub fn may_be_sending(shown: &Record, shown_stored: bool) -> bool {
-    !(shown_stored && matches!(shown.state, State::Succeeded | State::Failed))
+pub fn may_replace(stored: Option<&Record>, seen: &Mark, now_ms: f64) -> bool {
+    stored.map_or(true, |r| r.is_expired(now_ms) || seen.covers(r))
 }
 
 /// A message one tab of a scope posts to the others (BroadcastChannel text).
@@ -135,8 +126,8 @@ pub enum Notice<'a> {
     Stored(&'a str),
     /// The lock holder removed the record of this key (`finish()`).
     Removed(&'a str),
-    /// A tab gave this key up (`reset()`, `finish()`): the tab sending with it stops
-    /// before its next try.
+    /// A tab gave a key up (`reset()`, `finish()`): the mark's line (core::ended), or the
+    /// bare key from an older release. The tab sending with it stops before its next try.
     Abandon(&'a str),
 }
 

@@ -1,14 +1,20 @@
-// README code blocks come from files the consumer tests run. A block is preceded by
+// The code blocks of the module's documents (README.md and five files of docs/) come from
+// files the consumer tests run. A block is preceded by
 //   <!-- snippet: path/to/file#region -->
 // and must equal, byte for byte, the lines between `#region NAME` and `#endregion` in that
 // file (the whole file without `#region`). `node tests/consumer/docs.mjs --write` rewrites
-// the README's blocks from the files; docs.test.mjs checks them.
+// the documents' blocks from the files; docs.test.mjs checks them.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ROOT } from "./lib.mjs";
 
 export const README = join(ROOT, "README.md");
+/** The documents of the npm module: README.md and the five of docs/ written for its
+ * readers. The other files of docs/ are the backend conformance runner's and the server
+ * crate's, whose code blocks are not regions of the module's examples. */
+export const DOCUMENTS = [README, ...["guide", "tabs-and-storage", "payment-pages", "backend", "inside"]
+  .map((name) => join(ROOT, "docs", `${name}.md`))];
 const MARKER = /^<!-- snippet: ([^#\s]+)(?:#([\w-]+))? -->$/;
 const FENCE = /^```/;
 
@@ -24,14 +30,14 @@ export function region(file, name) {
   return lines.slice(start + 1, end).join("\n");
 }
 
-/** Every fenced block of the README: { line, lang, body, start, end, marker? }. */
-export function blocks(text) {
+/** Every fenced block of a document: { line, lang, body, start, end, marker? }. */
+export function blocks(text, name = "README.md") {
   const lines = text.split("\n");
   const out = [];
   for (let i = 0; i < lines.length; i++) {
     if (!FENCE.test(lines[i])) continue;
     const end = lines.findIndex((l, j) => j > i && /^```\s*$/.test(l));
-    if (end < 0) throw new Error(`README.md:${i + 1}: unclosed code block`);
+    if (end < 0) throw new Error(`${name}:${i + 1}: unclosed code block`);
     const m = i > 0 ? lines[i - 1].match(MARKER) : null;
     out.push({
       line: i + 1, lang: lines[i].slice(3).trim(), body: lines.slice(i + 1, end).join("\n"),
@@ -42,7 +48,7 @@ export function blocks(text) {
   return out;
 }
 
-/** The README with every marked block replaced by its region. */
+/** The document with every marked block replaced by its region. */
 export function rewrite(text) {
   const lines = text.split("\n");
   for (const b of blocks(text).reverse()) {
@@ -53,6 +59,6 @@ export function rewrite(text) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === "--write") {
-  writeFileSync(README, rewrite(readFileSync(README, "utf8")));
-  console.log("README.md code blocks rewritten from their files");
+  for (const file of DOCUMENTS) writeFileSync(file, rewrite(readFileSync(file, "utf8")));
+  console.log("the code blocks of the module's documents rewritten from their files");
 }

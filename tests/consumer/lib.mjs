@@ -1,6 +1,6 @@
 // Shared helpers of the consumer tests: the tarball, fresh installs, and the list of
-// example files the tests run (docs.test.mjs checks that every README code block comes
-// from one of them). The reference server and Chromium: tests/support/reference.mjs.
+// example files the tests run (docs.test.mjs checks that every code block of README.md and
+// docs/ comes from one of them). The reference server and Chromium: tests/support/reference.mjs.
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -3,7 +3,7 @@
 # pack pkg/ into pkg/idemkey-<version>.tgz, then node's test runner installs it into
 # fresh directories and checks the package, the bundlers (Vite, esbuild, webpack, Rollup),
 # the no-bundler page, the framework apps (React, Next.js, Vue, Svelte), the TypeScript
-# types and the README. A missing tool is an error, never a skip.
+# types and the documents (README.md, docs/). A missing tool is an error, never a skip.
 # KEEP_CONSUMER=1 keeps the temporary projects for inspection; IDEMKEY_PKG=DIR tests
 # another wasm-pack output directory than pkg/.
 set -euo pipefail

@@ -76,11 +76,9 @@ test("the policy is a header of the page, the module and the wasm, not a meta el
   assert.doesNotMatch(page, /http-equiv|<script(?![^>]*\bsrc=)[^>]*>|<style|\sstyle=|\son\w+=/i, "nothing inline");
 });
 
-test("the README prints the policy the strict-CSP tests serve, and the demo's adds only its own needs", () => {
-  const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
-  const section = readme.split(/^## On a payment page$/m)[1]?.split(/^## /m)[0];
-  assert.ok(section, "README.md has a section `## On a payment page`");
-  const printed = [...section.matchAll(/^ {4}Content-Security-Policy: (.+)$/gm)].map((m) => m[1]);
+test("docs/payment-pages.md prints the policy the strict-CSP tests serve, and the demo's adds only its own needs", () => {
+  const page = readFileSync(path.join(ROOT, "docs/payment-pages.md"), "utf8");
+  const printed = [...page.matchAll(/^ {4}Content-Security-Policy: (.+)$/gm)].map((m) => m[1]);
   assert.deepEqual(printed, [POLICY]);
   const makefile = readFileSync(path.join(ROOT, "Makefile"), "utf8");
   assert.equal(/^PAYMENT_CSP\s*:= (.+)$/m.exec(makefile)?.[1], POLICY, "the Makefile's PAYMENT_CSP");

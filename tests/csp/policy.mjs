@@ -1,4 +1,4 @@
-// The Content-Security-Policy of a payment page that uses idemkey, as the README prints it
+// The Content-Security-Policy of a payment page that uses idemkey, as docs/payment-pages.md prints it
 // and the strict-CSP tests serve it: the smallest policy the module needs. The demo adds
 // what its own page needs besides (its stylesheet and its favicon), as the Makefile's
 // `make demo` and the end-to-end tests serve it.

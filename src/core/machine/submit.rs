@@ -18,10 +18,10 @@ use crate::core::sync::{Current, Notice};
 use crate::error::Error;
 use crate::prelude::*;
 
-/// `outcome-unknown` after `rec`'s tries.
-fn unknown(rec: &Record, reason: String, abandoned: bool) -> Error {
+/// `outcome-unknown` after `attempts` tries.
+fn unknown(attempts: u32, reason: String, abandoned: bool) -> Error {
     Error::OutcomeUnknown {
-        attempts: rec.attempts,
+        attempts,
         reason,
         abandoned,
     }
@@ -49,14 +49,10 @@ impl<H: Host> Scope<H> {
             (At::Storing(text), Step::Written(done)) => {
                 let rec = j.rec.clone().unwrap_or_else(|| self.rec.clone());
                 self.stored_unposted(&rec, &text, Some(done));
-                if j.abandoned {
-                    // Given up while the try's record was being written: it does not go
-                    // out (the record counts it; the error counts the tries sent).
-                    let e = Error::OutcomeUnknown {
-                        attempts: rec.attempts - 1,
-                        reason: "abandoned".into(),
-                        abandoned: true,
-                    };
+                // Given up, or past its time, while the try's record was being written (a
+                // tab frozen then thaws late): it does not go out (the record counts it;
+                // the error counts the tries sent).
+                if let Some(e) = self.held_back(&j, rec.attempts - 1, "deadline") {
                     self.release_lock();
                     self.settle(j.no, Err(e));
                     return None;
@@ -90,6 +86,11 @@ impl<H: Host> Scope<H> {
                 self.settle(j.no, Ok(reply));
                 None
             }
+            (At::WaitedOut, Step::Locked | Step::Read(_) | Step::Written(_)) => {
+                self.release_lock();
+                None
+            }
+            (At::WaitedOut, Step::Start) => None,
             (at, _) => Some(at),
         };
         next.map(|at| {
@@ -170,7 +171,6 @@ impl<H: Host> Scope<H> {
         }
         rec.state = State::Pending;
         j.rec = Some(rec);
-        j.t0 = now;
         self.next_try(j)
     }
 
@@ -179,15 +179,29 @@ impl<H: Host> Scope<H> {
     /// stopped) that the submit's budget or the key's lifetime has run out. Then the submit
     /// ends as a wait past the deadline does: `outcome-unknown`, nothing sent.
     fn after_wait(&mut self, j: &mut SubmitJob, reason: String) -> Option<At> {
-        let now = self.host.now_ms();
-        let rec = j.rec.as_ref()?;
-        if !j.abandoned && (j.send.retry_policy().out_of_time(now - j.t0) || rec.is_expired(now)) {
-            let e = unknown(rec, reason, false);
+        let sent = j.rec.as_ref()?.attempts;
+        if let Some(e) = self.held_back(j, sent, &reason) {
             self.release_lock();
             self.settle(j.no, Err(e));
             return None;
         }
         self.next_try(j)
+    }
+
+    /// Why the next try of `j` (`sent` tries out so far) may not go out now, if it may
+    /// not: its key was given up, here (`abandoned`) or in a page whose mark is found (a
+    /// page restored from the back/forward cache, a background tab: `outcome-unknown`,
+    /// reason `abandoned`); or the browser ran this so late (slowed or frozen timers, a
+    /// thawed tab) that the submit's budget or the key's lifetime is over
+    /// (`outcome-unknown` with `reason`, the last try's failure).
+    fn held_back(&mut self, j: &SubmitJob, sent: u32, reason: &str) -> Option<Error> {
+        let rec = j.rec.clone()?;
+        let now = self.host.now_ms();
+        if j.abandoned || self.live(Some(rec.clone())).is_none() {
+            return Some(unknown(sent, "abandoned".into(), true));
+        }
+        let late = j.send.retry_policy().out_of_time(now - j.started) || rec.is_expired(now);
+        late.then(|| unknown(sent, reason.into(), false))
     }
 
     /// Counts the next try and stores it before it leaves; `outcome-unknown` (abandoned)
@@ -197,7 +211,7 @@ impl<H: Host> Scope<H> {
         let now = self.host.now_ms();
         let rec = j.rec.as_mut()?;
         if j.abandoned {
-            let e = unknown(rec, "abandoned".into(), true);
+            let e = unknown(rec.attempts, "abandoned".into(), true);
             self.release_lock();
             self.settle(j.no, Err(e));
             return None;
@@ -228,7 +242,7 @@ impl<H: Host> Scope<H> {
                 attempt: rec.attempts,
             },
         );
-        let left = o.deadline_ms as f64 - (self.host.now_ms() - j.t0);
+        let left = o.deadline_ms as f64 - (self.host.now_ms() - j.started);
         let request = Request {
             url: o.endpoint.clone(),
             method: o.method.clone(),
@@ -289,7 +303,7 @@ impl<H: Host> Scope<H> {
         match j
             .send
             .retry_policy()
-            .next(j.retries, now - j.t0, retry_after, r)
+            .next(j.retries, now - j.started, retry_after, r)
         {
             Next::Retry { delay_ms } => {
                 let kind = EventKind::Retry {
@@ -306,7 +320,7 @@ impl<H: Host> Scope<H> {
             }
             Next::GiveUp => {
                 self.release_lock();
-                self.settle(j.no, Err(unknown(&rec, reason, false)));
+                self.settle(j.no, Err(unknown(rec.attempts, reason, false)));
                 None
             }
         }
