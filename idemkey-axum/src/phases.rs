@@ -83,14 +83,14 @@ pub struct Keys<'a, W> {
 }
 
 /// What phase 1 decided.
-pub enum Reservation<'a, W> {
+pub enum Reservation<'a, W: Send + 'static> {
     /// The key is answered already: a replay (the reservation found it done).
     Answered(Answer),
     /// This request owns the key and must do the work.
     Proceed(Operation<'a, W>),
 }
 
-impl<W> std::fmt::Debug for Reservation<'_, W> {
+impl<W: Send + 'static> std::fmt::Debug for Reservation<'_, W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Reservation::Answered(a) => f.debug_tuple("Answered").field(a).finish(),
@@ -151,6 +151,7 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
             store: self.store,
             req,
             lock,
+            settled: false,
             _held: held,
         }))
     }
@@ -169,14 +170,28 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
 ///
 /// Commit it ([`Operation::commit`]) or release it ([`Operation::release`])
 /// after a failure that left nothing to commit, so the retry may start at
-/// once. One dropped without either (a crash, a cancelled handler) keeps its
-/// lock until the lock timeout: then a retry takes the operation over, with
-/// the same operation id, or [`recovery`](crate::recovery) completes it.
-pub struct Operation<'a, W> {
+/// once. One dropped before either finished (axum drops a handler whose
+/// client hung up, at whatever `.await` it was) is released on a task of its
+/// own: the client's retry takes the operation over at once, with the same
+/// operation id, so the provider answers it the first call's result. Only a
+/// process that dies keeps the lock until the lock timeout; then a retry
+/// takes the operation over, or [`recovery`](crate::recovery) completes it.
+pub struct Operation<'a, W: Send + 'static> {
     store: &'a dyn KeyStore<W>,
     req: KeyRequest,
     lock: Lock,
+    /// True once phase 3 answered or the lock was released.
+    settled: bool,
     _held: Held,
+}
+
+impl<W: Send + 'static> Drop for Operation<'_, W> {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.store
+                .release_in_background(&self.req.customer, &self.req.key, &self.lock);
+        }
+    }
 }
 
 impl<W: Send + 'static> Operation<'_, W> {
@@ -215,16 +230,18 @@ impl<W: Send + 'static> Operation<'_, W> {
     /// that commit is durable. If another request took the operation over
     /// and finished first, its stored answer is the answer (a replay); if it
     /// still runs, [`Error::InProgress`].
-    pub async fn commit(self, write: W) -> Result<Answer, Error> {
-        match complete(
+    pub async fn commit(mut self, write: W) -> Result<Answer, Error> {
+        let done = complete(
             self.store,
             &self.req.customer,
             &self.req.key,
             &self.lock,
             write,
         )
-        .await?
-        {
+        .await;
+        // Answered (or released by `complete` after a failure): nothing left to hand back.
+        self.settled = true;
+        match done? {
             Completed::Stored(response) => Ok(Answer {
                 response,
                 replayed: false,
@@ -238,8 +255,9 @@ impl<W: Send + 'static> Operation<'_, W> {
     /// Gives the key back after a failure of phase 2 (the provider could not
     /// be reached, say): the next try takes the operation over at once, with
     /// the same operation id.
-    pub async fn release(self) {
-        release(self.store, &self.req.customer, &self.req.key, &self.lock).await
+    pub async fn release(mut self) {
+        release(self.store, &self.req.customer, &self.req.key, &self.lock).await;
+        self.settled = true;
     }
 }
 

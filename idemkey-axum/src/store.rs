@@ -159,6 +159,29 @@ pub trait KeyStore<W: Send + 'static>: Send + Sync + 'static {
 
     /// Deletes expired keys whose request is not running; returns how many.
     async fn reap(&self) -> StoreResult<u64>;
+
+    /// [`KeyStore::release`] on a task of its own, from code that cannot
+    /// wait (a dropped [`Operation`](crate::Operation)); best effort. The
+    /// default does nothing: the lock then frees itself after the lock
+    /// timeout.
+    fn release_in_background(&self, customer: &str, key: &str, lock: &Lock) {
+        let _ = (customer, key, lock);
+    }
+}
+
+/// Runs `release` on the current tokio runtime, logging its failure; does
+/// nothing outside a runtime.
+pub(crate) fn spawn_release<F>(release: F)
+where
+    F: std::future::Future<Output = StoreResult<()>> + Send + 'static,
+{
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        rt.spawn(async move {
+            if let Err(e) = release.await {
+                tracing::warn!(error = %e, "could not release the key of a dropped operation; it frees itself after the lock timeout");
+            }
+        });
+    }
 }
 
 #[cfg(test)]

@@ -252,11 +252,11 @@ async fn a_write_that_finds_its_operation_recorded_keeps_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_key_is_409_with_retry_after_and_a_stale_one_is_taken_over() {
     for db in both(timing(60_000, 300)).await {
-        let (name, idem) = (db.name, idem(&db));
-        let op = proceed(&idem, "alice", "slow", &json!({})).await;
+        let (name, idem, dead) = (db.name, idem(&db), idem(&db));
+        // A process dies between phases: its Operation is never dropped.
+        let op = proceed(&dead, "alice", "slow", &json!({})).await;
         let operation = op.operation_id().to_string();
-        // The request dies between phases: its Operation is dropped.
-        drop(op);
+        std::mem::forget(op);
         let busy = idem.begin("alice", &key("slow"), &json!({})).await;
         let Err(e) = busy else {
             panic!("{name}: 409 expected")
@@ -310,11 +310,12 @@ impl Recover<Note> for Paid {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn recovery_commits_what_phase_2_did_and_leaves_the_rest() {
     for db in both(timing(60_000, 200)).await {
-        let (name, idem) = (db.name, idem(&db));
-        let paid = proceed(&idem, "alice", "paid", &json!({})).await;
-        let unpaid = proceed(&idem, "alice", "unpaid", &json!({})).await;
+        let (name, idem, dead) = (db.name, idem(&db), idem(&db));
+        // Another process ran phase 2 of both, then died.
+        let paid = proceed(&dead, "alice", "paid", &json!({})).await;
+        let unpaid = proceed(&dead, "alice", "unpaid", &json!({})).await;
         let record = Paid(vec![paid.operation_id().to_string()]);
-        drop((paid, unpaid));
+        std::mem::forget((paid, unpaid));
         assert_eq!(
             idem.recover_once(&record).await,
             0,
@@ -370,4 +371,31 @@ async fn one_key_from_many_instances_at_once_has_one_owner() {
     }
     assert_eq!(owners, 1);
     assert_eq!((db.count)(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_operation_frees_its_key_for_the_retry_at_once() {
+    for db in both(timing(60_000, 60_000)).await {
+        let (name, idem) = (db.name, idem(&db));
+        // axum drops the handler of a client that hung up, mid-phase.
+        let op = proceed(&idem, "alice", "gone", &json!({})).await;
+        let operation = op.operation_id().to_string();
+        drop(op);
+        // Freed on a task of its own, at once: long before the lock timeout.
+        let freed_by = std::time::Instant::now() + Duration::from_secs(2);
+        let retry = loop {
+            match idem.begin("alice", &key("gone"), &json!({})).await {
+                Err(Error::InProgress) if std::time::Instant::now() < freed_by => {
+                    tokio::time::sleep(Duration::from_millis(10)).await
+                }
+                other => break other,
+            }
+        };
+        let Ok(Reservation::Proceed(op)) = retry else {
+            panic!("{name}: the retry proceeds, got {retry:?}")
+        };
+        assert_eq!(op.operation_id(), operation, "{name}: the same operation");
+        op.commit(note(&operation, "once", false)).await.unwrap();
+        assert_eq!((db.count)(), 1, "{name}");
+    }
 }

@@ -353,3 +353,46 @@ fn sqlite_a_burst_of_one_key_is_one_order() {
 fn postgres_a_burst_of_one_key_is_one_order() {
     a_burst_of_one_key_is_one_order(&pg::Pg::shared().fresh_database());
 }
+
+/// The project's conformance runner (conformance/cli.mjs), which asks of any
+/// backend what the idemkey module relies on, passes the shop: replays,
+/// concurrent tries, another payload, missing and malformed keys, a retry
+/// after a lost answer (its handler dropped mid-way), customers apart.
+fn the_conformance_runner_passes(database: &str) {
+    let provider = Proc::start(env!("CARGO_BIN_EXE_provider"), &[]);
+    let provider_url = format!("http://{}", provider.expect("listening on http://"));
+    let (_shop, addr) = shop(database, &provider_url, false);
+    let url = format!("http://{addr}/orders");
+    let cli = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance/cli.mjs");
+    let out = Command::new("node")
+        .args([cli, &url, "--ledger", &url, "--ledger-count", "orders"])
+        .args([
+            "--scope-header",
+            "X-Customer-Id",
+            "--key-format",
+            "sf-string",
+        ])
+        .output()
+        .expect("node runs the conformance runner");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        report.contains("All 8 checks idemkey depends on passed."),
+        "{report}"
+    );
+}
+
+#[test]
+fn sqlite_the_conformance_runner_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    the_conformance_runner_passes(&format!("sqlite:{}", dir.path().join("shop.db").display()));
+}
+
+#[test]
+fn postgres_the_conformance_runner_passes() {
+    the_conformance_runner_passes(&pg::Pg::shared().fresh_database());
+}

@@ -27,7 +27,7 @@ use tokio_postgres::NoTls;
 pub use self::migrate::migrate;
 use crate::migrations::Migration;
 use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey};
-use crate::store::{KeyStore, StoreError, StoreResult, Timing, Written};
+use crate::store::{spawn_release, KeyStore, StoreError, StoreResult, Timing, Written};
 
 /// Most connections [`pool`] opens.
 pub const POOL_SIZE: usize = 16;
@@ -261,5 +261,18 @@ impl<W: PgCommit> KeyStore<W> for PgKeys {
             keys::reap(&c, self.timing.lock_ms(), REAP_BATCH).await
         })
         .await
+    }
+
+    fn release_in_background(&self, customer: &str, key: &str, lock: &Lock) {
+        let (pool, c, k, o) = (
+            self.pool.clone(),
+            customer.to_string(),
+            key.to_string(),
+            lock.owner.clone(),
+        );
+        spawn_release(bounded(async move {
+            let conn = pool.get().await?;
+            keys::release(&conn, &c, &k, &o).await
+        }));
     }
 }

@@ -18,7 +18,7 @@ pub use self::database::Database;
 use crate::ids::now_ms;
 use crate::migrations::Migration;
 use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey};
-use crate::store::{KeyStore, StoreError, StoreResult, Timing, Written};
+use crate::store::{spawn_release, KeyStore, StoreError, StoreResult, Timing, Written};
 
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> StoreError {
@@ -181,5 +181,15 @@ impl<W: SqliteCommit> KeyStore<W> for SqliteKeys {
         self.db
             .write(move |conn| keys::reap(conn, now_ms(), lock_ms))
             .await
+    }
+
+    fn release_in_background(&self, customer: &str, key: &str, lock: &Lock) {
+        let (db, c, k, o) = (
+            self.db.clone(),
+            customer.to_string(),
+            key.to_string(),
+            lock.owner.clone(),
+        );
+        spawn_release(async move { db.write(move |conn| keys::release(conn, &c, &k, &o)).await });
     }
 }
