@@ -75,9 +75,9 @@ function wrongPress(out, key) {
 }
 
 /**
- * One try: tab 1 freezes (`freeze(one, cdp, options)` leaves its JavaScript paused while it
- * holds the scope), tab 2 presses Pay, presses again, reloads and presses again; tab 1
- * thaws. Returns the problems seen, in words.
+ * One try: tab 1 freezes (`freeze({ one, two, cdp, options, customer })` leaves its
+ * JavaScript paused, or about to pause, while it holds the scope), tab 2 presses Pay,
+ * presses again, reloads and presses again; tab 1 thaws. Returns the problems seen, in words.
  */
 async function frozenTry(freeze) {
   const context = await browser.newContext();
@@ -94,7 +94,7 @@ async function frozenTry(freeze) {
     const cdp = await context.newCDPSession(one);
     await cdp.send('Debugger.enable');
     const paused = new Promise((resolve) => cdp.once('Debugger.paused', resolve));
-    await freeze(one, cdp, options, customer);
+    await freeze({ one, two, cdp, options, customer });
     await paused;
     // The frozen tab holds the scope's lock (else the try shows nothing).
     const held = await two.evaluate(() => navigator.locks.query().then((q) => q.held.map((l) => l.name)));
@@ -126,14 +126,15 @@ async function frozenTry(freeze) {
 async function run(t, freeze) {
   const seen = [];
   for (let i = 0; i < TRIES; i += 1) seen.push(await frozenTry(freeze));
-  const summary = seen.map((p, i) => `try ${i + 1}: ${p.join('; ') || 'ok'}`).join('\n  ');
-  t.diagnostic(summary);
+  const lines = seen.map((p, i) => `try ${i + 1}: ${p.join('; ') || 'ok'}`);
+  for (const line of lines) t.diagnostic(line);
+  const summary = lines.join('\n  ');
   assert.ok(seen.every((p) => p.length === 0), `a tab waited on a frozen one:\n  ${summary}`);
 }
 
 // P-wait-bounded: a tab frozen mid-payment: Pay in another tab settles within deadlineMs plus a second; one charge
 test('a tab frozen with its request on the wire: Pay in another tab settles within its deadline, one charge', { timeout: 120000 }, (t) =>
-  run(t, async (one, cdp, options, customer) => {
+  run(t, async ({ one, cdp, options, customer }) => {
     // The server commits the charge, then holds its answer: the tab's JavaScript stops
     // before it hears it, with the scope's lock held.
     await api('POST', '/api/faults', customer, { mode: 'delay-after-commit', count: 1, delay_ms: 1500 });
@@ -147,11 +148,18 @@ test('a tab frozen with its request on the wire: Pay in another tab settles with
 
 // P-wait-bounded: a tab frozen a moment after open(): Pay in another tab settles within deadlineMs plus a second
 test('a tab frozen a moment after open(): Pay in another tab settles within its deadline, one charge', { timeout: 120000 }, (t) =>
-  run(t, async (one, cdp, options) => {
-    // open() proposes a key and asks for the scope's lock to settle it; the tab stops in
-    // the next task, before it has settled it.
-    await one.evaluate((o) => {
-      window.opened = window.idemkey.Checkout.open(o);
-      setTimeout(() => { debugger; }, 0); // eslint-disable-line no-debugger
-    }, options);
+  run(t, async ({ one, two, cdp, options }) => {
+    // open() proposes a key and asks for the scope's Web Lock to settle it. The lock is
+    // busy a moment (tab 2 holds it), so tab 1 is paused while it waits, and is handed the
+    // lock frozen: its JavaScript stops as the lock's callback starts.
+    const name = `idemkey:idemkey:v1:${options.scope}`;
+    await two.evaluate((n) => new Promise((held) => {
+      navigator.locks.request(n, () => new Promise((release) => { window.releaseLock = release; held(); }));
+    }), name);
+    await one.evaluate((o) => { window.opened = window.idemkey.Checkout.open(o); }, options);
+    await two.evaluate(async (n) => {
+      while (!(await navigator.locks.query()).pending.some((l) => l.name === n)) await new Promise((r) => setTimeout(r, 10));
+    }, name);
+    await cdp.send('Debugger.pause');
+    await two.evaluate(() => window.releaseLock());
   }));
