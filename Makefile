@@ -28,7 +28,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
         build server demo test test-host tool-npm-examples test-wasm test-e2e test-pages test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
-        fuzz tool-cargo-fuzz test-sim sim
+        fuzz tool-cargo-fuzz test-sim sim tool-npm-conformance test-conformance conformance
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
@@ -36,6 +36,7 @@ help:
 	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, npm consumer, 150 chaos checkouts (20 in WebKit)"
 	@echo "make pack   the npm tarball in pkg/, its gzipped size and the SRI hashes of its two files"
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
+	@echo "make conformance URL=...  does a backend honour the key? (ARGS='-H ...'; without URL: the reference server)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
 	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=..., CLUSTER=1, BROWSER=webkit)"
 	@echo "make fuzz   every cargo-fuzz target for FUZZ_SECONDS (default 60) each"
@@ -143,7 +144,7 @@ cluster: build server
 	bash scripts/cluster.sh $(DEMO_ADDR) "$(DEMO_CSP)"
 
 ## ---- tests ----
-test: tools test-promises test-host test-sim test-wasm test-e2e test-pages test-csp test-consumer test-storm test-chaos
+test: tools test-promises test-host test-sim test-wasm test-e2e test-pages test-csp test-consumer test-storm test-chaos test-conformance
 	@echo "make test: all suites passed"
 
 # Host tests, and no import circles between the client's files (scripts/circles.mjs).
@@ -232,6 +233,23 @@ test-storm: server tool-node tool-apt
 
 storm: server tool-node
 	node tests/storm/run.mjs --requests 20000 --holders 256 --concurrency 16 --seed $(STORM_SEED)
+
+# The backend conformance runner (conformance/, docs/conformance.md), about 15 s: against the
+# reference server (every check passes), a server with no idempotency (exit 1) and Express
+# with express-idempotency, pinned by its own lock file.
+tool-npm-conformance: tool-node conformance/fixtures/express-idempotency/node_modules/.package-lock.json
+conformance/fixtures/express-idempotency/node_modules/.package-lock.json: \
+  conformance/fixtures/express-idempotency/package.json conformance/fixtures/express-idempotency/package-lock.json
+	cd conformance/fixtures/express-idempotency && npm ci --no-audit --no-fund
+	@touch $@
+
+test-conformance: server tool-node tool-npm-conformance
+	node --test conformance/test/
+
+# make conformance URL=https://staging.example/api/charges ARGS='-H "Authorization: Bearer ..." --ledger ...'
+# runs the runner against a backend; without URL, against the reference server.
+conformance: tool-node $(if $(URL),,server)
+	$(if $(URL),node conformance/cli.mjs '$(URL)' $(ARGS),node conformance/against-reference.mjs $(ARGS))
 
 ## ---- fuzzing (not part of `make test`: its crash inputs are, as plain unit tests) ----
 # cargo-fuzz drives libFuzzer through unstable rustc flags (-Zsanitizer, sancov passes).

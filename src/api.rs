@@ -32,6 +32,11 @@ export type IdemErrorCode = "invalid-options" | "payload-conflict" | "outcome-un
 export interface IdemError extends Error {
   name: "IdemError";
   code: IdemErrorCode;
+  /** With `outcome-unknown`: why. The last try's failure (`timeout`, `network-error`,
+   * `status-503`, ...); `abandoned` when `reset()`, `finish()` or another tab moved the scope
+   * to a new key; `another-tab` when another tab held the checkout for the whole
+   * `deadlineMs` and nothing was sent from this one. */
+  reason?: string;
 }
 /** Options of `Checkout.open`; only `scope` and `endpoint` are required. */
 export interface CheckoutOptions {
@@ -169,7 +174,9 @@ impl Checkout {
         p
     }
 
-    /// Abandons this attempt on purpose: new key, state "fresh". The new key shows at once;
+    /// Abandons this attempt on purpose: new key, state "fresh". Durable when it returns:
+    /// whatever the page does next, no later page shows or answers from the attempt, and
+    /// its key is not sent again. The new key shows at once;
     /// a submit of this tab stops before its next try (`outcome-unknown`, reason
     /// `abandoned`), and so does another tab's sending the old key. The new record is stored
     /// once this tab holds the scope's lock, after a try already on the wire has ended
@@ -181,7 +188,9 @@ impl Checkout {
     }
 
     /// Forgets the record when the page moves on to the next order (not in the Pay
-    /// handler: a late second click would start a new attempt). The new key shows at once,
+    /// handler: a late second click would start a new attempt). Durable when it returns:
+    /// the page may navigate, reload or close at once, and no later page shows or answers
+    /// from the finished attempt. The new key shows at once,
     /// in every `Checkout` of the scope in the page, and the next submit sends it. Like
     /// `reset()`, it stops the submits sending the old key before their next try and takes
     /// effect with the scope's lock, after a try already on the wire; another tab's newer

@@ -86,6 +86,9 @@ impl Error {
                 m.push_str(reason);
                 m.push_str(if *abandoned {
                     "; the attempt was abandoned, the next submit uses the new key"
+                } else if reason == "another-tab" {
+                    "; another tab holds this checkout (its request is under way, or the \
+                     browser froze it), nothing was sent from here: submit again later"
                 } else {
                     "; the key is kept, submit again to resume"
                 });

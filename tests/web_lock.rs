@@ -336,23 +336,31 @@ async fn the_next_holder_goes_on_from_a_local_storage_copy_ahead_of_indexeddb() 
     c.finish();
 }
 
-// P-deadline: waiting for another tab's lock does not count against deadlineMs
+// P-wait-bounded: a tab kept waiting by another tab's lock rejects within its deadline: another-tab, nothing sent
 #[wasm_bindgen_test]
-async fn the_deadline_does_not_count_the_wait_for_another_tabs_lock() {
+async fn a_submit_kept_waiting_by_another_tabs_lock_ends_at_its_deadline_with_nothing_sent() {
     let (c, customer, ev) = checkout(r#"{"deadlineMs":1000}"#);
     let name = format!("idemkey:{}", record_key("idemkey", &c.scope()));
     let release: Function = JsFuture::from(hold_lock(&name)).await.unwrap().into();
-    let p = c.submit(js(PAY));
-    // Another tab holds the scope for longer than the whole deadline.
-    sleep(1500).await;
+    // Another tab holds the scope for longer than the whole deadline (frozen, say).
+    let began = js_sys::Date::now();
+    let err = JsFuture::from(c.submit(js(PAY)))
+        .await
+        .expect_err("resolved while another tab held the lock");
+    let waited = js_sys::Date::now() - began;
+    assert_eq!(text(&err, "code"), "outcome-unknown");
+    assert_eq!(text(&err, "reason"), "another-tab");
+    assert!(
+        (900.0..3000.0).contains(&waited),
+        "settled after {waited} ms"
+    );
     assert!(
         events_of(&ev, "attempt").is_empty(),
         "sent under another tab's lock"
     );
     release.call0(&JsValue::UNDEFINED).unwrap();
-    let r = JsFuture::from(p)
-        .await
-        .expect("the deadline ran while it waited");
+    // The other tab is done: the customer presses Pay again and is charged once.
+    let r = JsFuture::from(c.submit(js(PAY))).await.unwrap();
     assert_eq!(num(&r, "status"), 201.0);
     assert_eq!(ledger(&customer).await, vec![c.key()]);
     c.finish();

@@ -227,10 +227,11 @@ export function errorText(e) {
 
 
 /** The `Error` idemkey throws and rejects with: `name` "IdemError" and a stable `code`. */
-export function idemError(message, code) {
+export function idemError(message, code, reason) {
   const e = new Error(message);
   e.name = "IdemError";
   e.code = code;
+  if (reason) e.reason = reason;
   return e;
 }
 

@@ -79,7 +79,7 @@ extern "C" {
     ) -> JsValue;
     /// An `Error` with `name` "IdemError", `message` and `code`.
     #[wasm_bindgen(js_name = idemError)]
-    pub(crate) fn idem_error(message: &str, code: &str) -> JsValue;
+    pub(crate) fn idem_error(message: &str, code: &str, reason: &str) -> JsValue;
     /// `name: message` of a thrown JS value, or "unknown error".
     #[wasm_bindgen(js_name = errorText)]
     pub(crate) fn error_text(e: &JsValue) -> String;
@@ -152,7 +152,8 @@ pub(crate) fn wake_code(w: Wake) -> u32 {
         Wake::AnswerTurn => 1,
         Wake::SettleTurn => 2,
         Wake::LeasePoll => 3,
-        Wake::LeaseRenew(n) => 4 + n,
+        Wake::LeaseRenew(n) => 4 + 2 * n,
+        Wake::Deadline(n) => 5 + 2 * n,
     }
 }
 
@@ -162,7 +163,8 @@ fn wake_of(code: u32) -> Wake {
         1 => Wake::AnswerTurn,
         2 => Wake::SettleTurn,
         3 => Wake::LeasePoll,
-        n => Wake::LeaseRenew(n - 4),
+        n if n % 2 == 0 => Wake::LeaseRenew((n - 4) / 2),
+        n => Wake::Deadline((n - 5) / 2),
     }
 }
 

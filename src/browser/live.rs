@@ -279,9 +279,14 @@ fn reply(r: &Reply) -> JsValue {
 }
 
 /// The one conversion of an idemkey error into what JS sees: an `Error` with
-/// `name === "IdemError"`, a stable `code` and the message.
+/// `name === "IdemError"`, a stable `code`, the message, and with `outcome-unknown` its
+/// `reason`.
 pub(crate) fn to_js(e: &Error) -> JsValue {
-    ffi::idem_error(&e.message(), e.code())
+    let reason = match e {
+        Error::OutcomeUnknown { reason, .. } => reason.as_str(),
+        _ => "",
+    };
+    ffi::idem_error(&e.message(), e.code(), reason)
 }
 
 /// Extra headers as the driver takes them: names and values joined by "\n" (validated

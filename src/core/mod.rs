@@ -2,6 +2,7 @@
 //! option validation. No web-sys here, so all of it is tested on the host with `cargo test`.
 
 pub mod ascii;
+pub mod ended;
 pub mod fingerprint;
 pub mod header;
 pub mod json;

@@ -185,6 +185,11 @@ pub fn proposal_key(namespace: &str, scope: &str) -> String {
     join(namespace, ":proposed:", scope)
 }
 
+/// Storage key of the attempts the page ended for `scope` (core::ended): `{ns}:ended:{scope}`.
+pub fn ended_key(namespace: &str, scope: &str) -> String {
+    join(namespace, ":ended:", scope)
+}
+
 /// Storage key of the cross-tab lease for `scope`: `{ns}:lease:{scope}`.
 pub fn lease_key(namespace: &str, scope: &str) -> String {
     join(namespace, ":lease:", scope)
@@ -232,9 +237,10 @@ pub fn parse_quarantine_key<'a>(namespace: &str, storage_key: &'a str) -> Option
 }
 
 /// Whether `sweep()` deletes the storage entry `storage_key` = `value` of `namespace` at
-/// `now_ms`: a readable record or proposal ([`proposal_key`]) that has expired, or a
-/// quarantined copy older than [`QUARANTINE_RETENTION_MS`]. Anything else (live or
-/// unreadable records, leases, keys this crate does not know) is kept.
+/// `now_ms`: a readable record or proposal ([`proposal_key`]) that has expired, the marks of
+/// ended attempts ([`ended_key`]) once every key they name has expired, or a quarantined
+/// copy older than [`QUARANTINE_RETENTION_MS`]. Anything else (live or unreadable records,
+/// leases, keys this crate does not know) is kept.
 ///
 /// `decode` reads a record's text ([`Record::decode`] on the host, the browser's parser in
 /// the wasm).
@@ -245,10 +251,16 @@ pub fn sweep_due(
     now_ms: f64,
     decode: impl FnOnce(&str) -> Result<Record>,
 ) -> bool {
-    let proposal = storage_key
-        .strip_prefix(namespace)
-        .and_then(|rest| rest.strip_prefix(":proposed:"))
-        .is_some_and(|scope| !scope.is_empty());
+    let after = |mid: &str| {
+        storage_key
+            .strip_prefix(namespace)
+            .and_then(|rest| rest.strip_prefix(mid))
+            .is_some_and(|scope| !scope.is_empty())
+    };
+    if after(":ended:") {
+        return crate::core::ended::all_expired(value, now_ms);
+    }
+    let proposal = after(":proposed:");
     if proposal || parse_record_key(namespace, storage_key).is_some() {
         return decode(value).is_ok_and(|r| r.is_expired(now_ms));
     }

@@ -167,3 +167,15 @@ fn limit_ttl_shortens_a_longer_stored_ttl_and_never_extends_one() {
     r.limit_ttl(86_400_000.0);
     assert_eq!(r.expires_at, 6_000.0);
 }
+
+#[test]
+fn sweep_deletes_the_marks_of_ended_attempts_once_every_key_they_name_expired() {
+    let ns = "shop";
+    let at = ended_key(ns, "cart");
+    assert_eq!(at, "shop:ended:cart");
+    let mark = |until: f64| format!("{KEY} {} {}", (NOW - 10.0) as u64, until as u64);
+    assert!(!sweep_due(ns, &at, &mark(NOW + 1.0), NOW, Record::decode));
+    assert!(sweep_due(ns, &at, &mark(NOW), NOW, Record::decode));
+    // Unreadable marks name no key that could still be live.
+    assert!(sweep_due(ns, &at, "garbage", NOW, Record::decode));
+}

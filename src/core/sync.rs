@@ -6,6 +6,7 @@
 //! The rule behind all of it: only the tab holding the scope's lock changes the stored key
 //! or state, and a key a tab made up at `open()` never replaces a record it may not have seen.
 
+use crate::core::ended::Mark;
 use crate::core::record::Record;
 use crate::core::state::State;
 use crate::prelude::*;
@@ -103,7 +104,7 @@ pub fn removes(removed_key: &str, shown: &Record, shown_stored: bool) -> bool {
     shown_stored && shown.key == removed_key
 }
 
-/// Whether a `reset()` or `finish()` called at `since` while this tab showed `seen_key` may,
+/// Whether a `reset()` or `finish()` that gave up the attempt `seen` (its key and when) may,
 /// once it holds the lock, replace the stored record: only the attempt the page saw (or
 /// nothing live) is given up; another tab's newer attempt is left alone and shown instead.
 /// A newer attempt can carry the key given up: one not sent yet at `since`, which a tab
@@ -114,10 +115,8 @@ pub fn removes(removed_key: &str, shown: &Record, shown_stored: bool) -> bool {
 /// tabs share one clock; one set back between a submit and the clean-up makes the record
 /// look bound later, and it is kept: the page shows that attempt (and its answer) rather
 /// than risk a second charge.
-pub fn may_replace(stored: Option<&Record>, seen_key: &str, since: f64, now_ms: f64) -> bool {
-    stored.map_or(true, |r| {
-        r.is_expired(now_ms) || (r.key == seen_key && r.submitted_at <= since)
-    })
+pub fn may_replace(stored: Option<&Record>, seen: &Mark, now_ms: f64) -> bool {
+    stored.map_or(true, |r| r.is_expired(now_ms) || seen.covers(r))
 }
 
 /// Whether a tab may still be sending the key of `shown` (`shown_stored`: it was read

@@ -114,18 +114,27 @@ fn a_removal_ends_only_the_stored_key_it_names() {
     );
 }
 
+/// The mark of a `reset()` or `finish()` at `since` that gave up `key`.
+fn gave_up(key: &str, since: f64) -> crate::core::ended::Mark {
+    crate::core::ended::Mark {
+        key: key.into(),
+        since,
+        until: since + TTL,
+    }
+}
+
 #[test]
 fn reset_and_finish_replace_only_the_attempt_the_page_saw() {
     let stored = rec(K1, NOW, 2);
-    assert!(may_replace(Some(&stored), K1, NOW, NOW));
+    assert!(may_replace(Some(&stored), &gave_up(K1, NOW), NOW));
     assert!(
-        !may_replace(Some(&stored), K2, NOW, NOW),
+        !may_replace(Some(&stored), &gave_up(K2, NOW), NOW),
         "another tab's newer attempt"
     );
-    assert!(may_replace(None, K2, NOW, NOW));
+    assert!(may_replace(None, &gave_up(K2, NOW), NOW));
     let old = rec(K1, NOW - TTL, 2);
     assert!(
-        may_replace(Some(&old), K2, NOW, NOW),
+        may_replace(Some(&old), &gave_up(K2, NOW), NOW),
         "an expired record is nobody's"
     );
 }
@@ -140,22 +149,22 @@ fn finish_does_not_forget_the_next_order_paid_under_the_key_it_gave_up() {
     paid.fingerprint = Some("f1:next-order".into());
     paid.submitted_at = finished_at + 1.0;
     assert!(
-        !may_replace(Some(&paid), K1, finished_at, NOW + 20.0),
+        !may_replace(Some(&paid), &gave_up(K1, finished_at), NOW + 20.0),
         "paid by a Pay pressed after finish(): the next order's charge is kept"
     );
     paid.submitted_at = finished_at - 1.0;
     assert!(
-        may_replace(Some(&paid), K1, finished_at, NOW + 20.0),
+        may_replace(Some(&paid), &gave_up(K1, finished_at), NOW + 20.0),
         "paid by a Pay pressed before finish(): the order it ended, given up"
     );
     paid.submitted_at = 0.0;
     assert!(
-        may_replace(Some(&paid), K1, finished_at, NOW + 20.0),
+        may_replace(Some(&paid), &gave_up(K1, finished_at), NOW + 20.0),
         "a record an older release wrote (no submittedAt) is given up as before"
     );
     paid.submitted_at = finished_at;
     assert!(
-        may_replace(Some(&paid), K1, finished_at, NOW + 20.0),
+        may_replace(Some(&paid), &gave_up(K1, finished_at), NOW + 20.0),
         "a Pay in the very millisecond of finish(): the page's own order, given up"
     );
 }

@@ -55,13 +55,14 @@ impl<H: Host> Scope<H> {
         }
     }
 
-    /// `Some(None)` for no text, `Some(record)` for this scope's, `None` for anything else.
-    fn decode_in_scope(&self, text: Option<String>) -> Option<Option<Record>> {
+    /// `Some(None)` for no text or an attempt a page ended, `Some(record)` for this scope's,
+    /// `None` for anything else.
+    fn decode_in_scope(&mut self, text: Option<String>) -> Option<Option<Record>> {
         match text {
             None => Some(None),
             Some(t) => {
                 let r = self.decode(&t).ok()?;
-                (r.scope == self.opts.scope).then_some(Some(r))
+                (r.scope == self.opts.scope).then(|| self.live(Some(r)))
             }
         }
     }

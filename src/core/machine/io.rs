@@ -80,6 +80,9 @@ pub enum Wake {
     LeasePoll,
     /// Time to renew the held lease; the number tells a lease's renewals from an older one's.
     LeaseRenew(u32),
+    /// The `deadlineMs` of the submit sequence so numbered has come: if it still waits for
+    /// the scope's lock (another tab holds it, perhaps frozen), it ends.
+    Deadline(u32),
 }
 
 /// One HTTP try.

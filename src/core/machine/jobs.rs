@@ -3,9 +3,11 @@
 
 use super::host::Host;
 use super::io::{Command, Wake};
-use super::state::{Job, Scope, Stage, Step};
+use super::state::{At, Job, Scope, Stage, Step};
+use crate::core::ended::Mark;
 use crate::core::record::Record;
 use crate::core::sync::{may_replace, Current};
+use crate::error::Error;
 
 impl<H: Host> Scope<H> {
     /// Queues `job`; it starts at once when no other job is under way.
@@ -104,7 +106,7 @@ impl<H: Host> Scope<H> {
 
     fn run_start_over(
         &mut self,
-        seen: &str,
+        seen: &Mark,
         next: &Record,
         keep: bool,
         stage: Option<Stage>,
@@ -137,14 +139,9 @@ impl<H: Host> Scope<H> {
             Current::Mine | Current::Fresh => None,
         };
         let now = self.host.now_ms();
-        // `next` was made when the page gave `seen` up.
-        if !may_replace(stored.as_ref(), seen, next.created_at, now) {
-            // Another tab's newer attempt stays, and is shown; its copies are news here
-            // again, also under a key this page gave up.
+        if !may_replace(stored.as_ref(), seen, now) {
+            // Another tab's newer attempt stays, and is shown.
             let shown = stored.unwrap_or_else(|| next.clone());
-            if let Some(i) = self.given_up.iter().position(|k| *k == shown.key) {
-                self.given_up.remove(i);
-            }
             return self.started_over(shown, true);
         }
         if keep {
@@ -157,13 +154,14 @@ impl<H: Host> Scope<H> {
                 }
             };
         }
-        if let Some(old) = stored {
-            if self.idb {
-                self.idb_put(None);
-                return Some(Stage::Remove { key: old.key });
-            }
-            self.removed(&old.key, None);
+        // Removed whatever the store still holds: the attempt given up, or nothing live (an
+        // attempt a page ended, which no reader takes any more, is cleared away too).
+        let key = stored.map_or_else(|| seen.key.clone(), |old| old.key);
+        if self.idb {
+            self.idb_put(None);
+            return Some(Stage::Remove { key });
         }
+        self.removed(&key, None);
         self.started_over(next.clone(), false)
     }
 
@@ -174,5 +172,27 @@ impl<H: Host> Scope<H> {
         self.intents -= 1;
         self.show(&shown, stored);
         None
+    }
+}
+
+impl<H: Host> Scope<H> {
+    /// The deadline of submit sequence `no` has come: if it still waits for the scope's
+    /// lock (another tab holds it: a long request, or a tab the browser froze), it ends with
+    /// `outcome-unknown`, reason `another-tab`, having sent nothing, and the page can tell
+    /// the customer. Its job stays in the queue, done: it lets the lock go as soon as the
+    /// lock comes, and the jobs asked after it wait for the lock as they would have.
+    pub(super) fn waited_out(&mut self, no: u32) {
+        let hit = self.jobs.iter_mut().find_map(|j| match j {
+            Job::Submit(s) if s.no == no && s.before_lock() => Some(s),
+            _ => None,
+        });
+        let Some(s) = hit else { return };
+        s.at = At::WaitedOut;
+        let e = Error::OutcomeUnknown {
+            attempts: self.rec.attempts,
+            reason: "another-tab".into(),
+            abandoned: false,
+        };
+        self.settle(no, Err(e));
     }
 }

@@ -34,12 +34,11 @@ impl<H: Host> Scope<H> {
     }
 
     /// Another tab stored `text`: shown here if it is newer than what this page shows, and
-    /// not of a key this page gave up (a copy written before, arriving late).
+    /// not an attempt a page ended (a copy written before, arriving late).
     fn take_copy(&mut self, text: &str) {
-        let Ok(r) = self.decode(text) else { return };
-        if self.given_up.contains(&r.key) {
+        let Some(r) = self.live(self.decode(text).ok()) else {
             return;
-        }
+        };
         if r.scope == self.opts.scope && supersedes(&r, &self.rec, self.rec_stored) {
             self.show(&r, true);
         }

@@ -18,6 +18,7 @@ mod io;
 mod jobs;
 mod listen;
 mod lock;
+mod marks;
 pub mod mirror;
 mod mutation;
 mod record_io;

@@ -60,7 +60,8 @@ impl<H: Host> Scope<H> {
         let now = self.host.now_ms();
         let (stored, mirror) = match idb_text {
             Some(Some(t)) => match self.decode_or_set_aside(&t) {
-                Some(r) => (Some(r), web),
+                // An attempt a page ended is no record any more, whatever the store holds.
+                Some(r) => (self.live(Some(r)), web),
                 // Set aside: the store held a record it can no longer read, not one a tab
                 // finished. The mirror's live copy, if any, is what is left of it: gone on
                 // from, and stored again in its place.

@@ -10,15 +10,12 @@ use super::io::{Command, Event, EventKind, Input, Reply, Wake};
 use super::mirror::Store;
 use super::state::{Flight, Job, Lock, Scope, Step, SubmitJob, Submitted};
 use super::view;
+use crate::core::ended::Mark;
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{record_key, Record};
 use crate::core::sync::{may_be_sending, Notice};
 use crate::error::Error;
 use crate::prelude::*;
-
-/// How many given-up keys a scope remembers: late copies come within seconds, and a page
-/// gives up a key per order.
-const GIVEN_UP_KEPT: usize = 8;
 
 impl<H: Host> Scope<H> {
     /// Opens the scope for `opts` in a page: picks the storage (with fallbacks, each a
@@ -44,7 +41,6 @@ impl<H: Host> Scope<H> {
             rec: first,
             rec_stored: false,
             intents: 0,
-            given_up: Vec::new(),
             flight: None,
             flights: 0,
             jobs: VecDeque::new(),
@@ -145,6 +141,10 @@ impl<H: Host> Scope<H> {
         let no = self.flights;
         self.flight = Some(Flight { no, fp: fp.clone() });
         let started = self.host.now_ms();
+        self.out.push_back(Command::Wake {
+            ms: send.deadline_ms as f64,
+            wake: Wake::Deadline(no),
+        });
         self.queue(Job::Submit(SubmitJob::new(no, fp, body, send, started)));
         Submitted::Started(no)
     }
@@ -160,23 +160,25 @@ impl<H: Host> Scope<H> {
         self.start_over(false);
     }
 
-    /// Shows a new key (state fresh) at once and stops this page's submit before its next
+    /// Ends the attempt shown for every later reader before it returns (its mark in Web
+    /// Storage), shows a new key (state fresh) and stops this page's submit before its next
     /// try; asks the other tabs to stop sending the old key (unless no tab can be); then,
     /// with the lock (after any sequence in flight), stores the new record (`keep`) or
     /// removes the old one.
     pub(super) fn start_over(&mut self, keep: bool) {
-        let seen = self.rec.key.clone();
-        if self.given_up.len() == GIVEN_UP_KEPT {
-            self.given_up.remove(0);
-        }
-        self.given_up.push(seen.clone());
         let sending = may_be_sending(&self.rec, self.rec_stored);
         let next = self.fresh();
+        let seen = Mark {
+            key: self.rec.key.clone(),
+            since: next.created_at,
+            until: self.rec.expires_at,
+        };
+        self.end(seen.clone());
         self.set_shown(&next, false, false);
         self.intents += 1;
         self.abandon(None);
         if sending {
-            self.post(Notice::Abandon(&seen));
+            self.post(Notice::Abandon(&seen.key));
         }
         self.queue(Job::StartOver {
             seen,
@@ -220,6 +222,7 @@ impl<H: Host> Scope<H> {
             Input::LeaseWritten(done) => self.lease_written(done),
             Input::Woken(Wake::LeasePoll) => self.lease_poll(),
             Input::Woken(Wake::LeaseRenew(n)) => self.lease_renew(n),
+            Input::Woken(Wake::Deadline(no)) => self.waited_out(no),
             other => self.resume(Step::from(other)),
         }
     }

@@ -8,6 +8,7 @@ use alloc::rc::Rc;
 use super::host::Host;
 use super::io::{Answer, Command, Input, NoAnswer, Reply, Wake};
 use super::mirror::Store;
+use crate::core::ended::Mark;
 use crate::core::options::Options;
 use crate::core::record::Record;
 use crate::error::Error;
@@ -56,10 +57,6 @@ pub struct Scope<H: Host> {
     /// `reset()` and `finish()` calls waiting for their turn with the lock: until they are
     /// done, what other tabs store does not replace the new key this page shows.
     pub(super) intents: u32,
-    /// The keys this page gave up (`reset()`, `finish()`), the last few: a copy of their
-    /// record that another tab wrote before the page gave them up, and that arrives after,
-    /// is old news.
-    pub(super) given_up: Vec<String>,
     /// The submit sequence `submit()` joins, if one runs.
     pub(super) flight: Option<Flight>,
     /// The number of the last sequence.
@@ -152,8 +149,8 @@ pub(super) enum Job {
     /// `reset()` (`keep`: store `next`) or `finish()` (remove the record) made while the
     /// page showed `seen`.
     StartOver {
-        /// The key shown when it was called.
-        seen: String,
+        /// The attempt it ended: the key shown when it was called, and when.
+        seen: Mark,
         /// The new attempt's record.
         next: Record,
         /// `reset()`: store `next`; `finish()`: remove the record.
@@ -216,6 +213,8 @@ pub(super) enum At {
     AnswerWrite(String),
     /// The final answer stored where the mirror is not localStorage: settled once done.
     Final(String, Reply),
+    /// Settled at its deadline while it waited for the lock: it lets the lock go once held.
+    WaitedOut,
 }
 
 /// One submit sequence of this page.
@@ -228,7 +227,8 @@ pub(super) struct SubmitJob {
     pub(super) body: String,
     /// The options of the `Checkout` it was called on: where and how it sends.
     pub(super) send: Rc<Options>,
-    /// When `submit()` was called.
+    /// When `submit()` was called: `deadlineMs` counts from then, the wait for the
+    /// scope's lock included.
     pub(super) started: f64,
     /// The key was given up (`reset()`, `finish()`, another tab): no more tries.
     pub(super) abandoned: bool,
@@ -236,8 +236,6 @@ pub(super) struct SubmitJob {
     pub(super) rec: Option<Record>,
     /// Retries done.
     pub(super) retries: u32,
-    /// When the first try was stored.
-    pub(super) t0: f64,
     pub(super) at: At,
 }
 
@@ -253,9 +251,13 @@ impl SubmitJob {
             abandoned: false,
             rec: None,
             retries: 0,
-            t0: 0.0,
             at: At::Start,
         }
+    }
+
+    /// Whether it has not had the scope's lock yet: waiting for its turn or for the lock.
+    pub(super) fn before_lock(&self) -> bool {
+        matches!(self.at, At::Start | At::Locking(Stage::Lock))
     }
 
     /// Whether it sends with `key`.

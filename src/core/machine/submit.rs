@@ -90,6 +90,11 @@ impl<H: Host> Scope<H> {
                 self.settle(j.no, Ok(reply));
                 None
             }
+            (At::WaitedOut, Step::Locked) => {
+                self.release_lock();
+                None
+            }
+            (At::WaitedOut, Step::Start) => None,
             (at, _) => Some(at),
         };
         next.map(|at| {
@@ -170,7 +175,6 @@ impl<H: Host> Scope<H> {
         }
         rec.state = State::Pending;
         j.rec = Some(rec);
-        j.t0 = now;
         self.next_try(j)
     }
 
@@ -181,7 +185,9 @@ impl<H: Host> Scope<H> {
     fn after_wait(&mut self, j: &mut SubmitJob, reason: String) -> Option<At> {
         let now = self.host.now_ms();
         let rec = j.rec.as_ref()?;
-        if !j.abandoned && (j.send.retry_policy().out_of_time(now - j.t0) || rec.is_expired(now)) {
+        if !j.abandoned
+            && (j.send.retry_policy().out_of_time(now - j.started) || rec.is_expired(now))
+        {
             let e = unknown(rec, reason, false);
             self.release_lock();
             self.settle(j.no, Err(e));
@@ -191,12 +197,15 @@ impl<H: Host> Scope<H> {
     }
 
     /// Counts the next try and stores it before it leaves; `outcome-unknown` (abandoned)
-    /// when the key was given up: sending on would re-send a key the page gave up on, and
+    /// when the key was given up, here or in a page whose mark it finds: sending on would re-send a key the page gave up on, and
     /// hold the lock so the new attempt waits behind these retries.
     fn next_try(&mut self, j: &mut SubmitJob) -> Option<At> {
         let now = self.host.now_ms();
+        // A page that heard nothing (restored from the back/forward cache, or its timers
+        // held back) still finds the mark of a `finish()` or `reset()` made elsewhere.
+        let ended = self.live(Some(j.rec.clone()?)).is_none();
         let rec = j.rec.as_mut()?;
-        if j.abandoned {
+        if j.abandoned || ended {
             let e = unknown(rec, "abandoned".into(), true);
             self.release_lock();
             self.settle(j.no, Err(e));
@@ -228,7 +237,7 @@ impl<H: Host> Scope<H> {
                 attempt: rec.attempts,
             },
         );
-        let left = o.deadline_ms as f64 - (self.host.now_ms() - j.t0);
+        let left = o.deadline_ms as f64 - (self.host.now_ms() - j.started);
         let request = Request {
             url: o.endpoint.clone(),
             method: o.method.clone(),
@@ -289,7 +298,7 @@ impl<H: Host> Scope<H> {
         match j
             .send
             .retry_policy()
-            .next(j.retries, now - j.t0, retry_after, r)
+            .next(j.retries, now - j.started, retry_after, r)
         {
             Next::Retry { delay_ms } => {
                 let kind = EventKind::Retry {

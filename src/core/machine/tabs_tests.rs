@@ -135,3 +135,66 @@ fn a_record_with_a_wrong_submitted_at_is_set_aside_whole() {
     assert_eq!(*kept, text);
     assert_ne!(b.record().key, a.record().key);
 }
+
+/// Every command `s` gives, the deadline timers included.
+fn all(s: &mut Scope<TestHost>) -> Vec<Command> {
+    core::iter::from_fn(|| s.poll()).collect()
+}
+
+/// Another tab holds the scope's lock and does not let go (its JavaScript frozen in the
+/// background): a submit here waits no longer than its `deadlineMs`, then rejects with
+/// `outcome-unknown`, reason `another-tab`, having sent nothing; the lock, granted later
+/// with nothing left to do, is released at once, and the next submit pays.
+#[test]
+fn a_submit_waits_for_another_tabs_lock_no_longer_than_its_deadline() {
+    let (mut b, mut idb) = settled(TestHost::default());
+    let mut o = options();
+    o.deadline_ms = 3_000;
+    let started = b.submit("{}".into(), "fp".into(), Rc::new(o));
+    assert_eq!(started, Submitted::Started(1));
+    let cmds = all(&mut b);
+    assert!(
+        cmds.iter().any(|c| matches!(c, Command::Lock { .. })),
+        "{cmds:?}"
+    );
+    assert!(cmds.contains(&Command::Wake {
+        ms: 3_000.0,
+        wake: Wake::Deadline(1)
+    }));
+    b.host.now += 3_000.0;
+    b.handle(Input::Woken(Wake::Deadline(1)));
+    let cmds = all(&mut b);
+    let Some(Command::Settle {
+        flight: 1,
+        outcome: Err(e),
+    }) = cmds.first()
+    else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(e.code(), "outcome-unknown");
+    assert!(matches!(e, Error::OutcomeUnknown { reason, .. } if reason == "another-tab"));
+    assert!(e.message().contains("another tab"), "{}", e.message());
+    assert!(sent(&cmds).is_none());
+    // The other tab lets go: nothing waits here any more.
+    b.handle(Input::LockGranted);
+    assert_eq!(all(&mut b), vec![Command::Unlock]);
+    // The customer presses Pay again.
+    assert!(sent(&first_try(&mut b, &mut idb, options())).is_some());
+}
+
+/// The deadline of a submit that holds the lock leaves it to its tries.
+#[test]
+fn the_deadline_of_a_submit_sending_does_not_end_it_early() {
+    let (mut b, mut idb) = settled(TestHost::default());
+    assert!(sent(&first_try(&mut b, &mut idb, options())).is_some());
+    b.handle(Input::Woken(Wake::Deadline(1)));
+    assert!(all(&mut b).is_empty());
+    b.handle(answer(201, None));
+    assert!(all(&mut b).iter().any(|c| matches!(
+        c,
+        Command::Settle {
+            outcome: Ok(Reply { status: 201, .. }),
+            ..
+        }
+    )));
+}

@@ -71,8 +71,9 @@ impl<H: Host> Scope<H> {
     }
 
     /// The live key a page of the origin proposed for the scope at `open()` and has not
-    /// settled yet, if any: in any backend, best first, as the mirror is read (a page
-    /// whose localStorage took no writes proposed in sessionStorage).
+    /// settled yet, if any (not one a page gave up since): in any backend, best first, as
+    /// the mirror is read (a page whose localStorage took no writes proposed in
+    /// sessionStorage).
     pub(super) fn proposed(&mut self) -> Option<Record> {
         let at = proposal_key(&self.opts.namespace, &self.opts.scope);
         let text = ALL
@@ -80,7 +81,8 @@ impl<H: Host> Scope<H> {
             .find_map(|k| self.host.storage_get(k, &at).ok().flatten())?;
         let r = self.decode(&text).ok()?;
         let now = self.host.now_ms();
-        (r.scope == self.opts.scope && !r.is_expired(now)).then_some(r)
+        let r = (r.scope == self.opts.scope && !r.is_expired(now)).then_some(r);
+        self.live(r)
     }
 
     /// Proposes the key shown: written at once, where a reload finds it, but never as the
@@ -101,9 +103,11 @@ impl<H: Host> Scope<H> {
     }
 
     /// The record in Web Storage or memory, best backend first: the store's own, or one an
-    /// earlier fallback left it in. An unreadable one is set aside and the search goes on.
+    /// earlier fallback left it in; not an attempt a page ended. An unreadable one is set
+    /// aside and the search goes on.
     pub(super) fn read_mirror(&mut self) -> Option<Record> {
-        ALL.into_iter().find_map(|k| self.read_in(k))
+        let found = ALL.into_iter().find_map(|k| self.read_in(k));
+        self.live(found)
     }
 
     /// The record in backend `kind`; unreadable text there is set aside and removed.

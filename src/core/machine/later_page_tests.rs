@@ -1,0 +1,230 @@
+//! Host tests of what a later page sees after `finish()` or `reset()` returned and the page
+//! left at once (a navigation, a reload, a closed tab): its clean-up with the lock never
+//! ran, or IndexedDB refused it. The later page shares the first one's Web Storage (but for
+//! page memory) and IndexedDB.
+
+use super::*;
+
+/// The next page of the same browser at `now`: Web Storage carried over, page memory gone.
+fn next_page(h: &TestHost, now: f64) -> TestHost {
+    let mut maps = h.maps.clone();
+    maps.retain(|(kind, _), _| *kind != StorageKind::Memory as u8);
+    TestHost {
+        now,
+        seed: h.seed ^ 0x5eed,
+        maps,
+    }
+}
+
+/// A page that paid the basket (`{}`): 201 stored in IndexedDB (`idb`).
+fn paid_page() -> (Scope<TestHost>, Option<String>) {
+    let (mut s, mut idb) = settled(TestHost::default());
+    first_try(&mut s, &mut idb, options());
+    s.handle(answer(201, None));
+    drain(&mut s);
+    s.handle(Input::Woken(Wake::AnswerTurn));
+    commit(&mut idb, &drain(&mut s));
+    s.handle(Input::IdbWritten(Ok(())));
+    drain(&mut s);
+    assert_eq!(s.record().state, State::Succeeded);
+    (s, idb)
+}
+
+/// Runs page `s`'s commands, `cmds` first, as the browser would (IndexedDB answering from
+/// `idb`, the lock granted, wakes due), until a try goes out or nothing is left: every
+/// command seen.
+fn run(s: &mut Scope<TestHost>, idb: &mut Option<String>, mut cmds: Vec<Command>) -> Vec<Command> {
+    let mut seen = Vec::new();
+    for _ in 0..16 {
+        commit(idb, &cmds);
+        seen.extend(cmds.iter().cloned());
+        let next = cmds.iter().find_map(|c| match c {
+            Command::Wake { wake, .. } => Some(Input::Woken(*wake)),
+            Command::Lock { .. } => Some(Input::LockGranted),
+            Command::IdbGet { .. } | Command::IdbPeek { .. } => {
+                Some(Input::IdbRead(Ok(idb.clone())))
+            }
+            Command::IdbPut { .. } => Some(Input::IdbWritten(Ok(()))),
+            _ => None,
+        });
+        match next {
+            Some(input) if sent(&cmds).is_none() => s.handle(input),
+            _ => break,
+        }
+        cmds = drain(s);
+    }
+    seen
+}
+
+/// The same basket paid again in page `s`: every command until its first try or its end.
+fn pay_again(s: &mut Scope<TestHost>, idb: &mut Option<String>) -> Vec<Command> {
+    s.submit("{}".into(), "fp".into(), Rc::new(options()));
+    let cmds = drain(s);
+    run(s, idb, cmds)
+}
+
+/// The order was paid again for real: a try under `key`, not the old attempt's answer.
+fn sent_under(cmds: &[Command], key: &str) {
+    let cached = cmds.iter().any(|c| {
+        matches!(
+            c,
+            Command::Settle {
+                outcome: Ok(Reply {
+                    from_cache: true,
+                    ..
+                }),
+                ..
+            }
+        )
+    });
+    assert!(!cached, "answered from the ended attempt: {cmds:?}");
+    assert_eq!(
+        sent(cmds).map(|r| r.key_value.as_str()),
+        Some(key),
+        "{cmds:?}"
+    );
+}
+
+/// A page that shows the scope after `gone`'s finish() or reset() shows a new attempt, and
+/// pays the basket again under that attempt's key.
+fn later_page_pays_anew(gone: &Scope<TestHost>, old_key: &str, idb: &mut Option<String>) {
+    let mut later = Scope::open(next_page(&gone.host, 5_000.0), &options(), false);
+    let opened = drain(&mut later);
+    run(&mut later, idb, opened);
+    let key = later.record().key.clone();
+    assert_ne!(key, old_key, "the later page shows the ended attempt");
+    assert_eq!(later.record().state, State::Fresh);
+    sent_under(&pay_again(&mut later, idb), &key);
+}
+
+// P-finish-durable
+#[test]
+fn finish_then_leaving_at_once_the_next_page_pays_the_same_basket_under_a_new_key() {
+    let (mut a, mut idb) = paid_page();
+    let old = a.record().key.clone();
+    a.host.now = 1_000.0;
+    a.finish();
+    drain(&mut a);
+    later_page_pays_anew(&a, &old, &mut idb);
+}
+
+// P-reset-durable
+#[test]
+fn reset_then_leaving_at_once_the_next_page_pays_the_same_basket_under_a_new_key() {
+    let (mut a, mut idb) = paid_page();
+    let old = a.record().key.clone();
+    a.host.now = 1_000.0;
+    a.reset();
+    drain(&mut a);
+    later_page_pays_anew(&a, &old, &mut idb);
+}
+
+// P-finish-durable: IndexedDB refused the clean-up's delete
+#[test]
+fn a_delete_indexeddb_refused_leaves_nothing_a_later_page_takes_for_the_live_attempt() {
+    let (mut a, mut idb) = paid_page();
+    let old = a.record().key.clone();
+    a.host.now = 1_000.0;
+    a.finish();
+    drain(&mut a);
+    a.handle(Input::LockGranted);
+    drain(&mut a);
+    a.handle(Input::IdbRead(Ok(idb.clone())));
+    let cmds = drain(&mut a);
+    assert!(cmds
+        .iter()
+        .any(|c| matches!(c, Command::IdbPut { text: None, .. })));
+    // The transaction aborted: IndexedDB still holds the paid record.
+    a.handle(Input::IdbWritten(Err("AbortError".into())));
+    drain(&mut a);
+    assert!(idb.as_deref().is_some_and(|t| t.contains(&old)));
+    later_page_pays_anew(&a, &old, &mut idb);
+}
+
+// P-finish-durable: another tab showing the paid attempt
+#[test]
+fn a_tab_that_showed_the_paid_attempt_pays_the_next_order_anew_after_finish_elsewhere() {
+    let (mut a, mut idb) = paid_page();
+    let old = a.record().key.clone();
+    let mut b = Scope::open(next_page(&a.host, 500.0), &options(), false);
+    let opened = drain(&mut b);
+    run(&mut b, &mut idb, opened);
+    assert_eq!(b.record().key, old);
+    a.host.now = 1_000.0;
+    a.finish();
+    drain(&mut a);
+    // Tab B reads the origin's Web Storage as tab A left it.
+    b.host.maps = next_page(&a.host, 0.0).maps;
+    b.host.now = 2_000.0;
+    let cmds = pay_again(&mut b, &mut idb);
+    let key = sent(&cmds).map(|r| r.key_value.clone());
+    assert_ne!(key.as_deref(), Some(old.as_str()), "{cmds:?}");
+    sent_under(&cmds, key.as_deref().unwrap_or("no try"));
+}
+
+// P-wire-try-reported: the try on the wire when finish() is called still reports its answer
+#[test]
+fn a_try_on_the_wire_at_finish_reports_its_charge_and_later_pages_do_not_show_it() {
+    let (mut a, mut idb) = settled(TestHost::default());
+    let old = a.record().key.clone();
+    first_try(&mut a, &mut idb, options());
+    a.host.now = 1_000.0;
+    a.finish();
+    drain(&mut a);
+    a.handle(answer(201, None));
+    let cmds = drain(&mut a);
+    commit(&mut idb, &cmds);
+    assert!(
+        cmds.iter().any(|c| matches!(
+            c,
+            Command::Settle { outcome: Ok(Reply { status: 201, key, .. }), .. } if *key == old
+        )),
+        "{cmds:?}"
+    );
+    a.handle(Input::Woken(Wake::AnswerTurn));
+    commit(&mut idb, &drain(&mut a));
+    // The page leaves before IndexedDB answers, with the answer stored under the old key.
+    later_page_pays_anew(&a, &old, &mut idb);
+}
+
+// A page that heard nothing of a finish() elsewhere sends no more tries of that key
+#[test]
+fn a_page_that_slept_through_a_finish_elsewhere_sends_no_more_tries_of_its_key() {
+    let (mut a, mut idb) = settled(TestHost::default());
+    let old = a.record().key.clone();
+    first_try(&mut a, &mut idb, options());
+    a.handle(answer(503, None));
+    let cmds = drain(&mut a);
+    assert!(cmds.iter().any(|c| matches!(
+        c,
+        Command::Wake {
+            wake: Wake::Retry,
+            ..
+        }
+    )));
+    // Meanwhile another page of the tab's history (or another tab) showed the attempt and
+    // finished it; this page was in the back/forward cache and heard nothing.
+    let mut other = Scope::open(next_page(&a.host, 500.0), &options(), false);
+    drain(&mut other);
+    assert_eq!(other.record().key, old);
+    other.finish();
+    drain(&mut other);
+    a.host.maps = next_page(&other.host, 0.0).maps;
+    a.host.now = 2_000.0;
+    a.handle(Input::Woken(Wake::Retry));
+    let cmds = drain(&mut a);
+    assert!(sent(&cmds).is_none(), "{cmds:?}");
+    assert!(
+        cmds.iter().any(|c| matches!(
+            c,
+            Command::Settle {
+                outcome: Err(Error::OutcomeUnknown {
+                    abandoned: true,
+                    ..
+                }),
+                ..
+            }
+        )),
+        "{cmds:?}"
+    );
+}

@@ -1,0 +1,45 @@
+//! The attempts ended by `finish()` and `reset()` as a scope's machine reads and writes
+//! them (core::ended holds the rule): written to the store's Web Storage backend before
+//! the call returns, read from every backend an earlier fallback may have left them in.
+
+use super::host::Host;
+use super::mirror::ALL;
+use super::state::Scope;
+use crate::core::ended::{covers, with, Mark};
+use crate::core::record::{ended_key, Record};
+use crate::prelude::*;
+
+impl<H: Host> Scope<H> {
+    /// The stored marks of every backend, as one text.
+    #[inline(never)]
+    pub(super) fn ended(&mut self) -> String {
+        let at = ended_key(&self.opts.namespace, &self.opts.scope);
+        let mut all = String::new();
+        for kind in ALL {
+            if let Ok(Some(text)) = self.host.storage_get(kind, &at) {
+                all.push_str(&text);
+                all.push('\n');
+            }
+        }
+        all
+    }
+
+    /// `rec` unless it is an attempt a page ended.
+    #[inline(never)]
+    pub(super) fn live(&mut self, rec: Option<Record>) -> Option<Record> {
+        let rec = rec?;
+        (!covers(&self.ended(), &rec)).then_some(rec)
+    }
+
+    /// Ends the attempt of `mark` for every later reader, in this page or any other: the
+    /// mark is in Web Storage when this returns (moving down the fallback chain where a
+    /// backend refuses it, with its event).
+    pub(super) fn end(&mut self, mark: Mark) {
+        let now = self.host.now_ms();
+        let text = with(&self.ended(), &mark, now);
+        let at = ended_key(&self.opts.namespace, &self.opts.scope);
+        let key = self.rec.key.clone();
+        let fb = self.store.set(&mut self.host, &at, &text, false);
+        self.report(&key, fb);
+    }
+}
