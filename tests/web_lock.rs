@@ -341,7 +341,8 @@ async fn the_next_holder_goes_on_from_a_local_storage_copy_ahead_of_indexeddb() 
 async fn a_submit_kept_waiting_by_another_tabs_lock_ends_at_its_deadline_with_nothing_sent() {
     let (c, customer, ev) = checkout(r#"{"deadlineMs":1000}"#);
     let name = format!("idemkey:{}", record_key("idemkey", &c.scope()));
-    let release: Function = JsFuture::from(hold_lock(&name)).await.unwrap().into();
+    let other = Tab::open().await;
+    let release = other.hold_lock(&name).await;
     // Another tab holds the scope for longer than the whole deadline (frozen, say).
     let began = js_sys::Date::now();
     let err = JsFuture::from(c.submit(js(PAY)))
@@ -359,6 +360,7 @@ async fn a_submit_kept_waiting_by_another_tabs_lock_ends_at_its_deadline_with_no
         "sent under another tab's lock"
     );
     release.call0(&JsValue::UNDEFINED).unwrap();
+    other.close();
     // The other tab is done: the customer presses Pay again and is charged once.
     let r = JsFuture::from(c.submit(js(PAY))).await.unwrap();
     assert_eq!(num(&r, "status"), 201.0);
