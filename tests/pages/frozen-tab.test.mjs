@@ -68,18 +68,18 @@ function wrongPress(out, key) {
   if (!out.settled) return `still waiting after ${WATCH_MS / 1000} s`;
   if (out.ms > DEADLINE_MS + 1000) return `settled after ${out.ms} ms`;
   if (out.error) {
-    const anotherTab = out.reason === 'another-tab' || /another.tab/.test(out.message);
-    return out.error === 'outcome-unknown' && anotherTab ? '' : `rejected ${out.error}: ${out.message}`;
+    const anotherTab = out.error === 'outcome-unknown' && out.reason === 'another-tab';
+    return anotherTab ? '' : `rejected ${out.error} (${out.reason}): ${out.message}`;
   }
   return out.key === key && out.fromCache ? '' : `resolved ${JSON.stringify(out)}`;
 }
 
 /**
- * One try: tab 1 freezes (`freeze({ one, two, cdp, options, customer })` leaves its
+ * One try (`seen` gets how each press settled): tab 1 freezes (`freeze({ one, two, cdp, options, customer })` leaves its
  * JavaScript paused, or about to pause, while it holds the scope), tab 2 presses Pay,
  * presses again, reloads and presses again; tab 1 thaws. Returns the problems seen, in words.
  */
-async function frozenTry(freeze) {
+async function frozenTry(freeze, seen) {
   const context = await browser.newContext();
   const id = Math.random().toString(36).slice(2, 10);
   const customer = `frozen-${id}`;
@@ -101,14 +101,16 @@ async function frozenTry(freeze) {
     assert.ok(held.some((n) => n.includes(options.scope)), `the frozen tab holds no lock of the scope: ${held}`);
     const key = await two.evaluate((o) => window.idemkey.Checkout.open(o).key, options);
 
-    for (const when of ['Pay', 'Pay again']) {
-      const what = wrongPress(await press(two, options), key);
+    for (const when of ['Pay', 'Pay again', 'Pay after a reload']) {
+      if (when === 'Pay after a reload') {
+        await two.reload();
+        await two.waitForFunction(() => window.ready);
+      }
+      const out = await press(two, options);
+      const what = wrongPress(out, key);
       if (what) problems.push(`${when}: ${what}`);
+      else seen.push(`${when}: ${out.error ? out.reason : out.fromCache ? 'the stored answer' : 'resolved'} after ${out.ms} ms`);
     }
-    await two.reload();
-    await two.waitForFunction(() => window.ready);
-    const what = wrongPress(await press(two, options), key);
-    if (what) problems.push(`Pay after a reload: ${what}`);
 
     await cdp.send('Debugger.resume');
     await cdp.send('Debugger.disable');
@@ -125,7 +127,12 @@ async function frozenTry(freeze) {
 
 async function run(t, freeze) {
   const seen = [];
-  for (let i = 0; i < TRIES; i += 1) seen.push(await frozenTry(freeze));
+  for (let i = 0; i < TRIES; i += 1) {
+    const settled = [];
+    const problems = await frozenTry(freeze, settled);
+    seen.push(problems);
+    t.diagnostic(`try ${i + 1}: ${settled.join('; ')}`);
+  }
   const lines = seen.map((p, i) => `try ${i + 1}: ${p.join('; ') || 'ok'}`);
   for (const line of lines) t.diagnostic(line);
   const summary = lines.join('\n  ');

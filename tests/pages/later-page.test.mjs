@@ -14,7 +14,7 @@ const WWW = path.join(ROOT, 'tests', 'pages', 'www');
 const ENGINE_NAMES = (process.env.PAGES_BROWSERS || 'chromium,firefox,webkit').split(',');
 const TRIES = 20;
 // A try whose pages have not paid twice by then has hung (a submit that never settles).
-const HANG_MS = 5000;
+const HANG_MS = 8000;
 
 mustExist(path.join(PKG, 'idemkey.js'), 'build the module with `make build`');
 let server;
@@ -101,36 +101,39 @@ async function tries(engine, t, { end, leaves, tab = false }) {
   assert.equal(outcomes.get('ok'), TRIES, `not every try charged the second order:\n  ${summary}`);
 }
 
-for (const name of ENGINE_NAMES) {
-  describe(name, () => {
-    // One browser session for every try, started again only after a try that hung.
-    let current = null;
-    const engine = {
-      session: async () => (current ||= await ENGINES[name]()),
-      async restart() {
-        await current?.close();
-        current = null;
-      },
-    };
-    before(() => {
-      if (!ENGINES[name]) throw new Error(`PAGES_BROWSERS: unknown engine ${name}`);
+// The engines play their tries side by side, each in its own browser (one at a time there).
+describe('Chromium, Firefox and WebKit side by side', { concurrency: ENGINE_NAMES.length }, () => {
+  for (const name of ENGINE_NAMES) {
+    describe(name, { concurrency: 1 }, () => {
+      // One browser session for every try, started again only after a try that hung.
+      let current = null;
+      const engine = {
+        session: async () => (current ||= await ENGINES[name]()),
+        async restart() {
+          await current?.close();
+          current = null;
+        },
+      };
+      before(() => {
+        if (!ENGINES[name]) throw new Error(`PAGES_BROWSERS: unknown engine ${name}`);
+      });
+      after(() => engine.restart());
+
+      // P-finish-durable: a page that leaves right after finish() leaves nothing a later page takes for the attempt
+      test(`finish() then a link or location.assign at once: the next page charges the same basket under a new key`, { timeout: 120000 }, (t) =>
+        tries(engine, t, { end: 'finish', leaves: ['link', 'assign'] }));
+
+      // P-finish-durable: the same with a second tab of the scope open
+      test(`with a second tab of the scope open, finish() then leaving at once: the next page charges again`, { timeout: 120000 }, (t) =>
+        tries(engine, t, { end: 'finish', leaves: ['link', 'assign'], tab: true }));
+
+      // P-reset-durable: a page that leaves right after reset() leaves nothing a later page takes for the attempt
+      test(`reset() then leaving at once: the next page charges the same basket under a new key`, { timeout: 120000 }, (t) =>
+        tries(engine, t, { end: 'reset', leaves: ['link', 'assign'] }));
+
+      // P-finish-durable: a reload right after finish() shows a new attempt and charges it
+      test(`finish() then a reload at once: the reloaded page charges the same basket under a new key`, { timeout: 120000 }, (t) =>
+        tries(engine, t, { end: 'finish', leaves: ['reload'] }));
     });
-    after(() => engine.restart());
-
-    // P-finish-durable: a page that leaves right after finish() leaves nothing a later page takes for the attempt
-    test(`finish() then a link or location.assign at once: the next page charges the same basket under a new key`, { timeout: 120000 }, (t) =>
-      tries(engine, t, { end: 'finish', leaves: ['link', 'assign'] }));
-
-    // P-finish-durable: the same with a second tab of the scope open
-    test(`with a second tab of the scope open, finish() then leaving at once: the next page charges again`, { timeout: 120000 }, (t) =>
-      tries(engine, t, { end: 'finish', leaves: ['link', 'assign'], tab: true }));
-
-    // P-reset-durable: a page that leaves right after reset() leaves nothing a later page takes for the attempt
-    test(`reset() then leaving at once: the next page charges the same basket under a new key`, { timeout: 120000 }, (t) =>
-      tries(engine, t, { end: 'reset', leaves: ['link', 'assign'] }));
-
-    // P-finish-durable: a reload right after finish() shows a new attempt and charges it
-    test(`finish() then a reload at once: the reloaded page charges the same basket under a new key`, { timeout: 120000 }, (t) =>
-      tries(engine, t, { end: 'finish', leaves: ['reload'] }));
-  });
-}
+  }
+});
