@@ -127,7 +127,7 @@ export function tabOpenRecorded(tab, options, rec) {
 }
 export function tabSubmit(c, payload) {
   return c.submit(payload).then(
-    (r) => ({ ok: r.ok, status: r.status, key: r.key, fromCache: r.fromCache, attempts: r.attempts, body: r.body }),
+    (r) => ({ ok: r.ok, status: r.status, key: r.key, fromCache: r.fromCache, replayed: r.replayed, attempts: r.attempts, body: r.body }),
     (e) => ({ error: e.code, message: e.message }));
 }
 export function tabClose(tab) { tab.frame.remove(); }

@@ -117,7 +117,7 @@ impl Tab {
 }
 
 /// `checkout.submit(payload)` of a tab's checkout, started: resolves with
-/// `{ ok, status, key, fromCache, attempts }` or `{ error, message }`.
+/// `{ ok, status, key, fromCache, replayed, attempts, body }` or `{ error, message }`.
 pub fn tab_submit(checkout: &JsValue, payload: &JsValue) -> Promise {
     tab_submit_js(checkout, payload)
 }
