@@ -33,7 +33,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
 	@echo "make cluster the demo on 3 instances, PostgreSQL, the provider service and nginx round-robin"
-	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, npm consumer, 150 chaos checkouts (20 in WebKit)"
+	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, pages that end, npm consumer, 150 chaos checkouts (20 in WebKit)"
 	@echo "make pack   the npm tarball in pkg/, its gzipped size and the SRI hashes of its two files"
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make conformance URL=...  does a backend honour the key? (ARGS='-H ...'; without URL: the reference server)"
