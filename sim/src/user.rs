@@ -35,7 +35,7 @@ pub enum Act {
 pub struct Profile {
     /// Tabs the user opens.
     pub tabs: usize,
-    /// Web Locks present (else the storage lease).
+    /// Web Locks present (else each tab's record is its own: one tab is played).
     pub web_locks: bool,
     /// The longest a localStorage write takes to reach another tab, ms.
     pub lag_ms: f64,
@@ -84,9 +84,12 @@ impl Profile {
     /// The profile of a run, from its generator.
     pub fn draw(rng: &mut Rng) -> Profile {
         let tabs = 1 + rng.below(3);
+        let web_locks = !rng.chance(0.15);
         Profile {
-            tabs,
-            web_locks: !rng.chance(0.15),
+            // Without Web Locks the record is each tab's own and tabs are not coordinated
+            // (README): such a run plays one tab, with its reloads.
+            tabs: if web_locks { tabs } else { 1 },
+            web_locks,
             lag_ms: pick(rng, &[0.0, 5.0, 20.0, 100.0, 400.0]),
             bc_loss: pick(rng, &[0.0, 0.0, 0.2, 1.0]),
             bc_delay: pick(rng, &[1.0, 20.0, 200.0]),
