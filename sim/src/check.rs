@@ -9,11 +9,14 @@
 //! of its submits was still running is "straddled" (the README lets that submit go out
 //! under the next attempt's key) and is not held to one key; and once IndexedDB failed in
 //! some tab (ordering lost, as the README says) the run is "degraded": from then on no
-//! order is held to one key or one charge, and a page's finished attempt may come back
-//! from a tab that still reads the IndexedDB record the degraded tab could not remove.
-//! A key a page gave up before anything was sent under it, which a tab still showing it
-//! then paid a later order with, is that order's attempt from then on (README, Tabs), no
-//! longer the one the page ended ([`Checker::reused_after`]).
+//! order is held to one key or one charge.
+//!
+//! An attempt given up by `finish()` or `reset()` is dead everywhere once the call returned
+//! (the README's durable promise; `spans.rs` checks it across pages): no excuse for a
+//! degraded run there, since the mark the call leaves is in Web Storage. The one excuse:
+//! a tab that had not heard of the call (the mark not yet in its localStorage, which lags
+//! between tabs) and still showed the key with nothing sent under it may pay a later order
+//! under it; the key is that order's attempt from then on ([`Checker::reused`]).
 
 use std::collections::BTreeMap;
 
@@ -44,10 +47,21 @@ pub enum Property {
     EventsInOrder,
     /// A key the server has forgotten is never sent again.
     ForgottenNotResent,
+    /// After `finish()` returned, no later `submit()` anywhere (any tab, any later page)
+    /// is answered by the attempt it ended, no try of a later order is sent with its key,
+    /// and no later `open()` shows it.
+    FinishDurable,
+    /// The same for `reset()`.
+    ResetDurable,
+    /// A page restored from the back/forward cache never sends a key given up elsewhere.
+    BfcacheGaveUp,
+    /// A submit in a tab that is not frozen and whose timers run on time settles within
+    /// its `deadlineMs` and a second, even while another tab holding the lock is frozen.
+    WaitBounded,
 }
 
 /// Every property.
-pub const ALL: [Property; 10] = [
+pub const ALL: [Property; 14] = [
     Property::OneCharge,
     Property::UnknownKept,
     Property::OneViewPerPage,
@@ -58,6 +72,10 @@ pub const ALL: [Property; 10] = [
     Property::NoLockLeft,
     Property::EventsInOrder,
     Property::ForgottenNotResent,
+    Property::FinishDurable,
+    Property::ResetDurable,
+    Property::BfcacheGaveUp,
+    Property::WaitBounded,
 ];
 
 impl Property {
@@ -80,6 +98,68 @@ impl Property {
             Property::NoLockLeft => "no-lock-left",
             Property::EventsInOrder => "events-in-order",
             Property::ForgottenNotResent => "forgotten-not-resent",
+            Property::FinishDurable => "finish-durable",
+            Property::ResetDurable => "reset-durable",
+            Property::BfcacheGaveUp => "bfcache-gave-up",
+            Property::WaitBounded => "wait-bounded",
+        }
+    }
+
+    /// The README's id of the promise it checks.
+    pub fn promise(self) -> &'static str {
+        match self {
+            Property::OneCharge => "P-double-click-one-charge",
+            Property::UnknownKept => "P-outcome-unknown-keeps-key",
+            Property::OneViewPerPage => "P-open-same-key",
+            Property::ShownIsSent => "P-key-stable",
+            Property::FinishedStaysFinished => "P-finish-final",
+            Property::OnePayloadOneKey => "P-tabs-one-key",
+            Property::EverySubmitSettles => "P-final-resolves",
+            Property::NoLockLeft => "P-lock-or-lease",
+            Property::EventsInOrder => "P-event-state",
+            Property::ForgottenNotResent => "P-ttl-never-reused",
+            Property::FinishDurable => "P-finish-durable",
+            Property::ResetDurable => "P-reset-durable",
+            Property::BfcacheGaveUp => "P-bfcache-gave-up",
+            Property::WaitBounded => "P-wait-bounded",
+        }
+    }
+}
+
+/// An attempt a page gave up with `finish()` or `reset()`: dead everywhere once the call
+/// returned.
+#[derive(Debug, Clone)]
+pub struct GaveUp {
+    /// The key the page showed.
+    pub key: String,
+    /// The order it ended.
+    pub order: usize,
+    /// When (the call returns at once).
+    pub at: f64,
+    /// The page.
+    pub page: usize,
+    /// `reset()` (else `finish()`).
+    pub reset: bool,
+    /// How many pages had loaded then: the later pages are numbered from here.
+    pub later_pages: usize,
+}
+
+impl GaveUp {
+    /// The property a later use of its key breaks.
+    pub fn property(&self) -> Property {
+        if self.reset {
+            Property::ResetDurable
+        } else {
+            Property::FinishDurable
+        }
+    }
+
+    /// What was called.
+    pub fn call(&self) -> &'static str {
+        if self.reset {
+            "reset()"
+        } else {
+            "finish()"
         }
     }
 }
@@ -105,6 +185,14 @@ pub struct Checker {
     expiry: BTreeMap<String, f64>,
     /// IndexedDB failed in some tab.
     pub degraded: bool,
+    /// The attempts given up, in the order of the calls.
+    pub gave_up: Vec<GaveUp>,
+    /// Keys given up that a later order was paid under by a tab that had not heard of it
+    /// (the mark had not reached its Web Storage yet): that order's attempt from then on.
+    pub reused: BTreeMap<String, usize>,
+    /// Tries a page sent, for an order, under a key it had not heard was given up: their
+    /// answer is what that try did (a try on the wire still reports it).
+    pub unheard_sent: std::collections::BTreeSet<(usize, String, usize)>,
     /// Only this property counts (to show a mutation breaks that one).
     pub focus: Option<Property>,
     /// The first violation.
@@ -164,15 +252,30 @@ impl Checker {
         self.fail(p, msg);
     }
 
-    /// Whether `key` was first sent for an order after `ended`: a key given up before it
-    /// was sent, which a tab still showing it then paid a later order with (README, Tabs).
-    /// It is that order's attempt, no longer the one ended.
-    pub fn reused_after(&self, key: &str, ended: usize) -> bool {
-        let first = self
-            .orders
-            .iter()
-            .find(|(_, o)| o.keys.iter().any(|k| k == key));
-        first.is_some_and(|(order, _)| *order > ended)
+    /// Whether `key`, given up when `ended` ended, was paid for a later order by a tab that
+    /// had not heard of it: it is that order's attempt, no longer the one ended.
+    pub fn reborn(&self, key: &str, ended: usize) -> bool {
+        self.reused.get(key).is_some_and(|o| *o > ended)
+    }
+
+    /// A page gave an attempt up (`finish()` or `reset()` returned).
+    pub fn on_give_up(&mut self, g: GaveUp) {
+        self.gave_up.push(g);
+    }
+
+    /// The give-up that `key` belongs to for a submit of `order` called after it: the
+    /// latest one of that key for an earlier order, unless a tab that had not heard of it
+    /// paid `order` under that key ([`Checker::reused`]).
+    pub fn dead(&self, key: &str, order: usize) -> Option<GaveUp> {
+        let mut all = self.gave_up.iter().rev();
+        let g = all.find(|g| g.key == key && g.order < order)?;
+        (!self.reborn(key, g.order)).then(|| g.clone())
+    }
+
+    /// Whether `key` went out for an order other than `order` before.
+    pub fn sent_before(&self, key: &str, order: usize) -> bool {
+        let other = |(o, ord): (&usize, &Order)| *o != order && ord.keys.iter().any(|k| k == key);
+        self.orders.iter().any(other)
     }
 
     /// A submit of `order` settled `outcome-unknown` after trying `key`.
@@ -197,6 +300,14 @@ impl Checker {
                 self.fail(Property::OneCharge, msg);
             }
         }
+    }
+
+    /// A page that had not heard a key was given up sent it for `order`, which it had
+    /// been sent for before: the order may go out under another key too, once that page
+    /// or another hears of it (the README holds other tabs to the mark once it reaches
+    /// them), and is not held to one key.
+    pub fn on_unheard(&mut self, order: usize) {
+        self.orders.entry(order).or_default().straddled = true;
     }
 
     /// The user ended `order` (`finish()` or `reset()`); `running`: a submit of it still ran.

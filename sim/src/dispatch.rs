@@ -9,7 +9,15 @@ use idemkey::error::Error;
 use crate::check::Property;
 use crate::env::EPOCH_MS;
 use crate::queue::{Ev, PageId};
+use crate::user::Act;
 use crate::world::World;
+
+/// The reason of an `outcome-unknown` that gave up waiting for the lock another tab holds.
+const ANOTHER_TAB: &str = "another-tab";
+
+/// How long after a first final submit that ended `outcome-unknown` the second comes: past
+/// the longest freeze and the latest timer.
+const FINAL_AGAIN_MS: f64 = 45_000.0;
 
 /// FIFO lanes, one per pair of pages: channel notices, IndexedDB answers.
 const LANE_CHANNEL: u8 = 0;
@@ -56,7 +64,8 @@ impl World {
                     input: Input::Woken(wake),
                 };
                 if ms > 0.0 {
-                    self.at(self.now() + ms, ev);
+                    let late = self.lateness(page);
+                    self.at(self.now() + ms + late, ev);
                 } else {
                     self.micro(ev);
                 }
@@ -165,12 +174,12 @@ impl World {
         let (order, called) = (pr.order, pr.called);
         match outcome {
             Ok(r) => {
-                let degraded = self.check.degraded;
                 let check = &self.check;
-                let ended = p.ended.iter().find(|(k, at, order)| {
-                    *k == r.key && *at <= called && !check.reused_after(k, *order)
+                // Called after the finish() (a later order), even in the same ms.
+                let ended = p.ended.iter().find(|(k, _, ended)| {
+                    *k == r.key && order > *ended && !check.reborn(k, *ended)
                 });
-                if let Some((_, at, _)) = ended.filter(|_| !degraded) {
+                if let Some((_, at, _)) = ended {
                     let msg = format!(
                         "p{page}: a submit called at {called} answered from {} finished at {at}",
                         r.key
@@ -181,8 +190,15 @@ impl World {
                     let msg = format!("p{page}: resolved for {} after sending {sent:?}", r.key);
                     self.check.fail(Property::ShownIsSent, msg);
                 }
+                self.check_answer(page, &r.key, order);
             }
             Err(Error::OutcomeUnknown { .. }) if self.count_unknown() => {}
+            // The final submit's budget may go waiting for another tab (its long request,
+            // a frozen tab, late timers): one more final submit, once all that is over,
+            // must resume.
+            Err(Error::OutcomeUnknown { .. }) if self.final_again(page, inst, no) => {}
+            // Gave up waiting for another tab's lock: nothing sent by this submit.
+            Err(Error::OutcomeUnknown { reason, .. }) if reason == ANOTHER_TAB => {}
             Err(Error::OutcomeUnknown {
                 abandoned: false, ..
             }) => {
@@ -192,6 +208,17 @@ impl World {
             }
             Err(_) => {}
         }
+    }
+
+    /// Whether sequence `no` of machine `inst` of `page` is the first final submit: then
+    /// the final submit is made again when every freeze and late timer is over.
+    fn final_again(&mut self, page: PageId, inst: u64, no: u32) -> bool {
+        let first = self.final_promise == Some((page, inst, no)) && !self.final_retried;
+        if first {
+            self.final_retried = true;
+            self.at(self.now() + FINAL_AGAIN_MS, Ev::User(Act::Final));
+        }
+        first
     }
 
     /// Counts an `outcome-unknown`; false, so the checks that follow still run.

@@ -25,6 +25,8 @@ pub(crate) struct Txn {
 pub(crate) struct Open {
     /// The transaction, while it holds the store (no other runs meanwhile).
     pub held: Option<u64>,
+    /// The page whose read it is.
+    pub held_by: Option<PageId>,
     /// The page and machine handling its answer now: their writes go into it.
     pub answering: Option<(PageId, u64)>,
     /// Transactions made that wait for it to end, in the order made.
@@ -140,6 +142,7 @@ impl World {
         }
         if is_read && !abort {
             self.open.held = Some(id);
+            self.open.held_by = Some(page);
             self.at(
                 at,
                 Ev::IdbAnswer {
@@ -154,18 +157,48 @@ impl World {
         }
     }
 
+    /// A page that exits: its transactions not run yet are aborted (nothing of them lands).
+    pub(crate) fn abort_txns(&mut self, page: PageId) {
+        self.txns.retain(|_, t| t.page != page);
+    }
+
     /// The answer of read `id` is handled, its transaction open meanwhile; then it ends
     /// and the transactions it held up run, in the order made.
     pub(crate) fn idb_answer(&mut self, id: u64, page: PageId, inst: u64, input: Input) {
+        let alive = self.pages[page].alive;
+        if let Some(until) = self.frozen_until(page).filter(|_| alive) {
+            // A frozen page keeps the transaction open until it handles the answer.
+            let ev = Ev::IdbAnswer {
+                id,
+                page,
+                inst,
+                input,
+            };
+            return self.at(until, ev);
+        }
         self.open.answering = Some((page, inst));
         self.feed(page, inst, input);
         self.open.answering = None;
         if self.open.held == Some(id) {
-            self.open.held = None;
-            let blocked = core::mem::take(&mut self.open.blocked);
-            for b in blocked {
-                self.idb_run(b);
-            }
+            self.end_held();
+        }
+    }
+
+    /// The read transaction holding the store ends; the transactions it held up run, in
+    /// the order made.
+    fn end_held(&mut self) {
+        self.open.held = None;
+        self.open.held_by = None;
+        let blocked = core::mem::take(&mut self.open.blocked);
+        for b in blocked {
+            self.idb_run(b);
+        }
+    }
+
+    /// A page that dies ends the read transaction it holds (its answer will find no one).
+    pub(crate) fn page_txn_gone(&mut self, page: PageId) {
+        if self.open.held_by == Some(page) {
+            self.end_held();
         }
     }
 }

@@ -21,6 +21,8 @@ mod net;
 pub mod queue;
 pub mod rng;
 mod server;
+mod spans;
+mod time;
 pub mod user;
 pub mod world;
 
@@ -66,13 +68,15 @@ pub fn mutation_named(name: &str) -> Option<Mutation> {
         "open-writes-own-key" => Mutation::OpenWritesOwnKey,
         "rotate-after-unknown" => Mutation::RotateAfterUnknown,
         "skip-reread" => Mutation::SkipReRead,
+        "finish-no-mark" => Mutation::FinishNoMark,
         _ => return None,
     })
 }
 
 /// Every mutation, with its name.
-pub const MUTATIONS: [(&str, Mutation); 3] = [
+pub const MUTATIONS: [(&str, Mutation); 4] = [
     ("open-writes-own-key", Mutation::OpenWritesOwnKey),
     ("rotate-after-unknown", Mutation::RotateAfterUnknown),
     ("skip-reread", Mutation::SkipReRead),
+    ("finish-no-mark", Mutation::FinishNoMark),
 ];

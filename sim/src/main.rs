@@ -27,7 +27,7 @@ enum SimError {
     #[error("unknown argument {0}")]
     Argument(String),
     #[error(
-        "unknown mutation {0} (one of open-writes-own-key, rotate-after-unknown, skip-reread)"
+        "unknown mutation {0} (one of open-writes-own-key, rotate-after-unknown, skip-reread, finish-no-mark)"
     )]
     Mutation(String),
     #[error("unknown property {0}")]
@@ -95,9 +95,10 @@ fn report(seed: u64, m: Option<Mutation>, focus: Option<Property>) {
     }
     if let Some((p, msg)) = o.violation {
         println!(
-            "FAILED seed {seed} (mutation {}): {}: {msg}",
+            "FAILED seed {seed} (mutation {}): {} [{}]: {msg}",
             name_of(m),
-            p.name()
+            p.name(),
+            p.promise()
         );
     }
     let mut flag = m
@@ -297,7 +298,7 @@ fn main_() -> Result<bool, SimError> {
         for seed in (from..from + budget).filter(|s| !known.contains(s)) {
             if let Some((p, msg)) = run(seed, a.mutation, false, a.focus).violation {
                 failed += 1;
-                println!("seed {seed}: {}: {msg}", p.name());
+                println!("seed {seed}: {} [{}]: {msg}", p.name(), p.promise());
             }
         }
         println!("{failed} of {budget} schedules failed (known bugs skipped)");

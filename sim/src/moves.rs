@@ -7,16 +7,23 @@ use std::rc::Rc;
 use idemkey::core::fingerprint::fingerprint;
 use idemkey::core::machine::Submitted;
 
-use crate::check::Property;
+use crate::check::{GaveUp, Property};
 use crate::queue::{Ev, PageId, TabId};
-use crate::user::Act;
+use crate::spans::WAIT_SLACK_MS;
+use crate::user::{Act, Exit};
 use crate::world::{env_now, Promise, World};
 
 impl World {
-    /// The current order's payload and its fingerprint.
+    /// The current order's payload and its fingerprint; in a run of one basket, the
+    /// basket's (the order's number only tells the checks which order a try pays).
     fn payload(&self) -> (String, String) {
         let body = format!("{{\"order\":{},\"amount\":4200}}", self.order);
-        let fp = fingerprint(&body).expect("the payload is JSON");
+        let basket = if self.p.same_basket {
+            "{\"amount\":4200}"
+        } else {
+            &body
+        };
+        let fp = fingerprint(basket).expect("the payload is JSON");
         (body, fp)
     }
 
@@ -28,7 +35,33 @@ impl World {
     }
 
     pub(crate) fn user(&mut self, a: Act) {
+        if let Some(until) = self.waits_for_thaw(a) {
+            return self.at(until, Ev::User(a));
+        }
         self.note(|| format!("user {a:?}"));
+        self.act(a);
+        let called = match a {
+            Act::Open(t) | Act::Submit(t) | Act::Second(t) | Act::Free(t) => Some(t),
+            Act::Finish(t) | Act::Reset(t) => Some(t),
+            _ => None,
+        };
+        if let Some(tab) = called.filter(|t| self.in_use(*t).is_some()) {
+            self.maybe_exit(tab);
+        }
+    }
+
+    /// Until when a move must wait: the user cannot use a frozen tab (only close it).
+    fn waits_for_thaw(&self, a: Act) -> Option<f64> {
+        let tab = match a {
+            Act::Close(_) | Act::Exit(_, Exit::Close) | Act::Final => return None,
+            Act::Open(t) | Act::Submit(t) | Act::Reload(t) | Act::Second(t) => t,
+            Act::Free(t) | Act::Finish(t) | Act::Reset(t) | Act::Exit(t, _) | Act::Back(t) => t,
+        };
+        self.frozen_until(*self.tab_page.get(&tab)?)
+    }
+
+    /// What the user does.
+    fn act(&mut self, a: Act) {
         match a {
             Act::Open(tab) => {
                 if self
@@ -36,10 +69,12 @@ impl World {
                     .get(&tab)
                     .is_some_and(|p| self.pages[*p].alive)
                 {
-                    return self.user(Act::Second(tab));
+                    return self.second(tab);
                 }
                 self.load(tab);
             }
+            Act::Exit(tab, how) => self.exit(tab, how),
+            Act::Back(tab) => self.back(tab),
             Act::Submit(tab) => {
                 if let Some(page) = self.in_use(tab) {
                     self.submit(page);
@@ -82,8 +117,19 @@ impl World {
                 let now = self.now();
                 let p = &mut self.pages[page];
                 let l = p.live.as_mut().expect("in use");
-                p.ended.push((l.m.record().key.clone(), now, ended));
-                if matches!(a, Act::Finish(_)) {
+                let key = l.m.record().key.clone();
+                p.ended.push((key.clone(), now, ended));
+                let reset = matches!(a, Act::Reset(_));
+                self.check.on_give_up(GaveUp {
+                    key,
+                    order: ended,
+                    at: now,
+                    page,
+                    reset,
+                    later_pages: self.pages.len(),
+                });
+                let l = self.pages[page].live.as_mut().expect("in use");
+                if !reset {
                     l.m.finish();
                 } else {
                     l.m.reset();
@@ -149,6 +195,8 @@ impl World {
                     settled: None,
                 };
                 self.pages[page].promises.insert((inst, no), pr);
+                let due = now + self.opts.deadline_ms as f64 + WAIT_SLACK_MS;
+                self.at(due, Ev::Due { page, inst, no });
                 Some((inst, no))
             }
             Submitted::Joined(no) => Some((inst, no)),

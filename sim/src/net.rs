@@ -21,6 +21,13 @@ pub(crate) struct Req {
     decline: bool,
 }
 
+impl Req {
+    /// Whether it is `page`'s and still on its way.
+    pub(crate) fn from(&self, page: PageId) -> bool {
+        self.page == page && !self.done
+    }
+}
+
 impl World {
     /// A try leaves `page`: checked (the key shown, the `attempt` event before it, one key
     /// per order), then on its way.
@@ -48,6 +55,7 @@ impl World {
         let server = &self.server;
         self.check
             .on_send(order, &r.key_value, expires, now, |k| server.failed(k));
+        self.check_send(page, &r.key_value, order);
         let id = self.id();
         self.stats.tries += 1;
         let overlap = self.reqs.values().any(|q| !q.done && q.page != page);
@@ -74,7 +82,8 @@ impl World {
                 decline,
             },
         );
-        self.at(now + r.timeout_ms, Ev::Abort(id));
+        let late = self.lateness(page);
+        self.at(now + r.timeout_ms + late, Ev::Abort(id));
         if lost {
             self.at(now + lost_at, Ev::Answer { id, answer: None });
             return;
@@ -168,6 +177,11 @@ impl World {
 
     /// Try `id`'s timeout: the page aborts it, unless its answer came before.
     pub(crate) fn abort(&mut self, id: u64) {
+        let page = self.reqs.get(&id).map(|r| r.page);
+        if let Some(until) = page.and_then(|p| self.frozen_until(p)) {
+            // A frozen page's timer fires once it thaws; an answer may come first.
+            return self.at(until, Ev::Abort(id));
+        }
         self.end_try(id, Input::NoAnswer(NoAnswer::Timeout));
     }
 

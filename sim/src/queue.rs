@@ -64,6 +64,16 @@ pub enum Ev {
         /// The answer.
         answer: Option<Answer>,
     },
+    /// A submit's deadline (and a second) has passed: it must have settled, unless its tab
+    /// was frozen or its timers late.
+    Due {
+        /// The page.
+        page: PageId,
+        /// The scope machine's instance.
+        inst: u64,
+        /// The sequence.
+        no: u32,
+    },
 }
 
 /// Events by (time in µs, 0 for a microtask else 1, order scheduled).

@@ -62,13 +62,26 @@ pub struct Server {
     pub forget_ms: Option<f64>,
     /// How many charges it made.
     pub charges: u64,
+    /// Every order is the same basket: two orders' bodies, which differ only in the
+    /// order's number the checks read, are the same payload to the server.
+    pub same_basket: bool,
+}
+
+/// The payload as the server compares it: in a run of one basket, without the order's
+/// number (`{"order":N,...}`).
+fn payload(body: &str, same_basket: bool) -> &str {
+    match body.find(',') {
+        Some(i) if same_basket => &body[i + 1..],
+        _ => body,
+    }
 }
 
 impl Server {
     /// A server that keeps keys, or forgets each `forget_ms` after its first request.
-    pub fn new(forget_ms: Option<f64>) -> Server {
+    pub fn new(forget_ms: Option<f64>, same_basket: bool) -> Server {
         Server {
             forget_ms,
+            same_basket,
             ..Server::default()
         }
     }
@@ -85,16 +98,15 @@ impl Server {
                 self.forgotten.push(key.into());
             }
         }
+        let same = |b: &str| payload(b, self.same_basket) == payload(body, self.same_basket);
         match self.keys.get(key) {
-            Some(Entry::Running { body: b, .. }) if b == body => {
-                Handled::Now(plain(409, Some("1")))
-            }
+            Some(Entry::Running { body: b, .. }) if same(b) => Handled::Now(plain(409, Some("1"))),
             Some(Entry::Done {
                 body: b,
                 status,
                 answer,
                 ..
-            }) if b == body => Handled::Now(Reply {
+            }) if same(b) => Handled::Now(Reply {
                 status: *status,
                 body: answer.clone(),
                 retry_after: None,

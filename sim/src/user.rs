@@ -1,7 +1,10 @@
 //! The run's shape, drawn from its seed: how many tabs, which browser faults and how often,
 //! which server, and what the user does when (double-clicks, reloads, closing a tab, a
 //! second tab, a second `Checkout` in a page, `finish()` or `reset()` while another tab
-//! submits, a page killed after some step).
+//! submits, a page killed after some step). Besides, the page's time and its exits: a
+//! background tab whose timers fire late, a tab frozen for a while and thawed, a page that
+//! exits right after a call returns (reload, navigation, closed tab), a page restored from
+//! the back/forward cache, and the same basket paid again after `finish()` or `reset()`.
 
 use crate::queue::TabId;
 use crate::rng::Rng;
@@ -15,6 +18,11 @@ pub enum Act {
     Submit(TabId),
     /// The tab reloads: its page dies, a new one opens the checkout a little later.
     Reload(TabId),
+    /// The page of the tab exits right after a call returned (see [`Exit`]).
+    Exit(TabId, Exit),
+    /// Back to the page the tab left for another: restored from the back/forward cache
+    /// (its machine as it was) if it went there, else loaded anew.
+    Back(TabId),
     /// The tab is closed.
     Close(TabId),
     /// A second `Checkout.open` of the scope in the tab's page.
@@ -28,6 +36,32 @@ pub enum Act {
     /// The faults stop, a new tab opens the checkout and submits the current order: it
     /// must settle, and resume whatever is pending.
     Final,
+}
+
+/// How a page exits right after one of its calls returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// `location.reload()`: a new page of the tab opens the checkout a little later.
+    Reload,
+    /// A link or a redirect to another page (the receipt route); the user may come back.
+    Navigate,
+    /// The tab is closed.
+    Close,
+}
+
+/// A tab frozen for a while (a background tab on a phone, the debugger's pause): from
+/// right after its first page's `after`-th command, for `ms`, its page gets nothing (no
+/// answer, no timer, no notice, no event: all wait for the thaw), and keeps what it holds
+/// (the scope's lock, an IndexedDB transaction whose answer it has not handled). Its
+/// requests in flight go on to the server meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Freeze {
+    /// The tab.
+    pub tab: TabId,
+    /// After how many commands of its first page.
+    pub after: u32,
+    /// For how long, ms.
+    pub ms: f64,
 }
 
 /// What the browser, the network and the server do in this run.
@@ -66,6 +100,19 @@ pub struct Profile {
     pub forget: bool,
     /// A tab whose first page dies after this many commands.
     pub crash: Option<(TabId, u32)>,
+    /// A background tab whose timers (backoff, a try's timeout) fire up to this
+    /// many ms late.
+    pub late: Option<(TabId, f64)>,
+    /// A tab frozen for a while, then thawed.
+    pub freeze: Option<Freeze>,
+    /// The chance that a page exits right after a call of the user returns.
+    pub exit: f64,
+    /// The chance that a page that navigates away goes into the back/forward cache (when
+    /// it may: nothing under way), to be restored later.
+    pub bfcache: f64,
+    /// Every order is the same basket (the same payload's fingerprint): an order paid
+    /// again after `finish()` or `reset()` must not meet the attempt that ended.
+    pub same_basket: bool,
 }
 
 /// Picks one of `xs`.
@@ -77,18 +124,21 @@ fn pick(rng: &mut Rng, xs: &[f64]) -> f64 {
 pub const SHORT_TTL_S: f64 = 20.0;
 /// When the final tab opens, ms into the run.
 pub const FINAL_AT: f64 = 30_000.0;
-/// When the run stops whatever still runs, ms.
-pub const END_AT: f64 = 90_000.0;
+/// When the run stops whatever still runs, ms (a tab frozen for 40 s, or timers 40 s
+/// late, still settle well before).
+pub const END_AT: f64 = 150_000.0;
 
 impl Profile {
-    /// The profile of a run, from its generator.
-    pub fn draw(rng: &mut Rng) -> Profile {
+    /// The profile of a run, from its generator; the page's time and exits from `time`, a
+    /// generator of their own (a run without them is the run it was before they came).
+    pub fn draw(rng: &mut Rng, time: &mut Rng) -> Profile {
         let tabs = 1 + rng.below(3);
         let web_locks = !rng.chance(0.15);
-        Profile {
-            // Without Web Locks the record is each tab's own and tabs are not coordinated
-            // (README): such a run plays one tab, with its reloads.
-            tabs: if web_locks { tabs } else { 1 },
+        // Without Web Locks the record is each tab's own and tabs are not coordinated
+        // (README): such a run plays one tab, with its reloads.
+        let tabs = if web_locks { tabs } else { 1 };
+        let mut p = Profile {
+            tabs,
             web_locks,
             lag_ms: pick(rng, &[0.0, 5.0, 20.0, 100.0, 400.0]),
             bc_loss: pick(rng, &[0.0, 0.0, 0.2, 1.0]),
@@ -106,12 +156,49 @@ impl Profile {
             crash: rng
                 .chance(0.25)
                 .then(|| (rng.below(tabs), rng.below(40) as u32)),
+            late: None,
+            freeze: None,
+            exit: 0.0,
+            bfcache: 0.0,
+            same_basket: false,
+        };
+        p.draw_time(time);
+        p
+    }
+
+    /// The page's time and exits (the default mix): late timers in about one run in
+    /// three, a frozen tab in one in four (with Web Locks: without them one tab is played,
+    /// and no other waits on it), page exits in two in five, half of them with the
+    /// back/forward cache, and the same basket in half the runs.
+    fn draw_time(&mut self, time: &mut Rng) {
+        let tabs = self.tabs;
+        if time.chance(0.3) {
+            let max = pick(time, &[2000.0, 15_000.0, 40_000.0]);
+            self.late = Some((time.below(tabs), max));
         }
+        if time.chance(0.25) && self.web_locks {
+            self.freeze = Some(Freeze {
+                tab: time.below(tabs),
+                after: time.below(30) as u32,
+                ms: pick(time, &[2000.0, 8000.0, 20_000.0, 40_000.0]),
+            });
+        }
+        if time.chance(0.4) {
+            self.exit = pick(time, &[0.1, 0.3, 0.6]);
+            self.bfcache = pick(time, &[0.0, 0.5, 1.0]);
+        }
+        self.same_basket = time.chance(0.5);
+    }
+
+    /// Whether the run plays any of the page's time and exits.
+    pub fn timed(&self) -> bool {
+        self.late.is_some() || self.freeze.is_some() || self.exit > 0.0
     }
 }
 
-/// The user's moves of a run, by time (ms).
-pub fn plan(rng: &mut Rng, p: &Profile) -> Vec<(f64, Act)> {
+/// The user's moves of a run, by time (ms); in a run with the page's time and exits,
+/// more of them from `time`: an order finished or reset, then paid again.
+pub fn plan(rng: &mut Rng, time: &mut Rng, p: &Profile) -> Vec<(f64, Act)> {
     let mut acts = vec![(0.0, Act::Open(0))];
     for tab in 0..p.tabs {
         let opened = if tab == 0 {
@@ -146,6 +233,23 @@ pub fn plan(rng: &mut Rng, p: &Profile) -> Vec<(f64, Act)> {
     }
     if rng.chance(0.1) {
         acts.push((rng.range(0.0, 4000.0), Act::Reset(rng.below(p.tabs))));
+    }
+    if p.timed() {
+        for reset in [false, true] {
+            if time.chance(0.4) {
+                let (t, tab) = (time.range(0.0, 4000.0), time.below(p.tabs));
+                acts.push((
+                    t,
+                    if reset {
+                        Act::Reset(tab)
+                    } else {
+                        Act::Finish(tab)
+                    },
+                ));
+                let again = t + time.range(0.0, 2000.0);
+                acts.push((again, Act::Submit(time.below(p.tabs))));
+            }
+        }
     }
     acts.push((FINAL_AT, Act::Final));
     acts

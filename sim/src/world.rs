@@ -63,6 +63,10 @@ pub(crate) struct Page {
     pub promises: BTreeMap<(u64, u32), Promise>,
     /// The key of the page's last try.
     pub sent_key: Option<String>,
+    /// Commands it ran (towards the run's freeze).
+    pub commands: u32,
+    /// It was restored from the back/forward cache.
+    pub restored: bool,
 }
 
 /// A run.
@@ -85,7 +89,16 @@ pub struct World {
     pub(crate) next_id: u64,
     pub(crate) faults_off: bool,
     pub(crate) final_promise: Option<(PageId, u64, u32)>,
+    /// The final submit was made a second time.
+    pub(crate) final_retried: bool,
     pub(crate) trace: Option<Vec<String>>,
+    /// The randomness of the page's time and exits (its own: a run without them draws
+    /// nothing from it).
+    pub(crate) time: Rng,
+    /// The frozen page, from when, until when.
+    pub(crate) frozen: Option<(PageId, f64, f64)>,
+    /// Pages in the back/forward cache, by tab.
+    pub(crate) away: BTreeMap<TabId, PageId>,
     /// Events handled.
     pub steps: u64,
     /// What the run went through.
@@ -111,6 +124,9 @@ pub struct Stats {
     pub overlaps: u64,
 }
 
+/// Seeds the generator of the page's time and exits apart from the run's.
+const TIME_STREAM: u64 = 0x7153_0e11_d00d_5eed;
+
 /// The options every page opens the checkout with.
 fn options(ttl_s: f64) -> Options {
     Options::from_raw(RawOptions {
@@ -131,8 +147,9 @@ impl World {
     /// The run of `seed`, traced or not.
     pub fn new(seed: u64, traced: bool, focus: Option<Property>) -> World {
         let mut rng = Rng::new(seed);
-        let p = Profile::draw(&mut rng);
-        let acts = plan(&mut rng, &p);
+        let mut time = Rng::new(seed ^ TIME_STREAM);
+        let p = Profile::draw(&mut rng, &mut time);
+        let acts = plan(&mut rng, &mut time, &p);
         let mut q = Queue::default();
         for (t, a) in acts {
             q.at(t, Ev::User(a));
@@ -147,7 +164,7 @@ impl World {
             web_locks: p.web_locks,
         };
         let ttl = if p.forget { SHORT_TTL_S } else { 86_400.0 };
-        let server = Server::new(p.forget.then_some(ttl * 1000.0));
+        let server = Server::new(p.forget.then_some(ttl * 1000.0), p.same_basket);
         let mut w = World {
             env: Rc::new(RefCell::new(env)),
             pages: Vec::new(),
@@ -166,7 +183,11 @@ impl World {
             next_id: 0,
             faults_off: false,
             final_promise: None,
+            final_retried: false,
             trace: traced.then(Vec::new),
+            time,
+            frozen: None,
+            away: BTreeMap::new(),
             steps: 0,
             stats: Stats::default(),
             p,
@@ -250,6 +271,7 @@ impl World {
             Ev::Commit(id) => self.commit(id),
             Ev::Abort(id) => self.abort(id),
             Ev::Answer { id, answer } => self.answer(id, answer),
+            Ev::Due { page, inst, no } => self.due(page, inst, no),
         }
     }
 
@@ -264,6 +286,9 @@ impl World {
             return;
         };
         let _ = l;
+        if let Some(until) = self.frozen_until(page) {
+            return self.at(until, Ev::Feed { page, inst, input });
+        }
         self.note(|| format!("p{page} <- {input:?}"));
         if let Input::Answer(a) = &input {
             self.pages[page].answered = Some(a.status);
@@ -294,6 +319,8 @@ impl World {
             ended: Vec::new(),
             promises: BTreeMap::new(),
             sent_key: None,
+            commands: 0,
+            restored: false,
         });
         self.tab_page.insert(tab, id);
         self.open_scope(id, true);
@@ -324,19 +351,6 @@ impl World {
         self.drain(page);
     }
 
-    /// Checks what an `open()` in `page` shows: not an attempt the page finished.
-    pub(crate) fn opened(&mut self, page: PageId) {
-        let p = &self.pages[page];
-        let Some(l) = &p.live else { return };
-        let key = l.m.record().key.clone();
-        let finished =
-            |(k, _, order): &(String, f64, usize)| *k == key && !self.check.reused_after(k, *order);
-        if !self.check.degraded && p.ended.iter().any(finished) {
-            let msg = format!("p{page}: open() shows {key}, which this page finished");
-            self.check.fail(Property::FinishedStaysFinished, msg);
-        }
-    }
-
     /// Runs the commands of `page`'s machine; then lets it go if no `Checkout` uses it and
     /// it has no work.
     pub(crate) fn drain(&mut self, page: PageId) {
@@ -358,6 +372,7 @@ impl World {
             }
             self.note(|| format!("p{page} -> {cmd:?}"));
             self.dispatch(page, inst, cmd);
+            self.count_towards_freeze(page);
         }
         let p = &mut self.pages[page];
         if let Some(l) = &p.live {
@@ -379,6 +394,10 @@ impl World {
         self.stats.deaths += 1;
         self.env.borrow_mut().local.unload(page);
         self.note(|| format!("p{page} dies"));
+        if self.frozen_until(page).is_some() {
+            // Its read's answer would wait for a thaw: the transaction ends with the page.
+            self.page_txn_gone(page);
+        }
         for (pg, inst) in self.locks.page_gone(page) {
             self.micro(Ev::Feed {
                 page: pg,

@@ -55,6 +55,13 @@ impl Mark {
         })
     }
 
+    /// The stored line, which the notice of a `reset()` or `finish()` carries too.
+    pub fn line(&self) -> String {
+        let mut out = String::new();
+        self.push_line(&mut out);
+        out
+    }
+
     fn push_line(&self, out: &mut String) {
         out.push_str(&self.key);
         out.push(' ');

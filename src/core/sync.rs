@@ -119,14 +119,6 @@ pub fn may_replace(stored: Option<&Record>, seen: &Mark, now_ms: f64) -> bool {
     stored.map_or(true, |r| r.is_expired(now_ms) || seen.covers(r))
 }
 
-/// Whether a tab may still be sending the key of `shown` (`shown_stored`: it was read
-/// from or written to the store), so that giving the key up has to tell the other tabs to
-/// stop: not once its final answer (succeeded or failed) is stored, since a lock holder
-/// that reads one never sends that key again.
-pub fn may_be_sending(shown: &Record, shown_stored: bool) -> bool {
-    !(shown_stored && matches!(shown.state, State::Succeeded | State::Failed))
-}
-
 /// A message one tab of a scope posts to the others (BroadcastChannel text).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Notice<'a> {
@@ -134,8 +126,8 @@ pub enum Notice<'a> {
     Stored(&'a str),
     /// The lock holder removed the record of this key (`finish()`).
     Removed(&'a str),
-    /// A tab gave this key up (`reset()`, `finish()`): the tab sending with it stops
-    /// before its next try.
+    /// A tab gave a key up (`reset()`, `finish()`): the mark's line (core::ended), or the
+    /// bare key from an older release. The tab sending with it stops before its next try.
     Abandon(&'a str),
 }
 

@@ -237,25 +237,3 @@ fn with_nothing_stored_a_pending_copy_is_kept_and_a_finished_one_is_not() {
         assert!(store_missed(&z, None), "{state:?}");
     }
 }
-
-#[test]
-fn only_a_key_without_a_stored_final_answer_may_still_be_sent() {
-    for (state, stored, sending) in [
-        (State::Fresh, false, true),
-        (State::Fresh, true, true),
-        (State::Pending, true, true),
-        (State::Pending, false, true),
-        (State::Succeeded, true, false),
-        (State::Failed, true, false),
-        // Not stored: this tab's belief only, as for a record made here.
-        (State::Succeeded, false, true),
-    ] {
-        let mut r = rec(K1, NOW, 1);
-        r.state = state;
-        assert_eq!(
-            may_be_sending(&r, stored),
-            sending,
-            "{state:?} stored={stored}"
-        );
-    }
-}

@@ -183,7 +183,7 @@ impl<H: Host> Scope<H> {
     /// lock comes, and the jobs asked after it wait for the lock as they would have.
     pub(super) fn waited_out(&mut self, no: u32) {
         let hit = self.jobs.iter_mut().find_map(|j| match j {
-            Job::Submit(s) if s.no == no && s.before_lock() => Some(s),
+            Job::Submit(s) if s.no == no && s.before_first_try() => Some(s),
             _ => None,
         });
         let Some(s) = hit else { return };

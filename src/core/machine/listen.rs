@@ -5,6 +5,7 @@
 
 use super::host::Host;
 use super::state::Scope;
+use crate::core::ended::Mark;
 use crate::core::sync::{removes, supersedes, Notice};
 use crate::prelude::*;
 
@@ -14,8 +15,21 @@ impl<H: Host> Scope<H> {
         match Notice::parse(text) {
             Some(Notice::Stored(t)) => self.take_copy(t),
             Some(Notice::Removed(k)) => self.take_removal(k),
-            Some(Notice::Abandon(k)) => self.abandon(Some(k)),
+            Some(Notice::Abandon(text)) => self.heard_abandon(text),
             None => {}
+        }
+    }
+
+    /// Another tab gave a key up: this page's submit sending with it stops before its next
+    /// try, and the mark is written here too, where the giving-up page's own write may reach
+    /// late (localStorage comes to other tabs late; the channel's notice may come first).
+    fn heard_abandon(&mut self, text: &str) {
+        let Some(mark) = Mark::decode(text) else {
+            return self.abandon(Some(text));
+        };
+        self.abandon(Some(&mark.key));
+        if !self.ended().contains(text) {
+            self.end(mark);
         }
     }
 

@@ -13,6 +13,9 @@ pub enum Mutation {
     RotateAfterUnknown,
     /// The lock holder goes on from the Web Storage copy without reading IndexedDB.
     SkipReRead,
+    /// `finish()` writes no ended mark: it is durable only once its clean-up with the lock
+    /// has run (the old bug of a page that navigates right after it).
+    FinishNoMark,
 }
 
 #[cfg(feature = "sim-mutations")]

@@ -73,7 +73,11 @@ impl<H: Host> Scope<H> {
             Some(None) => (None, web),
             None => (web, None),
         };
-        on_lock(stored, mirror, &self.rec, self.rec_stored, now)
+        match on_lock(stored, mirror, &self.rec, self.rec_stored, now) {
+            // What this page shows, never stored, but ended by a page whose mark is here now.
+            Current::Mine if self.live(Some(self.rec.clone())).is_none() => Current::Fresh,
+            cur => cur,
+        }
     }
 
     /// What [`Scope::current_of`] told, as a record shown in this page; and whether it

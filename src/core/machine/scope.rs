@@ -13,7 +13,7 @@ use super::view;
 use crate::core::ended::Mark;
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{record_key, Record};
-use crate::core::sync::{may_be_sending, Notice};
+use crate::core::sync::Notice;
 use crate::error::Error;
 use crate::prelude::*;
 
@@ -176,24 +176,24 @@ impl<H: Host> Scope<H> {
 
     /// Ends the attempt shown for every later reader before it returns (its mark in Web
     /// Storage), shows a new key (state fresh) and stops this page's submit before its next
-    /// try; asks the other tabs to stop sending the old key (unless no tab can be); then,
+    /// try; posts the mark to the other tabs (a submit sending the old key stops before its
+    /// next try, and the mark is written there too, ahead of localStorage's own); then,
     /// with the lock (after any sequence in flight), stores the new record (`keep`) or
     /// removes the old one.
     pub(super) fn start_over(&mut self, keep: bool) {
-        let sending = may_be_sending(&self.rec, self.rec_stored);
         let next = self.fresh();
         let seen = Mark {
             key: self.rec.key.clone(),
             since: next.created_at,
             until: self.rec.expires_at,
         };
-        self.end(seen.clone());
+        if keep || !super::mutation::on(super::mutation::Mutation::FinishNoMark) {
+            self.end(seen.clone());
+        }
         self.set_shown(&next, false, false);
         self.intents += 1;
         self.abandon(None);
-        if sending {
-            self.post(Notice::Abandon(&seen.key));
-        }
+        self.post(Notice::Abandon(&seen.line()));
         self.queue(Job::StartOver {
             seen,
             next,

@@ -18,10 +18,10 @@ use crate::core::sync::{Current, Notice};
 use crate::error::Error;
 use crate::prelude::*;
 
-/// `outcome-unknown` after `rec`'s tries.
-fn unknown(rec: &Record, reason: String, abandoned: bool) -> Error {
+/// `outcome-unknown` after `attempts` tries.
+fn unknown(attempts: u32, reason: String, abandoned: bool) -> Error {
     Error::OutcomeUnknown {
-        attempts: rec.attempts,
+        attempts,
         reason,
         abandoned,
     }
@@ -49,14 +49,10 @@ impl<H: Host> Scope<H> {
             (At::Storing(text), Step::Written(done)) => {
                 let rec = j.rec.clone().unwrap_or_else(|| self.rec.clone());
                 self.stored_unposted(&rec, &text, Some(done));
-                if j.abandoned {
-                    // Given up while the try's record was being written: it does not go
-                    // out (the record counts it; the error counts the tries sent).
-                    let e = Error::OutcomeUnknown {
-                        attempts: rec.attempts - 1,
-                        reason: "abandoned".into(),
-                        abandoned: true,
-                    };
+                // Given up, or past its time, while the try's record was being written (a
+                // tab frozen then thaws late): it does not go out (the record counts it;
+                // the error counts the tries sent).
+                if let Some(e) = self.held_back(&j, rec.attempts - 1, "deadline") {
                     self.release_lock();
                     self.settle(j.no, Err(e));
                     return None;
@@ -90,7 +86,7 @@ impl<H: Host> Scope<H> {
                 self.settle(j.no, Ok(reply));
                 None
             }
-            (At::WaitedOut, Step::Locked) => {
+            (At::WaitedOut, Step::Locked | Step::Read(_) | Step::Written(_)) => {
                 self.release_lock();
                 None
             }
@@ -183,12 +179,8 @@ impl<H: Host> Scope<H> {
     /// stopped) that the submit's budget or the key's lifetime has run out. Then the submit
     /// ends as a wait past the deadline does: `outcome-unknown`, nothing sent.
     fn after_wait(&mut self, j: &mut SubmitJob, reason: String) -> Option<At> {
-        let now = self.host.now_ms();
-        let rec = j.rec.as_ref()?;
-        if !j.abandoned
-            && (j.send.retry_policy().out_of_time(now - j.started) || rec.is_expired(now))
-        {
-            let e = unknown(rec, reason, false);
+        let sent = j.rec.as_ref()?.attempts;
+        if let Some(e) = self.held_back(j, sent, &reason) {
             self.release_lock();
             self.settle(j.no, Err(e));
             return None;
@@ -196,17 +188,30 @@ impl<H: Host> Scope<H> {
         self.next_try(j)
     }
 
+    /// Why the next try of `j` (`sent` tries out so far) may not go out now, if it may
+    /// not: its key was given up, here (`abandoned`) or in a page whose mark is found (a
+    /// page restored from the back/forward cache, a background tab: `outcome-unknown`,
+    /// reason `abandoned`); or the browser ran this so late (slowed or frozen timers, a
+    /// thawed tab) that the submit's budget or the key's lifetime is over
+    /// (`outcome-unknown` with `reason`, the last try's failure).
+    fn held_back(&mut self, j: &SubmitJob, sent: u32, reason: &str) -> Option<Error> {
+        let rec = j.rec.clone()?;
+        let now = self.host.now_ms();
+        if j.abandoned || self.live(Some(rec.clone())).is_none() {
+            return Some(unknown(sent, "abandoned".into(), true));
+        }
+        let late = j.send.retry_policy().out_of_time(now - j.started) || rec.is_expired(now);
+        late.then(|| unknown(sent, reason.into(), false))
+    }
+
     /// Counts the next try and stores it before it leaves; `outcome-unknown` (abandoned)
-    /// when the key was given up, here or in a page whose mark it finds: sending on would re-send a key the page gave up on, and
+    /// when the key was given up: sending on would re-send a key the page gave up on, and
     /// hold the lock so the new attempt waits behind these retries.
     fn next_try(&mut self, j: &mut SubmitJob) -> Option<At> {
         let now = self.host.now_ms();
-        // A page that heard nothing (restored from the back/forward cache, or its timers
-        // held back) still finds the mark of a `finish()` or `reset()` made elsewhere.
-        let ended = self.live(Some(j.rec.clone()?)).is_none();
         let rec = j.rec.as_mut()?;
-        if j.abandoned || ended {
-            let e = unknown(rec, "abandoned".into(), true);
+        if j.abandoned {
+            let e = unknown(rec.attempts, "abandoned".into(), true);
             self.release_lock();
             self.settle(j.no, Err(e));
             return None;
@@ -315,7 +320,7 @@ impl<H: Host> Scope<H> {
             }
             Next::GiveUp => {
                 self.release_lock();
-                self.settle(j.no, Err(unknown(&rec, reason, false)));
+                self.settle(j.no, Err(unknown(rec.attempts, reason, false)));
                 None
             }
         }

@@ -1,0 +1,170 @@
+//! The checks that span pages: once `finish()` or `reset()` returned, the attempt it ended
+//! is dead everywhere (no later `open()` shows it, no later submit is answered by it, no
+//! try of a later order carries its key, from a restored back/forward-cache page neither);
+//! and a submit in a tab the browser neither froze nor slowed settles within its deadline
+//! and a second, whatever another tab does.
+//!
+//! One excuse, which the README keeps: a tab that has not heard of the `finish()` yet (the
+//! mark it leaves in Web Storage has not reached that tab's localStorage, which lags
+//! between tabs), and still shows the key given up with nothing sent under it, may pay the
+//! next order under it; that key is then the next order's attempt
+//! ([`crate::check::Checker::reused`]). A key sent before is never excused, and a page
+//! loaded after the mark sees it. No other excuse: not a run whose IndexedDB failed (the
+//! mark is in Web Storage), not an order ended while its submit ran (that submit pays the
+//! order it was called for, which the checks here do not hold against it).
+
+use crate::check::Property;
+use crate::queue::PageId;
+use crate::world::World;
+
+/// How long past its deadline a submit may take to settle (its last answer on the way, a
+/// store's write).
+pub(crate) const WAIT_SLACK_MS: f64 = 1000.0;
+
+/// The Web Storage key of the scope's ended attempts (`<namespace>:ended:<scope>`): one
+/// line per key given up, the key first.
+const ENDED_AT: &str = "idemkey:ended:cart-1";
+
+impl World {
+    /// Whether `page` has not heard yet that `key` was given up: the mark is in the
+    /// origin's localStorage, not yet in the page's copy of it.
+    fn not_heard(&self, page: PageId, key: &str) -> bool {
+        let has = |text: Option<String>| {
+            text.is_some_and(|t| t.lines().any(|l| l.split(' ').next() == Some(key)))
+        };
+        let e = self.env.borrow();
+        has(e.local.latest(ENDED_AT)) && !has(e.local.get(page, ENDED_AT))
+    }
+
+    /// A try of `order` leaves `page` with `key`: never a key given up for an earlier
+    /// order, unless the page had not heard of it (neither the mark in its localStorage nor
+    /// the channel's notice, which writes the mark there): the README holds other tabs to
+    /// the mark from when the browser hands it to them. A key with nothing sent under it
+    /// is `order`'s attempt from then on.
+    pub(crate) fn check_send(&mut self, page: PageId, key: &str, order: usize) {
+        let Some(g) = self.check.dead(key, order) else {
+            return;
+        };
+        let unheard = self.not_heard(page, key);
+        if unheard {
+            self.check.unheard_sent.insert((page, key.into(), order));
+            if self.check.sent_before(key, order) {
+                self.check.on_unheard(order);
+            } else {
+                self.check.reused.insert(key.into(), order);
+            }
+            self.note(|| format!("p{page} had not heard {key} was given up: order {order}'s"));
+            return;
+        }
+        let restored = self.pages[page].restored && g.page != page;
+        let p = if restored {
+            Property::BfcacheGaveUp
+        } else {
+            g.property()
+        };
+        let how = if restored { "restored " } else { "" };
+        let lag = if unheard {
+            " (sent before; the mark had not reached this page's localStorage)"
+        } else {
+            ""
+        };
+        let msg = format!(
+            "{how}p{page} sends {key} for order {order}, given up by {} in p{} at {:.3} (order {}){lag}",
+            g.call(),
+            g.page,
+            g.at,
+            g.order
+        );
+        self.check.fail(p, msg);
+    }
+
+    /// A submit of `order` in `page` is answered by `key`: not an attempt given up before
+    /// it was called. (A later press that joined it, the same basket while it ran, is
+    /// answered as it is: the README's second click joins the request in flight.)
+    pub(crate) fn check_answer(&mut self, page: PageId, key: &str, order: usize) {
+        let Some(g) = self.check.dead(key, order) else {
+            return;
+        };
+        let sent_unheard = self.check.unheard_sent.contains(&(page, key.into(), order));
+        if sent_unheard || self.not_heard(page, key) {
+            return;
+        }
+        let msg = format!(
+            "p{page}: a submit of order {order} is answered by {key}, given up by {} in p{} at {:.3} (order {})",
+            g.call(),
+            g.page,
+            g.at,
+            g.order
+        );
+        self.check.fail(g.property(), msg);
+    }
+
+    /// Checks what an `open()` in `page` shows: not an attempt the page finished, nor
+    /// one any page gave up before.
+    pub(crate) fn opened(&mut self, page: PageId) {
+        let p = &self.pages[page];
+        let Some(l) = &p.live else { return };
+        let key = l.m.record().key.clone();
+        let finished =
+            |(k, _, order): &(String, f64, usize)| *k == key && !self.check.reborn(k, *order);
+        if p.ended.iter().any(finished) {
+            let msg = format!("p{page}: open() shows {key}, which this page finished");
+            self.check.fail(Property::FinishedStaysFinished, msg);
+        }
+        self.check_open(page);
+    }
+
+    /// An `open()` in `page` shows what it shows: not an attempt given up before it
+    /// loaded. (A page that was there when the call came shows what its machine shows at a
+    /// second `open()`, as its first `Checkout` does: its own submit's answer, say; what
+    /// it sends and answers is checked.)
+    pub(crate) fn check_open(&mut self, page: PageId) {
+        let Some(l) = &self.pages[page].live else {
+            return;
+        };
+        let key = l.m.record().key.clone();
+        let dead = self.check.dead(&key, self.order);
+        let Some(g) = dead.filter(|g| page >= g.later_pages) else {
+            return;
+        };
+        if self.not_heard(page, &key) {
+            return;
+        }
+        let msg = format!(
+            "p{page}: open() shows {key}, given up by {} in p{} at {:.3} (order {})",
+            g.call(),
+            g.page,
+            g.at,
+            g.order
+        );
+        self.check.fail(g.property(), msg);
+    }
+
+    /// Sequence `no` of machine `inst` of `page` is due: settled by now (its deadline and
+    /// [`WAIT_SLACK_MS`] after `submit()`), unless its page is gone, or its tab was frozen
+    /// meanwhile or has late timers.
+    pub(crate) fn due(&mut self, page: PageId, inst: u64, no: u32) {
+        let p = &self.pages[page];
+        let Some(pr) = p.promises.get(&(inst, no)).filter(|_| p.alive) else {
+            return;
+        };
+        let now = self.now();
+        let slowed = self.p.late.is_some_and(|(t, _)| t == p.tab)
+            || self.frozen_between(p.tab, pr.called, now);
+        if pr.settled.is_some() || slowed {
+            return;
+        }
+        let held = self
+            .open
+            .held_by
+            .filter(|p| self.frozen_until(*p).is_some());
+        let why = held.map_or(String::new(), |p| {
+            format!(" (frozen p{p} holds IndexedDB: its read's answer waits for the thaw)")
+        });
+        let msg = format!(
+            "p{page}: a submit of order {} called at {:.3} has not settled by {now:.3}{why}",
+            pr.order, pr.called
+        );
+        self.check.fail(Property::WaitBounded, msg);
+    }
+}
