@@ -27,13 +27,13 @@ DEMO_CSP    := $(PAYMENT_CSP); style-src 'self'; img-src 'self'
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
-        build server demo test test-host tool-npm-examples test-wasm test-e2e test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
+        build server demo test test-host tool-npm-examples test-wasm test-e2e test-pages test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
         fuzz tool-cargo-fuzz test-sim sim tool-npm-conformance test-conformance conformance
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
 	@echo "make cluster the demo on 3 instances, PostgreSQL, the provider service and nginx round-robin"
-	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, npm consumer, 150 chaos checkouts (20 in WebKit)"
+	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, pages that end, npm consumer, 150 chaos checkouts (20 in WebKit)"
 	@echo "make pack   the npm tarball in pkg/, its gzipped size and the SRI hashes of its two files"
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make conformance URL=...  does a backend honour the key? (ARGS='-H ...'; without URL: the reference server)"
@@ -144,7 +144,7 @@ cluster: build server
 	bash scripts/cluster.sh $(DEMO_ADDR) "$(DEMO_CSP)"
 
 ## ---- tests ----
-test: tools test-promises test-host test-sim test-wasm test-e2e test-csp test-consumer test-storm test-chaos test-conformance
+test: tools test-promises test-host test-sim test-wasm test-e2e test-pages test-csp test-consumer test-storm test-chaos test-conformance
 	@echo "make test: all suites passed"
 
 # Host tests, and no import circles between the client's files (scripts/circles.mjs).
@@ -189,6 +189,13 @@ test-wasm: build tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckod
 test-e2e: build server tool-npm
 	node --test --test-concurrency=1 tests/e2e/
 	IDEMKEY_E2E_BROWSER=webkit node --test --test-concurrency=1 tests/e2e/
+
+# Pages that end: a checkout that calls finish() or reset() and leaves at once (a link,
+# location.assign, a reload), then pays the same basket again on the next page, 20 times
+# a case in Chromium, Firefox and WebKit (W3C WebDriver, WebKit's under xvfb-run); and a tab
+# stopped by the debugger while another tab pays (Chromium).
+test-pages: build server tool-npm tool-apt tool-geckodriver
+	node --test --test-concurrency=1 tests/pages/
 
 # The strict-CSP checkout, the refused and the tampered wasm, and SRI, in Chromium, Firefox and
 # WebKit (W3C WebDriver; WebKit's under xvfb-run).

@@ -1,16 +1,20 @@
 // The documents' promises about the client, traced to browser tests. A sentence a user
 // relies on, in README.md or docs/*.md, is followed in the Markdown source by its id in an
 // HTML comment, `<!-- P-some-name -->`, which renders as nothing; a browser test
-// (tests/web_*.rs, or a node test under tests/e2e/, tests/consumer/ or tests/csp/) that
-// checks it has, in the comment lines directly above it, `// P-some-name: the sentence in
-// short` (one line per id).
+// (tests/web_*.rs, or a node test under tests/e2e/, tests/consumer/, tests/csp/ or
+// tests/pages/) that checks it has, in the comment lines directly above it,
+// `// P-some-name: the sentence in short` (one line per id).
 // Fails, listing what is wrong, when an id of the documents has no test naming it, when a
-// test names an id no document has, when such a comment stands above no test, or when an id
-// would show when rendered (`[P-...]` anywhere, or an id comment inside a code block).
+// test names an id no document has, when such a comment stands above no test, when an id
+// would show when rendered (`[P-...]` anywhere, or an id comment inside a code block), when
+// a test's line speaks of a refresh, a reload, a later page or another tab and the test
+// never leaves its page, or when a promise whose sentence does is named by no test that
+// leaves its page (scripts/leaves-page.mjs says what leaving is).
 // `node scripts/promises.mjs --list` prints each id with the tests that name it.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { block, helpers, language, leavesPage, speaksOfOtherPage, supportFiles } from "./leaves-page.mjs";
 
 const ROOT = join(fileURLToPath(new URL(".", import.meta.url)), "..");
 const ID = "P-[a-z0-9]+(?:-[a-z0-9]+)*";
@@ -35,13 +39,24 @@ function documents() {
   return [join(ROOT, "README.md"), ...inDocs];
 }
 
-/** The ids the documents mark, each with the `file:line`s it is marked on. */
-function documentIds(problems) {
+/**
+ * The ids the documents mark, each with the `file:line`s it is marked on; `sentences`: id ->
+ * the text each mark closes (from its paragraph's, table cell's or previous mark's end).
+ */
+function documentIds(problems, sentences) {
   const ids = new Map();
   for (const file of documents()) {
     const rel = relative(ROOT, file);
+    const text = readFileSync(file, "utf8");
+    for (const para of text.split(/\n\s*\n|\|/)) {
+      let from = 0;
+      for (const m of para.matchAll(DOC_ID)) {
+        sentences.set(m[1], `${sentences.get(m[1]) || ""} ${para.slice(from, m.index)}`);
+        from = m.index + m[0].length;
+      }
+    }
     let fenced = false;
-    readFileSync(file, "utf8").split("\n").forEach((raw, i) => {
+    text.split("\n").forEach((raw, i) => {
       const at = `${rel}:${i + 1}`;
       if (/^\s*```/.test(raw)) fenced = !fenced;
       // Inline code shows its text as written: an id there is an example, not a mark.
@@ -67,7 +82,7 @@ function documentIds(problems) {
   return ids;
 }
 
-/** The browser test files: tests/web_*.rs and the node tests under tests/e2e, tests/consumer and tests/csp. */
+/** The browser test files: tests/web_*.rs and the node tests under tests/e2e, tests/consumer, tests/csp and tests/pages. */
 function testFiles() {
   const walk = (dir) =>
     readdirSync(dir).flatMap((f) => {
@@ -78,7 +93,7 @@ function testFiles() {
   const web = readdirSync(join(ROOT, "tests"))
     .filter((f) => /^web_.*\.rs$/.test(f))
     .map((f) => join(ROOT, "tests", f));
-  const node = ["e2e", "consumer", "csp"].flatMap((d) => walk(join(ROOT, "tests", d))).filter((f) => /\.m?js$/.test(f));
+  const node = ["e2e", "consumer", "csp", "pages"].flatMap((d) => walk(join(ROOT, "tests", d))).filter((f) => /\.m?js$/.test(f));
   return [...web, ...node].sort();
 }
 
@@ -95,8 +110,8 @@ function testAt(lines, i) {
   return m ? m[2].replace(/\\(.)/g, "$1") : null;
 }
 
-/** Every id a test names: id -> [`file: test`]. */
-function testIds(problems) {
+/** Every id a test names: id -> [`file: test`]; `named` gets { id, file, name, body } of each. */
+function testIds(problems, named) {
   const ids = new Map();
   for (const file of testFiles()) {
     const rel = relative(ROOT, file);
@@ -104,20 +119,22 @@ function testIds(problems) {
     for (let i = 0; i < lines.length; i++) {
       if (!TEST_LOOSE.test(lines[i])) continue;
       // A block of id lines, then the test they stand above.
-      const block = [];
+      const block_ = [];
       let j = i;
       for (; j < lines.length && TEST_LOOSE.test(lines[j]); j++) {
         const m = lines[j].match(TEST_ID);
-        if (m) block.push(m[1]);
+        if (m) block_.push([m[1], lines[j]]);
         else problems.push(`${rel}:${j + 1}: write \`// P-some-name: what it checks\` (lowercase words, a colon, a text)`);
       }
       const name = testAt(lines, j);
       if (name === null) {
-        if (block.length) problems.push(`${rel}:${i + 1}: ${block.join(", ")} stands above no test (the next line must start one)`);
+        if (block_.length) problems.push(`${rel}:${i + 1}: ${block_.map(([id]) => id).join(", ")} stands above no test (the next line must start one)`);
       } else {
-        for (const id of block) {
+        const body = file.endsWith(".rs") ? block(lines, j) : block(lines, j, "(");
+        for (const [id, claim] of block_) {
           if (!ids.has(id)) ids.set(id, []);
           ids.get(id).push(`${rel}: ${name}`);
+          named.push({ id, claim, file, rel, name, body });
         }
       }
       i = j;
@@ -127,8 +144,28 @@ function testIds(problems) {
 }
 
 const problems = [];
-const promised = documentIds(problems);
-const tested = testIds(problems);
+const sentences = new Map();
+const named = [];
+const promised = documentIds(problems, sentences);
+const tested = testIds(problems, named);
+const defs = helpers([...testFiles(), ...supportFiles(ROOT)]);
+// A test that says it checks what another page sees must load one; and a promise about
+// other pages must be shown by at least one test that does.
+const shown = new Set();
+for (const { id, claim, file, rel, name, body } of named) {
+  const leaves = leavesPage(body, language(file), defs);
+  if (leaves) shown.add(id);
+  if (speaksOfOtherPage(claim) && !leaves) {
+    problems.push(`${rel}: ${name}: its ${id} line speaks of a refresh, a reload, a later page or another tab, ` +
+      "but the test never leaves its page (no reload, navigation, new window or frame): load a new page");
+  }
+}
+for (const id of promised.keys()) {
+  if (speaksOfOtherPage(sentences.get(id) || "") && tested.has(id) && !shown.has(id)) {
+    problems.push(`${id}: its sentence speaks of a refresh, a reload, a later page or another tab, and no test ` +
+      "naming it leaves its page: load a new page in one, or stop claiming it");
+  }
+}
 for (const [id, places] of promised) {
   if (!tested.has(id)) problems.push(`${id} (${places.join(", ")}) has no test: name it in a comment above a browser test`);
 }

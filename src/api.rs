@@ -57,7 +57,9 @@ export interface IdemError extends Error {
   /** With `outcome-unknown`: why. The last try's failure (`timeout`, `network-error`,
    * `status-503`, ...); `abandoned` when `reset()`, `finish()` or another tab moved the scope
    * to a new key; `another-tab` when another tab held the checkout for the whole
-   * `deadlineMs` and nothing was sent from this one. */
+   * `deadlineMs` and nothing was sent from this one; `deadline` when the browser ran the
+   * first try so late (a frozen tab thawed) that the budget was over, and it was not sent.
+   * @example if (e.code === "outcome-unknown" && e.reason === "another-tab") showOpenElsewhere(); */
   reason?: string;
 }
 /**

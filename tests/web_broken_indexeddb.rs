@@ -35,7 +35,7 @@ async fn indexeddb_unavailable_keeps_the_pending_key_in_local_storage() {
     after_indexeddb_is_back(&t, &k).await;
 }
 
-// P-no-indexeddb: without IndexedDB, an answer localStorage has no room for leaves the order's key there for the other tabs
+// P-no-indexeddb: without IndexedDB, an answer localStorage has no room for leaves the order's key in localStorage
 #[wasm_bindgen_test]
 async fn without_indexeddb_an_answer_too_large_for_local_storage_leaves_the_key_to_the_other_tabs()
 {

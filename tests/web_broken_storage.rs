@@ -49,21 +49,21 @@ async fn storage_that_throws_on_every_call_runs_in_memory() {
 async fn storage_that_throws_only_on_writes_keeps_the_pending_key() {
     let t = case("ro");
     let k = unknown_outcome(&t).await;
-    // The page reloads with storage now refusing writes (a full disk): the record is
-    // still readable, and its key's outcome is unknown.
-    throw_on_writes();
-    let (o, ev) = t.opts("{}");
-    let c = Checkout::open(o).expect("open survives");
+    // The page reloads (a new page) with storage now refusing writes (a full disk): the
+    // record is still readable, and its key's outcome is unknown.
+    let page = Tab::open().await;
+    throw_on_writes_in(&page.window());
+    let (c, ev) = page.checkout_recorded(&opts(&t.scope, &t.customer, "{}"));
+    let c = TabCheckout(c);
     let key = c.key();
-    let r = pay(&c).await;
-    repair();
+    let r = c.submit(&js(PAY)).await;
     assert!(!fallbacks(&ev).is_empty(), "a storage-fallback event");
     assert_eq!(key, k, "the pending key was given up: {:?}", types(&ev));
-    let r = r.expect("the resumed submit gets the stored answer");
-    assert_eq!(num(&r, "status"), 201.0);
+    assert_eq!(num(&r, "status"), 201.0, "the resumed submit gets the stored answer: {r:?}");
     assert!(flag(&r, "replayed"));
     assert_eq!(t.ledger().await, vec![k], "charged once");
     c.finish();
+    page.close();
 }
 
 // P-unreadable-never-overwritten: a localStorage that throws on reads is never written over
@@ -94,16 +94,18 @@ async fn storage_that_throws_only_on_reads_never_overwrites_what_it_could_not_re
 async fn storage_that_throws_only_on_reads_resumes_the_pending_key_indexeddb_holds() {
     let t = case("ro-idb");
     let k = unknown_outcome(&t).await;
-    // The page reloads and its localStorage now throws on reads: the pending record is
-    // still in IndexedDB, where every tab of the origin reads it.
-    throw_on_local_reads();
-    let (c, ev) = t.open("{}");
-    let r = pay(&c).await;
-    repair();
-    let r = r.expect("the submit goes on");
+    // The page reloads (a new page) and its localStorage now throws on reads: the pending
+    // record is still in IndexedDB, where every tab of the origin reads it.
+    let page = Tab::open().await;
+    throw_on_local_reads_in(&page.window());
+    let (c, ev) = page.checkout_recorded(&opts(&t.scope, &t.customer, "{}"));
+    let c = TabCheckout(c);
+    let r = c.submit(&js(PAY)).await;
+    assert_eq!(num(&r, "status"), 201.0, "the submit goes on: {r:?}");
     assert_eq!(text(&r, "key"), k, "a new key was sent: {:?}", types(&ev));
     assert_eq!(t.ledger().await, vec![k], "charged once");
     c.finish();
+    page.close();
 }
 
 // P-storage-fallback-order: a quota hit between two tries moves the record to sessionStorage
@@ -122,11 +124,15 @@ async fn quota_exceeded_in_the_middle_of_a_submit_keeps_the_key_after_a_reload()
     assert_eq!(num(&r, "status"), 201.0);
     assert_eq!(c.storage(), "session");
     assert_eq!(fallbacks(&ev), ["local -> session"]);
-    assert_eq!(t.ledger().await, vec![c.key()]);
-    // A reload once localStorage has room again: the attempt is not forgotten.
-    let again = reload_finds_succeeded(&t, &c.key(), "the reload lost the succeeded attempt");
-    let cached = pay(&again).await.unwrap();
-    assert!(flag(&cached, "fromCache"));
+    let key = c.key();
+    assert_eq!(t.ledger().await, vec![key.clone()]);
+    // A reload once localStorage has room again (a new page, the old one gone): the
+    // attempt is not forgotten.
+    drop(c);
+    let why = "the reload lost the succeeded attempt";
+    let (page, again) = reload_finds_succeeded(&t, &key, why).await;
+    let cached = again.submit(&js(PAY)).await;
+    assert!(flag(&cached, "fromCache"), "{cached:?}");
     assert_eq!(t.ledger().await.len(), 1, "charged once");
     // finish() forgets the record wherever a fallback left it.
     again.finish();
@@ -140,6 +146,7 @@ async fn quota_exceeded_in_the_middle_of_a_submit_keeps_the_key_after_a_reload()
         session().get_item(&t.key()).unwrap(),
         local().get_item(&t.key()).unwrap()
     );
+    page.close();
 }
 
 // P-storage-fallback-order: an answer too large to store moves the record to sessionStorage
@@ -156,10 +163,12 @@ async fn quota_exceeded_by_a_large_answer_keeps_the_answer() {
     assert_eq!(num(&r, "status"), 200.0);
     assert_eq!(c.state(), "succeeded");
     assert_eq!(fallbacks(&ev), ["local -> session"]);
-    let why = "the reload lost the answer stored in sessionStorage";
-    let again = reload_finds_succeeded(&t, &c.key(), why);
+    let (why, key) = ("the reload lost the answer stored in sessionStorage", c.key());
+    drop(c);
+    let (page, again) = reload_finds_succeeded(&t, &key, why).await;
     session().remove_item(&t.key()).unwrap();
     again.finish();
+    page.close();
 }
 
 /// Submits [`PAY`] with a 503 first and `edit` applied to the stored record between the

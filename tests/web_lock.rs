@@ -210,10 +210,12 @@ async fn a_stored_success_answers_while_another_tab_holds_the_scope_lock() {
     // Another tab holds the scope's lock (a submit of its own, a reset waiting for its
     // turn): resolving with the stored answer changes nothing, so it does not wait.
     let name = format!("idemkey:{}", record_key("idemkey", &c.scope()));
-    let release: Function = JsFuture::from(hold_lock(&name)).await.unwrap().into();
+    let other = Tab::open().await;
+    let release = other.hold_lock(&name).await;
     let p = c.submit(js(PAY));
     let got = JsFuture::from(within(&p, 10_000.0)).await.unwrap();
     release.call0(&JsValue::UNDEFINED).unwrap();
+    other.close();
     assert!(
         !got.is_null(),
         "the cached submit waited for the other tab's lock"
@@ -280,7 +282,8 @@ async fn reset_keeps_a_newer_attempt_another_tab_stored_meanwhile() {
     let k1 = c.key();
     // Another tab holds the scope: the reset waits for its turn.
     let name = format!("idemkey:{}", t.key());
-    let release: Function = JsFuture::from(hold_lock(&name)).await.unwrap().into();
+    let other = Tab::open().await;
+    let release = other.hold_lock(&name).await;
     c.reset();
     let k2 = c.key();
     assert_ne!(k2, k1, "the new key shows at once");
@@ -289,6 +292,7 @@ async fn reset_keeps_a_newer_attempt_another_tab_stored_meanwhile() {
     idb_put(&t.key(), &theirs.encode()).await;
     local().set_item(&t.key(), &theirs.encode()).unwrap();
     release.call0(&JsValue::UNDEFINED).unwrap();
+    other.close();
     assert!(
         until(|| c.key() == theirs.key, 5000.0).await,
         "the reset did not give way to the other tab's attempt: shows {}",
@@ -337,7 +341,8 @@ async fn the_next_holder_goes_on_from_a_local_storage_copy_ahead_of_indexeddb() 
 async fn a_submit_kept_waiting_by_another_tabs_lock_ends_at_its_deadline_with_nothing_sent() {
     let (c, customer, ev) = checkout(r#"{"deadlineMs":1000}"#);
     let name = format!("idemkey:{}", record_key("idemkey", &c.scope()));
-    let release: Function = JsFuture::from(hold_lock(&name)).await.unwrap().into();
+    let other = Tab::open().await;
+    let release = other.hold_lock(&name).await;
     // Another tab holds the scope for longer than the whole deadline (frozen, say).
     let began = js_sys::Date::now();
     let err = JsFuture::from(c.submit(js(PAY)))
@@ -355,6 +360,7 @@ async fn a_submit_kept_waiting_by_another_tabs_lock_ends_at_its_deadline_with_no
         "sent under another tab's lock"
     );
     release.call0(&JsValue::UNDEFINED).unwrap();
+    other.close();
     // The other tab is done: the customer presses Pay again and is charged once.
     let r = JsFuture::from(c.submit(js(PAY))).await.unwrap();
     assert_eq!(num(&r, "status"), 201.0);

@@ -79,6 +79,7 @@ async fn a_checkout_opened_after_the_first_one_paid_shows_the_paid_attempt() {
 }
 
 // P-finish-final: open() right after finish() is a new order: new key, fresh, charged
+// P-finish-durable: a page loaded right after finish() returned shows a new attempt, not the finished one
 #[wasm_bindgen_test]
 async fn an_order_opened_right_after_finish_is_a_new_order_and_is_charged() {
     let t = Case::new("next-order");
@@ -87,6 +88,12 @@ async fn an_order_opened_right_after_finish_is_a_new_order_and_is_charged() {
     assert_eq!(num(&r1, "status"), 201.0, "{r1:?}");
     let k1 = text(&r1, "key");
     q.finish();
+    // Another page of the origin (its own instance of the module), loaded now.
+    let other = Tab::open().await;
+    let theirs = other.open_checkout(&opts(&t.scope, &t.customer, "{}"));
+    assert_ne!(theirs.key(), k1, "a page loaded after finish() shows the finished attempt");
+    assert_eq!(theirs.state(), "fresh");
+    other.close();
     let (q2, _) = t.open("{}");
     assert_ne!(
         q2.key(),
@@ -114,7 +121,7 @@ async fn an_order_opened_right_after_finish_is_a_new_order_and_is_charged() {
     q2.finish();
 }
 
-// P-reset-final: once reset() returns, every checkout of the page shows and sends the new key
+// P-reset-final: once reset() returns, every checkout of the page shows and sends the new key; another tab finds it stored
 #[wasm_bindgen_test]
 async fn a_submit_right_after_reset_sends_the_new_key_from_every_checkout_of_the_page() {
     let t = Case::new("reset-now");
@@ -124,6 +131,13 @@ async fn a_submit_right_after_reset_sends_the_new_key_from_every_checkout_of_the
     q.reset();
     let k2 = q.key();
     assert_ne!(k2, k1);
+    // The new key is stored for the other tabs: a page loaded once it is shows it.
+    let stored = || t.stored().map(|r| r.key) == Some(k2.clone());
+    assert!(until(stored, 5000.0).await, "reset() did not store its new key");
+    let other = Tab::open().await;
+    let theirs = other.open_checkout(&opts(&t.scope, &t.customer, "{}"));
+    assert_eq!(theirs.key(), k2, "another tab does not show the key reset() made");
+    other.close();
     let (q2, _) = t.open("{}");
     assert_eq!(
         q2.key(),

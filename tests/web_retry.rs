@@ -130,18 +130,23 @@ async fn exhausted_retries_keep_the_key_pending_and_a_later_submit_resumes() {
         "payload-conflict",
         "pending",
     );
-    // After a refresh the same payload resumes with the same key.
-    let refreshed = open(&opts(&c.scope(), &customer, "{}"));
+    // After a refresh (a new page, the old one gone) the same payload resumes with the
+    // same key.
+    let scope = c.scope();
+    drop(c);
+    let page = Tab::open().await;
+    let refreshed = page.open_checkout(&opts(&scope, &customer, "{}"));
     assert_eq!(
         (refreshed.key(), refreshed.state()),
         (key.clone(), "pending".to_string())
     );
-    let r = submit(&refreshed, &js(PAY_REORDERED)).await.unwrap();
-    assert_eq!(num(&r, "status"), 201.0);
+    let r = refreshed.submit(&js(PAY_REORDERED)).await;
+    assert_eq!(num(&r, "status"), 201.0, "{r:?}");
     assert_eq!(text(&r, "key"), key);
     assert_eq!(num(&r, "attempts"), 4.0);
     assert_eq!(ledger(&customer).await, vec![key]);
-    c.finish();
+    refreshed.finish();
+    page.close();
 }
 
 // P-timeout-retried: a try is cut at timeoutMs while the page makes garbage (a fetch whose abort hung on an object the collector took would run on)

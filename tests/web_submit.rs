@@ -76,22 +76,28 @@ async fn the_record_is_stored_before_the_request_and_a_refresh_sees_it() {
     let scope = c.scope();
     let p = c.submit(js(PAY));
     wait_events(&ev, "attempt", 1).await;
-    // Mid-request: the record is pending with its key, for this tab and a refreshed one.
+    // Mid-request: the record is pending with its key, for this tab and a refreshed one
+    // (a new page, its own instance of the module, reading storage).
     assert_eq!(c.state(), "pending");
-    let refreshed = open(&opts(&scope, &customer, "{}"));
+    let page = Tab::open().await;
+    let refreshed = page.open_checkout(&opts(&scope, &customer, "{}"));
     assert_eq!(refreshed.key(), key);
     assert_eq!(refreshed.state(), "pending");
-    assert_eq!(refreshed.attempts(), 1);
+    assert_eq!(refreshed.attempts(), 1.0);
+    page.close();
     let r = JsFuture::from(p).await.unwrap();
     assert_eq!(num(&r, "status"), 201.0);
-    // After the answer a refresh sees the outcome and gets it back without sending.
-    let after = open(&opts(&scope, &customer, "{}"));
+    // After the answer, a page loaded afresh sees the outcome and gets it back without sending.
+    drop(c);
+    let page = Tab::open().await;
+    let after = page.open_checkout(&opts(&scope, &customer, "{}"));
     assert_eq!(after.state(), "succeeded");
-    let again = submit(&after, &js(PAY)).await.unwrap();
-    assert!(flag(&again, "fromCache"));
+    let again = after.submit(&js(PAY)).await;
+    assert!(flag(&again, "fromCache"), "{again:?}");
     assert_eq!(text(&again, "key"), key);
     assert_eq!(ledger(&customer).await.len(), 1);
-    c.finish();
+    after.finish();
+    page.close();
 }
 
 // P-one-sequence: two submit() calls in one page share one request sequence and one result

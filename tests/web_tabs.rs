@@ -361,16 +361,22 @@ async fn an_unknown_outcome_in_one_tab_is_resumed_in_another_with_the_same_key()
 // P-tabs-follow-state: the storage event keeps checkout.state and the state events current
 // P-event-state: a state event with state and previous when another tab changed the record
 #[wasm_bindgen_test]
-fn the_storage_event_keeps_state_current() {
+async fn the_storage_event_keeps_state_current() {
     let scope = uniq("tabs");
     let (o, ev) = recorded_opts(&scope, "nobody", "{}");
     let c = open(&o);
     let rk = record_key("idemkey", &scope);
-    // Another tab takes the attempt to succeeded under a key of its own.
+    assert!(until(|| local().get_item(&rk).unwrap().is_some(), 5000.0).await);
+    // Another tab (a page of its own, whose localStorage writes reach this page as
+    // `storage` events) takes the attempt to succeeded under a key of its own.
+    let other = Tab::open().await;
     let theirs = a_record(&scope, js_sys::Date::now(), 60_000.0, State::Succeeded);
-    local().set_item(&rk, &theirs.encode()).unwrap();
-    fire_storage(&rk, Some(theirs.encode()));
-    assert_eq!(c.state(), "succeeded");
+    other.local().set_item(&rk, &theirs.encode()).unwrap();
+    assert!(
+        until(|| c.state() == "succeeded", 5000.0).await,
+        "the other tab's write was not heard: {}",
+        c.state()
+    );
     assert_eq!(c.key(), theirs.key);
     assert_eq!(c.attempts(), 1);
     let st = events_of(&ev, "state");
@@ -381,8 +387,8 @@ fn the_storage_event_keeps_state_current() {
     fire_storage(&record_key("idemkey", "another-scope"), Some("junk".into()));
     assert_eq!(c.state(), "succeeded");
     // The other tab calls finish(): the next attempt here gets a new key.
-    local().remove_item(&rk).unwrap();
-    fire_storage_removed(&rk, &theirs.encode());
-    assert_eq!(c.state(), "fresh");
+    other.local().remove_item(&rk).unwrap();
+    assert!(until(|| c.state() == "fresh", 5000.0).await, "{}", c.state());
     assert_ne!(c.key(), theirs.key);
+    other.close();
 }

@@ -8,6 +8,23 @@ import { errorText, text } from "./driver.js";
 let db;
 // Why the connection was lost and opened again, for the request being answered.
 let reopened = null;
+// The transactions not yet ended; and, while the page is in the back/forward cache, a
+// promise of its return.
+const live = new Set();
+let away = null;
+
+// A page that leaves (a link, a reload, a closed tab, the back/forward cache) ends the
+// transactions it still has: one left open would hold up every other page's on the store
+// (WebKit keeps a cached page's open). Each is made again on the page's return, as on a
+// lost connection; a page that does not return loses only what it had not committed, as
+// any page that dies does.
+function leave(e) {
+  if (e.persisted) away = new Promise((ok) => addEventListener("pageshow", () => ok(away = null), { once: true }));
+  for (const tx of live) {
+    tx.left = true;
+    try { tx.abort(); } catch {}
+  }
+}
 
 // Runs `request(store)` in one transaction of `mode`; resolves with its result: a write's
 // once committed; a read's as soon as the request succeeds (what it read is the committed
@@ -37,7 +54,9 @@ function orAgain(p, again) {
 }
 
 function once(factory, mode, request, whole, keep) {
+  if (away) return away.then(() => once(factory, mode, request, whole, keep));
   if (!db) {
+    if (!leave.on) addEventListener("pagehide", (leave.on = leave));
     db = new Promise((ok, fail) => {
       setTimeout(() => fail(new DOMException("IndexedDB did not open in 5 s", "TimeoutError")), 5e3);
       const open = factory.open("idemkey", 1);
@@ -55,16 +74,26 @@ function once(factory, mode, request, whole, keep) {
   return db
     .then((conn) => new Promise((ok, fail) => {
       const tx = conn.transaction("records", mode);
+      live.add(tx);
       const req = request(tx.objectStore("records"));
       if (keep) {
         keep(tx);
         req.onsuccess = () => ok(req.result);
       }
       if (mode == "readonly" && !whole) req.onsuccess = () => ok(req.result);
-      tx.oncomplete = () => ok(req.result);
-      tx.onabort = () => fail(tx.error || req.error);
+      ends(tx, req, () => ok(req.result), fail);
     }))
     .catch((e) => { db = null; throw e; });
+}
+
+// `ok()` once transaction `tx` (of request `req`) commits, `fail(why)` if it aborts; one the
+// page's leaving aborted fails as a closed connection does, to be made again on its return.
+function ends(tx, req, ok, fail) {
+  tx.oncomplete = () => { live.delete(tx); ok(); };
+  tx.onabort = () => {
+    live.delete(tx);
+    fail(tx.left ? new DOMException("the page left", "InvalidStateError") : tx.error || req.error);
+  };
 }
 
 // Feeds the scope's machine a request's outcome: `idbReopened(why)` first when the connection had to be
@@ -113,10 +142,7 @@ export function idbPut(d, key, value) {
   try {
     if (!tx) throw new DOMException("no read's transaction", "TransactionInactiveError");
     const req = put(tx.objectStore("records"));
-    p = new Promise((ok, fail) => {
-      tx.oncomplete = ok;
-      tx.onabort = () => fail(tx.error || req.error);
-    });
+    p = new Promise((ok, fail) => ends(tx, req, ok, fail));
     // A write whose shared transaction the browser aborted with the connection is made
     // again on a new one, as `inStore` does; the lock is still held.
     p = orAgain(p, () => inStore("readwrite", put));

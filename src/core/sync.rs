@@ -99,6 +99,17 @@ pub fn supersedes(incoming: &Record, shown: &Record, shown_stored: bool) -> bool
     }
 }
 
+/// Whether copy `a` of a record is newer than copy `b` (two backends' copies): of the same
+/// attempt, stored more times (`rev`), or as many times and changed later; of another
+/// attempt, begun later.
+pub fn newer(a: &Record, b: &Record) -> bool {
+    if a.key == b.key {
+        a.rev > b.rev || (a.rev == b.rev && a.updated_at > b.updated_at)
+    } else {
+        a.created_at > b.created_at
+    }
+}
+
 /// Whether another tab's removal of `removed_key` (its `finish()`) ends what this tab shows.
 pub fn removes(removed_key: &str, shown: &Record, shown_stored: bool) -> bool {
     shown_stored && shown.key == removed_key

@@ -22,9 +22,15 @@ extern "C" {
     /// `setItem` throws QuotaExceededError everywhere; reads work.
     #[wasm_bindgen(js_name = throwOnWrites)]
     pub fn throw_on_writes();
+    /// [`throw_on_writes`] in the window `w` (a [`Tab`]'s).
+    #[wasm_bindgen(js_name = throwOnWrites)]
+    pub fn throw_on_writes_in(w: &JsValue);
     /// `localStorage.getItem` throws; writes work.
     #[wasm_bindgen(js_name = throwOnLocalReads)]
     pub fn throw_on_local_reads();
+    /// [`throw_on_local_reads`] in the window `w` (a [`Tab`]'s).
+    #[wasm_bindgen(js_name = throwOnLocalReads)]
+    pub fn throw_on_local_reads_in(w: &JsValue);
     /// `localStorage.setItem` works `n` more times, then throws QuotaExceededError.
     #[wasm_bindgen(js_name = throwAfterLocalWrites)]
     pub fn throw_after_local_writes(n: u32);
@@ -87,13 +93,15 @@ pub fn case(what: &str) -> Case {
     Case::new(what)
 }
 
-/// A reload of the page (a checkout for `t` with default options), which must find the
-/// attempt `k` succeeded, else panics with `why`.
-pub fn reload_finds_succeeded(t: &Case, k: &str, why: &str) -> Checkout {
-    let again = open(&opts(&t.scope, &t.customer, "{}"));
+/// A reload of the page: a new page (a [`Tab`], its own instance of the module) opening
+/// the checkout of `t` with default options, which must find the attempt `k` succeeded,
+/// else panics with `why`. The page and its checkout.
+pub async fn reload_finds_succeeded(t: &Case, k: &str, why: &str) -> (Tab, TabCheckout) {
+    let page = Tab::open().await;
+    let again = page.open_checkout(&opts(&t.scope, &t.customer, "{}"));
     let found = (again.key(), again.state());
     assert_eq!(found, (k.to_string(), "succeeded".into()), "{why}");
-    again
+    (page, again)
 }
 
 /// A first submit of [`PAY`] for `t` that ended with an unknown outcome after the server
@@ -109,17 +117,20 @@ pub async fn unknown_outcome(t: &Case) -> String {
     c.key()
 }
 
-/// After IndexedDB came back (empty, or holding an older copy): a reload finds the attempt
-/// that succeeded while it was gone, and a submit of the same payload sends nothing.
+/// After IndexedDB came back (empty, or holding an older copy): a reload (a new page) finds
+/// the attempt that succeeded while it was gone, and a submit of the same payload sends
+/// nothing.
 pub async fn after_indexeddb_is_back(t: &Case, k: &str) {
     repair();
-    let again = reload_finds_succeeded(t, k, "the reload lost what succeeded without IndexedDB");
-    let r = pay(&again).await.unwrap();
-    assert_eq!(text(&r, "key"), k, "a new key once IndexedDB came back");
+    let why = "the reload lost what succeeded without IndexedDB";
+    let (page, again) = reload_finds_succeeded(t, k, why).await;
+    let r = again.submit(&js(PAY)).await;
+    assert_eq!(text(&r, "key"), k, "a new key once IndexedDB came back: {r:?}");
     assert!(
         flag(&r, "fromCache"),
         "sent again once IndexedDB came back: {r:?}"
     );
     assert_eq!(t.ledger().await, vec![k.to_string()], "charged once");
     again.finish();
+    page.close();
 }

@@ -72,10 +72,6 @@ extern "C" {
     /// Dispatches a `storage` event for localStorage as another tab's write would.
     #[wasm_bindgen(js_name = fireStorage)]
     pub fn fire_storage(key: &str, new_value: Option<String>);
-    /// Dispatches a `storage` event for the removal of `old_value` at `key`, as another
-    /// tab's `removeItem` would.
-    #[wasm_bindgen(js_name = fireStorage)]
-    fn fire_storage_removed_js(key: &str, new_value: JsValue, old_value: &str);
 }
 
 /// The reference server's base URL, fixed when the tests were compiled.
@@ -354,10 +350,4 @@ pub async fn wait_events(ev: &Function, ty: &str, n: usize) {
         "no {n} `{ty}` event(s) within 10 s: {:?}",
         types(ev)
     );
-}
-
-/// Dispatches a `storage` event for the removal of `old_value` at `key`, as another tab's
-/// `removeItem` would.
-pub fn fire_storage_removed(key: &str, old_value: &str) {
-    fire_storage_removed_js(key, JsValue::NULL, old_value);
 }

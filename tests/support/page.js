@@ -46,9 +46,12 @@ export async function api(url, method, customer, body) {
   if (!r.ok) throw new Error("test api " + method + " " + url + ": " + r.status + " " + t);
   return t ? JSON.parse(t) : null;
 }
-export function holdLock(name) {
+export function holdLock(name) { return holdLockIn(window, name); }
+// The Web Lock `name` taken in the window `w` (another tab's): resolves, once held, with the
+// function that releases it.
+export function holdLockIn(w, name) {
   return new Promise((held) => {
-    navigator.locks.request(name, () => new Promise((release) => held(release)));
+    w.navigator.locks.request(name, () => new w.Promise((release) => held(release)));
   });
 }
 // Makes garbage every 20 ms, as a busy page does, so that the collector runs while a request
@@ -124,10 +127,11 @@ export function tabOpenRecorded(tab, options, rec) {
 }
 export function tabSubmit(c, payload) {
   return c.submit(payload).then(
-    (r) => ({ ok: r.ok, status: r.status, key: r.key, fromCache: r.fromCache, attempts: r.attempts, body: r.body }),
+    (r) => ({ ok: r.ok, status: r.status, key: r.key, fromCache: r.fromCache, replayed: r.replayed, attempts: r.attempts, body: r.body }),
     (e) => ({ error: e.code, message: e.message }));
 }
 export function tabClose(tab) { tab.frame.remove(); }
+export function tabFinish(c) { c.finish(); }
 export function listenChannel(name) {
   const c = new BroadcastChannel("idemkey");
   c.seen = [];
@@ -188,13 +192,18 @@ export function throwOnEveryCall() {
   for (const m of Object.keys(realStorage)) SP[m] = failWith("SecurityError");
   Object.defineProperty(SP, "length", { get: failWith("SecurityError"), configurable: true });
 }
-export function throwOnWrites() {
-  SP.setItem = failWith("QuotaExceededError");
+// These two take the window of another page (a tab's frame) too, whose own Storage they
+// patch; a frame's patches go with the frame.
+export function throwOnWrites(w) {
+  (w ? w.Storage.prototype : SP).setItem = failWith("QuotaExceededError");
 }
-export function throwOnLocalReads() {
-  SP.getItem = function (k) {
-    if (this === localStorage) throw new DOMException("test: read", "SecurityError");
-    return realStorage.getItem.call(this, k);
+export function throwOnLocalReads(w) {
+  const proto = w ? w.Storage.prototype : SP;
+  const read = w ? proto.getItem : realStorage.getItem;
+  const local = (w || window).localStorage;
+  proto.getItem = function (k) {
+    if (this === local) throw new DOMException("test: read", "SecurityError");
+    return read.call(this, k);
   };
 }
 export function throwAfterLocalWrites(n) {

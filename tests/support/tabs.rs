@@ -33,6 +33,10 @@ extern "C" {
     ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = tabSubmit)]
     fn tab_submit_js(checkout: &JsValue, payload: &JsValue) -> Promise;
+    #[wasm_bindgen(js_name = tabFinish)]
+    fn tab_finish_js(checkout: &JsValue);
+    #[wasm_bindgen(js_name = holdLockIn)]
+    fn hold_lock_in_js(w: &JsValue, name: &str) -> Promise;
     /// Removes the frame of a [`Tab`], as closing a tab ends its page.
     #[wasm_bindgen(js_name = tabClose)]
     fn tab_close_js(tab: &JsValue);
@@ -86,6 +90,26 @@ impl Tab {
         (tab_open_recorded_js(&self.0, options, &rec).unwrap(), rec)
     }
 
+    /// The tab's localStorage (the origin's): its writes reach the other pages as
+    /// `storage` events.
+    pub fn local(&self) -> web_sys::Storage {
+        get(&self.window(), "localStorage").unchecked_into()
+    }
+
+    /// [`Tab::checkout`] with the getters and methods a test asks of it.
+    pub fn open_checkout(&self, options: &JsValue) -> TabCheckout {
+        TabCheckout(self.checkout(options))
+    }
+
+    /// Takes the Web Lock `name` in this tab, as its own submit would; returns the
+    /// function that releases it.
+    pub async fn hold_lock(&self, name: &str) -> Function {
+        JsFuture::from(hold_lock_in_js(&self.window(), name))
+            .await
+            .unwrap()
+            .into()
+    }
+
     /// Closes the tab (its page ends, its locks go).
     pub fn close(&self) {
         tab_close_js(&self.0);
@@ -93,9 +117,51 @@ impl Tab {
 }
 
 /// `checkout.submit(payload)` of a tab's checkout, started: resolves with
-/// `{ ok, status, key, fromCache, attempts }` or `{ error, message }`.
+/// `{ ok, status, key, fromCache, replayed, attempts, body }` or `{ error, message }`.
 pub fn tab_submit(checkout: &JsValue, payload: &JsValue) -> Promise {
     tab_submit_js(checkout, payload)
+}
+
+/// A checkout of another page (a [`Tab`]'s).
+pub struct TabCheckout(pub JsValue);
+
+impl TabCheckout {
+    fn string(&self, name: &str) -> String {
+        get(&self.0, name)
+            .as_string()
+            .unwrap_or_else(|| panic!("{name} of the tab's checkout"))
+    }
+
+    /// `checkout.key`.
+    pub fn key(&self) -> String {
+        self.string("key")
+    }
+
+    /// `checkout.state`.
+    pub fn state(&self) -> String {
+        self.string("state")
+    }
+
+    /// `checkout.storage`.
+    pub fn storage(&self) -> String {
+        self.string("storage")
+    }
+
+    /// `checkout.attempts`.
+    pub fn attempts(&self) -> f64 {
+        get(&self.0, "attempts").as_f64().unwrap()
+    }
+
+    /// `checkout.submit(payload)`, settled: `{ ok, status, key, fromCache, attempts }` or
+    /// `{ error, message }`.
+    pub async fn submit(&self, payload: &JsValue) -> JsValue {
+        JsFuture::from(tab_submit_js(&self.0, payload)).await.unwrap()
+    }
+
+    /// `checkout.finish()`.
+    pub fn finish(&self) {
+        tab_finish_js(&self.0)
+    }
 }
 
 /// A getter of a tab's checkout (`key`, `state`, ...).

@@ -182,3 +182,31 @@ fn a_page_that_dies_before_its_key_is_committed_leaves_the_next_page_a_key_it_se
         Some(shown.as_str())
     );
 }
+
+// P-open-finds-fallen-back: the newest copy of the backends, not the best backend's older one
+#[test]
+fn a_reload_shows_the_answer_that_went_to_session_storage_over_an_older_local_copy() {
+    let (s, _) = settled(TestHost::default());
+    let mut pending = s.record().clone();
+    pending.state = State::Pending;
+    pending.fingerprint = Some("fp".into());
+    pending.attempts = 1;
+    pending.rev = 2;
+    pending.updated_at = 10.0;
+    let mut paid = pending.clone();
+    paid.state = State::Succeeded;
+    paid.response = Some(crate::core::record::StoredResponse {
+        status: 201,
+        body: "{}".into(),
+        replayed: false,
+    });
+    paid.rev = 3;
+    paid.updated_at = 20.0;
+    // localStorage filled up after the pending copy: the answer's copy went to sessionStorage.
+    let mut host = TestHost::default();
+    host.maps.insert((StorageKind::Local as u8, s.rec_key().into()), pending.encode());
+    host.maps.insert((StorageKind::Session as u8, s.rec_key().into()), paid.encode());
+    let reloaded = Scope::open(host, &options(), false);
+    assert_eq!(reloaded.record().key, paid.key);
+    assert_eq!(reloaded.record().state, State::Succeeded);
+}

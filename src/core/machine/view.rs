@@ -9,7 +9,7 @@ use super::state::{Job, Scope};
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{proposal_key, quarantine_key, sweep_due, Record};
 use crate::core::state::State;
-use crate::core::sync::Notice;
+use crate::core::sync::{newer, Notice};
 use crate::prelude::*;
 
 /// A new record (new key, state fresh) for the scope of `opts`.
@@ -99,11 +99,20 @@ impl<H: Host> Scope<H> {
         Store::remove(&mut self.host, &at);
     }
 
-    /// The record in Web Storage or memory, best backend first: the store's own, or one an
-    /// earlier fallback left it in; not an attempt a page ended. An unreadable one is set
+    /// The record in Web Storage or memory: the newest copy of the backends (the store's
+    /// own, or one an earlier fallback left it in: a full localStorage keeps an older copy
+    /// of the attempt whose later states went to sessionStorage), the best backend's on a
+    /// tie; not an attempt a page ended. An unreadable one is set
     /// aside and the search goes on.
     pub(super) fn read_mirror(&mut self) -> Option<Record> {
-        let found = ALL.into_iter().find_map(|k| self.read_in(k));
+        let mut found: Option<Record> = None;
+        for kind in ALL {
+            if let Some(r) = self.read_in(kind) {
+                if found.as_ref().map_or(true, |f| newer(&r, f)) {
+                    found = Some(r);
+                }
+            }
+        }
         self.live(found)
     }
 
