@@ -59,7 +59,11 @@ async fn storage_that_throws_only_on_writes_keeps_the_pending_key() {
     let r = c.submit(&js(PAY)).await;
     assert!(!fallbacks(&ev).is_empty(), "a storage-fallback event");
     assert_eq!(key, k, "the pending key was given up: {:?}", types(&ev));
-    assert_eq!(num(&r, "status"), 201.0, "the resumed submit gets the stored answer: {r:?}");
+    assert_eq!(
+        num(&r, "status"),
+        201.0,
+        "the resumed submit gets the stored answer: {r:?}"
+    );
     assert!(flag(&r, "replayed"));
     assert_eq!(t.ledger().await, vec![k], "charged once");
     c.finish();
@@ -163,7 +167,10 @@ async fn quota_exceeded_by_a_large_answer_keeps_the_answer() {
     assert_eq!(num(&r, "status"), 200.0);
     assert_eq!(c.state(), "succeeded");
     assert_eq!(fallbacks(&ev), ["local -> session"]);
-    let (why, key) = ("the reload lost the answer stored in sessionStorage", c.key());
+    let (why, key) = (
+        "the reload lost the answer stored in sessionStorage",
+        c.key(),
+    );
     drop(c);
     let (page, again) = reload_finds_succeeded(&t, &key, why).await;
     session().remove_item(&t.key()).unwrap();

@@ -91,7 +91,11 @@ async fn an_order_opened_right_after_finish_is_a_new_order_and_is_charged() {
     // Another page of the origin (its own instance of the module), loaded now.
     let other = Tab::open().await;
     let theirs = other.open_checkout(&opts(&t.scope, &t.customer, "{}"));
-    assert_ne!(theirs.key(), k1, "a page loaded after finish() shows the finished attempt");
+    assert_ne!(
+        theirs.key(),
+        k1,
+        "a page loaded after finish() shows the finished attempt"
+    );
     assert_eq!(theirs.state(), "fresh");
     other.close();
     let (q2, _) = t.open("{}");
@@ -133,10 +137,17 @@ async fn a_submit_right_after_reset_sends_the_new_key_from_every_checkout_of_the
     assert_ne!(k2, k1);
     // The new key is stored for the other tabs: a page loaded once it is shows it.
     let stored = || t.stored().map(|r| r.key) == Some(k2.clone());
-    assert!(until(stored, 5000.0).await, "reset() did not store its new key");
+    assert!(
+        until(stored, 5000.0).await,
+        "reset() did not store its new key"
+    );
     let other = Tab::open().await;
     let theirs = other.open_checkout(&opts(&t.scope, &t.customer, "{}"));
-    assert_eq!(theirs.key(), k2, "another tab does not show the key reset() made");
+    assert_eq!(
+        theirs.key(),
+        k2,
+        "another tab does not show the key reset() made"
+    );
     other.close();
     let (q2, _) = t.open("{}");
     assert_eq!(

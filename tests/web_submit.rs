@@ -139,9 +139,9 @@ async fn a_second_click_with_another_payload_while_in_flight_conflicts() {
 }
 
 /// Tab A (a second page of the origin) pays with its try held on the wire; this page, tab
-/// B, submits the same payload meanwhile: it must wait for A's lock (Web Locks, or with
-/// `hide` the storage lease) and resolve with A's stored result without sending.
-async fn two_tabs(hide: bool) {
+/// B, submits the same payload meanwhile: it must wait for A's Web Lock and resolve with
+/// A's stored result without sending.
+async fn two_tabs() {
     let customer = uniq("cust");
     let scope = uniq("cart");
     let tab = Tab::open().await;
@@ -151,16 +151,11 @@ async fn two_tabs(hide: bool) {
     let b = open(&ob);
     assert_eq!(tab_get(&a, "key").as_string().unwrap(), b.key());
     fault(&customer, "delay-after-commit", 1, 400).await;
-    let undo = hide.then(|| (hide_locks(), hide_locks_in(&tab.window())));
     let pa = tab_submit(&a, &js(PAY));
     // Tab A holds the scope and its try is out: B's submit must wait for it.
     wait_events(&ev_a, "attempt", 1).await;
     let pb = b.submit(js(PAY_REORDERED));
     let (ra, rb) = (JsFuture::from(pa).await, JsFuture::from(pb).await);
-    if let Some((u, v)) = &undo {
-        restore(u);
-        restore(v);
-    }
     let (ra, rb) = (ra.unwrap(), rb.unwrap());
     assert!(!flag(&ra, "fromCache"), "{ra:?}");
     assert!(
@@ -178,34 +173,16 @@ async fn two_tabs(hide: bool) {
         "the waiting tab sent nothing"
     );
     assert_eq!(ledger(&customer).await.len(), 1);
-    // Released in IndexedDB once A's answer is stored there, maybe just after it resolved.
-    let lk = format!("idemkey:lease:{scope}");
-    let mut left = idb_get(&lk).await;
-    for _ in 0..300 {
-        if left.is_none() {
-            break;
-        }
-        sleep(10).await;
-        left = idb_get(&lk).await;
-    }
-    assert_eq!(left, None, "lease released");
     tab.close();
     b.finish();
 }
 
 // P-tabs-one-sender: the second checkout waits and sends nothing
 // P-waiting-tab-from-cache: the checkout that waited resolves with the stored result, fromCache
-// P-lock-or-lease: with Web Locks the sequences of one scope never overlap
+// P-tabs-take-turns: with Web Locks the sequences of one scope never overlap
 #[wasm_bindgen_test]
 async fn a_second_tab_waits_on_the_web_lock_and_reads_the_stored_result() {
-    two_tabs(false).await;
-}
-
-// P-lock-or-lease: without Web Locks the lease in storage keeps the sequences apart
-// P-tabs-one-sender: without Web Locks too, the waiting checkout sends nothing
-#[wasm_bindgen_test]
-async fn without_web_locks_the_storage_lease_serialises_tabs() {
-    two_tabs(true).await;
+    two_tabs().await;
 }
 
 // P-succeeded-from-cache: submit(p) after success: the stored result, fromCache, nothing sent

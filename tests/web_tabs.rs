@@ -388,7 +388,11 @@ async fn the_storage_event_keeps_state_current() {
     assert_eq!(c.state(), "succeeded");
     // The other tab calls finish(): the next attempt here gets a new key.
     other.local().remove_item(&rk).unwrap();
-    assert!(until(|| c.state() == "fresh", 5000.0).await, "{}", c.state());
+    assert!(
+        until(|| c.state() == "fresh", 5000.0).await,
+        "{}",
+        c.state()
+    );
     assert_ne!(c.key(), theirs.key);
     other.close();
 }

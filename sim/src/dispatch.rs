@@ -47,11 +47,9 @@ impl World {
                 }
             }
             Command::IdbGet { key } | Command::IdbPeek { key } => {
-                self.idb_queue(page, inst, key, None, false)
+                self.idb_queue(page, inst, key, None)
             }
-            Command::LeaseGet { key } => self.idb_queue(page, inst, key, None, true),
-            Command::IdbPut { key, text } => self.idb_put(page, inst, key, text, false),
-            Command::LeasePut { key, text } => self.idb_put(page, inst, key, text, true),
+            Command::IdbPut { key, text } => self.idb_put(page, inst, key, text),
             Command::IdbSweep { prefix, namespace } => {
                 let now = EPOCH_MS + self.now();
                 self.idb.retain(|k, v| {

@@ -30,7 +30,7 @@ pub struct Env {
     pub session: BTreeMap<(TabId, String), String>,
     /// The memory backend, by page.
     pub memory: BTreeMap<(PageId, String), String>,
-    /// Whether pages have the Web Locks API (else the storage lease).
+    /// Whether pages have the Web Locks API (else each tab's record is its own).
     pub web_locks: bool,
 }
 

@@ -2,8 +2,8 @@
 //! store, whose readwrite transactions run one at a time in the order made, across the
 //! origin's tabs. A read's transaction stays open while its page handles the answer: a
 //! write the machine asks for then (at once, in that same feed) goes into it and lands
-//! right after the read, before any other transaction; asked later, a record's write gets
-//! a transaction of its own and a lease's write is not made at all.
+//! right after the read, before any other transaction; asked later, a write gets a
+//! transaction of its own.
 
 use idemkey::core::machine::Input;
 
@@ -18,8 +18,6 @@ pub(crate) struct Txn {
     key: String,
     /// `None`: a read; `Some(None)`: a delete; `Some(Some(text))`: a put.
     put: Option<Option<String>>,
-    /// The lease's (answered as `LeaseRead`, `LeaseWritten`), else the record's.
-    lease: bool,
 }
 
 /// The read transaction whose answer is on its way, or being handled.
@@ -43,7 +41,6 @@ impl World {
         inst: u64,
         key: String,
         put: Option<Option<String>>,
-        lease: bool,
     ) {
         let id = self.id();
         let t = (self.now() + self.rng(|r| r.range(0.1, 2.0))).max(self.last_txn_at);
@@ -55,22 +52,14 @@ impl World {
                 inst,
                 key,
                 put,
-                lease,
             },
         );
         self.at(t, Ev::Idb(id));
     }
 
     /// A write: in the transaction of the read whose answer `page` handles now, or else
-    /// (a record's) in one of its own, or else (a lease's) not at all.
-    pub(crate) fn idb_put(
-        &mut self,
-        page: PageId,
-        inst: u64,
-        key: String,
-        text: Option<String>,
-        lease: bool,
-    ) {
+    /// in one of its own.
+    pub(crate) fn idb_put(&mut self, page: PageId, inst: u64, key: String, text: Option<String>) {
         if self.open.answering == Some((page, inst)) {
             let faulty = !self.faults_off;
             let abort = self.rng(|r| r.chance(self.p.idb_abort)) && faulty;
@@ -83,20 +72,13 @@ impl World {
                 };
                 Ok(())
             };
-            let input = if lease {
-                Input::LeaseWritten(done)
-            } else {
-                Input::IdbWritten(done)
-            };
+            let input = Input::IdbWritten(done);
             self.note(|| format!("idb: p{page}'s write in its read's transaction: {input:?}"));
             let delay = self.rng(|r| r.range(0.05, 1.0));
             let at = self.lane(LANE_IDB, page, page, delay);
             self.at(at, Ev::Feed { page, inst, input });
-        } else if lease {
-            let why = "TransactionInactiveError: the read's transaction has ended".to_string();
-            self.feed_micro(page, inst, Input::LeaseWritten(Err(why)));
         } else {
-            self.idb_queue(page, inst, key, Some(text), false);
+            self.idb_queue(page, inst, key, Some(text));
         }
     }
 
@@ -124,13 +106,7 @@ impl World {
             return;
         }
         let abort = abort && faulty;
-        let read = |r| {
-            if t.lease {
-                Input::LeaseRead(r)
-            } else {
-                Input::IdbRead(r)
-            }
-        };
+        let read = Input::IdbRead;
         let is_read = t.put.is_none();
         let input = match t.put {
             None if abort => read(Err("UnknownError: the read failed".into())),

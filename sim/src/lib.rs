@@ -2,7 +2,7 @@
 //! (`idemkey::core::machine`). Several pages of a user's tabs each run the scope's machine
 //! against models of what the browser gives (localStorage that other tabs see late, with
 //! `storage` events delayed, reordered or missing; IndexedDB transactions that commit, abort
-//! or lose their connection; Web Locks, or the storage lease without them; a
+//! or lose their connection; Web Locks, or a tab of its own without them; a
 //! BroadcastChannel with delay and loss), a network that loses, delays and times out tries,
 //! and a server that keeps keys as the reference server does (or forgets them), all driven
 //! by one seeded queue. Properties from the README's promises are checked during and after

@@ -138,7 +138,9 @@ impl World {
             }
             Act::Final => {
                 self.faults_off = true;
-                let tab = self.p.tabs;
+                // A new tab; without Web Locks, a reload of the one tab played (another tab
+                // has a record of its own there).
+                let tab = if self.p.web_locks { self.p.tabs } else { 0 };
                 let page = self.load(tab);
                 if let Some((inst, no)) = self.submit(page) {
                     self.final_promise = Some((page, inst, no));

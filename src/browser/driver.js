@@ -15,7 +15,7 @@ export function attach(m) {
 }
 
 // The scope is done with: it hears nothing more, and its machine is freed. Answers still
-// on their way (a lease's last renewal wake) find `d.m` null and are dropped.
+// on their way (a late wake or answer) find `d.m` null and are dropped.
 export function detach(d) {
   if (d.member) chanClose(d);
   watchers.delete(d);
@@ -41,8 +41,8 @@ export function lock(d, name) {
       // Fed after the lock's callback has returned, as any other answer.
       queueMicrotask(() => d.m?.lockGranted());
     }))
-    .catch(() => {
-      if (!d.release) d.m?.lockRefused();
+    .catch((e) => {
+      if (!d.release) d.m?.lockRefused(errorText(e));
     });
 }
 

@@ -110,17 +110,15 @@ extern "C" {
 
 #[wasm_bindgen(module = "/src/browser/idb.js")]
 extern "C" {
-    /// Reads `key` from IndexedDB in a transaction a write may follow into (`lease`: the
-    /// lease, answered `idbRead` with `lease` true).
+    /// Reads `key` from IndexedDB in a transaction a write may follow into.
     #[wasm_bindgen(js_name = idbGet)]
-    pub(crate) fn idb_get(d: &JsValue, key: &str, lease: bool);
+    pub(crate) fn idb_get(d: &JsValue, key: &str);
     /// Reads `key` from IndexedDB alone, in a readonly transaction.
     #[wasm_bindgen(js_name = idbPeek)]
     pub(crate) fn idb_peek(d: &JsValue, key: &str);
-    /// Writes (or, for `None`, deletes) `key` in IndexedDB (`lease`: only in the
-    /// transaction of the read being answered, answered `idbWritten` with `lease` true).
+    /// Writes (or, for `None`, deletes) `key` in IndexedDB.
     #[wasm_bindgen(js_name = idbPut)]
-    pub(crate) fn idb_put(d: &JsValue, key: &str, value: Option<String>, lease: bool);
+    pub(crate) fn idb_put(d: &JsValue, key: &str, value: Option<String>);
     /// Deletes the IndexedDB entries under `prefix` that `due(key, value)` names.
     #[wasm_bindgen(js_name = idbSweep)]
     pub(crate) fn idb_sweep(prefix: &str, due: JsValue);
@@ -151,9 +149,8 @@ pub(crate) fn wake_code(w: Wake) -> u32 {
         Wake::Retry => 0,
         Wake::AnswerTurn => 1,
         Wake::SettleTurn => 2,
-        Wake::LeasePoll => 3,
-        Wake::LeaseRenew(n) => 4 + 2 * n,
-        Wake::Deadline(n) => 5 + 2 * n,
+        Wake::OwnLock => 3,
+        Wake::Deadline(n) => 4 + n,
     }
 }
 
@@ -162,9 +159,8 @@ fn wake_of(code: u32) -> Wake {
         0 => Wake::Retry,
         1 => Wake::AnswerTurn,
         2 => Wake::SettleTurn,
-        3 => Wake::LeasePoll,
-        n if n % 2 == 0 => Wake::LeaseRenew((n - 4) / 2),
-        n => Wake::Deadline((n - 5) / 2),
+        3 => Wake::OwnLock,
+        n => Wake::Deadline(n - 4),
     }
 }
 
@@ -198,32 +194,23 @@ impl Machine {
 
     /// The Web Lock request failed.
     #[wasm_bindgen(js_name = lockRefused)]
-    pub fn lock_refused(&self) {
-        self.0.feed(Input::LockRefused);
+    pub fn lock_refused(&self, reason: JsValue) {
+        self.0.feed(Input::LockRefused(string(&reason)));
     }
 
     /// IndexedDB read `value` (a string, or none stored), or failed with `error` (a string,
-    /// or none); `lease`: the lease's read.
+    /// or none).
     #[wasm_bindgen(js_name = idbRead)]
-    pub fn idb_read(&self, value: JsValue, error: JsValue, lease: bool) {
+    pub fn idb_read(&self, value: JsValue, error: JsValue) {
         let got = text(&error).map_or(Ok(text(&value)), Err);
-        self.0.feed(if lease {
-            Input::LeaseRead(got)
-        } else {
-            Input::IdbRead(got)
-        });
+        self.0.feed(Input::IdbRead(got));
     }
 
-    /// IndexedDB committed the write, or failed with `error` (a string, or none); `lease`:
-    /// the lease's write, which is not made once its read's transaction has ended.
+    /// IndexedDB committed the write, or failed with `error` (a string, or none).
     #[wasm_bindgen(js_name = idbWritten)]
-    pub fn idb_written(&self, error: JsValue, lease: bool) {
+    pub fn idb_written(&self, error: JsValue) {
         let done = text(&error).map_or(Ok(()), Err);
-        self.0.feed(if lease {
-            Input::LeaseWritten(done)
-        } else {
-            Input::IdbWritten(done)
-        });
+        self.0.feed(Input::IdbWritten(done));
     }
 
     /// IndexedDB's connection was opened again, for `reason` (a string).

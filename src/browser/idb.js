@@ -1,5 +1,5 @@
 // IndexedDB for the scopes' machines: the page's one connection to database `idemkey`
-// (store `records`), the record's and the lease's reads and writes, each answer fed back to
+// (store `records`), the record's reads and writes, each answer fed back to
 // the scope's machine (`idbRead`, `idbWritten`), and the sweep. It decides nothing. Joined
 // into idemkey.js by scripts/post-pack.sh.
 import { errorText, text } from "./driver.js";
@@ -110,17 +110,16 @@ function answer(d, p, ok, fail) {
   );
 }
 
-// Reads `key` (`lease`: the lease): `m.idbRead(text or null, null, lease)`, or
-// `m.idbRead(null, why, lease)`. The read is made in a readwrite transaction, which stays
+// Reads `key`: `m.idbRead(text or null, null)`, or `m.idbRead(null, why)`. The read is
+// made in a readwrite transaction, which stays
 // active while the machine answers it in the same pass of microtasks (src/browser/live.rs
 // feeds an answer and runs the commands it gives in one call): `d.tx` is that transaction
 // while the answer is fed, and only then. A write the machine asks for in its answer goes
 // into it: the write a submit makes once it has read (its pending key), one commit where
-// two transactions would make two; and the lease's, which lands before any other tab's
-// transaction.
-export function idbGet(d, key, lease) {
+// two transactions would make two.
+export function idbGet(d, key) {
   let tx;
-  const read = (v, e) => d.m?.idbRead(v, e, lease);
+  const read = (v, e) => d.m?.idbRead(v, e);
   const fed = (v) => {
     d.tx = tx;
     try {
@@ -132,11 +131,10 @@ export function idbGet(d, key, lease) {
   answer(d, inStore("readwrite", (s) => s.get(key), false, (t) => (tx = t)), fed, (e) => read(null, e));
 }
 
-// Stores `value` under `key` (null deletes it): `m.idbWritten(null, lease)` once committed,
-// or `m.idbWritten(why, lease)`. In the transaction of the read being answered, while that
-// one is active; else a record's write gets a transaction of its own, and a lease's is not
-// made.
-export function idbPut(d, key, value, lease) {
+// Stores `value` under `key` (null deletes it): `m.idbWritten(null)` once committed, or
+// `m.idbWritten(why)`. In the transaction of the read being answered, while that one is
+// active; else in a transaction of its own.
+export function idbPut(d, key, value) {
   const put = (s) => (value == null ? s.delete(key) : s.put(value, key));
   const tx = d.tx;
   d.tx = null;
@@ -145,23 +143,22 @@ export function idbPut(d, key, value, lease) {
     if (!tx) throw new DOMException("no read's transaction", "TransactionInactiveError");
     const req = put(tx.objectStore("records"));
     p = new Promise((ok, fail) => ends(tx, req, ok, fail));
-    // A record's write whose shared transaction the browser aborted with the connection
-    // is made again on a new one, as `inStore` does; the lock is still held. A lease's is
-    // not: its read would no longer be the one it answers.
-    if (!lease) p = orAgain(p, () => inStore("readwrite", put));
-  } catch (e) {
+    // A write whose shared transaction the browser aborted with the connection is made
+    // again on a new one, as `inStore` does; the lock is still held.
+    p = orAgain(p, () => inStore("readwrite", put));
+  } catch {
     // No transaction, or no longer active.
-    p = lease ? Promise.reject(e) : inStore("readwrite", put);
+    p = inStore("readwrite", put);
   }
-  const done = (e) => d.m?.idbWritten(e, lease);
+  const done = (e) => d.m?.idbWritten(e);
   answer(d, p, () => done(null), done);
 }
 
 // Reads `key` alone, in a readonly transaction, which holds up no other tab's: a read made
-// without the lock, which no write follows. `m.idbRead(text or null, null, false)`, or
-// `m.idbRead(null, why, false)`.
+// without the lock, which no write follows. `m.idbRead(text or null, null)`, or
+// `m.idbRead(null, why)`.
 export function idbPeek(d, key) {
-  const read = (v, e) => d.m?.idbRead(v, e, false);
+  const read = (v, e) => d.m?.idbRead(v, e);
   answer(d, inStore("readonly", (s) => s.get(key)), (v) => read(text(v) ?? null, null), (e) => read(null, e));
 }
 

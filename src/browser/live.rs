@@ -141,11 +141,9 @@ impl LiveScope {
         match c {
             Command::Lock { name } => ffi::lock(&d, &name),
             Command::Unlock => ffi::unlock(&d),
-            Command::IdbGet { key } => ffi::idb_get(&d, &key, false),
+            Command::IdbGet { key } => ffi::idb_get(&d, &key),
             Command::IdbPeek { key } => ffi::idb_peek(&d, &key),
-            Command::IdbPut { key, text } => ffi::idb_put(&d, &key, text, false),
-            Command::LeaseGet { key } => ffi::idb_get(&d, &key, true),
-            Command::LeasePut { key, text } => ffi::idb_put(&d, &key, text, true),
+            Command::IdbPut { key, text } => ffi::idb_put(&d, &key, text),
             Command::IdbSweep { prefix, namespace } => sweep_idb(&prefix, namespace),
             Command::Send(r) => ffi::send(
                 &d,

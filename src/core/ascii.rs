@@ -1,5 +1,5 @@
-//! Byte-level reading of the ASCII-delimited texts the core parses (storage keys, leases,
-//! numbers). `str`'s `parse` and `rsplit_once` are generic over every type and pattern,
+//! Byte-level reading of the ASCII-delimited texts the core parses (storage keys, ended
+//! marks, numbers). `str`'s `parse` and `rsplit_once` are generic over every type and pattern,
 //! and each costs the wasm hundreds of bytes; the delimiters here are ASCII bytes, which
 //! never occur inside a multi-byte character. (Header values are trimmed with `str`'s
 //! `trim_ascii`, for the same reason.)

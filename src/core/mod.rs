@@ -7,7 +7,6 @@ pub mod fingerprint;
 pub mod header;
 pub mod json;
 pub mod key;
-pub mod lease;
 pub mod machine;
 pub mod options;
 pub mod plan;

@@ -190,11 +190,6 @@ pub fn ended_key(namespace: &str, scope: &str) -> String {
     join(namespace, ":ended:", scope)
 }
 
-/// Storage key of the cross-tab lease for `scope`: `{ns}:lease:{scope}`.
-pub fn lease_key(namespace: &str, scope: &str) -> String {
-    join(namespace, ":lease:", scope)
-}
-
 /// Storage key an unreadable record is moved to: `{ns}:corrupt:{scope}:{now}`.
 pub fn quarantine_key(namespace: &str, scope: &str, now_ms: f64) -> String {
     let mut s = join(namespace, ":corrupt:", scope);
@@ -240,7 +235,7 @@ pub fn parse_quarantine_key<'a>(namespace: &str, storage_key: &'a str) -> Option
 /// `now_ms`: a readable record or proposal ([`proposal_key`]) that has expired, the marks of
 /// ended attempts ([`ended_key`]) once every key they name has expired, or a quarantined
 /// copy older than [`QUARANTINE_RETENTION_MS`]. Anything else (live or unreadable records,
-/// leases, keys this crate does not know) is kept.
+/// keys this crate does not know) is kept.
 ///
 /// `decode` reads a record's text ([`Record::decode`] on the host, the browser's parser in
 /// the wasm).

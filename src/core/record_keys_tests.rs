@@ -1,4 +1,4 @@
-//! The names a record is stored under (its record, lease, proposal and quarantine keys),
+//! The names a record is stored under (its record, proposal, ended and quarantine keys),
 //! reading them back, and the sweep's rule of what is due; and the TTL limit.
 
 use super::*;
@@ -9,7 +9,6 @@ const NOW: f64 = 1_700_000_000_000.0;
 #[test]
 fn storage_key_names() {
     assert_eq!(record_key("idemkey", "cart-42"), "idemkey:v1:cart-42");
-    assert_eq!(lease_key("idemkey", "cart-42"), "idemkey:lease:cart-42");
     assert_eq!(
         quarantine_key("idemkey", "cart-42", 1_700_000_000_123.0),
         "idemkey:corrupt:cart-42:1700000000123"
@@ -138,11 +137,11 @@ fn sweep_due_expired_records_and_old_quarantine_only() {
         Record::decode
     ));
 
-    // Leases, the probe, other namespaces and unknown keys are never swept.
+    // Leases an older release left, the probe, other namespaces and unknown keys are never swept.
     for k in [
         proposal_key("shopx", "old"),
         "shop:proposed:".into(),
-        lease_key(ns, "cart"),
+        "shop:lease:cart".into(),
         "shop:probe".into(),
         quarantine_key("shopx", "cart", 0.0),
         record_key("shopx", "old"),

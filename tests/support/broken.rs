@@ -125,7 +125,11 @@ pub async fn after_indexeddb_is_back(t: &Case, k: &str) {
     let why = "the reload lost what succeeded without IndexedDB";
     let (page, again) = reload_finds_succeeded(t, k, why).await;
     let r = again.submit(&js(PAY)).await;
-    assert_eq!(text(&r, "key"), k, "a new key once IndexedDB came back: {r:?}");
+    assert_eq!(
+        text(&r, "key"),
+        k,
+        "a new key once IndexedDB came back: {r:?}"
+    );
     assert!(
         flag(&r, "fromCache"),
         "sent again once IndexedDB came back: {r:?}"

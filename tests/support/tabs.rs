@@ -155,7 +155,9 @@ impl TabCheckout {
     /// `checkout.submit(payload)`, settled: `{ ok, status, key, fromCache, attempts }` or
     /// `{ error, message }`.
     pub async fn submit(&self, payload: &JsValue) -> JsValue {
-        JsFuture::from(tab_submit_js(&self.0, payload)).await.unwrap()
+        JsFuture::from(tab_submit_js(&self.0, payload))
+            .await
+            .unwrap()
     }
 
     /// `checkout.finish()`.

@@ -35,7 +35,7 @@ pub fn new_key(host: &mut impl Host) -> String {
     crate::core::key::uuid_v4(bytes)
 }
 
-/// A number in `[0, 1)` from the host's randomness (backoff jitter, lease polling).
+/// A number in `[0, 1)` from the host's randomness (backoff jitter).
 pub fn random01(host: &mut impl Host) -> f64 {
     let mut b = [0u8; 4];
     host.fill_random(&mut b);

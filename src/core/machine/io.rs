@@ -11,18 +11,13 @@ use crate::prelude::*;
 pub enum Input {
     /// The scope's Web Lock is held ([`Command::Lock`]).
     LockGranted,
-    /// The Web Lock request failed: the storage lease stands in for it.
-    LockRefused,
+    /// The Web Lock request failed, for this reason: the record becomes this tab's alone.
+    LockRefused(String),
     /// IndexedDB's answer to [`Command::IdbGet`]: the text stored under the record's key, or
     /// why the read failed (also: the page has no IndexedDB).
     IdbRead(Result<Option<String>, String>),
     /// IndexedDB committed (or failed) [`Command::IdbPut`].
     IdbWritten(Result<(), String>),
-    /// IndexedDB's answer to [`Command::LeaseGet`]: the lease stored, or why the read failed.
-    LeaseRead(Result<Option<String>, String>),
-    /// IndexedDB committed [`Command::LeasePut`] in the transaction of the lease's read, or
-    /// did not (failed, or that transaction was no longer active: nothing was written).
-    LeaseWritten(Result<(), String>),
     /// IndexedDB's connection was lost and opened again for the request being answered,
     /// which went through (fed just before that answer).
     IdbReopened(String),
@@ -76,10 +71,8 @@ pub enum Wake {
     /// The key proposed at `open()` is settled now, unless a submit, `reset()` or
     /// `finish()` called in the same turn asked for the lock.
     SettleTurn,
-    /// Time to look at the storage lease again (waiting for it, or just after writing it).
-    LeasePoll,
-    /// Time to renew the held lease; the number tells a lease's renewals from an older one's.
-    LeaseRenew(u32),
+    /// The turn of a job that takes the lock of a record this tab alone holds.
+    OwnLock,
     /// The `deadlineMs` of the submit sequence so numbered has come: if it still waits for
     /// the scope's lock (another tab holds it, perhaps frozen), it ends.
     Deadline(u32),
@@ -134,23 +127,6 @@ pub enum Command {
         /// The storage key.
         key: String,
         /// The text, or `None` to delete.
-        text: Option<String>,
-    },
-    /// Read the storage lease `key` from IndexedDB in a readwrite transaction that stays
-    /// open while the machine answers; answer [`Input::LeaseRead`].
-    LeaseGet {
-        /// The lease's storage key.
-        key: String,
-    },
-    /// Write `text` under `key` (`None` deletes) in the transaction of the
-    /// [`Command::LeaseGet`] being answered, never in another: IndexedDB runs the readwrite
-    /// transactions of an origin one at a time, so no other tab's lease lands between the
-    /// read and this write. Asked at any other time, or once that transaction has ended,
-    /// nothing is written. Answer [`Input::LeaseWritten`].
-    LeasePut {
-        /// The lease's storage key.
-        key: String,
-        /// The lease, or `None` to delete it.
         text: Option<String>,
     },
     /// Delete the IndexedDB entries under `prefix` that the core's sweep rule says are due;

@@ -204,8 +204,14 @@ fn a_reload_shows_the_answer_that_went_to_session_storage_over_an_older_local_co
     paid.updated_at = 20.0;
     // localStorage filled up after the pending copy: the answer's copy went to sessionStorage.
     let mut host = TestHost::default();
-    host.maps.insert((StorageKind::Local as u8, s.rec_key().into()), pending.encode());
-    host.maps.insert((StorageKind::Session as u8, s.rec_key().into()), paid.encode());
+    host.maps.insert(
+        (StorageKind::Local as u8, s.rec_key().into()),
+        pending.encode(),
+    );
+    host.maps.insert(
+        (StorageKind::Session as u8, s.rec_key().into()),
+        paid.encode(),
+    );
     let reloaded = Scope::open(host, &options(), false);
     assert_eq!(reloaded.record().key, paid.key);
     assert_eq!(reloaded.record().state, State::Succeeded);

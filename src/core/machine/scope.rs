@@ -7,7 +7,7 @@ use alloc::rc::Rc;
 
 use super::host::Host;
 use super::io::{Command, Event, EventKind, Input, Reply, Wake};
-use super::mirror::Store;
+use super::mirror::{Fallback, Store};
 use super::state::{Flight, Job, Lock, Scope, Step, SubmitJob, Submitted};
 use super::view;
 use crate::core::ended::Mark;
@@ -17,6 +17,11 @@ use crate::core::sync::Notice;
 use crate::error::Error;
 use crate::prelude::*;
 
+/// The `storage-fallback` reason where the page has no Web Locks (an insecure `http://`
+/// origin, a browser from before 2022).
+const NO_WEB_LOCKS: &str =
+    "no Web Locks (navigator.locks): the record is this tab's alone, tabs are not coordinated";
+
 impl<H: Host> Scope<H> {
     /// Opens the scope for `opts` in a page: picks the storage (with fallbacks, each a
     /// `storage-fallback` event), sweeps the namespace once where the driver says so
@@ -24,20 +29,33 @@ impl<H: Host> Scope<H> {
     /// settled, or a new key, which it keeps ([`Scope::keep_shown`]). Whether the storage
     /// takes writes is learnt from the write of a new key: a test write comes first where
     /// `open()` found the record (it writes nothing) or another page's proposal (a write
-    /// refused there would remove it), or where sharing without Web Locks depends on it.
-    /// The sweep comes last, in the backend the store ended in.
+    /// refused there would remove it). Without Web Locks, `storage: "local"` acts as
+    /// `"session"` (the tabs cannot take turns), with a `storage-fallback` event. The
+    /// sweep comes last, in the backend the store ended in.
     pub fn open(mut host: H, opts: &Options, sweep: bool) -> Scope<H> {
         let rec_key = record_key(&opts.namespace, &opts.scope);
         let mut fallbacks = Vec::new();
-        let store = Store::open(&mut host, opts.storage, &rec_key, &mut fallbacks);
+        let shared = opts.storage == StorageKind::Local && host.web_locks();
+        let wanted = if opts.storage == StorageKind::Local && !shared {
+            // No Web Locks: the record is this tab's alone, as with `storage: "session"`.
+            fallbacks.push(Fallback {
+                from: StorageKind::Local,
+                to: StorageKind::Session,
+                reason: NO_WEB_LOCKS.into(),
+            });
+            StorageKind::Session
+        } else {
+            opts.storage
+        };
+        let store = Store::open(&mut host, wanted, &rec_key, &mut fallbacks);
         let first = view::fresh(&mut host, opts);
         let mut s = Scope {
             host,
             opts: opts.clone(),
             rec_key,
             store,
-            idb: false,
-            listening: false,
+            idb: shared,
+            listening: shared,
             rec: first,
             rec_stored: false,
             intents: 0,
@@ -45,8 +63,6 @@ impl<H: Host> Scope<H> {
             flights: 0,
             jobs: VecDeque::new(),
             lock: Lock::Free,
-            renewals: 0,
-            lease_ops: VecDeque::new(),
             out: VecDeque::new(),
         };
         if let Some(r) = s.read_mirror() {
@@ -56,18 +72,16 @@ impl<H: Host> Scope<H> {
                 s.rec_stored = true;
             }
         }
-        let proposal = if s.rec_stored || s.opts.storage != StorageKind::Local {
+        let proposal = if s.rec_stored || !shared {
             None
         } else {
             s.proposed()
         };
-        if s.rec_stored || proposal.is_some() || !s.host.web_locks() {
+        if s.rec_stored || proposal.is_some() {
             let mut probe = s.opts.namespace.clone();
             probe.push_str(":probe");
             s.store.probe(&mut s.host, &probe, &mut fallbacks);
         }
-        s.idb = s.shared_with_tabs();
-        s.listening = s.idb;
         let key = s.rec.key.clone();
         s.report(&key, fallbacks);
         if !s.rec_stored {
@@ -123,7 +137,7 @@ impl<H: Host> Scope<H> {
 
     /// Whether work is under way or queued (the driver keeps the machine while it is).
     pub fn busy(&self) -> bool {
-        !self.jobs.is_empty() || !matches!(self.lock, Lock::Free) || !self.lease_ops.is_empty()
+        !self.jobs.is_empty() || !matches!(self.lock, Lock::Free)
     }
 
     /// `submit()` of the payload `body` (JSON) with fingerprint `fp`, sent with `send`'s
@@ -216,12 +230,9 @@ impl<H: Host> Scope<H> {
             Input::Notice(text) => self.on_notice(&text),
             Input::StorageEvent { new, old } => self.on_storage(new, old),
             Input::IdbReopened(reason) => self.idb_reopened(reason),
-            Input::LockGranted => self.lock_granted(),
-            Input::LockRefused => self.lease_start(),
-            Input::LeaseRead(got) => self.lease_read(got),
-            Input::LeaseWritten(done) => self.lease_written(done),
-            Input::Woken(Wake::LeasePoll) => self.lease_poll(),
-            Input::Woken(Wake::LeaseRenew(n)) => self.lease_renew(n),
+            Input::LockGranted => self.lock_granted(true),
+            Input::LockRefused(reason) => self.lock_refused(reason),
+            Input::Woken(Wake::OwnLock) => self.lock_granted(false),
             Input::Woken(Wake::Deadline(no)) => self.waited_out(no),
             other => self.resume(Step::from(other)),
         }

@@ -65,25 +65,8 @@ pub struct Scope<H: Host> {
     pub(super) jobs: VecDeque<Job>,
     /// The cross-tab lock.
     pub(super) lock: Lock,
-    /// The number of the held lease's renewal wakes; counted up at each release, so an
-    /// older lease's wakes renew nothing.
-    pub(super) renewals: u32,
-    /// The IndexedDB lease's reads and writes, in the order asked; the first is under way
-    /// (one at a time: each answer is the first's).
-    pub(super) lease_ops: VecDeque<LeaseOp>,
     /// Commands not yet polled.
     pub(super) out: VecDeque<Command>,
-}
-
-/// What a read of the IndexedDB lease is for, by whom.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum LeaseOp {
-    /// Taking it, as the owner waiting in [`Lock::Leasing`].
-    Take(String),
-    /// Renewing it, as the owner holding it in [`Lock::Lease`].
-    Renew(String),
-    /// Deleting it if it is still the owner's.
-    Release(String),
 }
 
 /// What moves a job on.
@@ -167,28 +150,12 @@ pub(super) enum Job {
 pub(super) enum Lock {
     /// Not held, not asked for.
     Free,
-    /// The Web Lock is asked for.
+    /// The lock is asked for.
     Asking,
-    /// Waiting for the lease, as `owner`; `wrote` (Web Storage lease only): written, to be
-    /// checked at the next wake.
-    Leasing {
-        /// This page's id in the lease.
-        owner: String,
-        /// The lease was written and is checked at the next wake.
-        wrote: bool,
-    },
     /// The Web Lock is held.
     Web,
-    /// The lease is held by `owner`, renewed by wakes numbered `renewal`.
-    Lease {
-        /// This page's id in the lease.
-        owner: String,
-        /// The number the renewal wakes carry.
-        renewal: u32,
-        /// It is IndexedDB's lease (else Web Storage's), whatever the record's store
-        /// became since: renewed and released where it was taken.
-        idb: bool,
-    },
+    /// The tab's own lock is held: the record is this tab's alone.
+    Own,
 }
 
 /// Where a sequence stands.

@@ -338,8 +338,8 @@ impl Host for NoLocks {
     }
 }
 
-#[path = "lease_tests.rs"]
-mod lease;
+#[path = "no_locks_tests.rs"]
+mod no_locks;
 
 #[path = "tabs_tests.rs"]
 mod tabs;

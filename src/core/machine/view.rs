@@ -25,14 +25,11 @@ impl<H: Host> Scope<H> {
         fresh(&mut self.host, &self.opts)
     }
 
-    /// Whether the record is shared with the other tabs: `storage: "local"` is, through
-    /// IndexedDB, also when localStorage has failed and the mirror is sessionStorage or
-    /// memory (another tab's pending key stays within reach), as long as the lock spans
-    /// tabs: the storage lease that stands in for Web Locks lives in the store, one tab's
-    /// own after a fallback.
-    pub(super) fn shared_with_tabs(&mut self) -> bool {
-        self.opts.storage == StorageKind::Local
-            && (self.store.kind() == StorageKind::Local || self.host.web_locks())
+    /// Whether the record is shared with the other tabs, so that taking a turn needs the
+    /// Web Lock: held in IndexedDB, or in localStorage once IndexedDB failed (the page has
+    /// Web Locks in both cases: without them `open()` made the record the tab's own).
+    pub(super) fn shared_with_tabs(&self) -> bool {
+        self.idb || (self.listening && self.store.kind() == StorageKind::Local)
     }
 
     /// Deletes what core's sweep rule says is due under the namespace: in the store's

@@ -1,0 +1,62 @@
+//! Browser tests of a page without Web Locks (`navigator.locks` removed before the scope
+//! opens, as on an insecure `http://` origin): the record is the tab's own, as with
+//! `storage: "session"`, and one `storage-fallback` event says so; a double-click, the
+//! retries and a reload of the tab keep one key and one charge. Against the real reference
+//! server, in every engine the suite runs in.
+#![cfg(target_arch = "wasm32")]
+
+mod support;
+
+use support::*;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+// P-no-web-locks-own-tab: without Web Locks, local acts as session, with one storage-fallback event naming Web Locks; a double-click and a reload of the tab keep one key and one charge
+#[wasm_bindgen_test]
+async fn without_web_locks_the_record_is_the_tabs_own_and_a_reload_keeps_its_key() {
+    let customer = uniq("cust");
+    let scope = uniq("cart");
+    let tab = Tab::open().await;
+    let undo = hide_locks_in(&tab.window());
+    let (o, _) = recorded_opts(&scope, &customer, FAST);
+    let (c, ev) = tab.checkout_recorded(&o);
+    let falls: Vec<JsValue> = events_of(&ev, "storage-fallback");
+    assert_eq!(falls.len(), 1, "{falls:?}");
+    assert_eq!(text(&falls[0], "from"), "local");
+    assert_eq!(text(&falls[0], "to"), "session");
+    assert!(text(&falls[0], "reason").contains("Web Locks"), "{falls:?}");
+    assert_eq!(
+        tab_get(&c, "storage").as_string().as_deref(),
+        Some("session")
+    );
+    let key = tab_get(&c, "key").as_string().unwrap();
+    // The first answer is dropped after the server committed: the retry replays it.
+    schedule(&customer, r#"{"mode":"drop-after-commit","count":1}"#).await;
+    // A double-click: one request sequence.
+    let (p1, p2) = (tab_submit(&c, &js(PAY)), tab_submit(&c, &js(PAY)));
+    let (r1, r2) = (
+        JsFuture::from(p1).await.unwrap(),
+        JsFuture::from(p2).await.unwrap(),
+    );
+    assert_eq!(text(&r1, "key"), key);
+    assert_eq!(text(&r2, "key"), key);
+    assert_eq!(num(&r1, "status"), 201.0, "{r1:?}");
+    assert_eq!(ledger(&customer).await, vec![key.clone()], "one charge");
+    tab.close();
+    // The reload: a new page of the same tab (its sessionStorage), without Web Locks too.
+    let again = Tab::open().await;
+    let undo_again = hide_locks_in(&again.window());
+    let (o, _) = recorded_opts(&scope, &customer, "{}");
+    let back = again.open_checkout(&o);
+    assert_eq!(back.key(), key, "the reload shows the tab's key");
+    assert_eq!(back.state(), "succeeded");
+    let r = back.submit(&js(PAY)).await;
+    assert_eq!(get(&r, "fromCache").as_bool(), Some(true), "{r:?}");
+    assert_eq!(ledger(&customer).await, vec![key], "still one charge");
+    restore(&undo);
+    restore(&undo_again);
+    again.close();
+}
