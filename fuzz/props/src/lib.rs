@@ -4,8 +4,8 @@
 //! them with every committed corpus and crash input, so a crash once found stays a test.
 #![deny(missing_docs)]
 
+pub mod ended;
 pub mod json;
-pub mod lease;
 pub mod options;
 pub mod record;
 pub mod retry_after;
@@ -35,7 +35,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("record_encode", record::check_encode),
     ("retry_after", retry_after::check),
     ("options", options::check),
-    ("lease", lease::check),
+    ("ended", ended::check),
     ("server_headers", server_headers::check),
     ("server_body", server_body::check),
     ("server_faults", server_faults::check),
