@@ -209,6 +209,7 @@ CLUSTER ?=
 BROWSER ?= chromium
 test-chaos: build server tool-npm
 	CLUSTER='$(CLUSTER)' CHECKOUTS=$${CHECKOUTS:-$(CHAOS_CHECKOUTS)} node tests/chaos/run.mjs
+	node --test tests/chaos/windows.test.mjs
 	BROWSER=webkit CLUSTER='$(CLUSTER)' CHECKOUTS=$(WEBKIT_CHAOS_CHECKOUTS) node tests/chaos/run.mjs
 
 chaos: build server tool-npm
