@@ -1,9 +1,10 @@
 // The chaos run's WebKit tabs (tests/support/wdpage.mjs): a tab that a page opens
 // (window.open, the demo's "Open a second tab") reaches the checkout that opened it,
 // even when another checkout of the same browser opens a tab of its own meanwhile.
-// MiniBrowser hands a window that has no address yet to whoever asks for a new one;
-// a page's new window is such a window until its load starts, which a busy page
-// delays here, as a loaded machine does in a long run.
+// MiniBrowser answers a driver's request for a new window with its active window when
+// that window has one tab and no address yet; a page's new window is such a window
+// until its load starts, which a busy page delays here, as a loaded machine does in a
+// long run.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { test } from 'node:test';
