@@ -221,12 +221,15 @@ test-consumer: build server tool-npm tool-npm-examples
 # (about 4 s): sizes that keep a fresh machine's make test under 30 minutes, with the
 # browser suite, the end-to-end scenarios and the framework apps in three engines
 # (a clean clone's make test took 22.8 min here with 200 and 30, tools installed).
+# Between them, tests/chaos/windows.test.mjs (about 15 s): in WebKit, a window a page
+# opens reaches the checkout that opened it while another checkout opens a tab.
 CHAOS_CHECKOUTS ?= 150
 WEBKIT_CHAOS_CHECKOUTS ?= 20
 CLUSTER ?=
 BROWSER ?= chromium
 test-chaos: build server tool-npm
 	CLUSTER='$(CLUSTER)' CHECKOUTS=$${CHECKOUTS:-$(CHAOS_CHECKOUTS)} node tests/chaos/run.mjs
+	node --test tests/chaos/windows.test.mjs
 	BROWSER=webkit CLUSTER='$(CLUSTER)' CHECKOUTS=$(WEBKIT_CHAOS_CHECKOUTS) node tests/chaos/run.mjs
 
 chaos: build server tool-npm

@@ -17,9 +17,17 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function newRecord(plan) {
   return {
     plan, orders: [], outcomes: [], posts: [], errors: [], notes: [],
-    unresolved: [], finalTabs: [], onPost: null, ms: 0,
+    unresolved: [], stalled: null, finalTabs: [], onPost: null, ms: 0,
   };
 }
+
+/**
+ * The browser did not do what the user asked of it (no window for "Open a second
+ * tab"). Before anything was sent, the module was never put to the test: the
+ * checkout counts as stalled, the harness's failure, apart from the module's; after,
+ * it stays unresolved.
+ */
+class Stall extends Error {}
 
 /**
  * The demo keeps the customer's open order (cart id) and its draft (quantities, card)
@@ -129,7 +137,9 @@ export async function runCheckout(plan, env) {
     if (end === 'timeout') rec.unresolved.push(`the checkout did not finish within ${CHECKOUT_MS / 1000} s`);
     if (end === 'stopped') rec.unresolved.push('the run was stopped');
   } catch (err) {
-    rec.unresolved.push(`the user could not finish: ${err.message.split('\n')[0]}`);
+    const why = err.message.split('\n')[0];
+    if (err instanceof Stall && rec.posts.length === 0) rec.stalled = why;
+    else rec.unresolved.push(`the user could not finish: ${why}`);
   } finally {
     clearTimeout(timer);
     await Promise.all(tabs.map((t) => t.close()));
@@ -232,7 +242,10 @@ async function twoTabs({ rec, tabs, tab1, open, pageUrl, gate, env }, p) {
   } else {
     await tab1.load(pageUrl, gate);
     await gate.shared(async () => {
-      const [popup] = await Promise.all([tab1.page.waitForEvent('popup', { timeout: POST_MS }), tab1.click('#move-tab')]);
+      const opened = tab1.page.waitForEvent('popup', { timeout: POST_MS }).catch((err) => {
+        throw new Stall(`the browser opened no window for "Open a second tab": ${err.message.split('\n')[0]}`);
+      });
+      const [popup] = await Promise.all([opened, tab1.click('#move-tab')]);
       tab2 = env.browser.adopt(popup, rec, 'tab2');
       tabs.push(tab2);
       await popup.waitForLoadState('domcontentloaded', { timeout: POST_MS });

@@ -10,10 +10,13 @@
 //   - with receipts on the server: exactly one receipt per charge;
 //   - the user got an answer (nothing left pending), and no page error or unexpected
 //     console error happened in any of its tabs.
+// A checkout the browser stalled before anything was sent (checkout.mjs) is not
+// judged: counted as stalled, apart from the module's failures; its ledger is still
+// checked (no charge may come of it).
 
 const isOk = (o) => o.kind === 'paid' && /^2\d\d$/.test(o.status || '');
 
-/** { duplicate, lost, unresolved, errors, problems } for one checkout record. */
+/** { duplicate, lost, unresolved, errors, stalled, problems } for one checkout record. */
 export function judge(rec, { charges, provider, receipts }) {
   const problems = [];
   let duplicate = 0;
@@ -75,5 +78,8 @@ export function judge(rec, { charges, provider, receipts }) {
 
   for (const u of rec.unresolved) problems.push(`unresolved: ${u}`);
   for (const e of rec.errors) problems.push(e);
-  return { duplicate, lost, unresolved: rec.unresolved.length ? 1 : 0, errors: rec.errors.length, problems };
+  if (rec.stalled) problems.push(`stalled, not judged (nothing was sent; the harness's failure, not the module's): ${rec.stalled}`);
+  return {
+    duplicate, lost, unresolved: rec.unresolved.length ? 1 : 0, errors: rec.errors.length, stalled: rec.stalled ? 1 : 0, problems,
+  };
 }

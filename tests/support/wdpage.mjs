@@ -67,6 +67,9 @@ async function newContext(name, viewport, initScript) {
   const pages = [];
   const listeners = { page: [] };
   const known = new Set([current]);
+  // Windows pages open themselves (window.open) that are not yet handed out with an
+  // address; see openWindow.
+  const popups = { opening: 0, idle: [] };
 
   /** Run fn(b) with the session, in window `handle`, after the calls queued before it. */
   function withWindow(handle, fn) {
@@ -97,7 +100,7 @@ async function newContext(name, viewport, initScript) {
     async newPage() {
       // Always a new window: the session's first one stays open behind the pages, as a
       // session ends with its last window.
-      const handle = await withWindow(null, () => b.newWindow('window'));
+      const handle = await openWindow();
       known.add(handle);
       const page = makePage(handle);
       await setViewport(handle);
@@ -106,7 +109,7 @@ async function newContext(name, viewport, initScript) {
     /** 'page': a window the page opened itself (window.open). */
     async waitForEvent(event, { timeout = 30000 } = {}) {
       if (event !== 'page') throw new Error(`waitForEvent(${event}) is not supported on a context`);
-      return waitNewWindow(timeout);
+      return awaitingWindow(() => waitNewWindow(timeout));
     },
     async close() {
       await b.quit();
@@ -114,9 +117,42 @@ async function newContext(name, viewport, initScript) {
   };
 
   /**
+   * A new window of the session's own (POST /window/new), never a page's popup.
+   * MiniBrowser answers that command with the view of its active window, instead of a
+   * new one, when that window has one tab and no address yet; and a window a page has
+   * just opened (window.open) is such a window until its load starts, seconds later on a
+   * loaded machine. The popup would be handed out as the new page (and sent to
+   * about:blank), and the page that opened it would wait for it in vain. So no new
+   * window is asked for while a popup of this session is on its way: checked in the
+   * session's turn, as the click that opens a popup is queued after the count goes up.
+   */
+  async function openWindow() {
+    for (;;) {
+      if (popups.opening) await new Promise((resolve) => popups.idle.push(resolve));
+      const handle = await withWindow(null, () => (popups.opening ? null : b.newWindow('window')));
+      if (handle) return handle;
+    }
+  }
+
+  /**
+   * wait() finds a window a page opens; counted from now (before the click that opens
+   * it is queued) until it is handed out with an address of its own, or wait() fails.
+   */
+  async function awaitingWindow(wait) {
+    popups.opening += 1;
+    try {
+      return await wait();
+    } finally {
+      popups.opening -= 1;
+      if (!popups.opening) for (const resolve of popups.idle.splice(0)) resolve();
+    }
+  }
+
+  /**
    * A window not yet handed out; with `opener`, one whose opener is that window (marked
    * by waitForEvent('popup')). Pages of two checkouts share a session and each waits for
-   * its own popup, which a same-origin `window.open` lets name its opener.
+   * its own popup, which a same-origin `window.open` lets name its opener. Handed out
+   * once the browser gives it an address (its load has started; see openWindow).
    */
   async function waitNewWindow(timeout, opener = null) {
     const until = Date.now() + timeout;
@@ -127,6 +163,10 @@ async function newContext(name, viewport, initScript) {
           'return window.opener && window.opener.__wdWindow || null;')).catch(() => null);
         if ((opener && mark !== opener) || known.has(h)) continue;   // or taken meanwhile
         known.add(h);
+        while (!(await withWindow(h, () => b.url()).catch(() => ''))) {
+          if (Date.now() > until) throw new Error(`the new window got no address within ${timeout / 1000} s`);
+          await sleep(50);
+        }
         return makePage(h);
       }
       if (Date.now() > until) throw new Error(`no new window within ${timeout / 1000} s`);
@@ -217,7 +257,7 @@ async function newContext(name, viewport, initScript) {
       waitForEvent(event, { timeout = 30000 } = {}) {
         if (event === 'popup') {
           // Marked before the click that opens it (queued first), so the popup can name its opener.
-          return exec('window.__wdWindow = arguments[0];', [handle]).then(() => waitNewWindow(timeout, handle));
+          return awaitingWindow(() => exec('window.__wdWindow = arguments[0];', [handle]).then(() => waitNewWindow(timeout, handle)));
         }
         if (event !== 'load') throw new Error(`waitForEvent(${event}) is not supported on a page`);
         // Marks the document now (queued before any later call), then waits for one without it.
