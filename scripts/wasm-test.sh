@@ -3,7 +3,7 @@
 # headless Firefox ESR and WebKit (WebKitGTK's MiniBrowser, driven by Debian's
 # WebKitWebDriver in a virtual X display: it has no headless mode), against the real
 # reference server, which this script builds, starts and always stops. Extra arguments go
-# to `wasm-pack test` (e.g. `-- --test web_submit`); IDEMKEY_BROWSERS="chrome" (or
+# to `wasm-pack test` (e.g. `--test web_submit`); IDEMKEY_BROWSERS="chrome" (or
 # "firefox", "webkit", or any of them) runs those browsers only.
 # The tests run the package in pkg/ as `make build` leaves it (tests/support/page.js imports
 # pkg/idemkey.js, which the test runner serves from this directory, and its init() loads

@@ -21,7 +21,7 @@ async fn without_web_locks_the_record_is_the_tabs_own_and_a_reload_keeps_its_key
     let scope = uniq("cart");
     let tab = Tab::open().await;
     let undo = hide_locks_in(&tab.window());
-    let (o, _) = recorded_opts(&scope, &customer, FAST);
+    let o = opts(&scope, &customer, FAST);
     let (c, ev) = tab.checkout_recorded(&o);
     let falls: Vec<JsValue> = events_of(&ev, "storage-fallback");
     assert_eq!(falls.len(), 1, "{falls:?}");
@@ -49,8 +49,7 @@ async fn without_web_locks_the_record_is_the_tabs_own_and_a_reload_keeps_its_key
     // The reload: a new page of the same tab (its sessionStorage), without Web Locks too.
     let again = Tab::open().await;
     let undo_again = hide_locks_in(&again.window());
-    let (o, _) = recorded_opts(&scope, &customer, "{}");
-    let back = again.open_checkout(&o);
+    let back = again.open_checkout(&opts(&scope, &customer, "{}"));
     assert_eq!(back.key(), key, "the reload shows the tab's key");
     assert_eq!(back.state(), "succeeded");
     let r = back.submit(&js(PAY)).await;
