@@ -96,8 +96,15 @@ async fn a_write_that_throws_later_falls_back_too() {
     assert_eq!(c.storage(), "local");
     let undo = break_storage(false);
     c.reset();
-    // reset() stores its record once it holds the scope's lock.
+    // reset()'s first write (the mark of the attempt it ended) throws at once; its record
+    // is stored once it holds the scope's lock.
     wait_events(&ev, "storage-fallback", 1).await;
+    let rk = record_key("idemkey", &scope);
+    let in_session = || {
+        let s = web_sys::window().unwrap().session_storage().unwrap().unwrap();
+        s.get_item(&rk).unwrap().is_some()
+    };
+    assert!(until(in_session, 5000.0).await, "the record did not reach sessionStorage");
     restore(&undo);
     assert_eq!(c.storage(), "session");
     let fb = events_of(&ev, "storage-fallback");
@@ -108,7 +115,6 @@ async fn a_write_that_throws_later_falls_back_too() {
         .session_storage()
         .unwrap()
         .unwrap();
-    let rk = record_key("idemkey", &scope);
     assert_eq!(
         Record::decode(&session.get_item(&rk).unwrap().unwrap())
             .unwrap()

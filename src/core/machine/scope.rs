@@ -187,10 +187,11 @@ impl<H: Host> Scope<H> {
             since: next.created_at,
             until: self.rec.expires_at,
         };
+        // Shown first: a storage-fallback event of the mark's write names the new key.
+        self.set_shown(&next, false, false);
         if keep || !super::mutation::on(super::mutation::Mutation::FinishNoMark) {
             self.end(seen.clone());
         }
-        self.set_shown(&next, false, false);
         self.intents += 1;
         self.abandon(None);
         self.post(Notice::Abandon(&seen.line()));
