@@ -2,7 +2,9 @@
 # Prints the gzip -9 sizes of what a page downloads to use idemkey: the release wasm, its
 # JS glue (post-pack.sh joins the snippets wasm-bindgen writes beside it into it; were any
 # left, each would be fetched and compressed on its own), and their sum, in KiB.
-# Exits non-zero when the sum is over the budget, BUDGET_KIB: by default 42 KiB, raised from
+# Exits non-zero when the sum is over the budget, BUDGET_KIB: by default 38 KiB, lowered from
+# 42 when JSON went to the browser's JSON.parse and JSON.stringify (37.92 KiB; 40.79 before,
+# with the storage lease gone and the key made by the uuid crate). 42 was raised from
 # 40 for the ended mark that makes finish() and reset() durable and the bounded wait for
 # another tab's lock (41.28 KiB; 1.34 KiB of it theirs; the storage lease, which is to go,
 # weighs about as much). The module weighed 39.94 KiB with a retry's late wake checked against the deadline and the
@@ -20,14 +22,14 @@
 # HTTP-dates; 38.24 before its boundary with JavaScript was
 # thinned (strings cross as JsValues, no Closure, no Reflect) and before the record gained
 # `submittedAt` (0.2 KiB); 31.9 before the machine (the browser read records, JSON and
-# dates too, a second copy of each rule). `make bench` measures it against the 20 KiB it
+# dates too, a second copy of each rule). `make bench` measures it against the 30 KiB it
 # aims for.
 # Usage: scripts/size.sh [PKG_DIR]
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pkg="${1:-$root/pkg}"
-budget_kib="${BUDGET_KIB:-42}"
+budget_kib="${BUDGET_KIB:-38}"
 
 gz() { gzip -9 -c "$1" | wc -c | tr -d ' '; }
 kib() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1024 }'; }

@@ -14,7 +14,7 @@ use crate::browser::ffi;
 use crate::browser::host::BrowserHost;
 use crate::browser::live::{next_id, sweep_idb, to_js, LiveScope};
 use crate::browser::options;
-use crate::core::fingerprint::fingerprint;
+use crate::core::fingerprint::fingerprint_canonical;
 use crate::core::machine::{mirror, new_key, sweep_backend, Submitted};
 use crate::core::options::{validate_namespace, Options, DEFAULT_NAMESPACE};
 use crate::error::Error;
@@ -333,15 +333,15 @@ impl Checkout {
     }
 }
 
-/// The payload as JSON text and its fingerprint (core's canonical JSON of it, hashed);
-/// `invalid-payload` when JSON cannot carry it.
+/// The payload as canonical JSON text, the body sent, and its fingerprint (that text
+/// hashed); `invalid-payload` when JSON cannot carry it.
 fn prepare(payload: &JsValue) -> crate::error::Result<(String, String)> {
     let v = ffi::stringify(payload);
     let Some(body) = ffi::text(&v) else {
         let why = js_sys::Array::from(&v).get(0);
         return Err(Error::InvalidPayload(ffi::text(&why).unwrap_or_default()));
     };
-    let fp = fingerprint(&body)?;
+    let fp = fingerprint_canonical(&body);
     Ok((body, fp))
 }
 

@@ -4,7 +4,9 @@
 
 mod support;
 
+use idemkey::core::fingerprint::fingerprint;
 use idemkey::core::record::Record;
+use idemkey::core::state::State;
 use support::*;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
@@ -245,4 +247,42 @@ async fn session_storage_keeps_the_record_in_session_storage() {
         until(|| stored().is_none(), 5000.0).await,
         "finish() left it"
     );
+}
+
+/// Payloads whose canonical JSON is easy to get wrong: names that look like array indexes
+/// (an object lists them first), names outside the BMP (sorted by UTF-16 code units, not
+/// code points), numbers JSON writes in exponent form, escapes, nesting, and non-objects.
+const AWKWARD: [&str; 6] = [
+    r#"{"b":1,"a":2,"10":3,"9":4,"B":5,"\u00e9":6,"\ud83d\ude00":7,"\uff61":8}"#,
+    r#"{"n":[0.1,1e21,-0,1.5e-7,123456789012345680000,5e-324,-12.5]}"#,
+    r#"{"s":"q\"\\\b\f\n\r\t\u0001\u001f\u007f\u2028 \u00e9 \ud83d\ude00 <\/"}"#,
+    r#"[{"z":{"y":{"x":null,"w":[{}]}}},true,false,"",[]]"#,
+    r#""a string""#,
+    r#"42"#,
+];
+
+// P-same-payload: a record an earlier version stored is matched to the same payload, whatever its member order
+#[wasm_bindgen_test]
+async fn a_record_an_earlier_version_stored_answers_the_same_payload() {
+    for (i, json) in AWKWARD.iter().enumerate() {
+        let payload = js(json);
+        // What the module stored before: the hash of its own canonical form of the page's
+        // JSON.stringify text.
+        let page_text = String::from(js_sys::JSON::stringify(&payload).unwrap());
+        let scope = uniq("earlier");
+        let mut r = a_record(&scope, js_sys::Date::now(), 3_600_000.0, State::Succeeded);
+        r.fingerprint = Some(fingerprint(&page_text).unwrap());
+        local()
+            .set_item(&record_key("idemkey", &scope), &r.encode())
+            .unwrap();
+        let c = open(&opts(&scope, "nobody", "{}"));
+        let got = submit(&c, &payload).await;
+        let got = got.unwrap_or_else(|e| panic!("payload {i} ({json}): {e:?}"));
+        assert!(flag(&got, "fromCache"), "payload {i}: {got:?}");
+        assert_eq!(text(&got, "key"), r.key);
+        // Another payload under the same record is still another payload.
+        let e = submit(&c, &js(r#"{"amount":1}"#)).await.unwrap_err();
+        assert_idem_error(&e, "payload-conflict", "");
+        c.finish();
+    }
 }

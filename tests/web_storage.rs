@@ -200,6 +200,71 @@ async fn corrupt_records_are_set_aside_with_an_event() {
     }
 }
 
+// P-corrupt-set-aside: a stored record with any one field wrong is set aside, its text kept; a new key
+#[wasm_bindgen_test]
+fn a_record_with_one_field_wrong_is_set_aside() {
+    // Each case changes one field of a record that, read as a record, would be shown: the
+    // scope's own, succeeded and live.
+    let good = |scope: &str| {
+        a_record(scope, js_sys::Date::now(), 3_600_000.0, State::Succeeded).encode()
+    };
+    let wrong = |field: &'static str, to: &'static str| {
+        move |good: String| {
+            let at = good.find(&format!(r#""{field}":"#)).expect(field) + field.len() + 3;
+            let end = if field == "response" {
+                good.len() - 1
+            } else {
+                at + good[at..].find([',', '}']).unwrap()
+            };
+            format!("{}{to}{}", &good[..at], &good[end..])
+        }
+    };
+    let whole = |to: &'static str| move |_: String| String::from(to);
+    let cases: Vec<Box<dyn Fn(String) -> String>> = vec![
+        Box::new(|good| good),
+        Box::new(wrong("v", r#""1""#)),
+        Box::new(wrong("v", "1.0e0x")),
+        Box::new(wrong("key", "null")),
+        Box::new(wrong("attempts", "1.5")),
+        Box::new(wrong("attempts", r#""1""#)),
+        Box::new(wrong("attempts", "-1")),
+        Box::new(wrong("createdAt", "true")),
+        Box::new(wrong("expiresAt", "9007199254740993")),
+        Box::new(wrong("state", r#""paid""#)),
+        Box::new(wrong("fp", "0")),
+        Box::new(wrong("response", "[]")),
+        Box::new(wrong("response", r#"{"status":201,"body":"{}","replayed":"no"}"#)),
+        Box::new(wrong("response", r#"{"status":99,"body":"{}","replayed":false}"#)),
+        Box::new(wrong("response", r#"{"status":201,"body":{},"replayed":false}"#)),
+        Box::new(wrong("response", r#"{"body":"{}","replayed":false}"#)),
+        Box::new(whole("[]")),
+        Box::new(whole(r#""a record""#)),
+        Box::new(whole("1")),
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        let scope = uniq(&format!("wrong{i}"));
+        let rk = record_key("idemkey", &scope);
+        let text = case(good(&scope));
+        local().set_item(&rk, &text).unwrap();
+        let (o, ev) = recorded_opts(&scope, "nobody", "{}");
+        let c = open(&o);
+        let corrupt = events_of(&ev, "storage-corrupt");
+        if i == 0 {
+            assert_eq!(c.state(), "succeeded", "the record the cases change is good");
+            assert!(corrupt.is_empty());
+            c.finish();
+            continue;
+        }
+        assert_eq!(c.state(), "fresh", "case {i} was read as a record: {text}");
+        assert_eq!(corrupt.len(), 1, "case {i}: {text}");
+        let q = quarantined("idemkey", &scope);
+        assert_eq!(q.len(), 1, "case {i}");
+        assert_eq!(q[0].1, text, "case {i}: the text is kept aside as it was");
+        local().remove_item(&q[0].0).unwrap();
+        c.finish();
+    }
+}
+
 // P-on-event-throws: what onEvent throws never reaches open()
 #[wasm_bindgen_test]
 fn a_throwing_on_event_never_breaks_open() {

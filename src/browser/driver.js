@@ -199,15 +199,47 @@ export function result(key, status, body, replayed, fromCache, attempts) {
 // `v` if it is a string, else undefined (`None` in Rust).
 export const text = (v) => (typeof v == "string" ? v : undefined);
 
-/** `JSON.stringify(v)`, or `[why]` when it throws or has no text for `v` (undefined, a function). */
+// The canonical JSON of a parsed JSON value: no whitespace, and every object's members
+// sorted by their names' UTF-16 code units (sort()'s order), so that member order never
+// changes a payload's fingerprint. Numbers and strings are written as JSON.stringify writes
+// them, which is how they came in: the text is the one the core's canonical form gives.
+const canonical = (v) =>
+  !v || typeof v != "object"
+    ? JSON.stringify(v)
+    : Array.isArray(v)
+      ? `[${v.map(canonical)}]`
+      : `{${Object.keys(v)
+          .sort()
+          .map((k) => JSON.stringify(k) + ":" + canonical(v[k]))}}`;
+
+/**
+ * The canonical JSON of `JSON.stringify(v)`, or `[why]` when it throws or has no text for
+ * `v` (undefined, a function).
+ */
 export function stringify(v) {
   try {
     const body = JSON.stringify(v);
-    return body == null ? ["undefined or a function"] : body;
+    return body == null ? ["undefined or a function"] : canonical(JSON.parse(body));
   } catch (e) {
     return [errorText(e)];
   }
 }
+
+// Whether `o` is a JSON object (not null, not an array).
+const isObject = (o) => !!o && typeof o == "object" && !Array.isArray(o);
+
+/** The object the JSON text `t` holds (a stored record's), or why it holds none, as a string. */
+export function parseObject(t) {
+  try {
+    const o = JSON.parse(t);
+    return isObject(o) ? o : "not a JSON object";
+  } catch (e) {
+    return "not JSON: " + errorText(e);
+  }
+}
+
+/** `o`'s own member `name`; undefined when it has none or `o` is not an object. */
+export const member = (o, name) => (isObject(o) && Object.hasOwn(o, name) ? o[name] : undefined);
 
 /** `obj[name]`, or undefined when its getter throws. */
 export function read(obj, name) {

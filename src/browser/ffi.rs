@@ -13,7 +13,9 @@ use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 
 use crate::core::machine::{Answer, Input, NoAnswer, Wake};
-use crate::core::record::{sweep_due, Record};
+use super::host::BrowserHost;
+use crate::core::machine::Host;
+use crate::core::record::sweep_due;
 
 #[wasm_bindgen(module = "/src/browser/driver.js")]
 extern "C" {
@@ -85,8 +87,14 @@ extern "C" {
     pub(crate) fn error_text(e: &JsValue) -> String;
     /// `v` if it is a string.
     pub(crate) fn text(v: &JsValue) -> Option<String>;
-    /// `JSON.stringify(v)`, or `[why]` when JSON cannot carry `v`.
+    /// The canonical JSON of `JSON.stringify(v)` (members sorted, no whitespace), or
+    /// `[why]` when JSON cannot carry `v`.
     pub(crate) fn stringify(v: &JsValue) -> JsValue;
+    /// The object `JSON.parse(t)` gives, or why there is none (a string).
+    #[wasm_bindgen(js_name = parseObject)]
+    pub(crate) fn parse_object(t: &str) -> JsValue;
+    /// `o`'s own member `name` (undefined: none, or `o` is not an object).
+    pub(crate) fn member(o: &JsValue, name: &str) -> JsValue;
 }
 
 #[wasm_bindgen(module = "/src/browser/storage.js")]
@@ -295,7 +303,7 @@ impl Due {
             &string(&key),
             &string(&value),
             self.now,
-            Record::decode,
+            |t| BrowserHost.decode_record(t),
         )
     }
 }

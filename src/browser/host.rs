@@ -2,10 +2,14 @@
 //! presence, and Web Storage through the driver (memory is the driver's page-wide map).
 
 use crate::prelude::*;
+use wasm_bindgen::JsValue;
 
 use super::ffi;
 use crate::core::machine::Host;
 use crate::core::options::StorageKind;
+use crate::core::record::Record;
+use crate::core::record_read::Value;
+use crate::error::{Error, Result as IdemResult};
 
 /// The page the module runs in.
 pub(crate) struct BrowserHost;
@@ -49,5 +53,36 @@ impl Host for BrowserHost {
             .iter()
             .filter_map(|k| ffi::text(&k))
             .collect()
+    }
+
+    fn decode_record(&self, text: &str) -> IdemResult<Record> {
+        let o = ffi::parse_object(text);
+        if let Some(why) = ffi::text(&o) {
+            return Err(Error::CorruptRecord(why));
+        }
+        let response = ffi::member(&o, "response");
+        Record::from_fields(|f| {
+            let of = if f.in_response() { &response } else { &o };
+            value(ffi::member(of, f.name()))
+        })
+    }
+}
+
+/// What a member of a parsed record holds, as the record's rules tell values apart.
+fn value(v: JsValue) -> Value {
+    if v.is_undefined() {
+        Value::Missing
+    } else if v.is_null() {
+        Value::Null
+    } else if let Some(b) = v.as_bool() {
+        Value::Bool(b)
+    } else if let Some(n) = v.as_f64() {
+        Value::number(n)
+    } else if let Some(s) = ffi::text(&v) {
+        Value::Str(s)
+    } else if js_sys::Array::is_array(&v) {
+        Value::Other
+    } else {
+        Value::Obj
     }
 }

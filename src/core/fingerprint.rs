@@ -9,8 +9,11 @@ pub const FINGERPRINT_PREFIX: &str = "f1:";
 
 /// Fingerprints a JSON text: canonical form (sorted keys, no whitespace), 64-bit FNV-1a, hex.
 ///
-/// Key order and whitespace never change the result; any other difference does. The page's
-/// `JSON.stringify` gives the text; the canonical form is the core's alone.
+/// Key order and whitespace never change the result; any other difference does. The
+/// simulator and host tests fingerprint payload texts with it; in the browser, the driver
+/// writes the payload's canonical JSON itself, with the page's `JSON.parse` and
+/// `JSON.stringify` (the same text, for the module's own bytes), and the module hashes it
+/// with [`fingerprint_canonical`].
 pub fn fingerprint(json_text: &str) -> Result<String> {
     let v = Json::parse(json_text).map_err(Error::InvalidPayload)?;
     let mut canon = String::with_capacity(json_text.len());

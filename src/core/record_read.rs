@@ -1,7 +1,9 @@
-//! Reading a stored record: the rules its fields must meet. [`Record::decode`] parses the
-//! text with the core's JSON parser (which refuses duplicate keys, lone surrogate escapes and
-//! nesting past 64 levels, none of which idemkey writes) and asks [`Record::from_fields`]
-//! for the record its fields describe, or the first reason they describe none.
+//! Reading a stored record: the rules its fields must meet, in [`Record::from_fields`],
+//! which gives the record its fields describe or the first reason they describe none. The
+//! fields come from a JSON parser: the browser's `JSON.parse` in the module (its host's
+//! `decode_record`), and on the host [`Record::decode`], with the core's own parser (which
+//! also refuses duplicate keys, lone surrogate escapes and nesting past 64 levels, none of
+//! which idemkey writes).
 
 use crate::core::json::Json;
 use crate::core::record::{is_uuid, Record, StoredResponse, MAX_SAFE, RECORD_VERSION};

@@ -5,6 +5,7 @@
 //! over models whose tabs see each other's writes late.
 
 use crate::core::options::StorageKind;
+use crate::core::record::Record;
 use crate::prelude::*;
 
 /// A page's clock, randomness and Web Storage.
@@ -26,6 +27,13 @@ pub trait Host {
     fn storage_remove(&mut self, kind: StorageKind, key: &str);
     /// The keys of `kind` that start with `prefix` (none when the backend throws).
     fn storage_keys(&mut self, kind: StorageKind, prefix: &str) -> Vec<String>;
+    /// The record a stored text holds, or `CorruptRecord` with the reason: the text's
+    /// JSON read by the host's parser (the browser's own `JSON.parse`, which costs the
+    /// module no bytes), its fields by [`Record::from_fields`]'s rules. By default the
+    /// core's parser, [`Record::decode`].
+    fn decode_record(&self, text: &str) -> crate::error::Result<Record> {
+        Record::decode(text)
+    }
 }
 
 /// A fresh UUID v4 from the host's randomness.

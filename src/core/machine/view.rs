@@ -153,7 +153,7 @@ impl<H: Host> Scope<H> {
 
     /// Decoded, its expiry capped by this scope's `ttlSeconds`.
     pub(super) fn decode(&self, text: &str) -> crate::error::Result<Record> {
-        let mut r = Record::decode(text)?;
+        let mut r = self.host.decode_record(text)?;
         r.limit_ttl(self.opts.ttl_ms());
         Ok(r)
     }
@@ -225,7 +225,7 @@ pub fn sweep_backend(host: &mut impl Host, kind: StorageKind, namespace: &str) -
             .storage_get(kind, &k)
             .ok()
             .flatten()
-            .is_some_and(|v| sweep_due(namespace, &k, &v, now, Record::decode));
+            .is_some_and(|v| sweep_due(namespace, &k, &v, now, |t| host.decode_record(t)));
         if due {
             host.storage_remove(kind, &k);
             n += 1;
