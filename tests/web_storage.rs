@@ -101,10 +101,17 @@ async fn a_write_that_throws_later_falls_back_too() {
     wait_events(&ev, "storage-fallback", 1).await;
     let rk = record_key("idemkey", &scope);
     let in_session = || {
-        let s = web_sys::window().unwrap().session_storage().unwrap().unwrap();
+        let s = web_sys::window()
+            .unwrap()
+            .session_storage()
+            .unwrap()
+            .unwrap();
         s.get_item(&rk).unwrap().is_some()
     };
-    assert!(until(in_session, 5000.0).await, "the record did not reach sessionStorage");
+    assert!(
+        until(in_session, 5000.0).await,
+        "the record did not reach sessionStorage"
+    );
     restore(&undo);
     assert_eq!(c.storage(), "session");
     let fb = events_of(&ev, "storage-fallback");
@@ -205,9 +212,8 @@ async fn corrupt_records_are_set_aside_with_an_event() {
 fn a_record_with_one_field_wrong_is_set_aside() {
     // Each case changes one field of a record that, read as a record, would be shown: the
     // scope's own, succeeded and live.
-    let good = |scope: &str| {
-        a_record(scope, js_sys::Date::now(), 3_600_000.0, State::Succeeded).encode()
-    };
+    let good =
+        |scope: &str| a_record(scope, js_sys::Date::now(), 3_600_000.0, State::Succeeded).encode();
     let wrong = |field: &'static str, to: &'static str| {
         move |good: String| {
             let at = good.find(&format!(r#""{field}":"#)).expect(field) + field.len() + 3;
@@ -233,9 +239,18 @@ fn a_record_with_one_field_wrong_is_set_aside() {
         Box::new(wrong("state", r#""paid""#)),
         Box::new(wrong("fp", "0")),
         Box::new(wrong("response", "[]")),
-        Box::new(wrong("response", r#"{"status":201,"body":"{}","replayed":"no"}"#)),
-        Box::new(wrong("response", r#"{"status":99,"body":"{}","replayed":false}"#)),
-        Box::new(wrong("response", r#"{"status":201,"body":{},"replayed":false}"#)),
+        Box::new(wrong(
+            "response",
+            r#"{"status":201,"body":"{}","replayed":"no"}"#,
+        )),
+        Box::new(wrong(
+            "response",
+            r#"{"status":99,"body":"{}","replayed":false}"#,
+        )),
+        Box::new(wrong(
+            "response",
+            r#"{"status":201,"body":{},"replayed":false}"#,
+        )),
         Box::new(wrong("response", r#"{"body":"{}","replayed":false}"#)),
         Box::new(whole("[]")),
         Box::new(whole(r#""a record""#)),
@@ -250,7 +265,11 @@ fn a_record_with_one_field_wrong_is_set_aside() {
         let c = open(&o);
         let corrupt = events_of(&ev, "storage-corrupt");
         if i == 0 {
-            assert_eq!(c.state(), "succeeded", "the record the cases change is good");
+            assert_eq!(
+                c.state(),
+                "succeeded",
+                "the record the cases change is good"
+            );
             assert!(corrupt.is_empty());
             c.finish();
             continue;

@@ -12,9 +12,9 @@ use core::cell::RefCell;
 use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 
-use crate::core::machine::{Answer, Input, NoAnswer, Wake};
 use super::host::BrowserHost;
 use crate::core::machine::Host;
+use crate::core::machine::{Answer, Input, NoAnswer, Wake};
 use crate::core::record::sweep_due;
 
 #[wasm_bindgen(module = "/src/browser/driver.js")]

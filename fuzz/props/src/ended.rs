@@ -28,8 +28,18 @@ pub fn check(data: &[u8]) {
         "an unreadable line was kept: {written:?}"
     );
     let ended = Record::new(key, "cart", now - 1.0, 60_000.0);
-    assert!(covers(&written, &ended), "the mark added does not end its attempt");
-    let other = Record::new("22222222-2222-4222-8222-222222222222", "cart", now, 60_000.0);
-    let named = lines.iter().any(|l| l.starts_with("22222222-2222-4222-8222-222222222222 "));
+    assert!(
+        covers(&written, &ended),
+        "the mark added does not end its attempt"
+    );
+    let other = Record::new(
+        "22222222-2222-4222-8222-222222222222",
+        "cart",
+        now,
+        60_000.0,
+    );
+    let named = lines
+        .iter()
+        .any(|l| l.starts_with("22222222-2222-4222-8222-222222222222 "));
     assert_eq!(covers(&written, &other), named && covers(text, &other));
 }

@@ -209,7 +209,6 @@ impl KeyStore<Outcome> for ModelStore {
         });
         Ok((before - rows.len()) as u64)
     }
-
 }
 
 #[async_trait]
