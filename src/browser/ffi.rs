@@ -54,7 +54,7 @@ extern "C" {
     /// Posts `text` on the scope's channel `name`.
     pub(crate) fn post(d: &JsValue, name: &str, text: &str);
     /// Hears the channel `name` and the `storage` events of key `name` in backend `kind`.
-    pub(crate) fn listen(d: &JsValue, name: &str, kind: &str);
+    pub(crate) fn listen(d: &JsValue, name: &str, kind: u32);
     /// Calls each `onEvent` of `fs` with `{ type, [n1]: v1, [n2]: v2, [n3]: v3, key }`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn emit(
@@ -101,19 +101,19 @@ extern "C" {
 extern "C" {
     /// Whether Web Storage `kind` can be used (false: no window); throws the refusal.
     #[wasm_bindgen(catch, js_name = storageUsable)]
-    pub(crate) fn storage_usable(kind: &str) -> Result<bool, JsValue>;
+    pub(crate) fn storage_usable(kind: u32) -> Result<bool, JsValue>;
     /// `getItem`; throws what the browser throws.
     #[wasm_bindgen(catch, js_name = storageGet)]
-    pub(crate) fn storage_get(kind: &str, key: &str) -> Result<JsValue, JsValue>;
+    pub(crate) fn storage_get(kind: u32, key: &str) -> Result<JsValue, JsValue>;
     /// `setItem`; throws what the browser throws.
     #[wasm_bindgen(catch, js_name = storageSet)]
-    pub(crate) fn storage_set(kind: &str, key: &str, value: &str) -> Result<(), JsValue>;
+    pub(crate) fn storage_set(kind: u32, key: &str, value: &str) -> Result<(), JsValue>;
     /// `removeItem`, errors ignored.
     #[wasm_bindgen(js_name = storageRemove)]
-    pub(crate) fn storage_remove(kind: &str, key: &str);
+    pub(crate) fn storage_remove(kind: u32, key: &str);
     /// The keys starting with `prefix`.
     #[wasm_bindgen(js_name = storageKeys)]
-    pub(crate) fn storage_keys(kind: &str, prefix: &str) -> Array;
+    pub(crate) fn storage_keys(kind: u32, prefix: &str) -> Array;
 }
 
 #[wasm_bindgen(module = "/src/browser/idb.js")]

@@ -31,25 +31,25 @@ impl Host for BrowserHost {
         if kind == StorageKind::Memory {
             return Ok(true);
         }
-        ffi::storage_usable(kind.as_str()).map_err(|e| ffi::error_text(&e))
+        ffi::storage_usable(kind as u32).map_err(|e| ffi::error_text(&e))
     }
 
     fn storage_get(&mut self, kind: StorageKind, key: &str) -> Result<Option<String>, String> {
-        ffi::storage_get(kind.as_str(), key)
+        ffi::storage_get(kind as u32, key)
             .map(|v| ffi::text(&v))
             .map_err(|e| ffi::error_text(&e))
     }
 
     fn storage_set(&mut self, kind: StorageKind, key: &str, value: &str) -> Result<(), String> {
-        ffi::storage_set(kind.as_str(), key, value).map_err(|e| ffi::error_text(&e))
+        ffi::storage_set(kind as u32, key, value).map_err(|e| ffi::error_text(&e))
     }
 
     fn storage_remove(&mut self, kind: StorageKind, key: &str) {
-        ffi::storage_remove(kind.as_str(), key);
+        ffi::storage_remove(kind as u32, key);
     }
 
     fn storage_keys(&mut self, kind: StorageKind, prefix: &str) -> Vec<String> {
-        ffi::storage_keys(kind.as_str(), prefix)
+        ffi::storage_keys(kind as u32, prefix)
             .iter()
             .filter_map(|k| ffi::text(&k))
             .collect()

@@ -166,7 +166,7 @@ impl LiveScope {
                 ffi::settle(&d, flight, ok, &value);
             }
             Command::Post { name, text } => ffi::post(&d, &name, &text),
-            Command::Listen { name, area } => ffi::listen(&d, &name, area.as_str()),
+            Command::Listen { name, area } => ffi::listen(&d, &name, area as u32),
         }
     }
 

@@ -9,11 +9,16 @@ export const page = () => (typeof Window == "function" && globalThis instanceof 
 // The memory backend: one map per page, shared by every scope.
 const memory = new Map();
 
-// The Web Storage object of `kind` ("local" or "session"): null without a window, undefined
+// A backend `kind` is a number, in the order of the core's StorageKind (a number crosses
+// from the wasm without a string to decode): 0 localStorage, 1 sessionStorage, 2 the
+// page's memory.
+const MEMORY = 2;
+
+// The Web Storage object of `kind` (0 local, 1 session): null without a window, undefined
 // when the browser gives none; throws what the browser throws when it refuses it.
 export function webStorage(kind) {
   const w = page();
-  return w && ((kind == "local" ? w.localStorage : w.sessionStorage) ?? undefined);
+  return w && ((kind ? w.sessionStorage : w.localStorage) ?? undefined);
 }
 
 // Whether backend `kind` can be used: true, false when the page has no window; throws the
@@ -27,7 +32,7 @@ export function storageUsable(kind) {
 // The backend `kind` as a Web Storage-like object (memory: the page's map); throws what
 // the browser throws.
 function area(kind) {
-  if (kind == "memory") return null;
+  if (kind == MEMORY) return null;
   const s = webStorage(kind);
   if (!s) throw new Error(s === undefined ? "storage unavailable" : "no window");
   return s;

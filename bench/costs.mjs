@@ -1,0 +1,74 @@
+// Where a checkout's time goes, by the calls it makes: `node bench/costs.mjs [PKG] [ROUNDS]`
+// (default pkg, 300). One headless Chromium page on a reference server of its own (no
+// provider latency) runs ROUNDS idemkey checkouts (open + submit + finish) and ROUNDS of the
+// careful page (bench/www/handwritten.js), each under V8's sampling profiler (one sample
+// every 50 µs), and prints the self time per checkout of every function or browser call
+// that took 5 µs or more in either, with the difference: what idemkey's Web Storage
+// copies, BroadcastChannel posts and strings crossing into and out of the wasm cost, which
+// the 0.1 ms steps of a page's timer hide. Not part of `make bench`: a tool for a change's
+// effect, like bench/ab.mjs.
+import { openSync } from 'node:fs';
+import { launchChromium, startServer } from '../tests/support/reference.mjs';
+
+const pkg = process.argv[2] ?? 'pkg';
+const rounds = Number(process.argv[3] ?? 300);
+
+const browser = await launchChromium();
+const server = await startServer(['--static', 'bench/www', '--pkg', pkg, '--provider-latency-ms', '0'],
+  { stderr: openSync('/dev/null', 'w') });
+try {
+  const page = await browser.newPage();
+  await page.goto(`${server.url}/index.html`);
+  await page.waitForFunction(() => window.benchReady === true);
+  await page.evaluate(async () => {
+    const { Checkout } = await import('/pkg/idemkey.js');
+    const { handWrittenCheckout } = await import('/handwritten.js');
+    const customer = { 'X-Customer-Id': 'bench-client' };
+    const payload = { amount: 1999, currency: 'EUR', items: [{ sku: 'mug', qty: 1 }] };
+    window.costsRun = async (who, n) => {
+      for (let i = 0; i < n; i++) {
+        // What the last checkout left running (its answer's write, finish()'s turn) ends first.
+        await new Promise((r) => setTimeout(r, 10));
+        const scope = `costs-${who}-${i}-${Math.random()}`;
+        if (who === 'idemkey') {
+          const c = Checkout.open({ scope, endpoint: '/api/charges', headers: customer });
+          await c.submit(payload);
+          c.finish();
+        } else {
+          await handWrittenCheckout(scope, '/api/charges', customer, payload);
+        }
+      }
+    };
+  });
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 50 });
+  const selfTimes = async (who) => {
+    await page.evaluate(([w, n]) => window.costsRun(w, n), [who, 20]); // warm up
+    await cdp.send('Profiler.start');
+    await page.evaluate(([w, n]) => window.costsRun(w, n), [who, rounds]);
+    const { profile } = await cdp.send('Profiler.stop');
+    const nodes = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
+    const ms = new Map();
+    profile.samples.forEach((id, i) => {
+      const f = nodes.get(id);
+      const name = `${f.functionName || '(anonymous)'}${f.url ? ` (${f.url.split('/').pop()})` : ''}`;
+      ms.set(name, (ms.get(name) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000 / rounds);
+    });
+    return ms;
+  };
+  const idem = await selfTimes('idemkey');
+  const careful = await selfTimes('careful');
+  const names = [...new Set([...idem.keys(), ...careful.keys()])]
+    .filter((n) => n !== '(idle)' && Math.max(idem.get(n) ?? 0, careful.get(n) ?? 0) >= 0.005)
+    .sort((a, b) => (idem.get(b) ?? 0) - (careful.get(b) ?? 0) - ((idem.get(a) ?? 0) - (careful.get(a) ?? 0)));
+  const f = (x) => (x ?? 0).toFixed(3);
+  console.log(`| self time per checkout, ms (${rounds} each) | idemkey | careful page | difference |`);
+  console.log('| --- | ---: | ---: | ---: |');
+  for (const n of names) {
+    console.log(`| ${n} | ${f(idem.get(n))} | ${f(careful.get(n))} | ${f((idem.get(n) ?? 0) - (careful.get(n) ?? 0))} |`);
+  }
+} finally {
+  await browser.close();
+  await server.stop();
+}
