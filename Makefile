@@ -158,8 +158,10 @@ test-host: tool-node
 
 # The axum shop on idemkey-axum (examples/axum-orders/): built, killed with kill -9 between
 # the provider's answer and its commit, on SQLite and on a PostgreSQL the test starts; then
-# docs/backend-crate.md's code blocks against its files.
-test-backend: tool-node tool-apt
+# docs/backend-crate.md's code blocks against its files, and the module built in pkg/ paying
+# at the shop's binaries cargo test just built, in Chromium: a double-click and a reload
+# mid-payment, one order and one payment each (tests/backend/browser.test.mjs, about 10 s).
+test-backend: build tool-node tool-apt tool-npm
 	cargo test -p idemkey-example-orders
 	node --test tests/backend/
 

@@ -6,15 +6,20 @@
 //! recovery of the same instance skips the keys its own requests hold; another
 //! instance's recovery still may take them over (the lock timeout is the
 //! contract between instances), and the lock check of phase 3 keeps that safe.
+//!
+//! Holds are counted: two requests of one key (a double-click) both hold it,
+//! and the one that is answered at once (409, a replay) lets go without
+//! taking the key from the one still running.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// Keys (customer, key) with a request running in this process; cheap to clone.
+/// Keys (customer, key) with a request running in this process, and how many
+/// requests hold each; cheap to clone.
 #[derive(Debug, Clone, Default)]
-pub struct InFlight(Arc<Mutex<HashSet<(String, String)>>>);
+pub struct InFlight(Arc<Mutex<HashMap<(String, String), usize>>>);
 
-/// Holds one key in the set until dropped (however the request ends).
+/// Holds one key until dropped (however the request ends).
 pub struct Held {
     set: InFlight,
     entry: (String, String),
@@ -25,7 +30,7 @@ impl InFlight {
     pub fn hold(&self, customer: &str, key: &str) -> Held {
         let entry = (customer.to_string(), key.to_string());
         if let Ok(mut s) = self.0.lock() {
-            s.insert(entry.clone());
+            *s.entry(entry.clone()).or_insert(0) += 1;
         }
         Held {
             set: self.clone(),
@@ -37,7 +42,7 @@ impl InFlight {
     pub fn contains(&self, customer: &str, key: &str) -> bool {
         self.0
             .lock()
-            .map(|s| s.contains(&(customer.to_string(), key.to_string())))
+            .map(|s| s.contains_key(&(customer.to_string(), key.to_string())))
             .unwrap_or(false)
     }
 }
@@ -45,7 +50,12 @@ impl InFlight {
 impl Drop for Held {
     fn drop(&mut self) {
         if let Ok(mut s) = self.set.0.lock() {
-            s.remove(&self.entry);
+            if let Some(n) = s.get_mut(&self.entry) {
+                *n -= 1;
+                if *n == 0 {
+                    s.remove(&self.entry);
+                }
+            }
         }
     }
 }
@@ -65,5 +75,18 @@ mod tests {
         assert!(!f.contains("c", "k"));
         drop(twice);
         assert!(!f.contains("c", "other"));
+    }
+
+    #[test]
+    fn a_key_two_requests_hold_stays_held_until_both_are_done() {
+        // A double-click's second request holds the key while it finds the
+        // first one running, and lets go at once: the first still runs.
+        let f = InFlight::default();
+        let running = f.hold("c", "k");
+        let duplicate = f.hold("c", "k");
+        drop(duplicate);
+        assert!(f.contains("c", "k"), "the first request still holds it");
+        drop(running);
+        assert!(!f.contains("c", "k"));
     }
 }

@@ -3,7 +3,10 @@
 //! 0. [`Keys::look`]: read-only, first this process's cache of completed
 //!    answers, then the store without any lock. A finished key is replayed,
 //!    another payload is 422, a live lock is 409: these never queue behind a
-//!    write. `None`: the request will do work.
+//!    write. `None`: the request will do work. ([`Keys::begin`] tries the
+//!    reservation of a key nobody has before the store's look-up where the
+//!    store makes that one statement: PostgreSQL's `INSERT … ON CONFLICT DO
+//!    NOTHING`.)
 //! 1. [`Keys::reserve`]: atomically, and judged again (the look-up may have
 //!    raced another request): the key becomes this request's, with an
 //!    operation id ([`Operation::operation_id`]), or is answered after all.
@@ -104,16 +107,26 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
     /// with this payload, an error for 422 and 409, `None` when the request
     /// is to go on to [`Keys::reserve`].
     pub async fn look(&self, req: &KeyRequest) -> Result<Option<Answer>, Error> {
-        match self.cache.get(req) {
-            Some(Cached::Replay(r)) => {
-                return Ok(Some(Answer {
-                    from_cache: true,
-                    ..Answer::replay(r)
-                }))
-            }
-            Some(Cached::KeyReused) => return Err(Error::KeyReused),
-            None => {}
+        if let Some(answer) = self.cached(req)? {
+            return Ok(Some(answer));
         }
+        self.look_in_store(req).await
+    }
+
+    /// The cache of completed answers: a replay, a 422, or `None` (not there).
+    fn cached(&self, req: &KeyRequest) -> Result<Option<Answer>, Error> {
+        match self.cache.get(req) {
+            Some(Cached::Replay(r)) => Ok(Some(Answer {
+                from_cache: true,
+                ..Answer::replay(r)
+            })),
+            Some(Cached::KeyReused) => Err(Error::KeyReused),
+            None => Ok(None),
+        }
+    }
+
+    /// The look-up in the store; a replay it finds goes into the cache.
+    async fn look_in_store(&self, req: &KeyRequest) -> Result<Option<Answer>, Error> {
         let asked = Instant::now();
         match self.store.lookup(req).await? {
             Lookup::Replay {
@@ -140,6 +153,31 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
             Reserved::KeyReused => return Err(Error::KeyReused),
             Reserved::InProgress => return Err(Error::InProgress),
         };
+        Ok(Reservation::Proceed(self.operation(req, lock, held)))
+    }
+
+    /// The usual start of a keyed request: the cache of completed answers,
+    /// then a key nobody has reserved at once where the store does that in
+    /// one statement ([`KeyStore::reserve_new`]), then [`Keys::look`] and
+    /// [`Keys::reserve`]. The answers are those of the look-up and phase 1
+    /// in that order.
+    pub async fn begin(&self, req: KeyRequest) -> Result<Reservation<'a, W>, Error> {
+        if let Some(answer) = self.cached(&req)? {
+            return Ok(Reservation::Answered(answer));
+        }
+        let held = self.in_flight.hold(&req.customer, &req.key);
+        if let Some(lock) = self.store.reserve_new(&req).await? {
+            return Ok(Reservation::Proceed(self.operation(req, lock, held)));
+        }
+        drop(held);
+        if let Some(answer) = self.look_in_store(&req).await? {
+            return Ok(Reservation::Answered(answer));
+        }
+        self.reserve(req).await
+    }
+
+    /// The operation `lock` starts, holding the key in this process.
+    fn operation(&self, req: KeyRequest, lock: Lock, held: Held) -> Operation<'a, W> {
         if lock.recovered {
             tracing::warn!(
                 customer = req.customer,
@@ -147,22 +185,13 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
                 "taking over a key whose request died between phases"
             );
         }
-        Ok(Reservation::Proceed(Operation {
+        Operation {
             store: self.store,
             req,
             lock,
             settled: false,
             _held: held,
-        }))
-    }
-
-    /// [`Keys::look`] then [`Keys::reserve`]: the usual start of a keyed
-    /// request.
-    pub async fn begin(&self, req: KeyRequest) -> Result<Reservation<'a, W>, Error> {
-        if let Some(answer) = self.look(&req).await? {
-            return Ok(Reservation::Answered(answer));
         }
-        self.reserve(req).await
     }
 }
 

@@ -136,6 +136,19 @@ pub trait KeyStore<W: Send + 'static>: Send + Sync + 'static {
     /// operation id, takes over a stale one keeping its id, or reports why not.
     async fn reserve(&self, req: &KeyRequest) -> StoreResult<Reserved>;
 
+    /// Phase 1 for a key that has no row, tried before the look-up: `Some`
+    /// when this call reserved it, `None` when the key has a row (or the
+    /// store does not try: the default), and the request goes on to the
+    /// look-up and [`KeyStore::reserve`]. A store whose reservation of a new
+    /// key is one statement, as cheap as the look-up's read, implements it:
+    /// a new key then costs one round trip instead of two. A store whose
+    /// writes queue behind one writer does not: the look-up keeps replays
+    /// off it.
+    async fn reserve_new(&self, req: &KeyRequest) -> StoreResult<Option<Lock>> {
+        let _ = req;
+        Ok(None)
+    }
+
     /// Phase 3, one transaction: the application's `write`, the stored
     /// response and the `done` state, only if `lock` still owns the key.
     async fn complete(

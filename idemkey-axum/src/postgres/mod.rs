@@ -210,6 +210,15 @@ impl<W: PgCommit> KeyStore<W> for PgKeys {
         .await
     }
 
+    async fn reserve_new(&self, req: &KeyRequest) -> StoreResult<Option<Lock>> {
+        let ttl = self.timing.ttl_ms();
+        bounded(async {
+            let c = self.pool.get().await?;
+            keys::insert_new(&c, req, ttl).await
+        })
+        .await
+    }
+
     async fn complete(
         &self,
         customer: &str,
