@@ -12,10 +12,8 @@ use core::cell::RefCell;
 use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 
-use super::host::BrowserHost;
-use crate::core::machine::Host;
 use crate::core::machine::{Answer, Input, NoAnswer, Wake};
-use crate::core::record::sweep_due;
+use crate::core::record::{sweep_due, Record};
 
 #[wasm_bindgen(module = "/src/browser/driver.js")]
 extern "C" {
@@ -292,6 +290,8 @@ pub struct Due {
     namespace: String,
     /// When the sweep began, in ms since the epoch.
     now: f64,
+    /// The page's reader of a stored record's text.
+    decode: fn(&str) -> crate::error::Result<Record>,
 }
 
 #[wasm_bindgen]
@@ -303,14 +303,23 @@ impl Due {
             &string(&key),
             &string(&value),
             self.now,
-            |t| BrowserHost.decode_record(t),
+            self.decode,
         )
     }
 }
 
-/// [`Due::due`] for `namespace` at `now`, as a function of `(key, value)`.
-pub(crate) fn due(namespace: String, now: f64) -> JsValue {
-    due_function(Due { namespace, now })
+/// [`Due::due`] for `namespace` at `now`, as a function of `(key, value)`, reading records
+/// with `decode`.
+pub(crate) fn due(
+    namespace: String,
+    now: f64,
+    decode: fn(&str) -> crate::error::Result<Record>,
+) -> JsValue {
+    due_function(Due {
+        namespace,
+        now,
+        decode,
+    })
 }
 
 /// A `RefCell` that can live in a `static`: page-wide state (the registry of scopes).

@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 
 use super::ffi::{self, Feed, PageCell};
 use super::host::BrowserHost;
-use crate::core::machine::{Command, Event, EventKind, Input, Reply, Scope};
+use crate::core::machine::{Command, Event, EventKind, Host, Input, Reply, Scope};
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::record_key;
 use crate::error::Error;
@@ -305,5 +305,6 @@ pub(crate) fn joined(headers: &[(String, String)]) -> String {
 /// Has the driver delete IndexedDB's entries under `prefix` that core's sweep rule says
 /// are due, deciding inside the deleting transaction.
 pub(crate) fn sweep_idb(prefix: &str, namespace: String) {
-    ffi::idb_sweep(prefix, ffi::due(namespace, js_sys::Date::now()));
+    let decode = |t: &str| BrowserHost.decode_record(t);
+    ffi::idb_sweep(prefix, ffi::due(namespace, js_sys::Date::now(), decode));
 }
