@@ -7,8 +7,8 @@
 // ratio and difference: the difference tells a change of a few tens of microseconds, which
 // the 0.1 ms steps of the page's timer hide from a median. Two runs of one build differed
 // by up to 0.04 ms in the difference. Not part of `make bench`: a tool for a change's effect.
-import { openSync } from 'node:fs';
-import { launchChromium, startServer } from '../tests/support/reference.mjs';
+import { launchChromium } from '../tests/support/reference.mjs';
+import { benchPage } from './page.mjs';
 
 const [A, B, n] = process.argv.slice(2);
 if (!A || !B) {
@@ -23,13 +23,8 @@ const servers = [];
 try {
   const pages = [];
   for (const pkg of [A, B]) {
-    const server = await startServer(['--static', 'bench/www', '--pkg', pkg, '--provider-latency-ms', '0'],
-      { stderr: openSync('/dev/null', 'w') });
+    const { server, page } = await benchPage(browser, pkg);
     servers.push(server);
-    const page = await browser.newPage();
-    page.on('pageerror', (e) => console.error(`${pkg}: page error: ${e.message}`));
-    await page.goto(`${server.url}/index.html`);
-    await page.waitForFunction(() => window.benchReady === true);
     await page.evaluate(async () => {
       const { Checkout } = await import('/pkg/idemkey.js');
       const { handWrittenCheckout } = await import('/handwritten.js');

@@ -7,19 +7,15 @@
 // copies, BroadcastChannel posts and strings crossing into and out of the wasm cost, which
 // the 0.1 ms steps of a page's timer hide. Not part of `make bench`: a tool for a change's
 // effect, like bench/ab.mjs.
-import { openSync } from 'node:fs';
-import { launchChromium, startServer } from '../tests/support/reference.mjs';
+import { launchChromium } from '../tests/support/reference.mjs';
+import { benchPage } from './page.mjs';
 
 const pkg = process.argv[2] ?? 'pkg';
 const rounds = Number(process.argv[3] ?? 300);
 
 const browser = await launchChromium();
-const server = await startServer(['--static', 'bench/www', '--pkg', pkg, '--provider-latency-ms', '0'],
-  { stderr: openSync('/dev/null', 'w') });
+const { server, page } = await benchPage(browser, pkg);
 try {
-  const page = await browser.newPage();
-  await page.goto(`${server.url}/index.html`);
-  await page.waitForFunction(() => window.benchReady === true);
   await page.evaluate(async () => {
     const { Checkout } = await import('/pkg/idemkey.js');
     const { handWrittenCheckout } = await import('/handwritten.js');
