@@ -12,7 +12,7 @@ use crate::error::Error;
 impl<H: Host> Scope<H> {
     /// Queues `job`; it starts at once when no other job is under way.
     pub(super) fn queue(&mut self, job: Job) {
-        self.jobs.push_back(job);
+        self.jobs.push(job);
         if self.jobs.len() == 1 {
             self.resume(Step::Start);
         }
@@ -20,7 +20,8 @@ impl<H: Host> Scope<H> {
 
     /// Moves the job under way on with `step`; once it ends, starts the next.
     pub(super) fn resume(&mut self, mut step: Step) {
-        while let Some(job) = self.jobs.pop_front() {
+        while !self.jobs.is_empty() {
+            let job = self.jobs.remove(0);
             let left = match job {
                 Job::Settle(stage) => self.run_settle(stage, step).map(|s| Job::Settle(Some(s))),
                 Job::StartOver {
@@ -39,7 +40,7 @@ impl<H: Host> Scope<H> {
                 Job::Submit(j) => self.run_submit(j, step).map(Job::Submit),
             };
             if let Some(job) = left {
-                self.jobs.push_front(job);
+                self.jobs.insert(0, job);
                 return;
             }
             step = Step::Start;
@@ -54,7 +55,7 @@ impl<H: Host> Scope<H> {
     fn run_settle(&mut self, stage: Option<Stage>, step: Step) -> Option<Stage> {
         match (stage, step) {
             (None, Step::Start) => {
-                self.out.push_back(Command::Wake {
+                self.out.push(Command::Wake {
                     ms: 0.0,
                     wake: Wake::SettleTurn,
                 });

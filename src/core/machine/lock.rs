@@ -16,7 +16,7 @@ impl<H: Host> Scope<H> {
     pub(super) fn take_lock(&mut self) {
         self.lock = Lock::Asking;
         if !self.shared_with_tabs() {
-            self.out.push_back(Command::Wake {
+            self.out.push(Command::Wake {
                 ms: 0.0,
                 wake: Wake::OwnLock,
             });
@@ -24,7 +24,7 @@ impl<H: Host> Scope<H> {
         }
         let mut name = String::from("idemkey:");
         name.push_str(&self.rec_key);
-        self.out.push_back(Command::Lock { name });
+        self.out.push(Command::Lock { name });
     }
 
     /// The lock asked for is held (the Web Lock, or the tab's own).
@@ -64,7 +64,7 @@ impl<H: Host> Scope<H> {
     /// Releases the lock held.
     pub(super) fn release_lock(&mut self) {
         if core::mem::replace(&mut self.lock, Lock::Free) == Lock::Web {
-            self.out.push_back(Command::Unlock);
+            self.out.push(Command::Unlock);
         }
     }
 }

@@ -18,7 +18,7 @@ impl<H: Host> Scope<H> {
     pub(super) fn read_begin(&mut self) -> bool {
         use super::mutation::{on, Mutation::SkipReRead};
         if self.idb && !on(SkipReRead) {
-            self.out.push_back(Command::IdbGet {
+            self.out.push(Command::IdbGet {
                 key: self.rec_key.clone(),
             });
         }
@@ -159,7 +159,7 @@ impl<H: Host> Scope<H> {
 
     /// Asks IndexedDB to write `text` (`None` deletes) under the record's key.
     pub(super) fn idb_put(&mut self, text: Option<String>) {
-        self.out.push_back(Command::IdbPut {
+        self.out.push(Command::IdbPut {
             key: self.rec_key.clone(),
             text,
         });

@@ -2,7 +2,6 @@
 //! shows; and how the machine takes the browser's answers ([`Scope::handle`]) and gives its
 //! commands ([`Scope::poll`]).
 
-use alloc::collections::VecDeque;
 use alloc::rc::Rc;
 
 use super::host::Host;
@@ -61,9 +60,9 @@ impl<H: Host> Scope<H> {
             intents: 0,
             flight: None,
             flights: 0,
-            jobs: VecDeque::new(),
+            jobs: Vec::new(),
             lock: Lock::Free,
-            out: VecDeque::new(),
+            out: Vec::new(),
         };
         if let Some(r) = s.read_mirror() {
             let now = s.host.now_ms();
@@ -94,7 +93,7 @@ impl<H: Host> Scope<H> {
             s.sweep();
         }
         if s.idb {
-            s.out.push_back(Command::Listen {
+            s.out.push(Command::Listen {
                 name: s.rec_key.clone(),
                 area: s.store.kind(),
             });
@@ -155,7 +154,7 @@ impl<H: Host> Scope<H> {
         let no = self.flights;
         self.flight = Some(Flight { no, fp: fp.clone() });
         let started = self.host.now_ms();
-        self.out.push_back(Command::Wake {
+        self.out.push(Command::Wake {
             ms: send.deadline_ms as f64,
             wake: Wake::Deadline(no),
         });
@@ -222,7 +221,7 @@ impl<H: Host> Scope<H> {
 
     /// The next command to run, if any.
     pub fn poll(&mut self) -> Option<Command> {
-        self.out.pop_front()
+        (!self.out.is_empty()).then(|| self.out.remove(0))
     }
 
     /// Takes what the browser answered.
@@ -241,7 +240,7 @@ impl<H: Host> Scope<H> {
 
     /// Emits `kind` about `key`.
     pub(super) fn emit(&mut self, key: &str, kind: EventKind) {
-        self.out.push_back(Command::Emit(Event {
+        self.out.push(Command::Emit(Event {
             key: key.into(),
             kind,
         }));
@@ -252,7 +251,7 @@ impl<H: Host> Scope<H> {
         if self.flight.as_ref().is_some_and(|f| f.no == no) {
             self.flight = None;
         }
-        self.out.push_back(Command::Settle {
+        self.out.push(Command::Settle {
             flight: no,
             outcome,
         });

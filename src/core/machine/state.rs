@@ -2,7 +2,6 @@
 //! flight, and the jobs waiting for the lock with where each stands. The files beside it
 //! hold what the machine does with it.
 
-use alloc::collections::VecDeque;
 use alloc::rc::Rc;
 
 use super::host::Host;
@@ -62,11 +61,11 @@ pub struct Scope<H: Host> {
     /// The number of the last sequence.
     pub(super) flights: u32,
     /// Work that needs the lock, in the order asked; the first is under way.
-    pub(super) jobs: VecDeque<Job>,
+    pub(super) jobs: Vec<Job>,
     /// The cross-tab lock.
     pub(super) lock: Lock,
     /// Commands not yet polled.
-    pub(super) out: VecDeque<Command>,
+    pub(super) out: Vec<Command>,
 }
 
 /// What moves a job on.

@@ -106,7 +106,7 @@ impl<H: Host> Scope<H> {
         let shown_cached =
             self.rec.state == State::Succeeded && self.rec.fingerprint.as_deref() == Some(&j.fp);
         if shown_cached && self.idb && self.intents == 0 {
-            self.out.push_back(Command::IdbPeek {
+            self.out.push(Command::IdbPeek {
                 key: self.rec_key.clone(),
             });
             return Some(At::Cached(self.rec.clone()));
@@ -253,7 +253,7 @@ impl<H: Host> Scope<H> {
             credentials: o.credentials.clone(),
             timeout_ms: (o.timeout_ms as f64).min(left).max(1.0),
         };
-        self.out.push_back(Command::Send(request));
+        self.out.push(Command::Send(request));
         self.post(Notice::Stored(&text));
         Some(At::Sending)
     }
@@ -312,7 +312,7 @@ impl<H: Host> Scope<H> {
                     reason: reason.clone(),
                 };
                 self.emit(&rec.key, kind);
-                self.out.push_back(Command::Wake {
+                self.out.push(Command::Wake {
                     ms: delay_ms as f64,
                     wake: Wake::Retry,
                 });
@@ -359,7 +359,7 @@ impl<H: Host> Scope<H> {
             return None;
         }
         self.settle(j.no, Ok(reply));
-        self.out.push_back(Command::Wake {
+        self.out.push(Command::Wake {
             ms: 0.0,
             wake: Wake::AnswerTurn,
         });

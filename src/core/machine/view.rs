@@ -38,7 +38,7 @@ impl<H: Host> Scope<H> {
         let mut prefix = self.opts.namespace.clone();
         prefix.push(':');
         if self.idb {
-            self.out.push_back(Command::IdbSweep {
+            self.out.push(Command::IdbSweep {
                 prefix: prefix.clone(),
                 namespace: self.opts.namespace.clone(),
             });
@@ -205,7 +205,7 @@ impl<H: Host> Scope<H> {
     /// Posts a notice to the scope's other tabs (where the record is shared).
     pub(super) fn post(&mut self, n: Notice) {
         if self.listening {
-            self.out.push_back(Command::Post {
+            self.out.push(Command::Post {
                 name: self.rec_key.clone(),
                 text: n.encode(),
             });
