@@ -98,6 +98,12 @@ pub fn covers(text: &str, rec: &Record) -> bool {
     marks(text).any(|m| m.covers(rec))
 }
 
+/// Whether the stored `text` holds `mark` already (line by line: a substring search would
+/// link a searcher of its own, and could match inside a longer line).
+pub fn holds(text: &str, mark: &Mark) -> bool {
+    marks(text).any(|m| m == *mark)
+}
+
 /// The stored text with `mark` added first, the marks whose key expired by `now_ms` (and
 /// unreadable lines) dropped, and no more than [`MARKS_KEPT`] kept.
 pub fn with(text: &str, mark: &Mark, now_ms: f64) -> String {

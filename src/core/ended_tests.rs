@@ -99,3 +99,17 @@ fn expired_marks_go_and_only_the_last_few_are_kept() {
     assert!(!all_expired(&text, NOW));
     assert!(all_expired(&text, NOW + 2.0 * TTL));
 }
+
+#[test]
+fn a_mark_is_held_only_by_a_line_that_is_that_mark() {
+    let m = mark(K1, NOW);
+    let stored = with("", &m, NOW);
+    assert!(holds(&stored, &m));
+    assert!(holds(&with(&stored, &mark(K2, NOW + 1.0), NOW), &m));
+    // Another time or key is another mark, and a longer line is not this one.
+    assert!(!holds(&stored, &mark(K1, NOW + 1.0)));
+    assert!(!holds(&stored, &mark(K2, NOW)));
+    let longer = format!("{} 1", m.line());
+    assert!(!holds(&longer, &m) && longer.contains(&m.line()));
+    assert!(!holds("", &m));
+}

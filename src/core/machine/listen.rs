@@ -5,7 +5,7 @@
 
 use super::host::Host;
 use super::state::Scope;
-use crate::core::ended::Mark;
+use crate::core::ended::{holds, Mark};
 use crate::core::sync::{removes, supersedes, Notice};
 use crate::prelude::*;
 
@@ -28,7 +28,7 @@ impl<H: Host> Scope<H> {
             return self.abandon(Some(text));
         };
         self.abandon(Some(&mark.key));
-        if !self.ended().contains(text) {
+        if !holds(&self.ended(), &mark) {
             self.end(mark);
         }
     }
