@@ -45,7 +45,7 @@ impl Mark {
     pub fn decode(line: &str) -> Option<Mark> {
         let (head, until) = rsplit_byte(line, b' ')?;
         let (key, since) = rsplit_byte(head, b' ')?;
-        if key.is_empty() || key.contains(' ') {
+        if key.is_empty() || key.as_bytes().iter().any(|&b| b == b' ') {
             return None;
         }
         Some(Mark {
