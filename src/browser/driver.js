@@ -1,11 +1,22 @@
 // The thin driver of the scopes' machines (src/core/machine): it runs the commands each
 // machine gives with the platform's own async (Web Locks, fetch with its timeout, timers,
 // BroadcastChannel, the `storage` event; IndexedDB in idb.js) and feeds each answer back to
-// the machine through its named methods (src/browser/ffi.rs, `Machine`). It decides
-// nothing. Also the result, error and event objects. The page's Web Storage, which the
+// the machine through its one method, `feed(input, n, a, b, c)` (src/browser/ffi.rs,
+// `Machine`), the input named by one of the numbers below. It decides nothing. Also the result, error and event objects. The page's Web Storage, which the
 // machines read through their host, is storage.js. The package joins them into idemkey.js
 // (scripts/post-pack.sh).
 import { page, webStorage } from "./storage.js";
+
+// The inputs `Machine.feed` takes from here, by the number it reads (src/browser/ffi.rs,
+// `input`; idb.js has IndexedDB's), each with what follows it: a number, then strings or
+// null. Not exported: the glue imports this module whole, as the wasm's import object.
+const LOCK_GRANTED = 0; // ()
+const LOCK_REFUSED = 1; // (0, why)
+const ANSWER = 5; // (status, body, Retry-After, Idempotent-Replayed)
+const NO_ANSWER = 6; // (1 when its timeout aborted the try)
+const WOKEN = 7; // (wake code)
+const NOTICE = 8; // (0, the channel's message)
+const STORAGE_EVENT = 9; // (0, newValue, oldValue)
 
 // A scope's driver state: its machine `m`, the Web Lock's release, its channel membership
 // and `storage` listener, the promises of its submit sequences by number, and the
@@ -32,17 +43,17 @@ export function webLocks() {
   return !!locks && typeof locks.request == "function";
 }
 
-// Asks for the Web Lock `name`: `lockGranted()` once held (kept until `unlock`), or
-// `lockRefused()` when the request fails.
+// Asks for the Web Lock `name`: LOCK_GRANTED once held (kept until `unlock`), or
+// LOCK_REFUSED when the request fails.
 export function lock(d, name) {
   navigator.locks
     .request(name, () => new Promise((release) => {
       d.release = release;
       // Fed after the lock's callback has returned, as any other answer.
-      queueMicrotask(() => d.m?.lockGranted());
+      queueMicrotask(() => d.m?.feed(LOCK_GRANTED));
     }))
     .catch((e) => {
-      if (!d.release) d.m?.lockRefused(errorText(e));
+      if (!d.release) d.m?.feed(LOCK_REFUSED, 0, errorText(e));
     });
 }
 
@@ -52,10 +63,10 @@ export function unlock(d) {
   release();
 }
 
-// Calls `m.woken(code)` after `ms` milliseconds; 0: in a microtask, after the reactions
+// Feeds WOKEN with `code` after `ms` milliseconds; 0: in a microtask, after the reactions
 // already queued.
 export function wake(d, ms, code) {
-  const f = () => d.m?.woken(code);
+  const f = () => d.m?.feed(WOKEN, code);
   ms ? setTimeout(f, ms) : queueMicrotask(f);
 }
 
@@ -91,11 +102,11 @@ const watchers = new Set();
 
 // Calls the members of `name` but `from` with `text`, each while it still is one.
 function deliver(name, text, from) {
-  for (const d of [...(members.get(name) || [])]) if (d != from && members.get(name)?.has(d)) d.m?.notice(text);
+  for (const d of [...(members.get(name) || [])]) if (d != from && members.get(name)?.has(d)) d.m?.feed(NOTICE, 0, text);
 }
 
 // Hears the scope's channel (`name`) and the `storage` events of key `name` in backend
-// `kind`: `m.notice(text)`, `m.storageEvent(newValue, oldValue)`.
+// `kind`: NOTICE with the message, STORAGE_EVENT with the new and old value.
 export function listen(d, name, kind) {
   if (typeof BroadcastChannel == "function") {
     if (!chan) {
@@ -115,7 +126,7 @@ export function listen(d, name, kind) {
     try {
       mine = e.storageArea === webStorage(kind);
     } catch {}
-    if (e.key === name && mine) d.m?.storageEvent(e.newValue, e.oldValue);
+    if (e.key === name && mine) d.m?.feed(STORAGE_EVENT, 0, e.newValue, e.oldValue);
   };
   if (!watching) {
     watching = true;
@@ -156,8 +167,8 @@ function chanClose(d) {
 /**
  * One HTTP try: `fetch` with the JSON body, `content-type: application/json`, the extra
  * headers (`headers`: names and values joined by "\n", which neither may contain) and the
- * key's header, aborted after `ms`. Feeds `m.answer(status, body text, Retry-After,
- * Idempotent-Replayed)` once the whole body is read, or `m.noAnswer(timedOut)`.
+ * key's header, aborted after `ms`. Feeds ANSWER (status, body text, Retry-After,
+ * Idempotent-Replayed) once the whole body is read, or NO_ANSWER (whether it timed out).
  */
 export async function send(d, url, method, headers, keyName, keyValue, body, credentials, ms) {
   const c = new AbortController();
@@ -177,7 +188,7 @@ export async function send(d, url, method, headers, keyName, keyValue, body, cre
   } finally {
     clearTimeout(t);
   }
-  a ? d.m?.answer(...a) : d.m?.noAnswer(c.signal.aborted);
+  a ? d.m?.feed(ANSWER, ...a) : d.m?.feed(NO_ANSWER, c.signal.aborted);
 }
 
 /**

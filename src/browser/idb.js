@@ -1,8 +1,14 @@
 // IndexedDB for the scopes' machines: the page's one connection to database `idemkey`
 // (store `records`), the record's reads and writes, each answer fed back to
-// the scope's machine (`idbRead`, `idbWritten`), and the sweep. It decides nothing. Joined
+// the scope's machine (IDB_READ, IDB_WRITTEN), and the sweep. It decides nothing. Joined
 // into idemkey.js by scripts/post-pack.sh.
 import { errorText, text } from "./driver.js";
+
+// The inputs `Machine.feed` takes from here, by the number it reads (src/browser/ffi.rs,
+// `input`; driver.js has the others), each with what follows it.
+const IDB_READ = 2; // (0, text or null, why or null)
+const IDB_WRITTEN = 3; // (0, why or null)
+const IDB_REOPENED = 4; // (0, why)
 
 // The page's connection to database `idemkey`, opened on first use.
 let db;
@@ -96,21 +102,21 @@ function ends(tx, req, ok, fail) {
   };
 }
 
-// Feeds the scope's machine a request's outcome: `idbReopened(why)` first when the connection had to be
+// Feeds the scope's machine a request's outcome: IDB_REOPENED (why) first when the connection had to be
 // opened again, then `ok(value)` or `fail(why)`.
 function answer(d, p, ok, fail) {
   p.then(
     (v) => {
       const r = reopened;
       reopened = null;
-      if (r) d.m?.idbReopened(r);
+      if (r) d.m?.feed(IDB_REOPENED, 0, r);
       ok(v);
     },
     (e) => fail(errorText(e)),
   );
 }
 
-// Reads `key`: `m.idbRead(text or null, null)`, or `m.idbRead(null, why)`. The read is
+// Reads `key`: IDB_READ with the text or null, or with null and why. The read is
 // made in a readwrite transaction, which stays
 // active while the machine answers it in the same pass of microtasks (src/browser/live.rs
 // feeds an answer and runs the commands it gives in one call): `d.tx` is that transaction
@@ -119,7 +125,7 @@ function answer(d, p, ok, fail) {
 // two transactions would make two.
 export function idbGet(d, key) {
   let tx;
-  const read = (v, e) => d.m?.idbRead(v, e);
+  const read = (v, e) => d.m?.feed(IDB_READ, 0, v, e);
   const fed = (v) => {
     d.tx = tx;
     try {
@@ -131,8 +137,8 @@ export function idbGet(d, key) {
   answer(d, inStore("readwrite", (s) => s.get(key), false, (t) => (tx = t)), fed, (e) => read(null, e));
 }
 
-// Stores `value` under `key` (null deletes it): `m.idbWritten(null)` once committed, or
-// `m.idbWritten(why)`. In the transaction of the read being answered, while that one is
+// Stores `value` under `key` (null deletes it): IDB_WRITTEN with null once committed, or
+// with why. In the transaction of the read being answered, while that one is
 // active; else in a transaction of its own.
 export function idbPut(d, key, value) {
   const put = (s) => (value == null ? s.delete(key) : s.put(value, key));
@@ -150,15 +156,15 @@ export function idbPut(d, key, value) {
     // No transaction, or no longer active.
     p = inStore("readwrite", put);
   }
-  const done = (e) => d.m?.idbWritten(e);
+  const done = (e) => d.m?.feed(IDB_WRITTEN, 0, e);
   answer(d, p, () => done(null), done);
 }
 
 // Reads `key` alone, in a readonly transaction, which holds up no other tab's: a read made
-// without the lock, which no write follows. `m.idbRead(text or null, null)`, or
-// `m.idbRead(null, why)`.
+// without the lock, which no write follows. IDB_READ with the text or
+// null, or with null and why.
 export function idbPeek(d, key) {
-  const read = (v, e) => d.m?.idbRead(v, e);
+  const read = (v, e) => d.m?.feed(IDB_READ, 0, v, e);
   answer(d, inStore("readonly", (s) => s.get(key)), (v) => read(text(v) ?? null, null), (e) => read(null, e));
 }
 
