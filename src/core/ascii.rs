@@ -20,9 +20,15 @@ pub fn digits(s: &str) -> Option<u64> {
 
 /// `s` split around the last `sep`, an ASCII byte; `None` when it has none.
 pub fn rsplit_byte(s: &str, sep: u8) -> Option<(&str, &str)> {
-    let i = s.bytes().rposition(|b| b == sep)?;
-    let (head, tail) = s.split_at_checked(i)?;
-    Some((head, tail.get(1..)?))
+    let bytes = s.as_bytes();
+    let mut i = bytes.len();
+    while i > 0 {
+        i -= 1;
+        if bytes[i] == sep {
+            return Some((s.get(..i)?, s.get(i + 1..)?));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
