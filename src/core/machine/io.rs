@@ -2,7 +2,9 @@
 //! browser answered), the [`Command`]s it asks the driver to run, and the [`Event`]s and
 //! [`Reply`]s a page sees. Every name the driver and the machine share is here.
 
-use crate::core::options::StorageKind;
+use alloc::rc::Rc;
+
+use crate::core::options::{Options, StorageKind};
 use crate::error::Error;
 use crate::prelude::*;
 
@@ -81,20 +83,13 @@ pub enum Wake {
 /// One HTTP try.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
-    /// Absolute or page-relative URL.
-    pub url: String,
-    /// `POST`, `PUT`, `PATCH` or `DELETE`.
-    pub method: String,
-    /// Extra headers from the options.
-    pub headers: Vec<(String, String)>,
-    /// The idempotency key header's name.
-    pub key_name: String,
+    /// The options of the `Checkout` whose submit sends it: the endpoint, method, extra
+    /// headers, the key's header name and `credentials` (shared, not copied per try).
+    pub send: Rc<Options>,
     /// The key as the header carries it (plain or sf-string).
     pub key_value: String,
     /// The JSON body.
     pub body: String,
-    /// fetch `credentials`.
-    pub credentials: String,
     /// Abort the try after this long.
     pub timeout_ms: f64,
 }

@@ -244,13 +244,9 @@ impl<H: Host> Scope<H> {
         );
         let left = o.deadline_ms as f64 - (self.host.now_ms() - j.started);
         let request = Request {
-            url: o.endpoint.clone(),
-            method: o.method.clone(),
-            headers: o.headers.clone(),
-            key_name: o.header_name.clone(),
+            send: o.clone(),
             key_value: format_key(&rec.key, o.header_format),
             body: j.body.clone(),
-            credentials: o.credentials.clone(),
             timeout_ms: (o.timeout_ms as f64).min(left).max(1.0),
         };
         self.out.push(Command::Send(request));
