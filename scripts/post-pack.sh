@@ -280,7 +280,8 @@ EOF
   "$root/node_modules/.bin/rollup" "$entry" --format es --failAfterWarnings -o "$joined" 2>"$joined.log" \
     || { cat "$joined.log" >&2; exit 1; }
   rm -f "$entry"
-  "$root/node_modules/.bin/terser" "$joined" --module --compress --mangle --keep-classnames \
+  # Two compress passes: the second finds what the first's inlining left (0.02 KiB).
+  "$root/node_modules/.bin/terser" "$joined" --module --compress passes=2 --mangle --keep-classnames \
     --comments false -o "$joined.min"
   { if [[ -n $banner ]]; then printf '%s\n' "$banner"; fi; cat "$joined.min"; } >"$glue"
   rm -f "$joined" "$joined.min" "$joined.log"
