@@ -215,10 +215,11 @@ impl Checkout {
         #[wasm_bindgen(unchecked_param_type = "CheckoutOptions")] options: JsValue,
     ) -> Result<Checkout, JsValue> {
         let (opts, on_event) = options::read(&options)?;
+        let opts = Rc::new(opts);
         let id = next_id();
         Ok(Checkout {
             live: LiveScope::open(&opts, on_event, id),
-            opts: Rc::new(opts),
+            opts,
             id,
         })
     }

@@ -334,7 +334,7 @@ impl World {
             tab: self.pages[page].tab,
             env: self.env.clone(),
         };
-        let m = Scope::open(host, &self.opts, sweep);
+        let m = Scope::open(host, Rc::new(self.opts.clone()), sweep);
         let inst = self.id();
         let name = m.rec_key().to_string();
         let p = &mut self.pages[page];

@@ -52,7 +52,7 @@ pub(crate) struct LiveScope {
 impl LiveScope {
     /// The scope of `opts` for the `Checkout` numbered `id`: the page's live one if there
     /// is one (opened again), else a new one.
-    pub(crate) fn open(opts: &Options, on_event: Option<Function>, id: u32) -> Rc<LiveScope> {
+    pub(crate) fn open(opts: &Rc<Options>, on_event: Option<Function>, id: u32) -> Rc<LiveScope> {
         let at = record_key(&opts.namespace, &opts.scope);
         let found = OPEN.with(|open| {
             open.iter()
@@ -76,7 +76,7 @@ impl LiveScope {
                     first
                 });
                 let live = Rc::new(LiveScope {
-                    machine: RefCell::new(Scope::open(BrowserHost, opts, sweep)),
+                    machine: RefCell::new(Scope::open(BrowserHost, opts.clone(), sweep)),
                     driver: RefCell::new(JsValue::NULL),
                     listeners: RefCell::new(Vec::new()),
                     checkouts: Cell::new(0),

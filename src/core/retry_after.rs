@@ -58,7 +58,12 @@ pub fn http_date_ms(v: &str, now_ms: f64) -> Option<f64> {
         // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
         6 if t[5] == b"GMT" => {
             day_name(comma(t[0])?, &DAYS)?;
-            (num(t[1], 2, 2)?, month(t[2])?, num(t[3], 4, 4)? as i64, t[4])
+            (
+                num(t[1], 2, 2)?,
+                month(t[2])?,
+                num(t[3], 4, 4)? as i64,
+                t[4],
+            )
         }
         // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
         4 if t[3] == b"GMT" => {
@@ -74,7 +79,12 @@ pub fn http_date_ms(v: &str, now_ms: f64) -> Option<f64> {
         // asctime: Sun Nov  6 08:49:37 1994
         5 => {
             day_name(t[0], &DAYS)?;
-            (num(t[2], 1, 2)?, month(t[1])?, num(t[4], 4, 4)? as i64, t[3])
+            (
+                num(t[2], 1, 2)?,
+                month(t[1])?,
+                num(t[4], 4, 4)? as i64,
+                t[3],
+            )
         }
         _ => return None,
     };
@@ -122,7 +132,11 @@ fn clock(s: &[u8]) -> Option<(u32, u32, u32)> {
     if s.len() != 8 || s[2] != b':' || s[5] != b':' {
         return None;
     }
-    let (h, m, sec) = (num(&s[..2], 2, 2)?, num(&s[3..5], 2, 2)?, num(&s[6..], 2, 2)?);
+    let (h, m, sec) = (
+        num(&s[..2], 2, 2)?,
+        num(&s[3..5], 2, 2)?,
+        num(&s[6..], 2, 2)?,
+    );
     // 60 is a leap second, which the grammar allows.
     if h > 23 || m > 59 || sec > 60 {
         return None;

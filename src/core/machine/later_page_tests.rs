@@ -88,7 +88,7 @@ fn sent_under(cmds: &[Command], key: &str) {
 /// A page that shows the scope after `gone`'s finish() or reset() shows a new attempt, and
 /// pays the basket again under that attempt's key.
 fn later_page_pays_anew(gone: &Scope<TestHost>, old_key: &str, idb: &mut Option<String>) {
-    let mut later = Scope::open(next_page(&gone.host, 5_000.0), &options(), false);
+    let mut later = Scope::open(next_page(&gone.host, 5_000.0), options().into(), false);
     let opened = drain(&mut later);
     run(&mut later, idb, opened);
     let key = later.record().key.clone();
@@ -146,7 +146,7 @@ fn a_delete_indexeddb_refused_leaves_nothing_a_later_page_takes_for_the_live_att
 fn a_tab_that_showed_the_paid_attempt_pays_the_next_order_anew_after_finish_elsewhere() {
     let (mut a, mut idb) = paid_page();
     let old = a.record().key.clone();
-    let mut b = Scope::open(next_page(&a.host, 500.0), &options(), false);
+    let mut b = Scope::open(next_page(&a.host, 500.0), options().into(), false);
     let opened = drain(&mut b);
     run(&mut b, &mut idb, opened);
     assert_eq!(b.record().key, old);
@@ -204,7 +204,7 @@ fn a_page_that_slept_through_a_finish_elsewhere_sends_no_more_tries_of_its_key()
     )));
     // Meanwhile another page of the tab's history (or another tab) showed the attempt and
     // finished it; this page was in the back/forward cache and heard nothing.
-    let mut other = Scope::open(next_page(&a.host, 500.0), &options(), false);
+    let mut other = Scope::open(next_page(&a.host, 500.0), options().into(), false);
     drain(&mut other);
     assert_eq!(other.record().key, old);
     other.finish();

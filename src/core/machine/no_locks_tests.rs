@@ -15,7 +15,7 @@ fn all(s: &mut Scope<NoLocks>) -> Vec<Command> {
 
 #[test]
 fn without_web_locks_local_acts_as_session_with_one_event_naming_web_locks() {
-    let mut s = Scope::open(no_locks(), &options(), false);
+    let mut s = Scope::open(no_locks(), options().into(), false);
     let cmds = all(&mut s);
     let fallbacks: Vec<_> = cmds
         .iter()
@@ -46,7 +46,7 @@ fn without_web_locks_local_acts_as_session_with_one_event_naming_web_locks() {
             maps: s.host.0.maps.clone(),
             ..TestHost::default()
         }),
-        &options(),
+        options().into(),
         false,
     );
     assert_eq!(again.record().key, key);
@@ -54,7 +54,7 @@ fn without_web_locks_local_acts_as_session_with_one_event_naming_web_locks() {
 
 #[test]
 fn without_web_locks_a_submit_takes_the_tabs_own_turn_and_sends_its_key_once() {
-    let mut s = Scope::open(no_locks(), &options(), false);
+    let mut s = Scope::open(no_locks(), options().into(), false);
     all(&mut s);
     let key = s.record().key.clone();
     assert_eq!(

@@ -90,7 +90,7 @@ fn pending(key: &str) -> String {
 #[test]
 fn open_writes_only_the_key_it_shows() {
     let opts = options();
-    let mut s = Scope::open(Logged::default(), &opts, false);
+    let mut s = Scope::open(Logged::default(), opts.clone().into(), false);
     let proposed = proposal_key(&opts.namespace, &opts.scope);
     assert_eq!(s.host.writes, [format!("set local {proposed}")]);
     assert!(fallbacks(&drain(&mut s)).is_empty());
@@ -100,7 +100,7 @@ fn open_writes_only_the_key_it_shows() {
 fn a_local_storage_that_takes_no_writes_is_left_at_open_by_the_write_of_the_key_shown() {
     let opts = options();
     let host = Logged::full();
-    let mut s = Scope::open(host, &opts, false);
+    let mut s = Scope::open(host, opts.clone().into(), false);
     assert_eq!(s.storage(), StorageKind::Session);
     assert_eq!(fallbacks(&drain(&mut s)), [("local", "session")]);
     // The key shown is proposed where a reload of this tab finds it.
@@ -117,7 +117,7 @@ fn a_local_storage_that_takes_no_writes_is_left_at_open_also_when_the_record_is_
     host.inner
         .maps
         .insert((StorageKind::Local as u8, at), pending(FOUND));
-    let mut s = Scope::open(host, &opts, false);
+    let mut s = Scope::open(host, opts.clone().into(), false);
     // The pending key is given back, and the storage that would lose its next write is
     // left now, with its event, as it was before any submit.
     assert_eq!(s.record().key, FOUND);
@@ -129,11 +129,11 @@ fn a_local_storage_that_takes_no_writes_is_left_at_open_also_when_the_record_is_
 fn a_reload_shows_the_key_proposed_in_session_storage_when_local_storage_takes_no_writes() {
     let opts = options();
     let host = Logged::full();
-    let mut s = Scope::open(host, &opts, false);
+    let mut s = Scope::open(host, opts.clone().into(), false);
     let shown = s.record().key.clone();
     // The page reloads before its proposal is settled (another tab held the lock).
     let host = core::mem::take(&mut s.host);
-    let again = Scope::open(host, &opts, false);
+    let again = Scope::open(host, opts.clone().into(), false);
     assert_eq!(again.record().key, shown);
 }
 
@@ -146,7 +146,7 @@ fn another_pages_proposal_stays_in_a_local_storage_that_takes_no_writes() {
     host.inner
         .maps
         .insert((StorageKind::Local as u8, at.clone()), theirs.clone());
-    let s = Scope::open(host, &opts, false);
+    let s = Scope::open(host, opts.clone().into(), false);
     assert_eq!(s.record().key, FOUND);
     // Its page finds it there after a reload.
     let left = s.host.inner.maps.get(&(StorageKind::Local as u8, at));
@@ -156,7 +156,7 @@ fn another_pages_proposal_stays_in_a_local_storage_that_takes_no_writes() {
 #[test]
 fn a_page_that_dies_before_its_key_is_committed_leaves_the_next_page_a_key_it_sends() {
     let opts = options();
-    let mut s = Scope::open(Logged::default(), &opts, false);
+    let mut s = Scope::open(Logged::default(), opts.clone().into(), false);
     drain(&mut s);
     // The proposal is settled with the lock: IndexedDB holds nothing, so the key is stored.
     s.handle(Input::Woken(Wake::SettleTurn));
@@ -167,7 +167,7 @@ fn a_page_that_dies_before_its_key_is_committed_leaves_the_next_page_a_key_it_se
     drain(&mut s);
     // The page goes away before IndexedDB commits the write.
     let host = core::mem::take(&mut s.host);
-    let mut next = Scope::open(host, &opts, false);
+    let mut next = Scope::open(host, opts.clone().into(), false);
     let shown = next.record().key.clone();
     drain(&mut next);
     let started = next.submit("{}".into(), "fp".into(), Rc::new(options()));
@@ -212,7 +212,7 @@ fn a_reload_shows_the_answer_that_went_to_session_storage_over_an_older_local_co
         (StorageKind::Session as u8, s.rec_key().into()),
         paid.encode(),
     );
-    let reloaded = Scope::open(host, &options(), false);
+    let reloaded = Scope::open(host, options().into(), false);
     assert_eq!(reloaded.record().key, paid.key);
     assert_eq!(reloaded.record().state, State::Succeeded);
 }

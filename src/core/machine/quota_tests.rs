@@ -82,7 +82,7 @@ fn two_tabs_without_indexeddb() -> (Scope<Tab>, Scope<Tab>, Rc<Cell<bool>>, Stri
         local: local.clone(),
         full: full.clone(),
     };
-    let mut a = Scope::open(tab(1), &options(), false);
+    let mut a = Scope::open(tab(1), options().into(), false);
     let key = a.record().key.clone();
     drain(&mut a);
     a.handle(Input::Woken(Wake::SettleTurn));
@@ -91,7 +91,7 @@ fn two_tabs_without_indexeddb() -> (Scope<Tab>, Scope<Tab>, Rc<Cell<bool>>, Stri
     drain(&mut a);
     a.handle(Input::IdbRead(Err(NO_IDB.into())));
     drain(&mut a);
-    let mut b = Scope::open(tab(2), &options(), false);
+    let mut b = Scope::open(tab(2), options().into(), false);
     drain(&mut b);
     assert_eq!(b.record().key, key);
     (a, b, full, key)

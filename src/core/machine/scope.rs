@@ -31,7 +31,7 @@ impl<H: Host> Scope<H> {
     /// refused there would remove it). Without Web Locks, `storage: "local"` acts as
     /// `"session"` (the tabs cannot take turns), with a `storage-fallback` event. The
     /// sweep comes last, in the backend the store ended in.
-    pub fn open(mut host: H, opts: &Options, sweep: bool) -> Scope<H> {
+    pub fn open(mut host: H, opts: Rc<Options>, sweep: bool) -> Scope<H> {
         let rec_key = record_key(&opts.namespace, &opts.scope);
         let mut fallbacks = Vec::new();
         let shared = opts.storage == StorageKind::Local && host.web_locks();
@@ -47,10 +47,10 @@ impl<H: Host> Scope<H> {
             opts.storage
         };
         let store = Store::open(&mut host, wanted, &rec_key, &mut fallbacks);
-        let first = view::fresh(&mut host, opts);
+        let first = view::fresh(&mut host, &opts);
         let mut s = Scope {
             host,
-            opts: opts.clone(),
+            opts,
             rec_key,
             store,
             idb: shared,

@@ -37,7 +37,7 @@ pub struct Scope<H: Host> {
     pub(super) host: H,
     /// The options of the scope's first `Checkout`: its scope, namespace, storage and
     /// `ttlSeconds` are the record's (each `Checkout` sends with its own).
-    pub(super) opts: Options,
+    pub(super) opts: Rc<Options>,
     /// The record's storage key.
     pub(super) rec_key: String,
     /// The Web Storage (or memory) store: the mirror `open()` and the getters read, and

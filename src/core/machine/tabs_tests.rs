@@ -14,7 +14,7 @@ fn two_tabs() -> (Scope<TestHost>, Scope<TestHost>, Option<String>) {
         seed: 7,
         maps: a.host.maps.clone(),
     };
-    let mut b = Scope::open(host, &options(), false);
+    let mut b = Scope::open(host, options().into(), false);
     drain(&mut b);
     assert_eq!(b.record().key, a.record().key);
     (a, b, idb)
@@ -113,7 +113,7 @@ fn a_record_with_a_wrong_submitted_at_is_set_aside_whole() {
             seed: 7,
             maps,
         },
-        &options(),
+        options().into(),
         false,
     );
     let cmds = drain(&mut b);

@@ -83,7 +83,7 @@ fn drain<H: Host>(s: &mut Scope<H>) -> Vec<Command> {
 
 #[test]
 fn a_submit_stores_its_key_before_the_request_and_settles_with_the_answer() {
-    let mut s = Scope::open(TestHost::default(), &options(), false);
+    let mut s = Scope::open(TestHost::default(), options().into(), false);
     let key = s.record().key.clone();
     drain(&mut s);
     let send = Rc::new(options());
@@ -143,7 +143,7 @@ fn commit(idb: &mut Option<String>, cmds: &[Command]) {
 /// IndexedDB holds.
 fn settled(host: TestHost) -> (Scope<TestHost>, Option<String>) {
     let mut idb = None;
-    let mut s = Scope::open(host, &options(), false);
+    let mut s = Scope::open(host, options().into(), false);
     drain(&mut s);
     s.handle(Input::Woken(Wake::SettleTurn));
     drain(&mut s);
