@@ -124,7 +124,7 @@ extern "C" {
     pub(crate) fn idb_peek(d: &JsValue, key: &str);
     /// Writes (or, for `None`, deletes) `key` in IndexedDB.
     #[wasm_bindgen(js_name = idbPut)]
-    pub(crate) fn idb_put(d: &JsValue, key: &str, value: Option<String>);
+    pub(crate) fn idb_put(d: &JsValue, key: &str, value: Option<&str>);
     /// Deletes the IndexedDB entries under `prefix` that `due(key, value)` names.
     #[wasm_bindgen(js_name = idbSweep)]
     pub(crate) fn idb_sweep(prefix: &str, due: JsValue);

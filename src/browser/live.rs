@@ -143,7 +143,7 @@ impl LiveScope {
             Command::Unlock => ffi::unlock(&d),
             Command::IdbGet { key } => ffi::idb_get(&d, &key),
             Command::IdbPeek { key } => ffi::idb_peek(&d, &key),
-            Command::IdbPut { key, text } => ffi::idb_put(&d, &key, text),
+            Command::IdbPut { key, text } => ffi::idb_put(&d, &key, text.as_deref()),
             Command::IdbSweep { prefix, namespace } => sweep_idb(&prefix, namespace),
             Command::Send(r) => ffi::send(
                 &d,
