@@ -59,3 +59,31 @@ async fn without_web_locks_the_record_is_the_tabs_own_and_a_reload_keeps_its_key
     restore(&undo_again);
     again.close();
 }
+
+// P-safari-15-own-tab: a page of Safari 15.0 to 15.3 (no Web Locks, no BroadcastChannel, no Object.hasOwn) keeps its tab's key and answer across a reload
+#[wasm_bindgen_test]
+async fn a_page_of_safari_15_0_to_15_3_keeps_its_tabs_key_and_answer_across_a_reload() {
+    let customer = uniq("cust");
+    let scope = uniq("cart");
+    let tab = Tab::open().await;
+    let undo = hide_safari_15_in(&tab.window());
+    let c = tab.open_checkout(&opts(&scope, &customer, FAST));
+    assert_eq!(c.storage(), "session");
+    let key = c.key();
+    let r = c.submit(&js(PAY)).await;
+    assert_eq!(num(&r, "status"), 201.0, "{r:?}");
+    assert_eq!(ledger(&customer).await, vec![key.clone()], "one charge");
+    restore(&undo);
+    tab.close();
+    // The reload: it reads the record the first page stored, in the same browser.
+    let again = Tab::open().await;
+    let undo_again = hide_safari_15_in(&again.window());
+    let back = again.open_checkout(&opts(&scope, &customer, "{}"));
+    assert_eq!(back.key(), key, "the reload shows the tab's key");
+    assert_eq!(back.state(), "succeeded");
+    let r = back.submit(&js(PAY)).await;
+    assert_eq!(get(&r, "fromCache").as_bool(), Some(true), "{r:?}");
+    assert_eq!(ledger(&customer).await, vec![key], "still one charge");
+    restore(&undo_again);
+    again.close();
+}

@@ -42,6 +42,11 @@ extern "C" {
     /// [`hide_locks`] in the window `w` (a [`Tab`]'s); returns the restore.
     #[wasm_bindgen(js_name = hideLocksIn)]
     pub fn hide_locks_in(w: &JsValue) -> Function;
+    /// Hides in the window `w` (a [`Tab`]'s) what Safari 15.0 to 15.3 lacks of what the
+    /// module uses: `navigator.locks`, `BroadcastChannel` and `Object.hasOwn`; returns the
+    /// restore.
+    #[wasm_bindgen(js_name = hideSafari15In)]
+    pub fn hide_safari_15_in(w: &JsValue) -> Function;
     /// Wraps `fetch`, recording requests in `.seen`; returns the restore.
     #[wasm_bindgen(js_name = spyFetch)]
     pub fn spy_fetch() -> Function;

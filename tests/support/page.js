@@ -25,6 +25,20 @@ export function hideLocksIn(w) {
   Object.defineProperty(nav, "locks", { value: undefined, configurable: true });
   return () => { delete nav.locks; };
 }
+// What Safari 15.0 to 15.3 lacks of what the module uses (the browser table of
+// docs/tabs-and-storage.md): Web Locks, BroadcastChannel and Object.hasOwn, removed from the
+// window `w`; returns the restore.
+export function hideSafari15In(w) {
+  const undoLocks = hideLocksIn(w);
+  const { BroadcastChannel, Object: { hasOwn } } = w;
+  delete w.BroadcastChannel;
+  delete w.Object.hasOwn;
+  return () => {
+    undoLocks();
+    w.BroadcastChannel = BroadcastChannel;
+    w.Object.hasOwn = hasOwn;
+  };
+}
 export function spyFetch(watch) {
   const orig = globalThis.fetch;
   const seen = [];
