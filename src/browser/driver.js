@@ -249,8 +249,11 @@ export function parseObject(t) {
   }
 }
 
-/** `o`'s own member `name`; undefined when it has none or `o` is not an object. */
-export const member = (o, name) => (isObject(o) && Object.hasOwn(o, name) ? o[name] : undefined);
+/**
+ * `o`'s own member `name`; undefined when it has none or `o` is not an object. (Not
+ * `Object.hasOwn`: Safari has it from 15.4 only.)
+ */
+export const member = (o, name) => (isObject(o) && Object.prototype.hasOwnProperty.call(o, name) ? o[name] : undefined);
 
 /** `obj[name]`, or undefined when its getter throws. */
 export function read(obj, name) {
