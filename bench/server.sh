@@ -3,7 +3,8 @@
 # charges against the raw commit rate of the same database (one single-row INSERT + COMMIT per
 # iteration, same durability), on SQLite and on PostgreSQL; and idemkey-axum's overhead: the
 # example shop's POST /orders against its POST /bare/orders, the same order and write without
-# the crate, on the same database. Every figure is a ratio against its baseline measured in the
+# the crate, on the same database, with the syncs and round trips one request of each route
+# waits for (counted with strace). Every rate is a ratio against its baseline measured in the
 # same run. Writes the tables to $1 (default target/bench/server.md) and $2 (default
 # target/bench/crate.md).
 set -euo pipefail
