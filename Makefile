@@ -12,9 +12,10 @@ FUZZ_SECONDS         ?= 60
 # make bench only (never make test): twiggy lists where the wasm's bytes are.
 TWIGGY_VERSION       := 0.8.0
 # Debian packages the suites use: browsers and drivers, npm-free tools, PostgreSQL 15,
-# nginx (the cluster's round robin), wrk (the server benchmarks), and WebKitGTK's WebDriver
-# with a virtual X display (WebKit has no headless mode; xvfb-run needs xauth).
-APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql nginx wrk \
+# nginx (the cluster's round robin), wrk and strace (the server benchmarks: strace counts the
+# example shop's syncs and round trips per request), and WebKitGTK's WebDriver with a virtual
+# X display (WebKit has no headless mode; xvfb-run needs xauth).
+APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql nginx wrk strace \
                         webkit2gtk-driver xvfb xauth
 CHROMIUM             := /usr/bin/chromium
 CHROMEDRIVER         := /usr/bin/chromedriver

@@ -3,7 +3,8 @@
 # charges against the raw commit rate of the same database (one single-row INSERT + COMMIT per
 # iteration, same durability), on SQLite and on PostgreSQL; and idemkey-axum's overhead: the
 # example shop's POST /orders against its POST /bare/orders, the same order and write without
-# the crate, on the same database. Every figure is a ratio against its baseline measured in the
+# the crate, on the same database, with the syncs and round trips one request of each route
+# waits for (counted with strace). Every rate is a ratio against its baseline measured in the
 # same run. Writes the tables to $1 (default target/bench/server.md) and $2 (default
 # target/bench/crate.md).
 set -euo pipefail
@@ -63,9 +64,10 @@ measure() {
   echo "$h $r $c"
 }
 
-# The shop on one database (its provider answers at once); prints "bare new replays".
-measure_shop() {
-  "$SHOP" --database "$1" --provider instant --secret "make bench's fingerprint secret, 32 bytes" \
+# The shop on database $1 (its provider answers at once), run by the command before it if any.
+start_shop() {
+  local db="$1"; shift
+  "$@" "$SHOP" --database "$db" --provider instant --secret "make bench's fingerprint secret, 32 bytes" \
     >"$dir/shop.out" 2>"$dir/shop.log" &
   server_pid=$!
   for _ in $(seq 1 100); do
@@ -74,6 +76,11 @@ measure_shop() {
   done
   addr="$(sed -n 's|^listening on http://||p' "$dir/shop.out")"
   [ -n "$addr" ] || { cat "$dir/shop.log" >&2; exit 1; }
+}
+
+# The shop on one database; prints "bare new replays".
+measure_shop() {
+  start_shop "$1"
   curl -fsS -XPOST "http://$addr/orders" -H 'Content-Type: application/json' \
     -H 'X-Customer-Id: bench' -H 'Idempotency-Key: bench-replay' -d '{"amount":4200,"currency":"usd"}' >/dev/null
   # Bare and keyed take turns (ROUNDS of ROUND_SECONDS each), so that a change in the load
@@ -93,12 +100,41 @@ measure_shop() {
   echo "$b $n $r"
 }
 
+# What one request of each route waits for, in a pass of its own after the rates: a fresh shop
+# per route under strace (which stops it at the calls it counts only), one connection for
+# ROUND_SECONDS, so that no request shares a sync with another. Its syncs to disk (SQLite: the
+# shop's fdatasync and fsync calls; PostgreSQL: its WAL flushes, from pg_stat_wal once the
+# shop's connections have closed) and, on PostgreSQL, its round trips to the database (the
+# shop's sendto calls). Prints "bare_syncs keyed_syncs bare_trips keyed_trips" per request.
+per_request() {
+  local db="$1" route n trips syncs w0 out
+  for route in /bare/orders /orders; do
+    w0="$(wal_syncs)"
+    start_shop "$db" strace -f -qq --seccomp-bpf -e trace=fdatasync,fsync,sendto -e signal=none -o "$dir/trace"
+    out="$(wrk -t1 -c1 -d"${ROUND_SECONDS}s" -s bench/wrk/charge.lua "http://$addr$route" 2>>"$dir/wrk.err")"
+    # The shop itself is stopped (strace, stopped, would leave it running), and strace ends with it.
+    kill "$(pgrep -P "$server_pid")"; wait "$server_pid" 2>/dev/null || true; server_pid=""
+    n="$(awk '/ requests in / { print $1 }' <<<"$out")"
+    trips="$(grep -c '^[0-9]* *sendto(' "$dir/trace" || true)"
+    if [ -n "$pg_port" ]; then
+      sleep 1  # the backends of the shop's connections report their statistics as they exit
+      syncs=$(( $(wal_syncs) - w0 ))
+    else
+      syncs="$(grep -cE '^[0-9]* *f(data)?sync\(' "$dir/trace" || true)"
+    fi
+    printf '%s %s ' "$(ratio "$syncs" "$n")" "$(ratio "$trips" "$n")"
+  done | awk '{ print $1, $3, $2, $4 }'
+}
+pg_port=""
+wal_syncs() { [ -n "$pg_port" ] && psql -d postgres -Atc 'SELECT wal_sync FROM pg_stat_wal' || echo 0; }
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 # SQLite: the server on a fresh file, the raw loop on another file in the same directory.
 read -r s_health s_replay s_charge < <(measure --db "$dir/idemkey.db")
 s_commit="$(python3 bench/commit_rate.py "$dir/raw.db" "$DUR")"
 read -r sb_bare sb_new sb_replay < <(measure_shop "sqlite:$dir/shop.db")
+read -r sb_syncs sn_syncs _ _ < <(per_request "sqlite:$dir/shop-syncs.db")
 
 # PostgreSQL: its default (durable) settings, on a temporary directory, as postgres.
 mkdir -p "$dir/pg"; chown postgres "$dir/pg"
@@ -110,6 +146,8 @@ psql() { "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pg_port" -U postgres "$@"; }
 psql -d postgres -c 'CREATE DATABASE idemkey' -c 'CREATE DATABASE raw' -c 'CREATE DATABASE shop'
 read -r p_health p_replay p_charge < <(measure --database-url "postgres://postgres@127.0.0.1:$pg_port/idemkey")
 read -r pb_bare pb_new pb_replay < <(measure_shop "postgres://postgres@127.0.0.1:$pg_port/shop")
+psql -d postgres -c 'CREATE DATABASE shop_syncs'
+read -r pb_syncs pn_syncs pb_trips pn_trips < <(per_request "postgres://postgres@127.0.0.1:$pg_port/shop_syncs")
 psql -d raw -c 'CREATE TABLE t (id BIGSERIAL PRIMARY KEY, v TEXT NOT NULL)'
 echo "INSERT INTO t (v) VALUES (repeat('x', 64));" >"$dir/insert.sql"
 p_commit="$("$PG_BIN/pgbench" -n -h 127.0.0.1 -p "$pg_port" -U postgres -c 1 -T "$DUR" -f "$dir/insert.sql" raw 2>/dev/null \
@@ -135,16 +173,24 @@ cat "$OUT"
 {
   echo "## idemkey-axum's overhead (the example shop, wrk, $CONNS connections; bare and keyed in $ROUNDS alternating rounds of ${ROUND_SECONDS} s, replays ${DUR} s; $(nproc) cores)"
   echo
-  echo "| store | bare POST /bare/orders /s | keyed new orders /s | new / bare | replays /s | replays / bare |"
-  echo "| --- | ---: | ---: | ---: | ---: | ---: |"
-  echo "| SQLite (WAL, synchronous=FULL) | $sb_bare | $sb_new | $(ratio "$sb_new" "$sb_bare") | $sb_replay | $(ratio "$sb_replay" "$sb_bare") |"
-  echo "| PostgreSQL 15 (default durable commit) | $pb_bare | $pb_new | $(ratio "$pb_new" "$pb_bare") | $pb_replay | $(ratio "$pb_replay" "$pb_bare") |"
+  echo "| store | bare POST /bare/orders /s | keyed new orders /s | new / bare | replays /s | replays / bare | syncs / request, bare | keyed | round trips / request, bare | keyed |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  echo "| SQLite (WAL, synchronous=FULL) | $sb_bare | $sb_new | $(ratio "$sb_new" "$sb_bare") | $sb_replay | $(ratio "$sb_replay" "$sb_bare") | $sb_syncs | $sn_syncs | - | - |"
+  echo "| PostgreSQL 15 (default durable commit) | $pb_bare | $pb_new | $(ratio "$pb_new" "$pb_bare") | $pb_replay | $(ratio "$pb_replay" "$pb_bare") | $pb_syncs | $pn_syncs | $pb_trips | $pn_trips |"
   echo
   echo "Targets: new / bare >= 0.6; replays / bare >= 1. Both routes take the same body, pay at the"
   echo "same provider (in process, answering at once) and insert the same order in one durable"
-  echo "transaction; the keyed route adds the reservation (a commit of its own; on SQLite after a"
-  echo "look-up, on PostgreSQL one INSERT ... ON CONFLICT before any) and the stored answer, which"
-  echo "rides the order's transaction. Replays are answered from the"
+  echo "transaction. The keyed route adds the reservation, one INSERT ... ON CONFLICT DO NOTHING that"
+  echo "must be durable before the provider is called, and the stored answer, which rides the order's"
+  echo "transaction: a keyed request waits for two durable commits in a row where a bare one waits for"
+  echo "one, and on PostgreSQL makes two more round trips (the reservation; the answer's UPDATE)."
+  echo "Syncs and round trips per request come from a pass of their own, one connection at a time so"
+  echo "that no request shares a sync (a fresh shop per route, ${ROUND_SECONDS} s each, under strace):"
+  echo "SQLite's are the fdatasync calls of the shop, PostgreSQL's its WAL flushes (pg_stat_wal);"
+  echo "round trips are the shop's messages to PostgreSQL. With $CONNS connections the syncs are"
+  echo "shared (SQLite's one writer commits together the writes that queue while it syncs, PostgreSQL"
+  echo "flushes the commits that wait together), but each keyed request still waits for two in a"
+  echo "row. Replays are answered from the"
   echo "replay cache of completed answers (default 10,000) after the first look-up."
 } >"$CRATE_OUT"
 cat "$CRATE_OUT"

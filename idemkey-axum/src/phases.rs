@@ -4,9 +4,8 @@
 //!    answers, then the store without any lock. A finished key is replayed,
 //!    another payload is 422, a live lock is 409: these never queue behind a
 //!    write. `None`: the request will do work. ([`Keys::begin`] tries the
-//!    reservation of a key nobody has before the store's look-up where the
-//!    store makes that one statement: PostgreSQL's `INSERT … ON CONFLICT DO
-//!    NOTHING`.)
+//!    reservation of a key nobody has before the store's look-up: one
+//!    `INSERT … ON CONFLICT DO NOTHING`, on either store.)
 //! 1. [`Keys::reserve`]: atomically, and judged again (the look-up may have
 //!    raced another request): the key becomes this request's, with an
 //!    operation id ([`Operation::operation_id`]), or is answered after all.

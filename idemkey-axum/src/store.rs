@@ -140,10 +140,11 @@ pub trait KeyStore<W: Send + 'static>: Send + Sync + 'static {
     /// when this call reserved it, `None` when the key has a row (or the
     /// store does not try: the default), and the request goes on to the
     /// look-up and [`KeyStore::reserve`]. A store whose reservation of a new
-    /// key is one statement, as cheap as the look-up's read, implements it:
-    /// a new key then costs one round trip instead of two. A store whose
-    /// writes queue behind one writer does not: the look-up keeps replays
-    /// off it.
+    /// key is one statement implements it: a new key then costs that
+    /// statement alone instead of a read and then a write. A key that has a
+    /// row costs the statement more, before its look-up (on SQLite, a turn on
+    /// the writer); replays are answered from the cache of completed answers
+    /// before either, after the first.
     async fn reserve_new(&self, req: &KeyRequest) -> StoreResult<Option<Lock>> {
         let _ = req;
         Ok(None)

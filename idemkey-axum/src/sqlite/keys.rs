@@ -64,6 +64,31 @@ pub fn lookup(
     Ok(model::lookup(row, &req.fingerprint, now, lock_ms))
 }
 
+/// Phase 1 for a key that has no row: one `INSERT … ON CONFLICT DO
+/// NOTHING`, no read first. `Some` when this call inserted the key (and now
+/// holds it), `None` when the key has a row, which this leaves as it was.
+pub fn insert_new(
+    conn: &Connection,
+    req: &KeyRequest,
+    now: i64,
+    ttl_ms: i64,
+) -> rusqlite::Result<Option<Lock>> {
+    let (reservation, owner) = (new_id("op"), new_id("lk"));
+    let n = conn
+        .prepare_cached(
+            "INSERT INTO idempotency_keys
+                 (customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at, expires_at)
+             VALUES (?1, ?2, ?3, ?4, 'in_progress', ?5, ?6, ?6, ?7)
+             ON CONFLICT (customer, idem_key) DO NOTHING",
+        )?
+        .execute(params![req.customer, req.key, req.fingerprint, reservation, owner, now, now + ttl_ms])?;
+    Ok((n == 1).then_some(Lock {
+        reservation,
+        owner,
+        recovered: false,
+    }))
+}
+
 /// Phase 1.
 pub fn reserve(
     conn: &mut Connection,

@@ -1,10 +1,13 @@
 //! The key store on SQLite: one file, WAL, `synchronous=FULL`, one writer
 //! thread with group commit ([`Database`]), readers beside it.
 //!
-//! Writes go through one connection (SQLite admits one writer at a time);
-//! look-ups use reader connections beside it, so replays, 409s and 422s
-//! never queue behind a write. The application's write of phase 3 runs on
-//! that writer, inside the savepoint that stores the response.
+//! Writes go through one connection (SQLite admits one writer at a time).
+//! A new key is reserved by one `INSERT … ON CONFLICT DO NOTHING` on that
+//! writer, with no read before it (a look-up first would add a hop to a
+//! reader thread to every new request); a key that has a row is then looked
+//! up on reader connections beside the writer. The application's write of
+//! phase 3 runs on the writer, inside the savepoint that stores the
+//! response.
 
 pub mod database;
 pub mod keys;
@@ -139,6 +142,13 @@ impl<W: SqliteCommit> KeyStore<W> for SqliteKeys {
         let (req, t) = (req.clone(), self.timing);
         self.db
             .write(move |conn| keys::reserve(conn, &req, now_ms(), t.ttl_ms(), t.lock_ms()))
+            .await
+    }
+
+    async fn reserve_new(&self, req: &KeyRequest) -> StoreResult<Option<Lock>> {
+        let (req, ttl_ms) = (req.clone(), self.timing.ttl_ms());
+        self.db
+            .write(move |conn| keys::insert_new(conn, &req, now_ms(), ttl_ms))
             .await
     }
 
