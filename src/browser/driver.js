@@ -2,8 +2,9 @@
 // machine gives with the platform's own async (Web Locks, fetch with its timeout, timers,
 // BroadcastChannel, the `storage` event; IndexedDB in idb.js) and feeds each answer back to
 // the machine through its one method, `feed(input, n, a, b, c)` (src/browser/ffi.rs,
-// `Machine`), the input named by one of the numbers below. It decides nothing. Also the result, error and event objects. The page's Web Storage, which the
-// machines read through their host, is storage.js. The package joins them into idemkey.js
+// `Machine`), the input named by one of the numbers below. It decides nothing. Also the
+// result, error and event objects. The page's Web Storage, which the machines read through
+// their host, is storage.js. The package joins them into idemkey.js
 // (scripts/post-pack.sh).
 import { page, webStorage } from "./storage.js";
 
