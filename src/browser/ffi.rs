@@ -1,7 +1,7 @@
 //! The module's one meeting point with JavaScript, and its one file with `unsafe`: the
 //! driver's functions (driver.js, with storage.js and idb.js) and the browser's the module
-//! calls, each named and typed here; [`Machine`], whose one method, with numbered inputs, is how the driver
-//! feeds a scope's machine what the browser answered; [`Due`], the sweep rule the driver
+//! calls, each named and typed here; [`Machine`], whose one method, with numbered inputs, is
+//! how the driver feeds a scope's machine what the browser answered; [`Due`], the sweep rule the driver
 //! asks inside IndexedDB's transaction; the page-wide cell the registry of scopes lives in;
 //! and the allocator.
 
@@ -190,7 +190,7 @@ fn string(v: &JsValue) -> String {
     text(v).unwrap_or_default()
 }
 
-/// The numbers of [`Machine::feed`]'s inputs, as driver.js names them. One method with a
+/// The numbers of [`Machine::feed`]'s inputs, as driver.js and idb.js name them. One method with a
 /// number, not a method per input: each exported method costs the wasm its own borrow
 /// check and the glue its own wrapper (0.63 KiB gzipped in all for ten).
 mod input {
@@ -245,7 +245,7 @@ impl Machine {
                 new: text(&a),
                 old: text(&b),
             },
-            // driver.js sends no other number.
+            // The driver sends no other number.
             _ => return,
         });
     }
