@@ -25,11 +25,7 @@ try {
   for (const pkg of [A, B]) {
     const { server, page } = await benchPage(browser, pkg);
     servers.push(server);
-    await page.evaluate(async () => {
-      const { Checkout } = await import('/pkg/idemkey.js');
-      const { handWrittenCheckout } = await import('/handwritten.js');
-      const customer = { 'X-Customer-Id': 'bench-client' };
-      const payload = { amount: 1999, currency: 'EUR', items: [{ sku: 'mug', qty: 1 }] };
+    await page.evaluate(() => {
       const quiet = async () => {
         await new Promise((r) => setTimeout(r, 0));
         for (let i = 0; i < 100; i++) {
@@ -45,13 +41,7 @@ try {
             await quiet();
             const scope = `ab-${first + i}-${Math.random()}`;
             const t0 = performance.now();
-            if (who === 'idemkey') {
-              const c = Checkout.open({ scope, endpoint: '/api/charges', headers: customer });
-              await c.submit(payload);
-              c.finish();
-            } else {
-              await handWrittenCheckout(scope, '/api/charges', customer, payload);
-            }
+            await window.checkoutOnce(who, scope);
             out[who].push(performance.now() - t0);
           }
         }

@@ -16,23 +16,12 @@ const rounds = Number(process.argv[3] ?? 300);
 const browser = await launchChromium();
 const { server, page } = await benchPage(browser, pkg);
 try {
-  await page.evaluate(async () => {
-    const { Checkout } = await import('/pkg/idemkey.js');
-    const { handWrittenCheckout } = await import('/handwritten.js');
-    const customer = { 'X-Customer-Id': 'bench-client' };
-    const payload = { amount: 1999, currency: 'EUR', items: [{ sku: 'mug', qty: 1 }] };
+  await page.evaluate(() => {
     window.costsRun = async (who, n) => {
       for (let i = 0; i < n; i++) {
         // What the last checkout left running (its answer's write, finish()'s turn) ends first.
         await new Promise((r) => setTimeout(r, 10));
-        const scope = `costs-${who}-${i}-${Math.random()}`;
-        if (who === 'idemkey') {
-          const c = Checkout.open({ scope, endpoint: '/api/charges', headers: customer });
-          await c.submit(payload);
-          c.finish();
-        } else {
-          await handWrittenCheckout(scope, '/api/charges', customer, payload);
-        }
+        await window.checkoutOnce(who, `costs-${who}-${i}-${Math.random()}`);
       }
     };
   });
