@@ -1,0 +1,166 @@
+//! What the crate's tests share: an application's write (a note), a fresh
+//! database of each kind with the key table, and the few calls a request
+//! makes.
+#![allow(dead_code)]
+
+#[path = "../../../server/tests/common/pg.rs"]
+pub mod pg;
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use idemkey_axum::fingerprint::Fingerprinter;
+use idemkey_axum::migrations::Migration;
+use idemkey_axum::model::StoredResponse;
+use idemkey_axum::postgres::{self, PgCommit, PgKeys};
+use idemkey_axum::sqlite::{self, Database, SqliteCommit, SqliteKeys};
+use idemkey_axum::{
+    Idempotency, IdempotencyKey, KeyStore, Reservation, StoreError, StoreResult, Timing, Written,
+};
+use serde_json::json;
+
+pub const NOTES: &[Migration] = &[Migration {
+    version: 1,
+    name: "notes",
+    sql: &["CREATE TABLE notes (operation TEXT NOT NULL UNIQUE, text TEXT NOT NULL)"],
+}];
+
+/// The application's write: one row, then, if asked, a failure after it.
+pub struct Note {
+    pub operation: String,
+    pub text: String,
+    pub fail_after_write: bool,
+}
+
+impl Note {
+    fn written(&self, n: u64) -> Result<Written, String> {
+        if self.fail_after_write {
+            return Err("the application's write failed after its insert".into());
+        }
+        let body = json!({ "note": self.text }).to_string().into_bytes();
+        Ok(if n == 1 {
+            Written::response(StoredResponse::json(201, body)).with_record_id(&self.operation)
+        } else {
+            Written::already_recorded()
+        })
+    }
+}
+
+impl SqliteCommit for Note {
+    fn write(self, conn: &rusqlite::Connection) -> rusqlite::Result<Written> {
+        let n = conn.execute(
+            "INSERT INTO notes (operation, text) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            [&self.operation, &self.text],
+        )?;
+        self.written(n as u64)
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))
+    }
+}
+
+#[async_trait]
+impl PgCommit for Note {
+    async fn write(self, tx: &deadpool_postgres::Transaction<'_>) -> StoreResult<Written> {
+        let n = tx
+            .execute(
+                "INSERT INTO notes (operation, text) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                &[&self.operation, &self.text],
+            )
+            .await?;
+        self.written(n).map_err(StoreError::Failed)
+    }
+}
+
+/// One database of each kind, fresh, and how to count its notes.
+pub struct Db {
+    pub name: &'static str,
+    pub store: Arc<dyn KeyStore<Note>>,
+    pub count: Box<dyn Fn() -> i64 + Send + Sync>,
+    pub _dir: Option<tempfile::TempDir>,
+}
+
+pub async fn sqlite_db(timing: Timing) -> Db {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.db");
+    let db = Database::open_with(
+        &path,
+        &[("app", NOTES), (sqlite::SCOPE, sqlite::MIGRATIONS)],
+    )
+    .unwrap();
+    Db {
+        name: "sqlite",
+        store: Arc::new(SqliteKeys::new(db, timing)),
+        count: Box::new(move || {
+            let c = rusqlite::Connection::open(&path).unwrap();
+            c.query_row("SELECT COUNT(*) FROM notes", [], |r| r.get(0))
+                .unwrap()
+        }),
+        _dir: Some(dir),
+    }
+}
+
+pub async fn postgres_db(timing: Timing) -> (Db, deadpool_postgres::Pool) {
+    let url = tokio::task::spawn_blocking(|| pg::Pg::shared().fresh_database())
+        .await
+        .unwrap();
+    let pool = postgres::pool(tokio_postgres::Config::from_str(&url).unwrap()).unwrap();
+    let mut c = pool.get().await.unwrap();
+    postgres::migrate(&mut c, "app", NOTES).await.unwrap();
+    postgres::migrate(&mut c, postgres::SCOPE, postgres::MIGRATIONS)
+        .await
+        .unwrap();
+    let db = url.rsplit('/').next().unwrap().to_string();
+    let db = Db {
+        name: "postgres",
+        store: Arc::new(PgKeys::new(pool.clone(), timing)),
+        count: Box::new(move || {
+            pg::Pg::shared()
+                .psql(&db, "SELECT COUNT(*) FROM notes")
+                .trim()
+                .parse()
+                .unwrap()
+        }),
+        _dir: None,
+    };
+    (db, pool)
+}
+
+pub async fn both(timing: Timing) -> Vec<Db> {
+    vec![sqlite_db(timing).await, postgres_db(timing).await.0]
+}
+
+pub fn timing(ttl_ms: u64, lock_ms: u64) -> Timing {
+    Timing {
+        key_ttl: Duration::from_millis(ttl_ms),
+        lock_timeout: Duration::from_millis(lock_ms),
+    }
+}
+
+pub fn idem(db: &Db) -> Idempotency<Note> {
+    Idempotency::new(db.store.clone(), Fingerprinter::new(&[9; 32]).unwrap()).with_replay_cache(0)
+}
+
+pub fn note(operation: &str, text: &str, fail_after_write: bool) -> Note {
+    Note {
+        operation: operation.to_string(),
+        text: text.into(),
+        fail_after_write,
+    }
+}
+
+pub fn key(k: &str) -> IdempotencyKey {
+    IdempotencyKey(k.into())
+}
+
+pub async fn proceed<'a>(
+    idem: &'a Idempotency<Note>,
+    principal: &str,
+    k: &str,
+    body: &serde_json::Value,
+) -> idemkey_axum::Operation<'a, Note> {
+    match idem.begin(principal, &key(k), body).await {
+        Ok(Reservation::Proceed(op)) => op,
+        other => panic!("{k}: expected to proceed, got {other:?}"),
+    }
+}
