@@ -134,6 +134,12 @@ pub trait KeyStore<W: Send + 'static>: Send + Sync + 'static {
 
     /// Phase 1, atomic: reserves a new key (or an expired one) with a new
     /// operation id, takes over a stale one keeping its id, or reports why not.
+    ///
+    /// Dropping the returned future (a client that hung up) must not leave a
+    /// lock that nobody holds: the database may commit a reservation its
+    /// caller never hears of. Both stores here run it to its end on a task of
+    /// their own and release a lock nobody waits for; so does their
+    /// [`KeyStore::reserve_new`].
     async fn reserve(&self, req: &KeyRequest) -> StoreResult<Reserved>;
 
     /// Phase 1 for a key that has no row, tried before the look-up: `Some`
@@ -180,6 +186,54 @@ pub trait KeyStore<W: Send + 'static>: Send + Sync + 'static {
     /// timeout.
     fn release_in_background(&self, customer: &str, key: &str, lock: &Lock) {
         let _ = (customer, key, lock);
+    }
+}
+
+/// Runs `reserve`, phase 1 on `store` for `req`, to its end on a task of its
+/// own, and returns its outcome.
+///
+/// A caller dropped meanwhile (axum drops the handler of a client that hung
+/// up, at its `.await`; a timeout around the call) must not stop it half-way:
+/// the database may commit the reservation all the same, and with no request
+/// to release it the key would answer 409 until the lock timeout. So the
+/// reservation always ends, and a lock it got that nobody waits for any more
+/// (`lock_of` its outcome) is released at once, as a dropped
+/// [`Operation`](crate::Operation)'s is. Outside a tokio runtime it runs in
+/// place.
+pub(crate) async fn reserve_to_the_end<S, W, T, F>(
+    store: &S,
+    req: &KeyRequest,
+    lock_of: fn(T) -> Option<Lock>,
+    reserve: F,
+) -> StoreResult<T>
+where
+    S: KeyStore<W> + Clone,
+    W: Send + 'static,
+    T: Send + 'static,
+    F: std::future::Future<Output = StoreResult<T>> + Send + 'static,
+{
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        return reserve.await;
+    };
+    let (store, customer, key) = (store.clone(), req.customer.clone(), req.key.clone());
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    rt.spawn(async move {
+        if let Err(Ok(unwanted)) = answer.send(reserve.await) {
+            if let Some(lock) = lock_of(unwanted) {
+                store.release_in_background(&customer, &key, &lock);
+            }
+        }
+    });
+    answered
+        .await
+        .map_err(|_| StoreError::Failed("the reservation's task stopped before its end".into()))?
+}
+
+/// The lock of a reservation that proceeds.
+pub(crate) fn proceeding(reserved: Reserved) -> Option<Lock> {
+    match reserved {
+        Reserved::Proceed(lock) => Some(lock),
+        _ => None,
     }
 }
 

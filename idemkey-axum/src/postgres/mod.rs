@@ -27,7 +27,10 @@ use tokio_postgres::NoTls;
 pub use self::migrate::migrate;
 use crate::migrations::Migration;
 use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey};
-use crate::store::{spawn_release, KeyStore, StoreError, StoreResult, Timing, Written};
+use crate::store::{
+    proceeding, reserve_to_the_end, spawn_release, KeyStore, StoreError, StoreResult, Timing,
+    Written,
+};
 
 /// Most connections [`pool`] opens.
 pub const POOL_SIZE: usize = 16;
@@ -164,6 +167,39 @@ impl PgKeys {
     pub fn pool(&self) -> &Pool {
         &self.pool
     }
+
+    /// Phase 1 ([`KeyStore::reserve`]), run to its end whatever its caller
+    /// does (the caller's wait is bounded, not this).
+    async fn reserve_key(&self, req: &KeyRequest) -> StoreResult<Reserved> {
+        let (ttl, lock) = (self.timing.ttl_ms(), self.timing.lock_ms());
+        let mut c = self.pool.get().await?;
+        // A row deleted between the two steps (reaper, reset) sends the
+        // caller round again; the third time it is reported as busy.
+        for _ in 0..3 {
+            if let Some(lock) = keys::insert_new(&c, req, ttl).await? {
+                return Ok(Reserved::Proceed(lock));
+            }
+            // The key exists. A replay, a 422 or a 409 writes nothing, so
+            // a plain read answers it, as the look-up does: requests
+            // racing for one key do not queue on its row lock (holding
+            // pooled connections while they wait). Only a write (a new
+            // operation on an expired key, a takeover of a stale one)
+            // locks the row and judges it again.
+            match keys::lookup(&c, req, lock).await? {
+                Lookup::Replay { response, .. } => return Ok(Reserved::Replay(response)),
+                Lookup::KeyReused => return Ok(Reserved::KeyReused),
+                Lookup::InProgress => return Ok(Reserved::InProgress),
+                Lookup::Free => {}
+            }
+            let tx = c.transaction().await?;
+            if let Some(r) = keys::reserve_existing(&tx, req, ttl, lock).await? {
+                tx.commit().await?;
+                return Ok(r);
+            }
+            tx.rollback().await?;
+        }
+        Ok(Reserved::InProgress)
+    }
 }
 
 #[async_trait]
@@ -177,45 +213,23 @@ impl<W: PgCommit> KeyStore<W> for PgKeys {
     }
 
     async fn reserve(&self, req: &KeyRequest) -> StoreResult<Reserved> {
-        let (ttl, lock) = (self.timing.ttl_ms(), self.timing.lock_ms());
-        bounded(async {
-            let mut c = self.pool.get().await?;
-            // A row deleted between the two steps (reaper, reset) sends the
-            // caller round again; the third time it is reported as busy.
-            for _ in 0..3 {
-                if let Some(lock) = keys::insert_new(&c, req, ttl).await? {
-                    return Ok(Reserved::Proceed(lock));
-                }
-                // The key exists. A replay, a 422 or a 409 writes nothing, so
-                // a plain read answers it, as the look-up does: requests
-                // racing for one key do not queue on its row lock (holding
-                // pooled connections while they wait). Only a write (a new
-                // operation on an expired key, a takeover of a stale one)
-                // locks the row and judges it again.
-                match keys::lookup(&c, req, lock).await? {
-                    Lookup::Replay { response, .. } => return Ok(Reserved::Replay(response)),
-                    Lookup::KeyReused => return Ok(Reserved::KeyReused),
-                    Lookup::InProgress => return Ok(Reserved::InProgress),
-                    Lookup::Free => {}
-                }
-                let tx = c.transaction().await?;
-                if let Some(r) = keys::reserve_existing(&tx, req, ttl, lock).await? {
-                    tx.commit().await?;
-                    return Ok(r);
-                }
-                tx.rollback().await?;
-            }
-            Ok(Reserved::InProgress)
-        })
+        let (me, r) = (self.clone(), req.clone());
+        let reserve = async move { me.reserve_key(&r).await };
+        bounded(reserve_to_the_end::<_, W, _, _>(
+            self, req, proceeding, reserve,
+        ))
         .await
     }
 
     async fn reserve_new(&self, req: &KeyRequest) -> StoreResult<Option<Lock>> {
-        let ttl = self.timing.ttl_ms();
-        bounded(async {
-            let c = self.pool.get().await?;
-            keys::insert_new(&c, req, ttl).await
-        })
+        let (pool, r, ttl) = (self.pool.clone(), req.clone(), self.timing.ttl_ms());
+        let reserve = async move { keys::insert_new(&pool.get().await?, &r, ttl).await };
+        bounded(reserve_to_the_end::<_, W, _, _>(
+            self,
+            req,
+            |lock| lock,
+            reserve,
+        ))
         .await
     }
 

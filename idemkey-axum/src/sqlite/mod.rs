@@ -21,7 +21,10 @@ pub use self::database::Database;
 use crate::ids::now_ms;
 use crate::migrations::Migration;
 use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey};
-use crate::store::{spawn_release, KeyStore, StoreError, StoreResult, Timing, Written};
+use crate::store::{
+    proceeding, reserve_to_the_end, spawn_release, KeyStore, StoreError, StoreResult, Timing,
+    Written,
+};
 
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> StoreError {
@@ -139,17 +142,21 @@ impl<W: SqliteCommit> KeyStore<W> for SqliteKeys {
     }
 
     async fn reserve(&self, req: &KeyRequest) -> StoreResult<Reserved> {
-        let (req, t) = (req.clone(), self.timing);
-        self.db
-            .write(move |conn| keys::reserve(conn, &req, now_ms(), t.ttl_ms(), t.lock_ms()))
-            .await
+        let (db, r, t) = (self.db.clone(), req.clone(), self.timing);
+        let reserve = async move {
+            db.write(move |conn| keys::reserve(conn, &r, now_ms(), t.ttl_ms(), t.lock_ms()))
+                .await
+        };
+        reserve_to_the_end::<_, W, _, _>(self, req, proceeding, reserve).await
     }
 
     async fn reserve_new(&self, req: &KeyRequest) -> StoreResult<Option<Lock>> {
-        let (req, ttl_ms) = (req.clone(), self.timing.ttl_ms());
-        self.db
-            .write(move |conn| keys::insert_new(conn, &req, now_ms(), ttl_ms))
-            .await
+        let (db, r, ttl_ms) = (self.db.clone(), req.clone(), self.timing.ttl_ms());
+        let reserve = async move {
+            db.write(move |conn| keys::insert_new(conn, &r, now_ms(), ttl_ms))
+                .await
+        };
+        reserve_to_the_end::<_, W, _, _>(self, req, |lock| lock, reserve).await
     }
 
     async fn complete(
