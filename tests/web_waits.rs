@@ -95,6 +95,82 @@ async fn retry_after_as_an_http_date_and_in_seconds_is_honoured() {
     c.finish();
 }
 
+/// A time `ahead_ms` from now in whole seconds, and the date `form` writes for it.
+fn obsolete_date(ahead_ms: f64, form: &str) -> (f64, String) {
+    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    const LONG_DAYS: [&str; 7] = [
+        "Sunday",
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+    ];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let target = ((js_sys::Date::now() + ahead_ms) / 1000.0).ceil() * 1000.0;
+    let d = js_sys::Date::new(&JsValue::from_f64(target));
+    let (wd, day, month) = (
+        d.get_utc_day() as usize,
+        d.get_utc_date(),
+        MONTHS[d.get_utc_month() as usize],
+    );
+    let (year, time) = (
+        d.get_utc_full_year(),
+        format!(
+            "{:02}:{:02}:{:02}",
+            d.get_utc_hours(),
+            d.get_utc_minutes(),
+            d.get_utc_seconds()
+        ),
+    );
+    let text = match form {
+        // Sunday, 06-Nov-94 08:49:37 GMT
+        "rfc850" => format!(
+            "{}, {day:02}-{month}-{:02} {time} GMT",
+            LONG_DAYS[wd],
+            year % 100
+        ),
+        // Sun Nov  6 08:49:37 1994
+        _ => format!("{} {month} {day:>2} {time} {year}", DAYS[wd]),
+    };
+    (target, text)
+}
+
+// P-retry-after: the two obsolete HTTP-date forms (RFC 850 and asctime) set the wait too
+#[wasm_bindgen_test]
+async fn retry_after_in_the_obsolete_date_forms_is_honoured() {
+    let (c, customer, ev) = checkout(r#"{"backoff":{"baseMs":5000,"maxMs":5000}}"#);
+    let (rfc850_at, rfc850) = obsolete_date(1200.0, "rfc850");
+    let (asctime_at, asctime) = obsolete_date(2400.0, "asctime");
+    for date in [&rfc850, &asctime] {
+        schedule(
+            &customer,
+            &format!(r#"{{"mode":"respond","status":503,"retry_after":"{date}"}}"#),
+        )
+        .await;
+    }
+    schedule(&customer, MARKER).await;
+    let r = submit(&c, &js(PAY)).await.unwrap();
+    assert_eq!((num(&r, "status"), num(&r, "attempts")), (201.0, 3.0));
+    let retries = timed_events_of(&ev, "retry");
+    assert_eq!(retries.len(), 2);
+    for ((e, at), (target, date)) in retries
+        .iter()
+        .zip([(rfc850_at, &rfc850), (asctime_at, &asctime)])
+    {
+        let (delay, left) = (num(e, "delayMs"), target - at);
+        assert!(
+            (left - 5.0..=left + 100.0).contains(&delay),
+            "Retry-After {date}: delay {delay} ms, {left} ms were left"
+        );
+    }
+    assert_eq!(ledger(&customer).await, vec![c.key()]);
+    c.finish();
+}
+
 // P-backoff: each wait is random, up to min(maxMs, baseMs * 2^n), and is waited out before the next try
 #[wasm_bindgen_test]
 async fn the_backoff_grows_exponentially_up_to_max_ms_with_full_jitter() {

@@ -251,6 +251,12 @@ export function parseObject(t) {
 }
 
 /**
+ * The time of the HTTP-date `v` by the browser's own parser, or NaN. asctime has no zone:
+ * the grammar says GMT, and `Date.parse` would read local time.
+ */
+export const dateMs = (v) => Date.parse(/GMT$/.test(v) ? v : v + " GMT");
+
+/**
  * `o`'s own member `name`; undefined when it has none or `o` is not an object. (Not
  * `Object.hasOwn`: Safari has it from 15.4 only.)
  */

@@ -22,6 +22,10 @@ extern "C" {
     /// The scope is done with: it hears nothing more and `m` is freed.
     pub(crate) fn detach(d: &JsValue);
 
+    /// The time of an HTTP-date by `Date.parse` (GMT when it names no zone), or NaN.
+    #[wasm_bindgen(js_name = dateMs)]
+    pub(crate) fn date_ms(v: &str) -> f64;
+
     /// Whether the page has the Web Locks API.
     #[wasm_bindgen(js_name = webLocks)]
     pub(crate) fn web_locks() -> bool;

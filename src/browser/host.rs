@@ -1,5 +1,5 @@
 //! The browser as the machines' [`Host`]: `Date.now`, `crypto.getRandomValues`, Web Locks'
-//! presence, and Web Storage through the driver (memory is the driver's page-wide map).
+//! presence, `JSON.parse` and `Date.parse`, and Web Storage through the driver (memory is the driver's page-wide map).
 
 use crate::prelude::*;
 use wasm_bindgen::JsValue;
@@ -53,6 +53,11 @@ impl Host for BrowserHost {
             .iter()
             .filter_map(|k| ffi::text(&k))
             .collect()
+    }
+
+    fn http_date_ms(&mut self, value: &str, _now_ms: f64) -> Option<f64> {
+        let t = ffi::date_ms(value);
+        (!t.is_nan()).then_some(t)
     }
 
     fn decode_record(&self, text: &str) -> IdemResult<Record> {

@@ -161,3 +161,31 @@ fn rfc850_two_digit_years_follow_rfc9110() {
     let y2000 = http_date_ms("Saturday, 01-Jan-00 00:00:00 GMT", NOW).unwrap();
     assert_eq!(y2000, 946_684_800_000.0);
 }
+
+#[test]
+fn only_a_value_shaped_like_a_date_goes_to_the_hosts_reader() {
+    // A reader as lenient as `Date.parse`, which takes "1.5" or "-1" for dates.
+    let lenient = |_: &str| Some(0.0);
+    for v in ["-1", "+1", "1.5", "1e3", "5s", "0x10", "1 2", "", " "] {
+        assert_eq!(retry_after_ms(v, NOW, lenient), None, "{v:?}");
+    }
+    for v in ["Sun, 06 Nov 1994 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"] {
+        let mut read = None;
+        let wait = retry_after_ms(v, NOW, |d| {
+            read = Some(d.to_string());
+            Some(NOW + 1500.0)
+        });
+        assert_eq!((wait, read.as_deref()), (Some(1500), Some(v)));
+    }
+    // Its answer decides: a time past is "now", none is the caller's backoff.
+    assert_eq!(
+        retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", NOW, |_| Some(T1994)),
+        Some(0)
+    );
+    assert_eq!(
+        retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", NOW, |_| None),
+        None
+    );
+    // Seconds never go to it.
+    assert_eq!(retry_after_ms("7", NOW, |_| unreachable!()), Some(7000));
+}

@@ -1,5 +1,5 @@
 //! What a page gives its machines synchronously: the clock, random bytes, whether Web
-//! Locks exist, and Web Storage (synchronous in the browser, so read and written in the
+//! Locks exist, the parsers it has (JSON, HTTP-dates), and Web Storage (synchronous in the browser, so read and written in the
 //! middle of a decision rather than through a command). The browser implements it over
 //! `Date.now`, `crypto.getRandomValues` and `localStorage`/`sessionStorage`; the simulator
 //! over models whose tabs see each other's writes late.
@@ -33,6 +33,13 @@ pub trait Host {
     /// core's parser, [`Record::decode`].
     fn decode_record(&self, text: &str) -> crate::error::Result<Record> {
         Record::decode(text)
+    }
+    /// The time (ms since the epoch) of an HTTP-date from `Retry-After`, or `None` when it
+    /// cannot be read: by the host's parser (the browser's own `Date.parse`, which costs
+    /// the module no bytes). By default the core's strict reader,
+    /// [`http_date_ms`](crate::core::retry_after::http_date_ms).
+    fn http_date_ms(&mut self, value: &str, now_ms: f64) -> Option<f64> {
+        crate::core::retry_after::http_date_ms(value, now_ms)
     }
 }
 

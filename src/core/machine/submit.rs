@@ -12,7 +12,7 @@ use crate::core::options::StorageKind;
 use crate::core::plan::{plan_submit_since, SubmitPlan};
 use crate::core::record::{Record, StoredResponse};
 use crate::core::retry::{classify, Class, Next, TryOutcome};
-use crate::core::retry_after::parse_retry_after;
+use crate::core::retry_after::retry_after_ms;
 use crate::core::state::State;
 use crate::core::sync::{Current, Notice};
 use crate::error::Error;
@@ -288,7 +288,10 @@ impl<H: Host> Scope<H> {
                     j.rec = Some(rec);
                     return self.final_answer(j, reply);
                 }
-                let ra = a.retry_after.and_then(|v| parse_retry_after(&v, now));
+                let host = &mut self.host;
+                let ra = a
+                    .retry_after
+                    .and_then(|v| retry_after_ms(&v, now, |date| host.http_date_ms(date, now)));
                 (TryOutcome::Response(a.status), ra)
             }
             Err(NoAnswer::Network) => (TryOutcome::NetworkError, None),
