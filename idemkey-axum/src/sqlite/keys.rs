@@ -131,6 +131,12 @@ pub fn reserve(
 
 /// Phase 3: the application's write + stored response + `done`, in one
 /// transaction, if this request still owns the key.
+///
+/// Run it on the writer ([`Database::write`](super::Database::write)),
+/// inside the savepoint each write gets there: an error rolls that back, and
+/// releasing it releases the savepoint opened here, which only undoes a
+/// write that comes back with nothing to store. Its statements are cached,
+/// where rusqlite's `Savepoint` parses its own each time.
 pub fn complete<W: SqliteCommit>(
     conn: &mut Connection,
     customer: &str,
@@ -138,8 +144,8 @@ pub fn complete<W: SqliteCommit>(
     lock: &Lock,
     write: W,
 ) -> rusqlite::Result<Completed> {
-    let tx = conn.savepoint()?;
-    let row = tx
+    conn.prepare_cached("SAVEPOINT complete")?.execute([])?;
+    let row = conn
         .prepare_cached(
             "SELECT state, lock_owner, response_status, response_type, response_body
              FROM idempotency_keys WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3",
@@ -155,15 +161,16 @@ pub fn complete<W: SqliteCommit>(
     if let Some(answer) = completion(row, lock) {
         return Ok(answer);
     }
-    let written = write.write(&tx)?;
+    let written = write.write(conn)?;
     let Some(response) = written.response else {
+        conn.prepare_cached("ROLLBACK TO complete")?.execute([])?;
         tracing::error!(
             key,
             "the application's write found this operation already recorded"
         );
         return Ok(Completed::LockLost);
     };
-    tx.prepare_cached(
+    conn.prepare_cached(
         "UPDATE idempotency_keys SET state = 'done', response_status = ?4, response_type = ?5,
              response_body = ?6, charge_id = ?7
          WHERE customer = ?1 AND idem_key = ?2 AND lock_owner = ?3",
@@ -177,7 +184,6 @@ pub fn complete<W: SqliteCommit>(
         response.body,
         written.record_id
     ])?;
-    tx.commit()?;
     Ok(Completed::Stored(response))
 }
 
