@@ -127,7 +127,7 @@ pub fn removes(removed_key: &str, shown: &Record, shown_stored: bool) -> bool {
 /// look bound later, and it is kept: the page shows that attempt (and its answer) rather
 /// than risk a second charge.
 pub fn may_replace(stored: Option<&Record>, seen: &Mark, now_ms: f64) -> bool {
-    stored.map_or(true, |r| r.is_expired(now_ms) || seen.covers(r))
+    stored.is_none_or(|r| r.is_expired(now_ms) || seen.covers(r))
 }
 
 /// A message one tab of a scope posts to the others (BroadcastChannel text).

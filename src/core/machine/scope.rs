@@ -210,7 +210,7 @@ impl<H: Host> Scope<H> {
             return;
         };
         let hit = self.jobs.iter_mut().find_map(|j| match j {
-            Job::Submit(s) if s.no == no && key.map_or(true, |k| s.sends(k)) => Some(s),
+            Job::Submit(s) if s.no == no && key.is_none_or(|k| s.sends(k)) => Some(s),
             _ => None,
         });
         if let Some(s) = hit {

@@ -108,7 +108,7 @@ impl<H: Host> Scope<H> {
         let mut found: Option<Record> = None;
         for kind in ALL {
             if let Some(r) = self.read_in(kind) {
-                if found.as_ref().map_or(true, |f| newer(&r, f)) {
+                if found.as_ref().is_none_or(|f| newer(&r, f)) {
                     found = Some(r);
                 }
             }
