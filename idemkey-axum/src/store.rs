@@ -7,6 +7,7 @@
 //! [`PgCommit`](crate::postgres::PgCommit)): the store runs it in the same
 //! transaction that stores the response and marks the key done.
 
+use std::marker::PhantomData;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -196,7 +197,7 @@ pub trait KeyStore<W: Send + 'static>: Send + Sync + 'static {
 /// up, at its `.await`; a timeout around the call) must not stop it half-way:
 /// the database may commit the reservation all the same, and with no request
 /// to release it the key would answer 409 until the lock timeout. So the
-/// reservation always ends, and a lock it got that nobody waits for any more
+/// reservation always ends, and a lock it got that the caller never takes
 /// (`lock_of` its outcome) is released at once, as a dropped
 /// [`Operation`](crate::Operation)'s is. Outside a tokio runtime it runs in
 /// place.
@@ -215,18 +216,67 @@ where
     let Ok(rt) = tokio::runtime::Handle::try_current() else {
         return reserve.await;
     };
-    let (store, customer, key) = (store.clone(), req.customer.clone(), req.key.clone());
+    let mut outcome = Unclaimed {
+        outcome: None,
+        store: store.clone(),
+        customer: req.customer.clone(),
+        key: req.key.clone(),
+        lock_of,
+        write: PhantomData,
+    };
     let (answer, answered) = tokio::sync::oneshot::channel();
     rt.spawn(async move {
-        if let Err(Ok(unwanted)) = answer.send(reserve.await) {
-            if let Some(lock) = lock_of(unwanted) {
-                store.release_in_background(&customer, &key, &lock);
-            }
-        }
+        outcome.outcome = Some(reserve.await);
+        // Refused (the caller is gone), it is dropped here; taken, it is dropped
+        // with the receiver if the caller goes before reading it.
+        let _ = answer.send(outcome);
     });
-    answered
-        .await
-        .map_err(|_| StoreError::Failed("the reservation's task stopped before its end".into()))?
+    match answered.await {
+        Ok(outcome) => outcome.claim(),
+        Err(_) => Err(StoreError::Failed(
+            "the reservation's task stopped before its end".into(),
+        )),
+    }
+}
+
+/// A reservation's outcome on its way to its caller: dropped unclaimed, it
+/// releases the lock it holds.
+struct Unclaimed<S: KeyStore<W>, W: Send + 'static, T> {
+    /// `None` until the reservation ends, and once claimed.
+    outcome: Option<StoreResult<T>>,
+    /// The store that releases the lock, with the key's principal and name.
+    store: S,
+    customer: String,
+    key: String,
+    /// The lock an outcome holds, if any.
+    lock_of: fn(T) -> Option<Lock>,
+    /// The store's phase 3 write, which names the `KeyStore` it is.
+    write: PhantomData<fn() -> W>,
+}
+
+impl<S: KeyStore<W>, W: Send + 'static, T> Unclaimed<S, W, T> {
+    /// The outcome, now the caller's.
+    fn claim(mut self) -> StoreResult<T> {
+        self.outcome.take().unwrap_or_else(|| {
+            Err(StoreError::Failed(
+                "the reservation ended with no outcome".into(),
+            ))
+        })
+    }
+}
+
+impl<S: KeyStore<W>, W: Send + 'static, T> Drop for Unclaimed<S, W, T> {
+    fn drop(&mut self) {
+        if let Some(lock) = self
+            .outcome
+            .take()
+            .and_then(Result::ok)
+            .and_then(self.lock_of)
+        {
+            self.store
+                .release_in_background(&self.customer, &self.key, &lock);
+        }
+    }
 }
 
 /// The lock of a reservation that proceeds.
