@@ -114,18 +114,23 @@ examples/frameworks/node_modules/.package-lock.json: examples/frameworks/package
 # `make fuzz`. It builds in a target directory of its own (WASM_TARGET_DIR): those flags
 # change how the host's proc-macro crates are built, which would otherwise be rebuilt each
 # time it and the server's release build take turns. The browser tests run what it builds
-# (pkg/); only their own test binaries build with std. LLVM's inliner gets a threshold of
-# 40 where opt-level "z" gives it 5. The smallest gzipped module moves as the code changes:
-# measured from 0 to 225, 30 gave it once (0.26 KiB under the default); measured again at
-# 34.97 KiB for 40, against 35.10 for 30, 35.22 for 35, 35.24 for 45, 35.11 for 50 and
-# 36.04 for 75 (and 34.61 for 40 once the options were shared). `make pack`'s budget tells when it stops holding.
+# (pkg/); only their own test binaries build with std. rustc's MIR inliner, which opt-level
+# "z" leaves off (rustc runs it for opt-levels 2 and 3), is on (-Zinline-mir), with a
+# threshold of 25 where its default is 50: 0.97 KiB less at 33.47 KiB. LLVM's inliner gets a
+# threshold of 50 where opt-level "z" gives it 5. The smallest gzipped module moves as the
+# code changes: for the MIR inliner at 25, 35 and 50 with LLVM at 30 to 75, 32.50 to 33.09
+# KiB, and 25 with 50 the least; 10 and 100 gave more, and a MIR hint threshold of 50 or
+# 200 0.7 more. Without the MIR inliner LLVM's thresholds were measured from 0 to 225: 30
+# gave the least once, 40 later (34.97 KiB, against 35.10 for 30, 35.22 for 35, 35.24 for
+# 45, 35.11 for 50 and 36.04 for 75). `make pack`'s budget tells when it stops holding.
 # Without the reference-types target feature (on by default since Rust 1.82), wasm-bindgen
 # keeps the JS values the wasm holds in a table of the glue's instead of an externref
 # table with a shim around every export: 0.65 KiB less (wasm -0.81, JS +0.16).
 STD_BUILD := -Zbuild-std=core,alloc
 WASM_TARGET_DIR := target/wasm-release
 STD_RUSTFLAGS := -Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none \
-  -Cllvm-args=-inline-threshold=40 -Ctarget-feature=-reference-types
+  -Zinline-mir=yes -Zinline-mir-threshold=25 -Cllvm-args=-inline-threshold=50 \
+  -Ctarget-feature=-reference-types
 build: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-npm
 	PATH="$(CURDIR)/node_modules/.bin:$$PATH" RUSTC_BOOTSTRAP=1 RUSTFLAGS='$(STD_RUSTFLAGS)' \
 	  CARGO_TARGET_DIR='$(WASM_TARGET_DIR)' wasm-pack build --release --target web --out-dir pkg . -- $(STD_BUILD)
