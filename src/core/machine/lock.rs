@@ -62,8 +62,6 @@ impl<H: Host> Scope<H> {
     }
 
     /// Releases the lock held.
-    // Called from 16 places: a copy of its command push in each weighed more.
-    #[inline(never)]
     pub(super) fn release_lock(&mut self) {
         if core::mem::replace(&mut self.lock, Lock::Free) == Lock::Web {
             self.out.push(Command::Unlock);

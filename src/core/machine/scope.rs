@@ -239,8 +239,6 @@ impl<H: Host> Scope<H> {
     }
 
     /// Emits `kind` about `key`.
-    // Called from 9 places: a copy of its command push in each weighed more.
-    #[inline(never)]
     pub(super) fn emit(&mut self, key: &str, kind: EventKind) {
         self.out.push(Command::Emit(Event {
             key: key.into(),
@@ -249,8 +247,6 @@ impl<H: Host> Scope<H> {
     }
 
     /// Settles sequence `no`, which ends it for `submit()`.
-    // Called from 12 places: a copy of its command push in each weighed more.
-    #[inline(never)]
     pub(super) fn settle(&mut self, no: u32, outcome: Result<Reply, Error>) {
         if self.flight.as_ref().is_some_and(|f| f.no == no) {
             self.flight = None;

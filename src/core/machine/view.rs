@@ -203,8 +203,6 @@ impl<H: Host> Scope<H> {
     }
 
     /// Posts a notice to the scope's other tabs (where the record is shared).
-    // Called from 7 places: a copy of its command push in each weighed more.
-    #[inline(never)]
     pub(super) fn post(&mut self, n: Notice) {
         if self.listening {
             self.out.push(Command::Post {
