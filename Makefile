@@ -47,15 +47,16 @@ help:
 tools: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver tool-npm
 
 # rust-src: the release build compiles core and alloc itself (STD_BUILD below), with a
-# panic strategy that only recent toolchains know.
+# panic strategy that only recent toolchains know; its unstable flags (STD_RUSTFLAGS) are
+# asked of the toolchain here, so that one without them says so before any build.
 tool-rust:
 	@rustup target list --installed | grep -qx wasm32-unknown-unknown \
 	  || rustup target add wasm32-unknown-unknown
 	@rustup component list --installed | grep -qx 'rust-src' \
 	  || rustup component add rust-src
-	@RUSTC_BOOTSTRAP=1 rustc -Zunstable-options -Cpanic=immediate-abort --target wasm32-unknown-unknown \
+	@RUSTC_BOOTSTRAP=1 rustc $(STD_RUSTFLAGS) --target wasm32-unknown-unknown \
 	  --print cfg >/dev/null 2>&1 || { echo "make: the release build needs a Rust toolchain that" \
-	  "takes -Cpanic=immediate-abort (1.95 does); this one is $$(rustc --version)" >&2; exit 1; }
+	  "takes $(STD_RUSTFLAGS) (1.95 does); this one is $$(rustc --version)" >&2; exit 1; }
 
 # dpkg-query prints "install ok installed" once for each package that is there; fewer
 # such lines than packages means one is missing, and one apt-get run installs them all.
