@@ -7,14 +7,11 @@ mod common;
 
 use std::future::Future;
 use std::sync::mpsc;
-use std::sync::Arc;
 use std::task::{Context, Waker};
 use std::time::{Duration, Instant};
 
-use idemkey_axum::fingerprint::Fingerprinter;
-use idemkey_axum::postgres::PgKeys;
-use idemkey_axum::sqlite::{self, Database, SqliteKeys};
-use idemkey_axum::{Error, Idempotency, KeyStore, Reservation};
+use idemkey_axum::sqlite::Database;
+use idemkey_axum::{Error, Idempotency, Reservation};
 use serde_json::json;
 
 use common::*;
@@ -71,25 +68,7 @@ async fn the_retry_proceeds(name: &str, idem: &Idempotency<Note>, db: &Db, k: &s
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_sqlite_a_request_dropped_while_its_reservation_commits_leaves_the_key_free() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("app.db");
-    let database = Database::open_with(
-        &path,
-        &[("app", NOTES), (sqlite::SCOPE, sqlite::MIGRATIONS)],
-    )
-    .unwrap();
-    let store: Arc<dyn KeyStore<Note>> =
-        Arc::new(SqliteKeys::new(database.clone(), timing(60_000, 60_000)));
-    let db = Db {
-        name: "sqlite",
-        store: store.clone(),
-        count: Box::new(move || {
-            let c = rusqlite::Connection::open(&path).unwrap();
-            c.query_row("SELECT COUNT(*) FROM notes", [], |r| r.get(0))
-                .unwrap()
-        }),
-        _dir: Some(dir),
-    };
+    let (db, database) = sqlite_db_and_database(timing(60_000, 60_000));
     let idem = idem(&db);
 
     // The writer is busy; the request's reservation queues behind it, and
@@ -116,11 +95,7 @@ async fn on_sqlite_a_request_dropped_while_its_reservation_commits_leaves_the_ke
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_postgres_a_request_dropped_while_its_reservation_waits_leaves_the_key_free() {
     let (db, pool) = postgres_db(timing(60_000, 60_000)).await;
-    let idem = Idempotency::new(
-        Arc::new(PgKeys::new(pool.clone(), timing(60_000, 60_000))) as Arc<dyn KeyStore<Note>>,
-        Fingerprinter::new(&[9; 32]).unwrap(),
-    )
-    .with_replay_cache(0);
+    let idem = idem(&db);
 
     // Another session is inserting the same key and has not committed; the
     // request's reservation waits to learn whether that row stays.

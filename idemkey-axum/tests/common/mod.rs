@@ -81,23 +81,29 @@ pub struct Db {
 }
 
 pub async fn sqlite_db(timing: Timing) -> Db {
+    sqlite_db_and_database(timing).0
+}
+
+/// [`sqlite_db`] and the database its store writes through.
+pub fn sqlite_db_and_database(timing: Timing) -> (Db, Database) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("app.db");
-    let db = Database::open_with(
+    let database = Database::open_with(
         &path,
         &[("app", NOTES), (sqlite::SCOPE, sqlite::MIGRATIONS)],
     )
     .unwrap();
-    Db {
+    let db = Db {
         name: "sqlite",
-        store: Arc::new(SqliteKeys::new(db, timing)),
+        store: Arc::new(SqliteKeys::new(database.clone(), timing)),
         count: Box::new(move || {
             let c = rusqlite::Connection::open(&path).unwrap();
             c.query_row("SELECT COUNT(*) FROM notes", [], |r| r.get(0))
                 .unwrap()
         }),
         _dir: Some(dir),
-    }
+    };
+    (db, database)
 }
 
 pub async fn postgres_db(timing: Timing) -> (Db, deadpool_postgres::Pool) {
