@@ -1,5 +1,6 @@
 //! The browser as the machines' [`Host`]: `Date.now`, `crypto.getRandomValues`, Web Locks'
-//! presence, `JSON.parse` and `Date.parse`, and Web Storage through the driver (memory is the driver's page-wide map).
+//! presence, `JSON.parse` and `Date.parse`, and Web Storage through the driver (memory is
+//! the driver's page-wide map).
 
 use crate::prelude::*;
 use wasm_bindgen::JsValue;

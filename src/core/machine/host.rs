@@ -1,8 +1,9 @@
 //! What a page gives its machines synchronously: the clock, random bytes, whether Web
-//! Locks exist, the parsers it has (JSON, HTTP-dates), and Web Storage (synchronous in the browser, so read and written in the
-//! middle of a decision rather than through a command). The browser implements it over
-//! `Date.now`, `crypto.getRandomValues` and `localStorage`/`sessionStorage`; the simulator
-//! over models whose tabs see each other's writes late.
+//! Locks exist, the parsers it has (JSON, HTTP-dates), and Web Storage (synchronous in the
+//! browser, so read and written in the middle of a decision rather than through a
+//! command). The browser implements it over `Date.now`, `crypto.getRandomValues`,
+//! `JSON.parse`, `Date.parse` and `localStorage`/`sessionStorage`; the simulator over
+//! models whose tabs see each other's writes late.
 
 use crate::core::options::StorageKind;
 use crate::core::record::Record;
