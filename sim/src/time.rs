@@ -43,10 +43,13 @@ impl World {
         }
     }
 
-    /// How late a timer of `page` fires: up to the run's lateness in its background tab.
+    /// How late a timer of `page` fires: up to the run's lateness in its background tab,
+    /// until the final submit (the tab is in the foreground then, its timers on time).
     pub(crate) fn lateness(&mut self, page: PageId) -> f64 {
         match self.p.late {
-            Some((tab, max)) if self.pages[page].tab == tab => self.time.range(0.0, max),
+            Some((tab, max)) if self.pages[page].tab == tab && !self.faults_off => {
+                self.time.range(0.0, max)
+            }
             _ => 0.0,
         }
     }
