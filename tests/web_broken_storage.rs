@@ -118,7 +118,6 @@ async fn storage_that_throws_only_on_reads_resumes_the_pending_key_indexeddb_hol
 async fn quota_exceeded_in_the_middle_of_a_submit_keeps_the_key_after_a_reload() {
     let t = case("quota-mid");
     let (c, ev) = t.open(FAST);
-    t.wait_stored().await;
     schedule(&t.customer, ONE_503).await;
     // The pending write before the first try lands; the one before the second does not.
     throw_after_local_writes(1);

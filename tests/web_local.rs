@@ -72,7 +72,7 @@ fn invalid_options_name_the_option() {
 }
 
 #[wasm_bindgen_test]
-async fn open_creates_a_fresh_record_and_stores_it_with_the_lock() {
+async fn open_shows_a_fresh_key_and_stores_nothing_before_a_submit() {
     let scope = uniq("fresh");
     let c = open(&opts(&scope, "nobody", r#"{"ttlSeconds":60}"#));
     let key = c.key();
@@ -87,16 +87,11 @@ async fn open_creates_a_fresh_record_and_stores_it_with_the_lock() {
     assert_eq!(c.attempts(), 0);
     assert_eq!(c.storage(), "local");
     assert_eq!(c.expires_at() - c.created_at(), 60_000.0);
-    // Stored by the lock holder, not by open(): another tab may hold a record this one
-    // has not seen yet.
+    // Nothing was sent under the key, so nothing is stored: the first submit stores it.
     let rk = record_key("idemkey", &scope);
-    assert!(
-        until(|| local().get_item(&rk).unwrap().is_some(), 5000.0).await,
-        "the new record was never stored"
-    );
-    let stored = local().get_item(&rk).unwrap().unwrap();
-    assert_eq!(Record::decode(&stored).unwrap().key, key);
-    // A refresh (a second open of the same scope) sees the same key and state.
+    sleep(300).await;
+    assert_eq!(local().get_item(&rk).unwrap(), None, "open() stored a record");
+    // A second open of the same scope in the page sees the same key and state.
     let again = open(&opts(&scope, "nobody", "{}"));
     assert_eq!(again.key(), key);
     assert_eq!(again.state(), "fresh");
@@ -200,6 +195,8 @@ async fn the_namespace_prefixes_the_storage_key() {
         "nobody",
         &format!(r#"{{"namespace":"{ns}"}}"#),
     ));
+    // reset() stores its new key for the other tabs.
+    c.reset();
     let key = c.key();
     let mine = format!("{ns}:v1:{scope}");
     assert!(
@@ -226,6 +223,8 @@ async fn session_storage_keeps_the_record_in_session_storage() {
     let scope = uniq("session");
     let c = open(&opts(&scope, "nobody", r#"{"storage":"session"}"#));
     assert_eq!(c.storage(), "session");
+    // reset() stores its new key.
+    c.reset();
     let rk = format!("idemkey:v1:{scope}");
     let stored = || {
         session()

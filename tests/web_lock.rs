@@ -133,7 +133,6 @@ fn record_of(scope: &str, state: State, rev: u64, age_ms: f64) -> Record {
 async fn reset_keeps_a_newer_attempt_another_tab_stored_meanwhile() {
     let t = Case::new("seen");
     let (c, _ev) = t.open("{}");
-    t.wait_stored().await;
     let k1 = c.key();
     // Another tab holds the scope: the reset waits for its turn.
     let name = format!("idemkey:{}", t.key());

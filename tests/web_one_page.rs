@@ -165,88 +165,83 @@ async fn a_submit_right_after_reset_sends_the_new_key_from_every_checkout_of_the
     q.finish();
 }
 
-// P-key-stable: a reload right after open() shows the same key, and it is the key sent
+// P-key-stable: open() stores nothing; a reload before the first Pay shows a new key, and Pay sends the key shown
 #[wasm_bindgen_test]
-async fn a_reload_right_after_open_shows_and_sends_the_key_open_showed() {
+async fn a_reload_before_the_first_pay_shows_a_new_key_and_pay_sends_the_key_shown() {
     let t = Case::new("reload-now");
     let o = opts(&t.scope, &t.customer, "{}");
     let first = Tab::open().await;
     let c = first.checkout(&o);
     let k = tab_get(&c, "key").as_string().unwrap();
-    // The page goes in the same turn: nothing that open() left for later has run.
+    assert_eq!(
+        local_entries_for(&t.scope),
+        0,
+        "open() stored something for the scope before any Pay"
+    );
     first.close();
     let again = Tab::open().await;
     let c2 = again.checkout(&o);
-    assert_eq!(
-        tab_get(&c2, "key").as_string().unwrap(),
-        k,
-        "a reload right after open() shows another key"
-    );
+    let k2 = tab_get(&c2, "key").as_string().unwrap();
+    assert_ne!(k2, k, "a reload before any Pay showed the key of the page that went");
     let r = settled(tab_submit(&c2, &js(PAY))).await;
     assert_eq!(num(&r, "status"), 201.0, "{r:?}");
     assert_eq!(
         text(&r, "key"),
-        k,
-        "the key sent is not the key open() showed"
+        k2,
+        "the key sent is not the key the page showed"
     );
-    assert_eq!(charged(&t).await, vec![k]);
+    assert_eq!(charged(&t).await, vec![k2]);
     again.close();
 }
 
-// P-key-stable: a tab that opens meanwhile shows the first tab's key
+// P-key-changed: a tab that opened the scope before another tab paid switches to the paid key, told once, and sends nothing
 #[wasm_bindgen_test]
-async fn a_tab_that_opens_while_the_first_tabs_key_settles_shows_that_key() {
+async fn a_tab_that_opened_before_another_tab_paid_switches_to_the_paid_key_and_is_told() {
     let t = Case::new("second-tab-now");
     let o = opts(&t.scope, &t.customer, "{}");
     let tab = Tab::open().await;
     let a = tab.checkout(&o);
     let ka = tab_get(&a, "key").as_string().unwrap();
     let (b, b_ev) = t.open("{}");
-    assert_eq!(
-        b.key(),
-        ka,
-        "a tab opened right after another shows a key of its own"
+    let kb = b.key();
+    assert_ne!(kb, ka, "two tabs opened before any Pay show one key");
+    let ra = settled(tab_submit(&a, &js(PAY))).await;
+    assert_eq!(text(&ra, "key"), ka, "{ra:?}");
+    assert!(
+        until(|| b.key() == ka, 5_000.0).await,
+        "b still shows {} after a paid under {ka}",
+        b.key()
     );
+    let changed = events_of(&b_ev, "key-changed");
+    assert_eq!(changed.len(), 1, "{:?}", types(&b_ev));
+    assert_eq!(text(&changed[0], "key"), ka);
+    assert_eq!(text(&changed[0], "previous"), kb);
     let r = pay(&b).await.unwrap();
     assert_eq!(text(&r, "key"), ka);
-    assert!(
-        events_of(&b_ev, "key-changed").is_empty(),
-        "{:?}",
-        types(&b_ev)
-    );
+    assert!(flag(&r, "fromCache"), "{r:?}");
     assert_eq!(charged(&t).await, vec![ka]);
     tab.close();
     b.finish();
 }
 
-// P-key-changed: two tabs race to open a scope: one key wins before anything is sent, the loser is told
+// P-key-changed: two tabs showing their own keys press Pay at once: one key is sent, the other tab is told before it sends
 #[wasm_bindgen_test]
-async fn when_two_tabs_race_to_open_a_scope_one_key_wins_and_the_loser_is_told() {
+async fn when_two_tabs_press_pay_at_once_one_key_is_sent_and_the_other_tab_is_told() {
     let t = Case::new("race");
     let o = opts(&t.scope, &t.customer, "{}");
     let tab = Tab::open().await;
     let (a, a_ev) = tab.checkout_recorded(&o);
     let ka = tab_get(&a, "key").as_string().unwrap();
-    // Chromium hands one tab's localStorage writes to another tab late: this page has not
-    // seen what the other tab wrote for the scope when it opens.
-    let hidden = forget_local_writes_for(&t.scope);
-    assert!(
-        hidden > 0,
-        "open() wrote nothing for the scope in localStorage"
-    );
     let (b, b_ev) = t.open("{}");
     let kb = b.key();
-    assert_ne!(kb, ka, "the race did not happen: b saw a's key");
-    // Which tab's key wins is the browser's to decide (whose lock request it grants first,
-    // across two frames); that exactly one does, before anything is sent, is the promise.
-    let a_key = || tab_get(&a, "key").as_string().unwrap();
-    assert!(
-        until(|| b.key() == a_key(), 5_000.0).await,
-        "no key won: a {}, b {}",
-        a_key(),
-        b.key()
-    );
-    let won = b.key();
+    assert_ne!(kb, ka, "two tabs opened before any Pay show one key");
+    // Which tab takes the scope's lock first is the browser's to decide (across two
+    // frames); that one key is sent, and the other tab switches to it, is the promise.
+    let pa = tab_submit(&a, &js(PAY));
+    let rb = pay(&b).await.unwrap();
+    let ra = settled(pa).await;
+    let won = text(&rb, "key");
+    assert_eq!(text(&ra, "key"), won, "a: {ra:?}, b: {rb:?}");
     assert!(won == ka || won == kb, "a third key: {won}");
     let (loser_ev, winner_ev, lost) = if won == ka {
         (&b_ev, &a_ev, &kb)
@@ -258,28 +253,19 @@ async fn when_two_tabs_race_to_open_a_scope_one_key_wins_and_the_loser_is_told()
     assert_eq!(text(&changed[0], "key"), won);
     assert_eq!(text(&changed[0], "previous"), *lost);
     assert!(events_of(winner_ev, "key-changed").is_empty());
-    let r = pay(&b).await.unwrap();
-    assert_eq!(text(&r, "key"), won);
-    let ra = settled(tab_submit(&a, &js(PAY))).await;
-    assert!(flag(&ra, "fromCache"), "{ra:?}");
     assert_eq!(charged(&t).await, vec![won]);
     tab.close();
     b.finish();
 }
 
-/// Removes from localStorage every entry of the default namespace that names `scope`, as
-/// if another tab's writes had not reached this one yet; returns how many.
-fn forget_local_writes_for(scope: &str) -> u32 {
+/// How many localStorage entries of the default namespace name `scope`.
+fn local_entries_for(scope: &str) -> u32 {
     let s = local();
     let n = s.length().unwrap();
-    let names: Vec<String> = (0..n)
+    (0..n)
         .filter_map(|i| s.key(i).unwrap())
         .filter(|k| k.starts_with("idemkey:") && k.ends_with(scope))
-        .collect();
-    for k in &names {
-        s.remove_item(k).unwrap();
-    }
-    names.len() as u32
+        .count() as u32
 }
 
 // P-open-same-key: each checkout sends with its own options and hears events until freed

@@ -158,9 +158,8 @@ pub(crate) fn wake_code(w: Wake) -> u32 {
     match w {
         Wake::Retry => 0,
         Wake::AnswerTurn => 1,
-        Wake::SettleTurn => 2,
-        Wake::OwnLock => 3,
-        Wake::Deadline(n) => 4 + n,
+        Wake::OwnLock => 2,
+        Wake::Deadline(n) => 3 + n,
     }
 }
 
@@ -168,9 +167,8 @@ fn wake_of(code: u32) -> Wake {
     match code {
         0 => Wake::Retry,
         1 => Wake::AnswerTurn,
-        2 => Wake::SettleTurn,
-        3 => Wake::OwnLock,
-        n => Wake::Deadline(n - 4),
+        2 => Wake::OwnLock,
+        n => Wake::Deadline(n - 3),
     }
 }
 

@@ -178,13 +178,6 @@ pub fn record_key(namespace: &str, scope: &str) -> String {
     join(namespace, ":v1:", scope)
 }
 
-/// Storage key of the key a page proposed at `open()` for `scope` and has not settled yet
-/// under the scope's lock: `{ns}:proposed:{scope}`. It keeps that key across a reload (and
-/// shows it to a tab that opens meanwhile) without ever counting as the scope's record.
-pub fn proposal_key(namespace: &str, scope: &str) -> String {
-    join(namespace, ":proposed:", scope)
-}
-
 /// Storage key of the attempts the page ended for `scope` (core::ended): `{ns}:ended:{scope}`.
 pub fn ended_key(namespace: &str, scope: &str) -> String {
     join(namespace, ":ended:", scope)
@@ -232,7 +225,7 @@ pub fn parse_quarantine_key<'a>(namespace: &str, storage_key: &'a str) -> Option
 }
 
 /// Whether `sweep()` deletes the storage entry `storage_key` = `value` of `namespace` at
-/// `now_ms`: a readable record or proposal ([`proposal_key`]) that has expired, the marks of
+/// `now_ms`: a readable record that has expired, the marks of
 /// ended attempts ([`ended_key`]) once every key they name has expired, or a quarantined
 /// copy older than [`QUARANTINE_RETENTION_MS`]. Anything else (live or unreadable records,
 /// keys this crate does not know) is kept.
@@ -255,8 +248,7 @@ pub fn sweep_due(
     if after(":ended:") {
         return crate::core::ended::all_expired(value, now_ms);
     }
-    let proposal = after(":proposed:");
-    if proposal || parse_record_key(namespace, storage_key).is_some() {
+    if parse_record_key(namespace, storage_key).is_some() {
         return decode(value).is_ok_and(|r| r.is_expired(now_ms));
     }
     parse_quarantine_key(namespace, storage_key)

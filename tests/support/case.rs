@@ -44,8 +44,8 @@ impl Case {
         text.map(|t| Record::decode(&t).expect("the stored record reads"))
     }
 
-    /// Waits until the key made at `open()` is stored (the lock holder does it in the
-    /// background); panics after 10 s.
+    /// Waits until the scope's record is stored (after a `reset()`, which stores its new key
+    /// with the lock, in the background); panics after 10 s.
     pub async fn wait_stored(&self) {
         assert!(
             until(|| self.stored().is_some(), 10_000.0).await,

@@ -70,9 +70,6 @@ pub enum Wake {
     Retry,
     /// The final answer is in the mirror and the submit settled: now to IndexedDB.
     AnswerTurn,
-    /// The key proposed at `open()` is settled now, unless a submit, `reset()` or
-    /// `finish()` called in the same turn asked for the lock.
-    SettleTurn,
     /// The turn of a job that takes the lock of a record this tab alone holds.
     OwnLock,
     /// The `deadlineMs` of the submit sequence so numbered has come: if it still waits for

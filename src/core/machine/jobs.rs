@@ -1,8 +1,7 @@
-//! The work a scope does with its lock, one job at a time in the order asked: settling the
-//! key proposed at `open()`, a `reset()` or `finish()`, a submit sequence (submit.rs).
+//! The work a scope does with its lock, one job at a time in the order asked: a `reset()`
+//! or `finish()`, a submit sequence (submit.rs).
 
 use super::host::Host;
-use super::io::{Command, Wake};
 use super::state::{At, Job, Scope, Stage, Step};
 use crate::core::ended::Mark;
 use crate::core::record::Record;
@@ -23,7 +22,6 @@ impl<H: Host> Scope<H> {
         while !self.jobs.is_empty() {
             let job = self.jobs.remove(0);
             let left = match job {
-                Job::Settle(stage) => self.run_settle(stage, step).map(|s| Job::Settle(Some(s))),
                 Job::StartOver {
                     seen,
                     next,
@@ -44,64 +42,6 @@ impl<H: Host> Scope<H> {
                 return;
             }
             step = Step::Start;
-        }
-    }
-
-    /// Whether a submit, `reset()` or `finish()` of this page asked for the lock.
-    fn waiting(&self) -> bool {
-        self.flight.is_some() || self.intents > 0
-    }
-
-    fn run_settle(&mut self, stage: Option<Stage>, step: Step) -> Option<Stage> {
-        match (stage, step) {
-            (None, Step::Start) => {
-                self.out.push(Command::Wake {
-                    ms: 0.0,
-                    wake: Wake::SettleTurn,
-                });
-                Some(Stage::Turn)
-            }
-            (Some(Stage::Turn), Step::Woken(Wake::SettleTurn)) => {
-                if self.waiting() {
-                    return None;
-                }
-                self.take_lock();
-                Some(Stage::Lock)
-            }
-            (Some(Stage::Lock), Step::Locked) => {
-                if self.waiting() {
-                    self.release_lock();
-                    return None;
-                }
-                self.read_then(|s, cur| s.settle_read(cur))
-            }
-            (Some(Stage::Read), Step::Read(got)) => {
-                let cur = self.current_of(Some(got));
-                self.settle_read(cur)
-            }
-            (Some(Stage::Write { rec, text }), Step::Written(done)) => {
-                self.stored(&rec, text, Some(done));
-                self.release_lock();
-                None
-            }
-            (stage, _) => stage,
-        }
-    }
-
-    /// The settle job once it knows the record: stores the proposal if nothing is stored.
-    fn settle_read(&mut self, cur: Current) -> Option<Stage> {
-        let (mut rec, unstored) = self.take(cur);
-        if !unstored {
-            self.release_lock();
-            return None;
-        }
-        match self.store(&mut rec) {
-            Ok(stage) => Some(stage),
-            Err(text) => {
-                self.stored(&rec, text, None);
-                self.release_lock();
-                None
-            }
         }
     }
 

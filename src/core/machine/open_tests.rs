@@ -1,12 +1,11 @@
-//! What `open()` writes to Web Storage, and how it finds out that localStorage takes no
-//! writes: from its own write of the key it shows, or, when it found the record or another
-//! page's proposal, from a test write; either way with its `storage-fallback` event at
-//! `open()`. And what the next page shows where one went away before IndexedDB committed
-//! its key.
+//! What `open()` writes to Web Storage (nothing for a new key, a test write where it found
+//! the record), and how a localStorage that takes no writes is found out: at `open()` from
+//! that test write, else at the first submit's write, with its `storage-fallback` event.
+//! And what the next page shows where one went away before IndexedDB committed its key.
 
 use super::*;
 use crate::core::options::StorageKind;
-use crate::core::record::{proposal_key, record_key, Record};
+use crate::core::record::{record_key, Record};
 use crate::core::state::State;
 use alloc::rc::Rc;
 
@@ -74,7 +73,7 @@ fn fallbacks(cmds: &[Command]) -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
-/// A key another page stored or proposed.
+/// A key another page stored.
 const FOUND: &str = "0b4f6c1e-3c0a-4d7e-9a55-1f2e3d4c5b6a";
 
 /// A pending record of `key` for the scope of [`options`], as a tab stored it.
@@ -87,26 +86,35 @@ fn pending(key: &str) -> String {
     r.encode()
 }
 
+// P-key-stable: nothing is stored before the first submit
 #[test]
-fn open_writes_only_the_key_it_shows() {
+fn open_of_a_new_scope_writes_nothing() {
     let opts = options();
     let mut s = Scope::open(Logged::default(), opts.clone().into(), false);
-    let proposed = proposal_key(&opts.namespace, &opts.scope);
-    assert_eq!(s.host.writes, [format!("set local {proposed}")]);
-    assert!(fallbacks(&drain(&mut s)).is_empty());
+    assert!(s.host.writes.is_empty(), "{:?}", s.host.writes);
+    assert!(drain(&mut s)
+        .iter()
+        .all(|c| !matches!(c, Command::Lock { .. } | Command::IdbPut { .. })));
 }
 
 #[test]
-fn a_local_storage_that_takes_no_writes_is_left_at_open_by_the_write_of_the_key_shown() {
+fn a_local_storage_that_takes_no_writes_is_left_at_the_first_submits_write() {
     let opts = options();
-    let host = Logged::full();
-    let mut s = Scope::open(host, opts.clone().into(), false);
-    assert_eq!(s.storage(), StorageKind::Session);
+    let mut s = Scope::open(Logged::full(), opts.clone().into(), false);
+    assert_eq!(s.storage(), StorageKind::Local);
+    assert!(fallbacks(&drain(&mut s)).is_empty());
+    let shown = s.record().key.clone();
+    s.submit("{}".into(), "fp".into(), Rc::new(options()));
+    drain(&mut s);
+    s.handle(Input::LockGranted);
+    drain(&mut s);
+    s.handle(Input::IdbRead(Ok(None)));
     assert_eq!(fallbacks(&drain(&mut s)), [("local", "session")]);
-    // The key shown is proposed where a reload of this tab finds it.
-    let proposed = proposal_key(&opts.namespace, &opts.scope);
-    let found = s.host.storage_get(StorageKind::Session, &proposed).unwrap();
-    assert!(found.is_some_and(|t| t.contains(&s.record().key)));
+    assert_eq!(s.storage(), StorageKind::Session);
+    // The pending key's copy is where a reload of this tab finds it.
+    let at = record_key(&opts.namespace, &opts.scope);
+    let found = s.host.storage_get(StorageKind::Session, &at).unwrap();
+    assert!(found.is_some_and(|t| t.contains(&shown) && t.contains("pending")));
 }
 
 #[test]
@@ -126,40 +134,13 @@ fn a_local_storage_that_takes_no_writes_is_left_at_open_also_when_the_record_is_
 }
 
 #[test]
-fn a_reload_shows_the_key_proposed_in_session_storage_when_local_storage_takes_no_writes() {
-    let opts = options();
-    let host = Logged::full();
-    let mut s = Scope::open(host, opts.clone().into(), false);
-    let shown = s.record().key.clone();
-    // The page reloads before its proposal is settled (another tab held the lock).
-    let host = core::mem::take(&mut s.host);
-    let again = Scope::open(host, opts.clone().into(), false);
-    assert_eq!(again.record().key, shown);
-}
-
-#[test]
-fn another_pages_proposal_stays_in_a_local_storage_that_takes_no_writes() {
-    let opts = options();
-    let mut host = Logged::full();
-    let at = proposal_key(&opts.namespace, &opts.scope);
-    let theirs = Record::new(FOUND, "cart-1", 0.0, 86_400_000.0).encode();
-    host.inner
-        .maps
-        .insert((StorageKind::Local as u8, at.clone()), theirs.clone());
-    let s = Scope::open(host, opts.clone().into(), false);
-    assert_eq!(s.record().key, FOUND);
-    // Its page finds it there after a reload.
-    let left = s.host.inner.maps.get(&(StorageKind::Local as u8, at));
-    assert_eq!(left, Some(&theirs));
-}
-
-#[test]
 fn a_page_that_dies_before_its_key_is_committed_leaves_the_next_page_a_key_it_sends() {
     let opts = options();
     let mut s = Scope::open(Logged::default(), opts.clone().into(), false);
     drain(&mut s);
-    // The proposal is settled with the lock: IndexedDB holds nothing, so the key is stored.
-    s.handle(Input::Woken(Wake::SettleTurn));
+    let first = s.record().key.clone();
+    // The first submit takes the lock: IndexedDB holds nothing, so the key is stored.
+    s.submit("{}".into(), "fp".into(), Rc::new(options()));
     drain(&mut s);
     s.handle(Input::LockGranted);
     drain(&mut s);
@@ -169,10 +150,10 @@ fn a_page_that_dies_before_its_key_is_committed_leaves_the_next_page_a_key_it_se
     let host = core::mem::take(&mut s.host);
     let mut next = Scope::open(host, opts.clone().into(), false);
     let shown = next.record().key.clone();
+    assert_eq!(shown, first, "the next page shows another key than the one stored");
     drain(&mut next);
     let started = next.submit("{}".into(), "fp".into(), Rc::new(options()));
     assert_eq!(started, Submitted::Started(1));
-    next.handle(Input::Woken(Wake::SettleTurn));
     next.handle(Input::LockGranted);
     next.handle(Input::IdbRead(Ok(None)));
     next.handle(Input::IdbWritten(Ok(())));

@@ -67,9 +67,10 @@ impl Host for Tab {
 
 const NO_IDB: &str = "UnknownError: IndexedDB unavailable";
 
-/// Two tabs of one origin without IndexedDB (a private window), on one scope: tab A's
-/// proposal settled into localStorage, where tab B reads the same key. Also the flag that
-/// makes localStorage refuse writes from then on (its quota), and that key.
+/// Two tabs of one origin without IndexedDB (a private window), on one scope: tab A pays,
+/// learns with the lock that IndexedDB fails, stores its pending try in localStorage and
+/// sends it; tab B, opened then, reads the same key there. Also the flag that makes
+/// localStorage refuse writes from then on (its quota), and that key.
 fn two_tabs_without_indexeddb() -> (Scope<Tab>, Scope<Tab>, Rc<Cell<bool>>, String) {
     let local = Rc::new(RefCell::new(BTreeMap::new()));
     let full = Rc::new(Cell::new(false));
@@ -85,12 +86,13 @@ fn two_tabs_without_indexeddb() -> (Scope<Tab>, Scope<Tab>, Rc<Cell<bool>>, Stri
     let mut a = Scope::open(tab(1), options().into(), false);
     let key = a.record().key.clone();
     drain(&mut a);
-    a.handle(Input::Woken(Wake::SettleTurn));
+    let started = a.submit("{}".into(), "fp".into(), Rc::new(options()));
+    assert!(matches!(started, Submitted::Started(_)), "{started:?}");
     drain(&mut a);
     a.handle(Input::LockGranted);
     drain(&mut a);
     a.handle(Input::IdbRead(Err(NO_IDB.into())));
-    drain(&mut a);
+    assert_eq!(sent(&drain(&mut a)).unwrap().key_value, key);
     let mut b = Scope::open(tab(2), options().into(), false);
     drain(&mut b);
     assert_eq!(b.record().key, key);
@@ -104,14 +106,6 @@ fn two_tabs_without_indexeddb() -> (Scope<Tab>, Scope<Tab>, Rc<Cell<bool>>, Stri
 fn an_answer_local_storage_refuses_leaves_the_waiting_tab_the_orders_key() {
     let (mut a, mut b, full, key) = two_tabs_without_indexeddb();
     let send = Rc::new(options());
-    assert!(matches!(
-        a.submit("{}".into(), "fp".into(), send.clone()),
-        Submitted::Started(_)
-    ));
-    drain(&mut a);
-    a.handle(Input::LockGranted);
-    let cmds = drain(&mut a);
-    assert_eq!(sent(&cmds).unwrap().key_value, key);
     // B's user presses Pay for the same order: B waits for the lock.
     assert!(matches!(
         b.submit("{}".into(), "fp".into(), send),
@@ -152,17 +146,13 @@ fn an_answer_local_storage_refuses_leaves_the_waiting_tab_the_orders_key() {
     );
 }
 
-/// localStorage is full when tab A stores its try, which then gets no answer
+/// localStorage is full when tab A stores its retries, which get no answer
 /// (`outcome-unknown`); tab B, next with the lock, sends the order's key again.
 #[test]
-fn a_try_local_storage_refuses_leaves_the_next_tab_the_orders_key() {
+fn a_retry_local_storage_refuses_leaves_the_next_tab_the_orders_key() {
     let (mut a, mut b, full, key) = two_tabs_without_indexeddb();
     full.set(true);
     let send = Rc::new(options());
-    a.submit("{}".into(), "fp".into(), send.clone());
-    drain(&mut a);
-    a.handle(Input::LockGranted);
-    assert_eq!(sent(&drain(&mut a)).unwrap().key_value, key);
     b.submit("{}".into(), "fp".into(), send);
     drain(&mut b);
     // A's try gets no answer (the charge may have been made): outcome-unknown.

@@ -25,19 +25,6 @@ impl<H: Host> Scope<H> {
         self.idb && !on(SkipReRead)
     }
 
-    /// [`Scope::read_begin`], then `then` with what the page goes on from once known
-    /// (at once without IndexedDB); the stage to wait in otherwise.
-    pub(super) fn read_then(
-        &mut self,
-        then: impl FnOnce(&mut Self, Current) -> Option<Stage>,
-    ) -> Option<Stage> {
-        if self.read_begin() {
-            return Some(Stage::Read);
-        }
-        let cur = self.current_of(None);
-        then(self, cur)
-    }
-
     /// What the lock holder goes on from, once IndexedDB answered `got` (`None`: not
     /// asked): core::sync's [`on_lock`] of IndexedDB's record and the mirror's.
     pub(super) fn current_of(&mut self, got: Option<Result<Option<String>, String>>) -> Current {
@@ -52,11 +39,6 @@ impl<H: Host> Scope<H> {
         }
         // Always read: the mirror may hold a write IndexedDB refused.
         let web = self.read_mirror();
-        // A key proposed at `open()` (by any page) is settled by this holder, or was made
-        // without seeing the record, and must not come back after a reload. Removed before
-        // anything is stored, so a page that goes away in between leaves no proposal of a
-        // stored key behind.
-        self.drop_proposal();
         let now = self.host.now_ms();
         let (stored, mirror) = match idb_text {
             Some(Some(t)) => match self.decode_or_set_aside(&t) {

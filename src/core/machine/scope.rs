@@ -24,11 +24,10 @@ const NO_WEB_LOCKS: &str =
 impl<H: Host> Scope<H> {
     /// Opens the scope for `opts` in a page: picks the storage (with fallbacks, each a
     /// `storage-fallback` event), sweeps the namespace once where the driver says so
-    /// (`sweep`), shows the record found, or else the key another page proposed and has not
-    /// settled, or a new key, which it keeps ([`Scope::keep_shown`]). Whether the storage
-    /// takes writes is learnt from the write of a new key: a test write comes first where
-    /// `open()` found the record (it writes nothing) or another page's proposal (a write
-    /// refused there would remove it). Without Web Locks, `storage: "local"` acts as
+    /// (`sweep`), shows the record found, or else a new key, kept in the page: nothing was
+    /// sent under it, so it is first stored by the submit that sends it. Whether the
+    /// storage takes writes is learnt from a test write where `open()` found the record,
+    /// else from the first submit's write. Without Web Locks, `storage: "local"` acts as
     /// `"session"` (the tabs cannot take turns), with a `storage-fallback` event. The
     /// sweep comes last, in the backend the store ended in.
     pub fn open(mut host: H, opts: Rc<Options>, sweep: bool) -> Scope<H> {
@@ -71,23 +70,15 @@ impl<H: Host> Scope<H> {
                 s.rec_stored = true;
             }
         }
-        let proposal = if s.rec_stored || !shared {
-            None
-        } else {
-            s.proposed()
-        };
-        if s.rec_stored || proposal.is_some() {
+        if s.rec_stored {
             let mut probe = s.opts.namespace.clone();
             probe.push_str(":probe");
             s.store.probe(&mut s.host, &probe, &mut fallbacks);
         }
         let key = s.rec.key.clone();
         s.report(&key, fallbacks);
-        if !s.rec_stored {
-            if let Some(r) = proposal.filter(|_| s.idb) {
-                s.rec = r;
-            }
-            s.keep_shown();
+        if !s.rec_stored && super::mutation::on(super::mutation::Mutation::OpenWritesOwnKey) {
+            s.store_shown();
         }
         if sweep {
             s.sweep();
@@ -110,7 +101,6 @@ impl<H: Host> Scope<H> {
         if self.rec.is_expired(now) && self.flight.is_none() && self.intents == 0 {
             let next = self.fresh();
             self.show(&next, false);
-            self.keep_shown();
         }
     }
 

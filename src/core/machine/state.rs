@@ -102,8 +102,6 @@ impl From<Input> for Step {
 /// Where a job that reads and writes the record stands.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Stage {
-    /// Waiting for its turn.
-    Turn,
     /// Waiting for the lock.
     Lock,
     /// Waiting for IndexedDB's read.
@@ -124,10 +122,6 @@ pub(super) enum Stage {
 
 /// One piece of work that needs the scope's lock.
 pub(super) enum Job {
-    /// Settles the key proposed at `open()`: stored if the store holds no record, else the
-    /// stored one shown. Skipped when a submit, `reset()` or `finish()` of the page asked
-    /// for the lock meanwhile: it reads the record itself and stores what it needs.
-    Settle(Option<Stage>),
     /// `reset()` (`keep`: store `next`) or `finish()` (remove the record) made while the
     /// page showed `seen`.
     StartOver {

@@ -91,7 +91,6 @@ fn a_submit_stores_its_key_before_the_request_and_settles_with_the_answer() {
         s.submit("{}".into(), "fp".into(), send),
         Submitted::Started(1)
     );
-    s.handle(Input::Woken(Wake::SettleTurn));
     assert!(matches!(drain(&mut s).as_slice(), [Command::Lock { .. }]));
     s.handle(Input::LockGranted);
     assert!(matches!(drain(&mut s).as_slice(), [Command::IdbGet { .. }]));
@@ -139,13 +138,13 @@ fn commit(idb: &mut Option<String>, cmds: &[Command]) {
     }
 }
 
-/// A scope opened alone, its proposal settled: the key stored, nothing under way; and what
-/// IndexedDB holds.
+/// A scope opened alone whose key is stored with nothing sent under it, as `reset()`
+/// leaves it for every tab, and nothing under way; and what IndexedDB holds.
 fn settled(host: TestHost) -> (Scope<TestHost>, Option<String>) {
     let mut idb = None;
     let mut s = Scope::open(host, options().into(), false);
     drain(&mut s);
-    s.handle(Input::Woken(Wake::SettleTurn));
+    s.reset();
     drain(&mut s);
     s.handle(Input::LockGranted);
     drain(&mut s);
@@ -153,6 +152,7 @@ fn settled(host: TestHost) -> (Scope<TestHost>, Option<String>) {
     commit(&mut idb, &drain(&mut s));
     s.handle(Input::IdbWritten(Ok(())));
     drain(&mut s);
+    assert!(idb.is_some(), "reset() stored no key");
     (s, idb)
 }
 

@@ -1,13 +1,12 @@
 //! What a scope's machine shows the page and reads from Web Storage: the record shown and
-//! its events, the mirror read (an unreadable copy set aside), the key proposed at `open()`,
-//! and the namespace's sweep.
+//! its events, the mirror read (an unreadable copy set aside), and the namespace's sweep.
 
 use super::host::{new_key, Host};
 use super::io::{Command, EventKind};
-use super::mirror::{Fallback, Store, ALL};
-use super::state::{Job, Scope};
+use super::mirror::{Fallback, ALL};
+use super::state::Scope;
 use crate::core::options::{Options, StorageKind};
-use crate::core::record::{proposal_key, quarantine_key, sweep_due, Record};
+use crate::core::record::{quarantine_key, sweep_due, Record};
 use crate::core::state::State;
 use crate::core::sync::{newer, Notice};
 use crate::prelude::*;
@@ -46,57 +45,16 @@ impl<H: Host> Scope<H> {
         sweep_backend(&mut self.host, self.store.kind(), &self.opts.namespace);
     }
 
-    /// Makes the key shown, which was never stored, the scope's. A record shared with
-    /// other tabs gets it as a proposal ([`Scope::propose`]), settled with the scope's lock
-    /// ([`super::jobs::Job::Settle`]): stored only if the store holds no record, else the
-    /// stored one is shown (`key-changed`). Session and memory stores belong to this tab
-    /// alone, which has just read all they hold: the key is stored at once (its `rev`
-    /// counted up: same key and state, no event).
-    pub(super) fn keep_shown(&mut self) {
-        if !self.idb || super::mutation::on(super::mutation::Mutation::OpenWritesOwnKey) {
-            self.rec.rev += 1;
-            self.rec_stored = true;
-            let text = self.rec.encode();
-            let key = self.rec.key.clone();
-            let at = self.rec_key.clone();
-            let fb = self.store.set(&mut self.host, &at, &text, false);
-            self.report(&key, fb);
-            return;
-        }
-        self.propose();
-        self.queue(Job::Settle(None));
-    }
-
-    /// The live key a page of the origin proposed for the scope at `open()` and has not
-    /// settled yet, if any (not one a page gave up since): in any backend, best first, as
-    /// the mirror is read (a page whose localStorage took no writes proposed in
-    /// sessionStorage).
-    pub(super) fn proposed(&mut self) -> Option<Record> {
-        let at = proposal_key(&self.opts.namespace, &self.opts.scope);
-        let text = ALL
-            .into_iter()
-            .find_map(|k| self.host.storage_get(k, &at).ok().flatten())?;
-        let r = self.decode(&text).ok()?;
-        let now = self.host.now_ms();
-        let r = (r.scope == self.opts.scope && !r.is_expired(now)).then_some(r);
-        self.live(r)
-    }
-
-    /// Proposes the key shown: written at once, where a reload finds it, but never as the
-    /// scope's record; only the lock holder writes that, and removes the proposal when it
-    /// reads the record.
-    fn propose(&mut self) {
-        let at = proposal_key(&self.opts.namespace, &self.opts.scope);
+    /// The old double charge of two tabs, for the simulator to find: the key shown stored
+    /// as the record at `open()`, over whatever another tab stored and this one never read.
+    pub(super) fn store_shown(&mut self) {
+        self.rec.rev += 1;
+        self.rec_stored = true;
         let text = self.rec.encode();
         let key = self.rec.key.clone();
+        let at = self.rec_key.clone();
         let fb = self.store.set(&mut self.host, &at, &text, false);
         self.report(&key, fb);
-    }
-
-    /// The proposal, removed by every lock holder before it stores anything.
-    pub(super) fn drop_proposal(&mut self) {
-        let at = proposal_key(&self.opts.namespace, &self.opts.scope);
-        Store::remove(&mut self.host, &at);
     }
 
     /// The record in Web Storage or memory: the newest copy of the backends (the store's
