@@ -90,7 +90,11 @@ async fn open_shows_a_fresh_key_and_stores_nothing_before_a_submit() {
     // Nothing was sent under the key, so nothing is stored: the first submit stores it.
     let rk = record_key("idemkey", &scope);
     sleep(300).await;
-    assert_eq!(local().get_item(&rk).unwrap(), None, "open() stored a record");
+    assert_eq!(
+        local().get_item(&rk).unwrap(),
+        None,
+        "open() stored a record"
+    );
     // A second open of the same scope in the page sees the same key and state.
     let again = open(&opts(&scope, "nobody", "{}"));
     assert_eq!(again.key(), key);

@@ -182,7 +182,10 @@ async fn a_reload_before_the_first_pay_shows_a_new_key_and_pay_sends_the_key_sho
     let again = Tab::open().await;
     let c2 = again.checkout(&o);
     let k2 = tab_get(&c2, "key").as_string().unwrap();
-    assert_ne!(k2, k, "a reload before any Pay showed the key of the page that went");
+    assert_ne!(
+        k2, k,
+        "a reload before any Pay showed the key of the page that went"
+    );
     let r = settled(tab_submit(&c2, &js(PAY))).await;
     assert_eq!(num(&r, "status"), 201.0, "{r:?}");
     assert_eq!(

@@ -27,7 +27,7 @@ fn a_finished_attempt_is_covered_whatever_its_state() {
     assert!(m.covers(&paid(K1, NOW - 5.0)));
     // Bound in the very millisecond of the finish(): the page ended that order too.
     assert!(m.covers(&paid(K1, NOW)));
-    // Never bound (fresh, proposed at open()).
+    // Never bound (fresh, shown by open()).
     assert!(m.covers(&Record::new(K1, "cart", NOW - 10.0, TTL)));
     // Another key is another attempt.
     assert!(!m.covers(&paid(K2, NOW - 5.0)));

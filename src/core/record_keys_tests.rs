@@ -1,4 +1,4 @@
-//! The names a record is stored under (its record, proposal, ended and quarantine keys),
+//! The names a record is stored under (its record, ended and quarantine keys),
 //! reading them back, and the sweep's rule of what is due; and the TTL limit.
 
 use super::*;

@@ -150,7 +150,10 @@ fn a_page_that_dies_before_its_key_is_committed_leaves_the_next_page_a_key_it_se
     let host = core::mem::take(&mut s.host);
     let mut next = Scope::open(host, opts.clone().into(), false);
     let shown = next.record().key.clone();
-    assert_eq!(shown, first, "the next page shows another key than the one stored");
+    assert_eq!(
+        shown, first,
+        "the next page shows another key than the one stored"
+    );
     drain(&mut next);
     let started = next.submit("{}".into(), "fp".into(), Rc::new(options()));
     assert_eq!(started, Submitted::Started(1));
