@@ -10,9 +10,9 @@ import { Checkout, type CheckoutOptions, type IdemError } from "idemkey";
 export function useCheckout(options: CheckoutOptions): Checkout | null {
   const [checkout, setCheckout] = useState<Checkout | null>(null);
   useEffect(() => {
-    // StrictMode (development) runs this twice: open, clean up, open. The second open()
-    // of the scope is the same attempt (same key, same state); free() takes the first
-    // one's onEvent off the scope's list, and unmounting does the same.
+    // StrictMode (development) runs this twice: open, clean up, open. free() takes the
+    // first one's onEvent off the scope's list, and unmounting does the same. With
+    // nothing paid yet, the second open() shows a key of its own: the one Pay sends.
     const opened = Checkout.open(options);
     setCheckout(opened);
     return () => {
