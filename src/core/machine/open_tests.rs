@@ -76,6 +76,17 @@ fn fallbacks(cmds: &[Command]) -> Vec<(&'static str, &'static str)> {
 /// A key another page stored.
 const FOUND: &str = "0b4f6c1e-3c0a-4d7e-9a55-1f2e3d4c5b6a";
 
+/// Submits `{}` and answers the lock and IndexedDB's read (no record): the commands that
+/// follow, the write before the first try among them.
+fn submit_finding_nothing(s: &mut Scope<Logged>) -> Vec<Command> {
+    s.submit("{}".into(), "fp".into(), Rc::new(options()));
+    drain(s);
+    s.handle(Input::LockGranted);
+    drain(s);
+    s.handle(Input::IdbRead(Ok(None)));
+    drain(s)
+}
+
 /// A pending record of `key` for the scope of [`options`], as a tab stored it.
 fn pending(key: &str) -> String {
     let mut r = Record::new(key, "cart-1", 0.0, 86_400_000.0);
@@ -104,12 +115,10 @@ fn a_local_storage_that_takes_no_writes_is_left_at_the_first_submits_write() {
     assert_eq!(s.storage(), StorageKind::Local);
     assert!(fallbacks(&drain(&mut s)).is_empty());
     let shown = s.record().key.clone();
-    s.submit("{}".into(), "fp".into(), Rc::new(options()));
-    drain(&mut s);
-    s.handle(Input::LockGranted);
-    drain(&mut s);
-    s.handle(Input::IdbRead(Ok(None)));
-    assert_eq!(fallbacks(&drain(&mut s)), [("local", "session")]);
+    assert_eq!(
+        fallbacks(&submit_finding_nothing(&mut s)),
+        [("local", "session")]
+    );
     assert_eq!(s.storage(), StorageKind::Session);
     // The pending key's copy is where a reload of this tab finds it.
     let at = record_key(&opts.namespace, &opts.scope);
@@ -140,12 +149,7 @@ fn a_page_that_dies_before_its_key_is_committed_leaves_the_next_page_a_key_it_se
     drain(&mut s);
     let first = s.record().key.clone();
     // The first submit takes the lock: IndexedDB holds nothing, so the key is stored.
-    s.submit("{}".into(), "fp".into(), Rc::new(options()));
-    drain(&mut s);
-    s.handle(Input::LockGranted);
-    drain(&mut s);
-    s.handle(Input::IdbRead(Ok(None)));
-    drain(&mut s);
+    submit_finding_nothing(&mut s);
     // The page goes away before IndexedDB commits the write.
     let host = core::mem::take(&mut s.host);
     let mut next = Scope::open(host, opts.clone().into(), false);
