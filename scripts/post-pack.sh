@@ -20,7 +20,7 @@
 # `/// <reference lib="esnext.disposable" />` line on top fixes that for every consumer.
 # The wasm's imports and exports get short names (wasm-bindgen's carry a hash each, twice over).
 # Then the JS becomes one minified file: wasm-bindgen writes the JS snippets (src/browser/driver.js,
-# storage.js, idb.js, options.js and due.js: each file ffi.rs names, and only those) to
+# storage.js, idb.js and options.js: each file ffi.rs names, and only those) to
 # snippets/<crate>-<hash>/src/browser/ and imports them from idemkey.js; Rollup
 # joins them all and terser minifies the result, local names included (the class keeps its name, so
 # `Checkout.name` still reads "Checkout"; the doc comments live on in the .d.ts). One file

@@ -1,4 +1,4 @@
-//! The JavaScript surface: class `Checkout`, `newKey`, `sweep`, the TypeScript types, and
+//! The JavaScript surface: class `Checkout`, `newKey`, the TypeScript types, and
 //! the one conversion of [`Error`] into a JS `Error` (`name` "IdemError", `code`).
 //!
 //! Strings go out as `JsValue`s typed `string`: a `String` return costs each getter a
@@ -12,11 +12,11 @@ use wasm_bindgen::prelude::*;
 
 use crate::browser::ffi;
 use crate::browser::host::BrowserHost;
-use crate::browser::live::{next_id, sweep_idb, to_js, LiveScope};
+use crate::browser::live::{next_id, to_js, LiveScope};
 use crate::browser::options;
 use crate::core::fingerprint::fingerprint_canonical;
-use crate::core::machine::{mirror, new_key, sweep_backend, Submitted};
-use crate::core::options::{validate_namespace, Options, DEFAULT_NAMESPACE};
+use crate::core::machine::{new_key, Submitted};
+use crate::core::options::Options;
 use crate::error::Error;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -34,7 +34,7 @@ export type CheckoutState = "fresh" | "pending" | "succeeded" | "failed";
  */
 export type StorageKind = "local" | "session" | "memory";
 /**
- * The `code` of an {@link IdemError}: `invalid-options` (from `Checkout.open`, `sweep`),
+ * The `code` of an {@link IdemError}: `invalid-options` (from `Checkout.open`),
  * `payload-conflict`, `outcome-unknown` and `invalid-payload` (from `submit`),
  * `wasm-blocked` and `wasm-integrity` (from `init`), `freed` (a freed `Checkout` used).
  */
@@ -339,7 +339,7 @@ impl Checkout {
 fn prepare(payload: &JsValue) -> crate::error::Result<(String, String)> {
     let v = ffi::stringify(payload);
     let Some(body) = ffi::text(&v) else {
-        let why = js_sys::Array::from(&v).get(0);
+        let why = v.unchecked_ref::<js_sys::Array>().get(0);
         return Err(Error::InvalidPayload(ffi::text(&why).unwrap_or_default()));
     };
     let fp = fingerprint_canonical(&body);
@@ -381,25 +381,4 @@ impl Checkout {
     pub fn storage(&self) -> String {
         self.live.machine.borrow().storage().as_str().into()
     }
-}
-
-/// Deletes the expired records of `namespace` (default "idemkey") from local, session and
-/// memory storage, and the unreadable records set aside more than 7 days ago; returns how
-/// many. Their IndexedDB copies are deleted too, in the background (not counted). Throws
-/// `invalid-options` for a bad namespace. The first `open()` of a namespace in a page
-/// sweeps the storage it uses the same way.
-///
-/// @example
-/// const removed = sweep("idemkey");
-#[wasm_bindgen]
-pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
-    let ns = namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
-    validate_namespace(ns)?;
-    let mut prefix = String::from(ns);
-    prefix.push(':');
-    sweep_idb(&prefix, ns.into());
-    Ok(mirror::ALL
-        .into_iter()
-        .map(|k| sweep_backend(&mut BrowserHost, k, ns))
-        .sum())
 }

@@ -12,8 +12,8 @@
 //!
 //! The crate has a pure [`core`] (record format, fingerprint, retry policy, state machine,
 //! option rules; host-tested) and, on `wasm32` only and with the `browser` feature (on by
-//! default), the browser glue and the `#[wasm_bindgen]` surface (`Checkout`, `newKey`,
-//! `sweep`). Errors are one enum,
+//! default), the browser glue and the `#[wasm_bindgen]` surface (`Checkout`, `newKey`).
+//! Errors are one enum,
 //! [`error::Error`], turned into a JS `Error` named "IdemError" with a `code` at the boundary.
 #![deny(missing_docs)]
 // `unsafe` lives in one file, src/browser/ffi.rs (the allocator and the page-wide cell).
@@ -49,7 +49,7 @@ mod api;
 mod browser;
 
 #[cfg(all(target_arch = "wasm32", feature = "browser"))]
-pub use api::{new_key_string as new_key, sweep, Checkout};
+pub use api::{new_key_string as new_key, Checkout};
 
 /// A panic aborts the module (`unreachable` traps in the calling JS). std's handler would do
 /// the same after formatting a message to a console a wasm module does not have; the

@@ -146,26 +146,6 @@ async fn a_write_that_throws_later_falls_back_too() {
     session.remove_item(&rk).unwrap();
 }
 
-// P-error-invalid-options: sweep() refuses a bad namespace with invalid-options, as open() does
-#[wasm_bindgen_test]
-fn sweep_rejects_a_bad_namespace_exactly_like_open() {
-    for ns in [String::new(), "a:b".into(), "x".repeat(65)] {
-        let e = sweep(Some(ns.clone())).expect_err(&ns);
-        assert_idem_error(&e, "invalid-options", "`namespace`");
-        let o = opts(&uniq("ns"), "nobody", "{}");
-        set(&o, "namespace", &ns.as_str().into());
-        let from_open = Checkout::open(o)
-            .err()
-            .expect("open accepted the namespace");
-        assert_eq!(
-            support::get(&e, "message").as_string(),
-            support::get(&from_open, "message").as_string(),
-            "{ns:?}"
-        );
-    }
-    assert_eq!(sweep(Some(format!("n{}", "x".repeat(63)))).unwrap(), 0);
-}
-
 fn quarantined(ns: &str, scope: &str) -> Vec<(String, String)> {
     let s = local();
     let prefix = format!("{ns}:corrupt:{scope}:");
@@ -371,9 +351,9 @@ async fn a_key_older_than_ttl_seconds_is_not_reused() {
     later.finish();
 }
 
-// P-sweep: sweep() deletes the expired records of a namespace, and only those
+// P-sweep: the first open() of a namespace in a page deletes its expired records, and only those
 #[wasm_bindgen_test]
-fn sweep_removes_expired_records_only() {
+fn the_first_open_of_a_namespace_removes_its_expired_records_only() {
     let ns = &uniq("sw").replace('-', "")[..16];
     let now = js_sys::Date::now();
     let s = local();
@@ -397,7 +377,11 @@ fn sweep_removes_expired_records_only() {
         &a_record("old", now - 10_000.0, 1.0, State::Fresh).encode(),
     )
     .unwrap();
-    assert_eq!(sweep(Some(ns.to_string())).unwrap(), 2);
+    let c = open(&opts(
+        &uniq("cart"),
+        "nobody",
+        &format!(r#"{{"namespace":"{ns}"}}"#),
+    ));
     assert_eq!(s.get_item(&record_key(ns, "old-1")).unwrap(), None);
     assert_eq!(s.get_item(&record_key(ns, "old-2")).unwrap(), None);
     assert!(s.get_item(&record_key(ns, "live")).unwrap().is_some());
@@ -406,7 +390,7 @@ fn sweep_removes_expired_records_only() {
         s.get_item(&record_key(&other, "old")).unwrap().is_some(),
         "other namespaces untouched"
     );
-    assert_eq!(sweep(Some(ns.to_string())).unwrap(), 0);
+    c.finish();
     for k in [
         record_key(ns, "live"),
         record_key(ns, "junk"),
@@ -414,12 +398,11 @@ fn sweep_removes_expired_records_only() {
     ] {
         s.remove_item(&k).unwrap();
     }
-    assert!(sweep(Some("a:b".into())).is_err());
 }
 
-// P-corrupt-set-aside: set-aside copies go after 7 days, by sweep() and open()
+// P-corrupt-set-aside: set-aside copies go after 7 days, at the first open() of their namespace in a page
 #[wasm_bindgen_test]
-fn quarantined_copies_are_swept_after_seven_days_by_sweep_and_open() {
+fn quarantined_copies_are_swept_after_seven_days_by_the_first_open() {
     let ns = &uniq("qs").replace('-', "")[..16];
     let now = js_sys::Date::now();
     let day = 86_400_000.0;
@@ -433,22 +416,23 @@ fn quarantined_copies_are_swept_after_seven_days_by_sweep_and_open() {
     let recent = put("a:b", 6.0);
     let other_ns = quarantine_key(&format!("{ns}x"), "a", now - 30.0 * day);
     s.set_item(&other_ns, "{not json").unwrap();
-    assert_eq!(sweep(Some(ns.to_string())).unwrap(), 1);
-    assert_eq!(s.get_item(&old).unwrap(), None, "older than 7 days: gone");
-    assert!(s.get_item(&recent).unwrap().is_some(), "6 days: kept");
-    assert!(
-        s.get_item(&other_ns).unwrap().is_some(),
-        "other namespace untouched"
-    );
-    // open() sweeps its namespace cheaply, quarantine included.
-    let old = put("c", 30.0);
+    let old_of_another_scope = put("c", 30.0);
     let c = open(&opts(
         &uniq("cart"),
         "nobody",
         &format!(r#"{{"namespace":"{ns}"}}"#),
     ));
-    assert_eq!(s.get_item(&old).unwrap(), None, "open() swept the old copy");
-    assert!(s.get_item(&recent).unwrap().is_some());
+    assert_eq!(s.get_item(&old).unwrap(), None, "older than 7 days: gone");
+    assert_eq!(
+        s.get_item(&old_of_another_scope).unwrap(),
+        None,
+        "another scope's, older than 7 days: gone"
+    );
+    assert!(s.get_item(&recent).unwrap().is_some(), "6 days: kept");
+    assert!(
+        s.get_item(&other_ns).unwrap().is_some(),
+        "other namespace untouched"
+    );
     c.finish();
     for k in [recent, other_ns] {
         s.remove_item(&k).unwrap();

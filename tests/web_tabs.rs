@@ -2,8 +2,8 @@
 //! frame with its own instance of the module), real storage, locks and channels, the real
 //! reference server. One key in use per scope across tabs: the stored record wins over a
 //! key a tab made up at open, the waiting tab resolves from the holder's stored result,
-//! reset() and finish() in one tab wait for the other tab's sequence; sweep() and open()
-//! sweep IndexedDB; the `storage` event another tab fires keeps `checkout.state` current.
+//! reset() and finish() in one tab wait for the other tab's sequence; a page's first open()
+//! of a namespace sweeps IndexedDB; the `storage` event another tab fires keeps `checkout.state` current.
 //! Two tabs without a working IndexedDB are in web_broken_indexeddb.rs.
 #![cfg(target_arch = "wasm32")]
 
@@ -258,40 +258,7 @@ async fn finish_in_one_tab_waits_for_the_other_tabs_try_on_the_wire() {
     tab.close();
 }
 
-// P-sweep: sweep() deletes expired records from IndexedDB too
-#[wasm_bindgen_test]
-async fn sweep_deletes_expired_records_from_indexeddb_too() {
-    let ns = &uniq("sw").replace('-', "")[..16];
-    let now = js_sys::Date::now();
-    let old = Record::new(new_key(), "old", now - 10_000.0, 1_000.0);
-    let live = Record::new(new_key(), "live", now, 60_000.0);
-    let (ko, kl) = (record_key(ns, "old"), record_key(ns, "live"));
-    idb_put(&ko, &old.encode()).await;
-    idb_put(&kl, &live.encode()).await;
-    idb_put(&record_key(&format!("{ns}x"), "old"), &old.encode()).await;
-    sweep(Some(ns.to_string())).unwrap();
-    let mut gone = false;
-    for _ in 0..100 {
-        if idb_get(&ko).await.is_none() {
-            gone = true;
-            break;
-        }
-        sleep(20).await;
-    }
-    assert!(gone, "the expired record is still in IndexedDB");
-    assert_eq!(
-        idb_get(&kl).await,
-        Some(live.encode()),
-        "a live record was swept"
-    );
-    assert!(
-        idb_get(&record_key(&format!("{ns}x"), "old"))
-            .await
-            .is_some(),
-        "another namespace was swept"
-    );
-}
-
+// P-sweep: the first open() of a namespace in a page deletes its expired records from IndexedDB too, and only those
 #[wasm_bindgen_test]
 async fn open_sweeps_indexeddb_once_per_namespace_and_page() {
     let ns = &uniq("op").replace('-', "")[..16];
@@ -318,20 +285,29 @@ async fn open_sweeps_indexeddb_once_per_namespace_and_page() {
     };
     let (k1, v1) = expired("first");
     idb_put(&k1, &v1).await;
+    let live = Record::new(new_key(), "live", now, 60_000.0);
+    let kl = record_key(ns, "live");
+    idb_put(&kl, &live.encode()).await;
+    let other = record_key(&format!("{ns}x"), "old");
+    idb_put(&other, &expired("old").1).await;
     let a = in_ns("a");
     assert!(
         gone(k1).await,
         "the page's first open() of the namespace did not sweep it"
     );
+    assert_eq!(
+        idb_get(&kl).await,
+        Some(live.encode()),
+        "a live record was swept"
+    );
+    assert!(idb_get(&other).await.is_some(), "another namespace was swept");
     // A second open() of the namespace in this page leaves IndexedDB alone (a scan per
-    // open would delay every submit behind it); sweep() still sweeps.
+    // open would delay every submit behind it).
     let (k2, v2) = expired("second");
     idb_put(&k2, &v2).await;
     let b = in_ns("b");
     sleep(500).await;
     assert!(idb_get(&k2).await.is_some(), "open() swept IndexedDB again");
-    sweep(Some(ns.to_string())).unwrap();
-    assert!(gone(k2).await, "sweep() did not sweep IndexedDB");
     a.finish();
     b.finish();
 }

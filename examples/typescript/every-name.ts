@@ -5,7 +5,6 @@ import init, {
   Checkout,
   initSync,
   newKey,
-  sweep,
   type CheckoutOptions,
   type CheckoutState,
   type IdemError,
@@ -121,8 +120,7 @@ try {
 //     +-- reset() from any state, or ttlSeconds passed: new key
 checkout.reset();                 // abandon this attempt on purpose: new key, "fresh"
 checkout.finish();                // forget the record when the page moves on to the next order
-const removed: number = sweep("idemkey"); // delete expired records of a namespace
 const fresh: string = newKey();   // a UUID v4
 // #endregion lifecycle
 
-export { key, scope, state, attempts, created, expires, where, removed, fresh, syncInit };
+export { key, scope, state, attempts, created, expires, where, fresh, syncInit };

@@ -1,9 +1,9 @@
 //! The module's one meeting point with JavaScript, and its one file with `unsafe`: the
 //! driver's functions (driver.js, with storage.js and idb.js) and the browser's the module
 //! calls, each named and typed here; [`Machine`], whose one method, with numbered inputs, is
-//! how the driver feeds a scope's machine what the browser answered; [`Due`], the sweep rule
-//! the driver asks inside IndexedDB's transaction; the page-wide cell the registry of scopes
-//! lives in; and the allocator.
+//! how the driver feeds a scope's machine what the browser answered, and asks it the sweep
+//! rule inside IndexedDB's transaction; the page-wide cell the registry of scopes lives in;
+//! and the allocator.
 
 use crate::prelude::*;
 use alloc::rc::Rc;
@@ -13,7 +13,6 @@ use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 
 use crate::core::machine::{Answer, Input, NoAnswer, Wake};
-use crate::core::record::{sweep_due, Record};
 
 #[wasm_bindgen(module = "/src/browser/driver.js")]
 extern "C" {
@@ -129,9 +128,10 @@ extern "C" {
     /// Writes (or, for `None`, deletes) `key` in IndexedDB.
     #[wasm_bindgen(js_name = idbPut)]
     pub(crate) fn idb_put(d: &JsValue, key: &str, value: Option<&str>);
-    /// Deletes the IndexedDB entries under `prefix` that `due(key, value)` names.
+    /// Deletes the IndexedDB entries under `prefix` that the machine's `due(key, value)`
+    /// names.
     #[wasm_bindgen(js_name = idbSweep)]
-    pub(crate) fn idb_sweep(prefix: &str, due: JsValue);
+    pub(crate) fn idb_sweep(d: &JsValue, prefix: &str);
 }
 
 #[wasm_bindgen(module = "/src/browser/options.js")]
@@ -176,6 +176,8 @@ fn wake_of(code: u32) -> Wake {
 pub(crate) trait Feed {
     /// Feeds `input` and runs what follows.
     fn feed(&self, input: Input);
+    /// Whether the storage entry `key` holding `value` is due for the sweep.
+    fn due(&self, key: &str, value: &str) -> bool;
 }
 
 /// A scope's machine as the driver holds it: each method feeds it one answer of the
@@ -251,60 +253,18 @@ impl Machine {
             _ => return,
         });
     }
-}
 
-#[wasm_bindgen(module = "/src/browser/due.js")]
-extern "C" {
-    /// `d`'s method as a function of `(key, value)`.
-    #[wasm_bindgen(js_name = due)]
-    fn due_function(d: Due) -> JsValue;
+    /// Whether the IndexedDB entry `key` holding `value` (strings) is due for deletion, by
+    /// the sweep rule of the machine's namespace. A method of the machine the driver holds,
+    /// not a function of its own: a `Closure` or a class for it weighs more in the glue.
+    pub fn due(&self, key: JsValue, value: JsValue) -> bool {
+        self.0.due(&string(&key), &string(&value))
+    }
 }
 
 /// The driver's state for the scope whose machine `feed` takes the browser's answers.
 pub(crate) fn attach_machine(feed: Rc<dyn Feed>) -> JsValue {
     attach(Machine(feed))
-}
-
-/// The sweep rule as the driver's `idbSweep` asks it, `due(key, value)`: core's, for one
-/// namespace at one moment. A class whose method due.js hands the driver as a function,
-/// not a `Closure`: the closure machinery (its glue, its table of destructors) weighs more.
-/// The garbage collector frees it once the sweep has let the function go.
-#[wasm_bindgen(skip_typescript, private)]
-pub struct Due {
-    /// The namespace swept.
-    namespace: String,
-    /// When the sweep began, in ms since the epoch.
-    now: f64,
-    /// The page's reader of a stored record's text.
-    decode: fn(&str) -> crate::error::Result<Record>,
-}
-
-#[wasm_bindgen]
-impl Due {
-    /// Whether the IndexedDB entry `key` holding `value` (strings) is due for deletion.
-    pub fn due(&self, key: JsValue, value: JsValue) -> bool {
-        sweep_due(
-            &self.namespace,
-            &string(&key),
-            &string(&value),
-            self.now,
-            self.decode,
-        )
-    }
-}
-
-/// [`Due::due`] for `namespace` at `now`, as a function of `(key, value)`, reading records
-/// with `decode`.
-pub(crate) fn due(
-    namespace: String,
-    now: f64,
-    decode: fn(&str) -> crate::error::Result<Record>,
-) -> JsValue {
-    due_function(Due {
-        namespace,
-        now,
-        decode,
-    })
 }
 
 /// A `RefCell` that can live in a `static`: page-wide state (the registry of scopes).

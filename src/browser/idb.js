@@ -1,6 +1,6 @@
 // IndexedDB for the scopes' machines: the page's one connection to database `idemkey`
 // (store `records`), the record's reads and writes, each answer fed back to
-// the scope's machine (IDB_READ, IDB_WRITTEN), and the sweep. It decides nothing. Joined
+// the scope's machine (IDB_READ, IDB_WRITTEN), and the sweep, which asks the machine what is due. It decides nothing. Joined
 // into idemkey.js by scripts/post-pack.sh.
 import { errorText, text } from "./driver.js";
 
@@ -168,18 +168,19 @@ export function idbPeek(d, key) {
   answer(d, inStore("readonly", (s) => s.get(key)), (v) => read(text(v) ?? null, null), (e) => read(null, e));
 }
 
-// Deletes the entries under `prefix` for which `due(key, value)` is true, deciding inside
-// the deleting transaction. A read-only scan goes first: a readwrite transaction holds up
-// every other reader and writer of the store (a submit's among them), and most sweeps find
-// nothing to delete. Errors are ignored: what is not swept now is swept by a later page.
-export async function idbSweep(prefix, due) {
+// Deletes the entries under `prefix` that the scope's machine says are due
+// (`Machine.due(key, value)`), deciding inside the deleting transaction. A read-only scan
+// goes first: a readwrite transaction holds up every other reader and writer of the store
+// (a submit's among them), and most sweeps find nothing to delete. Errors are ignored, and
+// a scope let go meanwhile deletes nothing: what is not swept now is swept by a later page.
+export async function idbSweep(d, prefix) {
   let found = false;
   const scan = (remove) => (s) => {
     const cursor = s.openCursor(IDBKeyRange.bound(prefix, prefix + "\uffff"));
     cursor.onsuccess = () => {
       const c = cursor.result;
       if (!c) return;
-      if (typeof c.key == "string" && typeof c.value == "string" && due(c.key, c.value)) {
+      if (typeof c.key == "string" && typeof c.value == "string" && d.m?.due(c.key, c.value)) {
         found = true;
         if (remove) c.delete();
       }

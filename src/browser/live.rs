@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 
 use super::ffi::{self, Feed, PageCell};
 use super::host::BrowserHost;
-use crate::core::machine::{Command, Event, EventKind, Host, Input, Reply, Scope};
+use crate::core::machine::{Command, Event, EventKind, Input, Reply, Scope};
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::record_key;
 use crate::error::Error;
@@ -144,7 +144,7 @@ impl LiveScope {
             Command::IdbGet { key } => ffi::idb_get(&d, &key),
             Command::IdbPeek { key } => ffi::idb_peek(&d, &key),
             Command::IdbPut { key, text } => ffi::idb_put(&d, &key, text.as_deref()),
-            Command::IdbSweep { prefix, namespace } => sweep_idb(&prefix, namespace),
+            Command::IdbSweep { prefix, .. } => ffi::idb_sweep(&d, &prefix),
             Command::Send(r) => ffi::send(
                 &d,
                 &r.send.endpoint,
@@ -262,6 +262,10 @@ impl Feed for LiveScope {
         self.machine.borrow_mut().handle(input);
         self.run();
     }
+
+    fn due(&self, key: &str, value: &str) -> bool {
+        self.machine.borrow_mut().due(key, value)
+    }
 }
 
 /// What `submit()` resolves with.
@@ -300,11 +304,4 @@ pub(crate) fn joined(headers: &[(String, String)]) -> String {
         s.push_str(v);
     }
     s
-}
-
-/// Has the driver delete IndexedDB's entries under `prefix` that core's sweep rule says
-/// are due, deciding inside the deleting transaction.
-pub(crate) fn sweep_idb(prefix: &str, namespace: String) {
-    let decode = |t: &str| BrowserHost.decode_record(t);
-    ffi::idb_sweep(prefix, ffi::due(namespace, js_sys::Date::now(), decode));
 }

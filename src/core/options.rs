@@ -137,7 +137,7 @@ pub struct Options {
 pub const MAX_SCOPE_LEN: usize = 200;
 /// Longest `namespace`, in UTF-16 code units.
 pub const MAX_NAMESPACE_LEN: usize = 64;
-/// The `namespace` of `Checkout.open` and `sweep()` when none is given.
+/// The `namespace` of `Checkout.open` when none is given.
 pub const DEFAULT_NAMESPACE: &str = "idemkey";
 
 /// An [`Int`], the words for its range made from the same two numbers (`concat!` writes
@@ -327,19 +327,11 @@ impl Options {
     }
 }
 
-/// The `namespace` rule, shared by `Checkout.open` and `sweep()`: 1 to
-/// [`MAX_NAMESPACE_LEN`] UTF-16 code units, without `:` (the storage key separator).
-pub fn validate_namespace(namespace: &str) -> Result<()> {
-    if namespace_ok(namespace) {
-        return Ok(());
-    }
-    Err(Error::invalid_option("namespace", NAMESPACE_RULE))
-}
-
 /// Why a `namespace` is refused.
 const NAMESPACE_RULE: &str = "must be 1 to 64 characters long, without ':'";
 
-/// Whether `namespace` follows [`validate_namespace`]'s rule.
+/// Whether `namespace` is 1 to [`MAX_NAMESPACE_LEN`] UTF-16 code units long, without `:`
+/// (the storage key separator).
 // Not `contains(&b':')`: that links the slice `memchr`, 0.16 KiB more gzipped wasm.
 #[allow(clippy::manual_contains)]
 fn namespace_ok(namespace: &str) -> bool {

@@ -224,7 +224,7 @@ pub fn parse_quarantine_key<'a>(namespace: &str, storage_key: &'a str) -> Option
     Some((scope, digits(ms)?))
 }
 
-/// Whether `sweep()` deletes the storage entry `storage_key` = `value` of `namespace` at
+/// Whether the sweep of the first `open()` of `namespace` in a page deletes the storage entry `storage_key` = `value` of `namespace` at
 /// `now_ms`: a readable record that has expired, the marks of
 /// ended attempts ([`ended_key`]) once every key they name has expired, or a quarantined
 /// copy older than [`QUARANTINE_RETENTION_MS`]. Anything else (live or unreadable records,

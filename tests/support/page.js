@@ -3,8 +3,8 @@
 // It also brings the module under test: the package as `make build` wrote it to pkg/, which
 // the test runner serves from the crate's directory; init() at the bottom loads the wasm
 // from beside idemkey.js, as a user's page does. tests/support/shipped.rs binds its exports.
-import init, { Checkout, newKey, sweep } from "/pkg/idemkey.js";
-export { Checkout, newKey, sweep };
+import init, { Checkout, newKey } from "/pkg/idemkey.js";
+export { Checkout, newKey };
 export function recorder() {
   const f = (e) => { f.events.push(e); f.times.push(Date.now()); };
   f.events = []; f.times = [];

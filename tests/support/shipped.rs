@@ -1,7 +1,7 @@
 //! The module the tests run: the package `make build` writes to pkg/, as users install it.
 //! page.js imports pkg/idemkey.js and runs its `init()`, which loads idemkey_bg.wasm from
 //! beside it (the test runner serves the crate's directory); this file is the one place
-//! the tests reach its exports (`Checkout`, `newKey`, `sweep`). Nothing of the crate's
+//! the tests reach its exports (`Checkout`, `newKey`). Nothing of the crate's
 //! own browser code is called: a test passes or fails on what pkg/ holds.
 
 use js_sys::Promise;
@@ -39,8 +39,6 @@ extern "C" {
     /// The shipped `newKey()`: a fresh UUID v4.
     #[wasm_bindgen(js_name = newKey)]
     pub fn new_key() -> String;
-    #[wasm_bindgen(js_name = sweep, catch)]
-    fn sweep_js(namespace: Option<String>) -> Result<JsValue, JsValue>;
 }
 
 /// A `Checkout` of the shipped module, freed (`free()`) when dropped, as a Rust-side
@@ -127,9 +125,3 @@ impl From<Checkout> for JsValue {
     }
 }
 
-/// The shipped `sweep(namespace)`: how many records it deleted, or what it threw.
-pub fn sweep(namespace: Option<String>) -> Result<u32, JsValue> {
-    let n = sweep_js(namespace)?;
-    let n = n.as_f64().unwrap_or_else(|| panic!("sweep returned {n:?}"));
-    Ok(n as u32)
-}

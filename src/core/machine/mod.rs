@@ -32,7 +32,6 @@ pub use io::{Answer, Command, Event, EventKind, Input, NoAnswer, Reply, Request,
 #[cfg(feature = "sim-mutations")]
 pub use mutation::{set_mutation, Mutation};
 pub use state::{Scope, Submitted};
-pub use view::sweep_backend;
 
 #[cfg(test)]
 #[path = "tests.rs"]

@@ -34,15 +34,32 @@ impl<H: Host> Scope<H> {
     /// Deletes what core's sweep rule says is due under the namespace: in the store's
     /// backend now, in IndexedDB through the driver where the record is shared.
     pub(super) fn sweep(&mut self) {
-        let mut prefix = self.opts.namespace.clone();
+        let namespace = &self.opts.namespace;
+        let mut prefix = namespace.clone();
         prefix.push(':');
+        let kind = self.store.kind();
+        let now = self.host.now_ms();
+        for k in self.host.storage_keys(kind, &prefix) {
+            let due = self.host.storage_get(kind, &k).ok().flatten().is_some_and(|v| {
+                sweep_due(namespace, &k, &v, now, |t| self.host.decode_record(t))
+            });
+            if due {
+                self.host.storage_remove(kind, &k);
+            }
+        }
         if self.idb {
             self.out.push(Command::IdbSweep {
-                prefix: prefix.clone(),
-                namespace: self.opts.namespace.clone(),
+                prefix,
+                namespace: namespace.clone(),
             });
         }
-        sweep_backend(&mut self.host, self.store.kind(), &self.opts.namespace);
+    }
+
+    /// Whether the storage entry `key` holding `value` is due for the sweep of this scope's
+    /// namespace, now.
+    pub fn due(&mut self, key: &str, value: &str) -> bool {
+        let now = self.host.now_ms();
+        sweep_due(&self.opts.namespace, key, value, now, |t| self.host.decode_record(t))
     }
 
     /// The old double charge of two tabs, for the simulator to find: the key shown stored
@@ -169,25 +186,4 @@ impl<H: Host> Scope<H> {
             });
         }
     }
-}
-
-/// Deletes from backend `kind` the entries of `namespace` that core's sweep rule says are
-/// due; returns how many.
-pub fn sweep_backend(host: &mut impl Host, kind: StorageKind, namespace: &str) -> u32 {
-    let mut prefix = String::from(namespace);
-    prefix.push(':');
-    let now = host.now_ms();
-    let mut n = 0;
-    for k in host.storage_keys(kind, &prefix) {
-        let due = host
-            .storage_get(kind, &k)
-            .ok()
-            .flatten()
-            .is_some_and(|v| sweep_due(namespace, &k, &v, now, |t| host.decode_record(t)));
-        if due {
-            host.storage_remove(kind, &k);
-            n += 1;
-        }
-    }
-    n
 }
