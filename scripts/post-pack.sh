@@ -11,8 +11,8 @@
 #   types       the .d.ts wasm-pack emits.
 #   files       wasm-pack's list, checked against the directory (every entry must exist).
 #   sideEffects false: evaluating idemkey.js, its `src/browser/` snippets included, only
-#               defines functions, tables and caches (and guards its own Checkout class,
-#               freed.js); the work happens in init() and in calls, so it is side-effect
+#               defines functions, tables and caches (and gives its own Checkout class its
+#               getters, getters.js, and guards it, freed.js); the work happens in init() and in calls, so it is side-effect
 #               free and tree-shakable.
 # It also makes the .d.ts name the TypeScript library it needs: wasm-bindgen declares
 # `[Symbol.dispose](): void` on every class, which fails `tsc` (without skipLibCheck) in
@@ -258,21 +258,25 @@ node "$root/scripts/short-names.mjs" "$pkg"
 # The glue and its snippets, joined and minified (see the top of this file). The snippet
 # paths are gone from the import object's keys already (short names), so the wasm is as it
 # was.
-# The default export becomes src/browser/init.js's init() (over wasm-bindgen's initSync), and
-# src/browser/freed.js guards the Checkout class against use after free(): both are copied
-# beside the driver.js snippet they import, so that the one copy of driver.js serves all.
+# The default export becomes src/browser/init.js's init() (over wasm-bindgen's initSync),
+# src/browser/getters.js gives the Checkout class its getters, and src/browser/freed.js guards
+# the class against use after free(): they are copied beside the driver.js snippet (which
+# init.js and freed.js import), so that the one copy of driver.js serves all.
 if [[ -n $fresh ]]; then
   joined="$(mktemp "$pkg/.joined.XXXXXX")"
   snippets="$(grep -oE "\./snippets/[^\"']+/src/browser/driver\.js" "$glue" | head -n1)"
   [[ -n $snippets ]] || { echo "post-pack: $glue imports no src/browser/driver.js snippet" >&2; exit 1; }
   cp "$root/src/browser/init.js" "$pkg/${snippets%driver.js}init.js"
   cp "$root/src/browser/freed.js" "$pkg/${snippets%driver.js}freed.js"
+  cp "$root/src/browser/getters.js" "$pkg/${snippets%driver.js}getters.js"
   entry="$pkg/.entry.js"
   cat >"$entry" <<EOF
 import { Checkout, initSync } from "./idemkey.js";
 import { init as checkedInit } from "${snippets%driver.js}init.js";
 import { guardFreed } from "${snippets%driver.js}freed.js";
+import { defineGetters } from "${snippets%driver.js}getters.js";
 export * from "./idemkey.js";
+defineGetters(Checkout);
 guardFreed(Checkout);
 export default function init(options) {
   return checkedInit(initSync, options);
