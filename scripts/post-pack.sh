@@ -119,7 +119,7 @@ onUnmounted(() => checkout.free());`],
 \`WebAssembly.Module\`. Default: \`idemkey_bg.wasm\` beside idemkey.js.`],
   [/^()export type SyncInitInput\b/m, `What \`initSync()\` compiles: the wasm's bytes, or a compiled \`WebAssembly.Module\`.`],
   [/^()export interface InitOutput\b/m, `The instantiated module's raw exports, which \`init()\` resolves with: for idemkey's own
-glue, not for the page (use \`Checkout\`, \`newKey\` and \`sweep\`).`],
+glue, not for the page (use \`Checkout\` and \`newKey\`).`],
 ];
 for (const [re, text] of docs) {
   const m = re.exec(dtsNew);

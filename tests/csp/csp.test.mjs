@@ -6,6 +6,8 @@
 //   to add, and nothing is sent or stored;
 // - init({ integrity }) with the hash in the package's integrity.json pays; a wasm with one
 //   byte flipped (still a valid module) is refused with `wasm-integrity` before any request;
+// - a wasm served as another type than application/wasm (a CDN's octet-stream) still loads,
+//   without the browser's streaming compiler, and pays;
 // - `<script type="module" integrity>` with the shipped hash of idemkey.js loads the module,
 //   and a wrong hash does not.
 // CSP_BROWSERS=chrome,firefox,webkit (the default) picks the browsers, for development only.
@@ -45,6 +47,8 @@ before(async () => {
   const wrong = SHIPPED["idemkey_bg.wasm"]; // a well-formed hash, of other bytes
   writeFileSync(path.join(www, "sri-shipped.html"), template.replace(`integrity="INTEGRITY"`, `integrity="${SHIPPED["idemkey.js"]}"`));
   writeFileSync(path.join(www, "sri-wrong.html"), template.replace(`integrity="INTEGRITY"`, `integrity="${wrong}"`));
+  // The shipped wasm under a name the server types as application/octet-stream.
+  cpSync(path.join(PKG, "idemkey_bg.wasm"), path.join(www, "idemkey_bg.bin"));
   const bad = path.join(tmp, "pkg-tampered");
   cpSync(PKG, bad, { recursive: true });
   writeFileSync(path.join(bad, "idemkey_bg.wasm"), tampered(readFileSync(path.join(PKG, "idemkey_bg.wasm"))));
@@ -153,6 +157,15 @@ for (const name of BROWSERS) {
       assert.match(r.message, /\bscript-src\b/);
       assertNothingLeft(report);
       assert.deepEqual(await ledger(servers.noWasm), [], "no charge");
+    });
+
+    test("a wasm served as application/octet-stream loads and pays", async () => {
+      const res = await fetch(`${servers.strict.url}/idemkey_bg.bin`);
+      assert.notEqual(res.headers.get("content-type"), "application/wasm", "the test serves another type");
+      await res.arrayBuffer();
+      const scope = `octet-${name}`;
+      const report = await visit(`${servers.strict.url}/checkout.html?scope=${scope}&wasm=/idemkey_bg.bin`);
+      assertPaid(report, await ledger(servers.strict), scope);
     });
 
     test("init({ integrity }) with the shipped hash pays", async () => {

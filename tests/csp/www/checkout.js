@@ -1,6 +1,6 @@
 // A checkout on a payment page: init(), open(), submit() once, then the outcome in
 // `window.cspReport.result`. The query string picks the scope and, with `integrity`, what
-// init() is told the wasm's hash is. A refused init() reports the IdemError and what the
+// init() is told the wasm's hash is, and with `wasm`, where init() is told the wasm is. A refused init() reports the IdemError and what the
 // origin holds afterwards (nothing, when nothing was stored).
 import init, { Checkout } from "/pkg/idemkey.js";
 
@@ -14,9 +14,10 @@ async function stored() {
 }
 
 async function run() {
-  const integrity = query.get("integrity");
+  const integrity = query.get("integrity") ?? undefined;
+  const wasm = query.get("wasm") ?? undefined;
   try {
-    await init(integrity ? { integrity } : undefined);
+    await init(integrity || wasm ? { integrity, module_or_path: wasm } : undefined);
   } catch (e) {
     return { stage: "init", name: e.name, code: e.code, message: e.message, stored: await stored() };
   }
