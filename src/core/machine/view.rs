@@ -34,23 +34,19 @@ impl<H: Host> Scope<H> {
     /// Deletes what core's sweep rule says is due under the namespace: in the store's
     /// backend now, in IndexedDB through the driver where the record is shared.
     pub(super) fn sweep(&mut self) {
-        let namespace = &self.opts.namespace;
-        let mut prefix = namespace.clone();
+        let mut prefix = self.opts.namespace.clone();
         prefix.push(':');
         let kind = self.store.kind();
-        let now = self.host.now_ms();
         for k in self.host.storage_keys(kind, &prefix) {
-            let due = self.host.storage_get(kind, &k).ok().flatten().is_some_and(|v| {
-                sweep_due(namespace, &k, &v, now, |t| self.host.decode_record(t))
-            });
-            if due {
+            let v = self.host.storage_get(kind, &k).ok().flatten();
+            if v.is_some_and(|v| self.due(&k, &v)) {
                 self.host.storage_remove(kind, &k);
             }
         }
         if self.idb {
             self.out.push(Command::IdbSweep {
                 prefix,
-                namespace: namespace.clone(),
+                namespace: self.opts.namespace.clone(),
             });
         }
     }
