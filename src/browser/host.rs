@@ -52,7 +52,9 @@ impl Host for BrowserHost {
     fn storage_keys(&mut self, kind: StorageKind, prefix: &str) -> Vec<String> {
         // By index, as options.rs reads the headers: `Array::iter` links an import of its own.
         let keys = ffi::storage_keys(kind as u32, prefix);
-        (0..keys.length()).filter_map(|i| ffi::text(&keys.get(i))).collect()
+        (0..keys.length())
+            .filter_map(|i| ffi::text(&keys.get(i)))
+            .collect()
     }
 
     fn http_date_ms(&mut self, value: &str, _now_ms: f64) -> Option<f64> {

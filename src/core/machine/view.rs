@@ -55,7 +55,9 @@ impl<H: Host> Scope<H> {
     /// namespace, now.
     pub fn due(&mut self, key: &str, value: &str) -> bool {
         let now = self.host.now_ms();
-        sweep_due(&self.opts.namespace, key, value, now, |t| self.host.decode_record(t))
+        sweep_due(&self.opts.namespace, key, value, now, |t| {
+            self.host.decode_record(t)
+        })
     }
 
     /// The old double charge of two tabs, for the simulator to find: the key shown stored
