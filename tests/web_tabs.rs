@@ -300,7 +300,10 @@ async fn open_sweeps_indexeddb_once_per_namespace_and_page() {
         Some(live.encode()),
         "a live record was swept"
     );
-    assert!(idb_get(&other).await.is_some(), "another namespace was swept");
+    assert!(
+        idb_get(&other).await.is_some(),
+        "another namespace was swept"
+    );
     // A second open() of the namespace in this page leaves IndexedDB alone (a scan per
     // open would delay every submit behind it).
     let (k2, v2) = expired("second");

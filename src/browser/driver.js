@@ -1,7 +1,7 @@
 // The thin driver of the scopes' machines (src/core/machine): it runs the commands each
 // machine gives with the platform's own async (Web Locks, fetch with its timeout, timers,
 // BroadcastChannel, the `storage` event; IndexedDB in idb.js) and feeds each answer back to
-// the machine through its one method, `feed(input, n, a, b, c)` (src/browser/ffi.rs,
+// the machine through its method `feed(input, n, a, b, c)` (src/browser/ffi.rs,
 // `Machine`), the input named by one of the numbers below. It decides nothing. Also the
 // result, error and event objects. The page's Web Storage, which the machines read through
 // their host, is storage.js. The package joins them into idemkey.js

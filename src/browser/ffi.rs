@@ -1,9 +1,9 @@
 //! The module's one meeting point with JavaScript, and its one file with `unsafe`: the
 //! driver's functions (driver.js, with storage.js and idb.js) and the browser's the module
-//! calls, each named and typed here; [`Machine`], whose one method, with numbered inputs, is
-//! how the driver feeds a scope's machine what the browser answered, and asks it the sweep
-//! rule inside IndexedDB's transaction; the page-wide cell the registry of scopes lives in;
-//! and the allocator.
+//! calls, each named and typed here; [`Machine`], whose `feed`, with numbered inputs, is how
+//! the driver feeds a scope's machine what the browser answered, and whose `due` answers the
+//! sweep rule inside IndexedDB's transaction; the page-wide cell the registry of scopes
+//! lives in; and the allocator.
 
 use crate::prelude::*;
 use alloc::rc::Rc;

@@ -1,7 +1,7 @@
 // IndexedDB for the scopes' machines: the page's one connection to database `idemkey`
-// (store `records`), the record's reads and writes, each answer fed back to
-// the scope's machine (IDB_READ, IDB_WRITTEN), and the sweep, which asks the machine what is due. It decides nothing. Joined
-// into idemkey.js by scripts/post-pack.sh.
+// (store `records`), the record's reads and writes, each answer fed back to the scope's
+// machine (IDB_READ, IDB_WRITTEN), and the sweep, which asks the machine what is due. It
+// decides nothing. Joined into idemkey.js by scripts/post-pack.sh.
 import { errorText, text } from "./driver.js";
 
 // The inputs `Machine.feed` takes from here, by the number it reads (src/browser/ffi.rs,

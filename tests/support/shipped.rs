@@ -124,4 +124,3 @@ impl From<Checkout> for JsValue {
         c.0.take().expect("handed over once").into()
     }
 }
-
