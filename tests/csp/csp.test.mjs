@@ -7,7 +7,8 @@
 // - init({ integrity }) with the hash in the package's integrity.json pays; a wasm with one
 //   byte flipped (still a valid module) is refused with `wasm-integrity` before any request;
 // - a wasm served as another type than application/wasm (a CDN's octet-stream) still loads,
-//   without the browser's streaming compiler, and pays;
+//   without the browser's streaming compiler, and pays; an init() that finds no wasm rejects
+//   saying so, and the next init() loads it and pays;
 // - `<script type="module" integrity>` with the shipped hash of idemkey.js loads the module,
 //   and a wrong hash does not.
 // CSP_BROWSERS=chrome,firefox,webkit (the default) picks the browsers, for development only.
@@ -165,6 +166,13 @@ for (const name of BROWSERS) {
       await res.arrayBuffer();
       const scope = `octet-${name}`;
       const report = await visit(`${servers.strict.url}/checkout.html?scope=${scope}&wasm=/idemkey_bg.bin`);
+      assertPaid(report, await ledger(servers.strict), scope);
+    });
+
+    test("an init() that finds no wasm rejects with its status, and the next init() loads it and pays", async () => {
+      const scope = `retry-${name}`;
+      const report = await visit(`${servers.strict.url}/checkout.html?scope=${scope}&first=/missing.wasm`);
+      assert.match(report.result.first ?? "", /^failed to fetch the wasm: 404 .*missing\.wasm/, JSON.stringify(report.result));
       assertPaid(report, await ledger(servers.strict), scope);
     });
 
