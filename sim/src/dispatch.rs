@@ -3,11 +3,9 @@
 //! events, events and promises; IndexedDB's transactions are idb.rs's.
 
 use idemkey::core::machine::{Command, Input};
-use idemkey::core::record::{sweep_due, Record};
 use idemkey::error::Error;
 
 use crate::check::Property;
-use crate::env::EPOCH_MS;
 use crate::queue::{Ev, PageId};
 use crate::user::Act;
 use crate::world::World;
@@ -50,11 +48,25 @@ impl World {
                 self.idb_queue(page, inst, key, None)
             }
             Command::IdbPut { key, text } => self.idb_put(page, inst, key, text),
-            Command::IdbSweep { prefix, namespace } => {
-                let now = EPOCH_MS + self.now();
-                self.idb.retain(|k, v| {
-                    !(k.starts_with(&prefix) && sweep_due(&namespace, k, v, now, Record::decode))
-                });
+            Command::IdbSweep { prefix } => {
+                // As the driver does: the scope's machine says what is due.
+                let under: Vec<(String, String)> = self
+                    .idb
+                    .range(prefix.clone()..)
+                    .take_while(|(k, _)| k.starts_with(&prefix))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                let Some(l) = self.live(page, inst) else {
+                    return;
+                };
+                let due: Vec<String> = under
+                    .into_iter()
+                    .filter(|(k, v)| l.m.due(k, v))
+                    .map(|(k, _)| k)
+                    .collect();
+                for k in due {
+                    self.idb.remove(&k);
+                }
             }
             Command::Send(r) => self.send(page, inst, r),
             Command::Wake { ms, wake } => {

@@ -144,7 +144,7 @@ impl LiveScope {
             Command::IdbGet { key } => ffi::idb_get(&d, &key),
             Command::IdbPeek { key } => ffi::idb_peek(&d, &key),
             Command::IdbPut { key, text } => ffi::idb_put(&d, &key, text.as_deref()),
-            Command::IdbSweep { prefix, .. } => ffi::idb_sweep(&d, &prefix),
+            Command::IdbSweep { prefix } => ffi::idb_sweep(&d, &prefix),
             Command::Send(r) => ffi::send(
                 &d,
                 &r.send.endpoint,

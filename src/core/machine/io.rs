@@ -121,13 +121,11 @@ pub enum Command {
         /// The text, or `None` to delete.
         text: Option<String>,
     },
-    /// Delete the IndexedDB entries under `prefix` that the core's sweep rule says are due;
-    /// nothing is fed back.
+    /// Delete the IndexedDB entries under `prefix` for which `Scope::due` answers true,
+    /// asked inside the deleting transaction; nothing is fed back.
     IdbSweep {
         /// `namespace:`.
         prefix: String,
-        /// The namespace whose rule applies.
-        namespace: String,
     },
     /// Send one try; answer [`Input::Answer`] or [`Input::NoAnswer`].
     Send(Request),

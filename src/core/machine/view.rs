@@ -44,10 +44,7 @@ impl<H: Host> Scope<H> {
             }
         }
         if self.idb {
-            self.out.push(Command::IdbSweep {
-                prefix,
-                namespace: self.opts.namespace.clone(),
-            });
+            self.out.push(Command::IdbSweep { prefix });
         }
     }
 
