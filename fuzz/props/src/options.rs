@@ -75,7 +75,11 @@ fn assert_rules(o: &Options, raw: &RawOptions) {
     assert!(o.backoff_base_ms <= o.backoff_max_ms && o.backoff_max_ms <= 3_600_000);
     assert!((1..=86_400_000).contains(&o.deadline_ms));
     let n = o.namespace.encode_utf16().count();
-    assert!((1..=64).contains(&n) && !o.namespace.contains(':'), "namespace {:?}", o.namespace);
+    assert!(
+        (1..=64).contains(&n) && !o.namespace.contains(':'),
+        "namespace {:?}",
+        o.namespace
+    );
     assert!(["omit", "same-origin", "include"].contains(&o.credentials.as_str()));
     let dflt = |given: bool, got: u32, want: u32| assert!(given || got == want);
     dflt(raw.ttl_seconds.is_some(), o.ttl_seconds, 86_400);
