@@ -155,7 +155,8 @@ impl World {
         if lost && !self.faults_off {
             return;
         }
-        let input = Input::StorageEvent { new: value, old };
+        let _ = old;
+        let input = Input::StorageEvent(value);
         self.at(self.now() + delay, Ev::Feed { page, inst, input });
     }
 

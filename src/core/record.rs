@@ -8,11 +8,11 @@ use crate::prelude::*;
 
 /// The record format this crate writes and the only one it reads.
 ///
-/// `rev` and `submittedAt` were added to version 1 as optional fields rather than as a
-/// version 2: a tab still running an older release reads such a record as it always did (it
-/// ignores unknown fields), where a new version number would make it set the record aside
-/// as unreadable and start over with another key while the first key's request may be in
-/// flight.
+/// `rev` was added to version 1 as an optional field rather than as a version 2: a tab
+/// still running an older release reads such a record as it always did (it ignores unknown
+/// fields), where a new version number would make it set the record aside as unreadable and
+/// start over with another key while the first key's request may be in flight. For the same
+/// reason a `submittedAt` field that an earlier release wrote is read past, not refused.
 pub const RECORD_VERSION: u32 = 1;
 
 /// The last final response of an attempt, kept so a refresh or a second tab can show it.
@@ -52,10 +52,6 @@ pub struct Record {
     pub expires_at: f64,
     /// Last change (ms since epoch).
     pub updated_at: f64,
-    /// When the `submit()` that bound the payload (`fingerprint`) to the key was called (ms
-    /// since epoch); 0 before, and in a record an older release wrote (it had no such
-    /// field). A `finish()` or `reset()` called before it did not see this payload.
-    pub submitted_at: f64,
     /// The final response, once there is one.
     pub response: Option<StoredResponse>,
 }
@@ -79,7 +75,6 @@ impl Record {
             created_at: now_ms,
             expires_at: now_ms + ttl_ms,
             updated_at: now_ms,
-            submitted_at: 0.0,
             response: None,
         }
     }
@@ -124,7 +119,6 @@ impl Record {
             (",\"createdAt\":", self.created_at),
             (",\"expiresAt\":", self.expires_at),
             (",\"updatedAt\":", self.updated_at),
-            (",\"submittedAt\":", self.submitted_at),
         ] {
             o.push_str(name);
             push_u64(&mut o, ms(t));
