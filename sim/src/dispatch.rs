@@ -184,6 +184,8 @@ impl World {
                 .map_err(Clone::clone),
         );
         let (order, called) = (pr.order, pr.called);
+        let answered = matches!(&outcome, Ok(r) if (200..300).contains(&r.status));
+        let unknown = matches!(outcome, Err(Error::OutcomeUnknown { .. }));
         match outcome {
             Ok(r) => {
                 let check = &self.check;
@@ -220,6 +222,7 @@ impl World {
             }
             Err(_) => {}
         }
+        self.customer_sees(page, order, answered, unknown);
     }
 
     /// Whether sequence `no` of machine `inst` of `page` is the first final submit: then

@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 pub mod check;
+pub mod clock;
 mod dispatch;
 pub mod env;
 mod idb;
@@ -19,11 +20,13 @@ mod locks;
 mod moves;
 mod net;
 pub mod queue;
+pub mod refusals;
 pub mod rng;
 mod server;
 mod spans;
 mod time;
 pub mod user;
+pub mod waiver;
 pub mod world;
 
 pub use idemkey::core::machine::{set_mutation, Mutation};
@@ -54,6 +57,8 @@ pub fn run(
     let mut w = world::World::new(seed, traced, focus);
     let violation = w.run();
     set_mutation(None);
+    w.stats.waived = w.check.waived;
+    w.stats.refused = w.env.borrow().refused;
     Outcome {
         violation,
         steps: w.steps,

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use idemkey_sim::check::Property;
 use idemkey_sim::world::Stats;
-use idemkey_sim::{mutation_named, run, Mutation, MUTATIONS};
+use idemkey_sim::{mutation_named, run, waiver, Mutation, MUTATIONS};
 
 /// What the command line can get wrong.
 #[derive(Debug, thiserror::Error)]
@@ -144,6 +144,22 @@ fn add(sum: &mut Stats, s: &Stats) {
     sum.key_changed += s.key_changed;
     sum.deaths += s.deaths;
     sum.overlaps += s.overlaps;
+    sum.refused += s.refused;
+    for (a, b) in sum.waived.iter_mut().zip(s.waived) {
+        *a += b;
+    }
+}
+
+/// The waivers a search met, each with how often and the sentence of the docs it quotes.
+fn print_waived(sum: &Stats) {
+    for w in waiver::ALL {
+        let (file, quote) = w.doc();
+        println!(
+            "  waived {:>6}x {} ({file}: \"{quote}\")",
+            sum.waived[w.index()],
+            w.name()
+        );
+    }
 }
 
 fn lines(path: &str) -> Result<Vec<(usize, Vec<String>)>, SimError> {
@@ -315,6 +331,7 @@ fn main_() -> Result<bool, SimError> {
         steps as f64 / count as f64
     );
     println!("  they went through: {sum:?}");
+    print_waived(&sum);
     if let Some(seed) = found {
         report(seed, a.mutation, a.focus);
         return Ok(false);

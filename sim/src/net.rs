@@ -4,10 +4,12 @@
 
 use idemkey::core::machine::{Answer, Input, NoAnswer, Request};
 
-use crate::check::{order_of, Property};
+use idemkey::core::options::StorageKind;
+
+use crate::check::{order_of, From, Property};
 use crate::queue::{Ev, PageId};
 use crate::server::{fault, Handled, Reply};
-use crate::world::World;
+use crate::world::{env_now, World};
 
 /// One try in flight.
 pub(crate) struct Req {
@@ -51,10 +53,16 @@ impl World {
             self.check.fail(Property::EventsInOrder, msg);
         }
         let order = order_of(&r.body);
-        let expires = shown.expires_at - crate::env::EPOCH_MS;
+        let from = From {
+            tab: p.tab,
+            page,
+            memory: l.m.storage() == StorageKind::Memory,
+        };
+        let clock = env_now(&self.env);
         let server = &self.server;
+        let failed = |k: &str| server.failed(k);
         self.check
-            .on_send(order, &r.key_value, expires, now, |k| server.failed(k));
+            .on_send(order, &r.key_value, from, shown.expires_at, clock, failed);
         self.check_send(page, &r.key_value, order);
         let id = self.id();
         self.stats.tries += 1;
@@ -143,12 +151,12 @@ impl World {
     pub(crate) fn commit(&mut self, id: u64) {
         let Some(r) = self.reqs.get(&id) else { return };
         let (key, body, decline) = (r.key.clone(), r.body.clone(), r.decline);
-        let now = self.now();
         let reply = self.server.commit(&key, decline);
         self.note(|| format!("server: {key} committed {}", reply.status));
         if reply.status == 201 {
             self.stats.charges += 1;
-            self.check.on_charge(order_of(&body), &key, now);
+            let clock = env_now(&self.env);
+            self.check.on_charge(order_of(&body), &key, clock);
         }
         self.respond(id, reply, 0.0);
     }

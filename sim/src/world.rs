@@ -67,6 +67,9 @@ pub(crate) struct Page {
     pub commands: u32,
     /// It was restored from the back/forward cache.
     pub restored: bool,
+    /// The order of its last submit, if that ended `outcome-unknown`: Pay pressed again
+    /// pays it.
+    pub unknown_order: Option<usize>,
 }
 
 /// A run.
@@ -91,6 +94,8 @@ pub struct World {
     pub(crate) final_promise: Option<(PageId, u64, u32)>,
     /// The final submit was made a second time.
     pub(crate) final_retried: bool,
+    /// The payer of the customer paying in two tabs has moved on (its receipt route).
+    pub(crate) moved_on: bool,
     pub(crate) trace: Option<Vec<String>>,
     /// The randomness of the page's time and exits (its own: a run without them draws
     /// nothing from it).
@@ -122,10 +127,17 @@ pub struct Stats {
     pub deaths: u64,
     /// Tries sent while another page's try of the scope was in flight.
     pub overlaps: u64,
+    /// Uses of Web Storage that threw.
+    pub refused: u64,
+    /// Violations a waiver let pass, by waiver ([`crate::waiver::NAMES`]).
+    pub waived: [u64; crate::waiver::NAMES.len()],
 }
 
 /// Seeds the generator of the page's time and exits apart from the run's.
 const TIME_STREAM: u64 = 0x7153_0e11_d00d_5eed;
+/// Seeds the generator of what else the browser has (throwing storage, the clock, two tabs
+/// without Web Locks, the customer paying in two tabs) apart from the others.
+const MORE_STREAM: u64 = 0x5eed_b0a7_57e9_0c1c;
 
 /// The options every page opens the checkout with.
 fn options(ttl_s: f64) -> Options {
@@ -148,7 +160,8 @@ impl World {
     pub fn new(seed: u64, traced: bool, focus: Option<Property>) -> World {
         let mut rng = Rng::new(seed);
         let mut time = Rng::new(seed ^ TIME_STREAM);
-        let p = Profile::draw(&mut rng, &mut time);
+        let mut more = Rng::new(seed ^ MORE_STREAM);
+        let p = Profile::draw(&mut rng, &mut time, &mut more);
         let acts = plan(&mut rng, &mut time, &p);
         let mut q = Queue::default();
         for (t, a) in acts {
@@ -162,9 +175,17 @@ impl World {
             session: BTreeMap::new(),
             memory: BTreeMap::new(),
             web_locks: p.web_locks,
+            clock: p.clock,
+            refusal: p.refusal,
+            refused: 0,
         };
         let ttl = if p.forget { SHORT_TTL_S } else { 86_400.0 };
-        let server = Server::new(p.forget.then_some(ttl * 1000.0), p.same_basket);
+        // The server's clock is true: where the pages' clock stepped back, a page keeps a key
+        // that much longer, and the server keeps it as long (the README: keep keys at least
+        // as long as the client's `ttlSeconds`).
+        let behind = p.clock.step.map_or(0.0, |(_, back)| back);
+        let forget = p.forget.then_some(ttl * 1000.0 + behind);
+        let server = Server::new(forget, p.same_basket);
         let mut w = World {
             env: Rc::new(RefCell::new(env)),
             pages: Vec::new(),
@@ -177,13 +198,14 @@ impl World {
             fifo: BTreeMap::new(),
             reqs: BTreeMap::new(),
             server,
-            check: Checker::focused(focus),
+            check: Checker::focused(focus, p.web_locks),
             order: 0,
             opts: options(ttl),
             next_id: 0,
             faults_off: false,
             final_promise: None,
             final_retried: false,
+            moved_on: false,
             trace: traced.then(Vec::new),
             time,
             frozen: None,
@@ -321,6 +343,7 @@ impl World {
             sent_key: None,
             commands: 0,
             restored: false,
+            unknown_order: None,
         });
         self.tab_page.insert(tab, id);
         self.open_scope(id, true);
@@ -408,7 +431,8 @@ impl World {
     }
 }
 
-/// The run's clock in the machine's terms (ms since the epoch).
+/// The pages' clock (`Date.now()`, ms since the epoch), as the machines read it.
 pub(crate) fn env_now(env: &Shared) -> f64 {
-    crate::env::EPOCH_MS + env.borrow().now
+    let e = env.borrow();
+    e.clock.read(e.now)
 }
