@@ -173,6 +173,9 @@ pub struct From {
     pub page: PageId,
     /// The page's record lived in page memory (Web Storage refused it).
     pub memory: bool,
+    /// The page's record was its tab's or its own, not shared with other tabs (no Web
+    /// Locks, or IndexedDB failed in the page and localStorage refused it).
+    pub own: bool,
 }
 
 /// What is known of one order.
@@ -255,15 +258,18 @@ impl Checker {
     fn between(&self, prev: &str, before: From, from: From, clock: f64) -> Option<Waiver> {
         if let Some(w) = self.expired(prev, clock) {
             Some(w)
-        } else if before.memory && before.tab == from.tab {
-            Some(Waiver::MemoryLost {
-                later_page: from.page > before.page,
-                web_locks: self.web_locks,
+        } else if !self.web_locks && before.tab != from.tab {
+            Some(Waiver::OwnTab { other_tab: true })
+        } else if before.own || from.own {
+            // Another page of the tab finds a record its tab's sessionStorage keeps, unless
+            // one of the two pages had it in page memory.
+            let later = from.page != before.page && (before.memory || from.memory);
+            Some(Waiver::FellBack {
+                own: true,
+                elsewhere: before.tab != from.tab || later,
             })
         } else {
-            (!self.web_locks).then_some(Waiver::OwnTab {
-                other_tab: before.tab != from.tab,
-            })
+            (!self.web_locks).then_some(Waiver::OwnTab { other_tab: false })
         }
     }
 

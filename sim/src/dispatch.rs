@@ -87,6 +87,15 @@ impl World {
                     self.stats.key_changed += 1;
                 }
                 let p = &mut self.pages[page];
+                if matches!(
+                    e.kind,
+                    idemkey::core::machine::EventKind::StorageFallback {
+                        from: "indexeddb",
+                        ..
+                    }
+                ) {
+                    p.idb_failed = true;
+                }
                 self.check.on_event(&e, &mut p.last_state, p.answered);
                 p.last_event = Some(e);
             }

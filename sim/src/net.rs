@@ -53,10 +53,12 @@ impl World {
             self.check.fail(Property::EventsInOrder, msg);
         }
         let order = order_of(&r.body);
+        let storage = l.m.storage();
         let from = From {
             tab: p.tab,
             page,
-            memory: l.m.storage() == StorageKind::Memory,
+            memory: storage == StorageKind::Memory,
+            own: !self.p.web_locks || (p.idb_failed && storage != StorageKind::Local),
         };
         let clock = env_now(&self.env);
         let server = &self.server;

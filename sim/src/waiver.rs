@@ -39,13 +39,16 @@ pub enum Waiver {
     /// The submit's own tab was frozen or its timers ran late: its deadline ends when the
     /// browser lets its timer fire.
     TabSlowed,
-    /// The key before lived in page memory (Web Storage refused, no Web Locks to keep the
-    /// record in IndexedDB) and a later page of the tab sent another: a refresh lost it.
-    MemoryLost {
-        /// The key was sent by a later page than the one that kept it in memory.
-        later_page: bool,
-        /// The pages had Web Locks (then IndexedDB holds the record, and nothing is lost).
-        web_locks: bool,
+    /// The record of the key before, or of the page that sent the key after, had fallen to
+    /// its tab's sessionStorage or its page's memory (no Web Locks, or IndexedDB failed
+    /// there, and Web Storage refused): another tab has its own key, and a refresh of a page
+    /// whose record was in memory loses it.
+    FellBack {
+        /// The record was its tab's or page's own (not in IndexedDB nor localStorage).
+        own: bool,
+        /// The key after was sent from another tab, or, the record being in page memory,
+        /// from a later page of the tab.
+        elsewhere: bool,
     },
 }
 
@@ -56,7 +59,7 @@ pub const NAMES: [&str; 6] = [
     "mark-not-heard",
     "own-tab",
     "tab-slowed",
-    "memory-lost",
+    "fell-back",
 ];
 
 /// One of each waiver, to list their sentences.
@@ -66,9 +69,9 @@ pub const ALL: [Waiver; 6] = [
     Waiver::MarkNotHeard { lag_ms: 0.0 },
     Waiver::OwnTab { other_tab: true },
     Waiver::TabSlowed,
-    Waiver::MemoryLost {
-        later_page: true,
-        web_locks: false,
+    Waiver::FellBack {
+        own: true,
+        elsewhere: true,
     },
 ];
 
@@ -81,7 +84,7 @@ impl Waiver {
             Waiver::MarkNotHeard { .. } => 2,
             Waiver::OwnTab { .. } => 3,
             Waiver::TabSlowed => 4,
-            Waiver::MemoryLost { .. } => 5,
+            Waiver::FellBack { .. } => 5,
         }
     }
 
@@ -97,14 +100,14 @@ impl Waiver {
             Waiver::KeyExpired { .. } => {
                 matches!(p, OnePayloadOneKey | UnknownKept | OneCharge) || p == OneViewPerPage
             }
-            Waiver::FinalFailure => matches!(p, OnePayloadOneKey),
+            Waiver::FinalFailure => matches!(p, OnePayloadOneKey | UnknownKept),
             Waiver::MarkNotHeard { .. } => matches!(
                 p,
                 OnePayloadOneKey | FinishDurable | ResetDurable | FinishedStaysFinished
             ),
-            Waiver::OwnTab { .. } => matches!(p, OnePayloadOneKey | OneCharge),
+            Waiver::OwnTab { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
             Waiver::TabSlowed => p == WaitBounded,
-            Waiver::MemoryLost { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
+            Waiver::FellBack { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
         }
     }
 
@@ -115,10 +118,7 @@ impl Waiver {
             Waiver::FinalFailure | Waiver::TabSlowed => true,
             Waiver::MarkNotHeard { lag_ms } => (0.0..=MARK_LAG_MS).contains(&lag_ms),
             Waiver::OwnTab { other_tab } => other_tab,
-            Waiver::MemoryLost {
-                later_page,
-                web_locks,
-            } => later_page && !web_locks,
+            Waiver::FellBack { own, elsewhere } => own && elsewhere,
         }
     }
 
@@ -156,10 +156,11 @@ impl Waiver {
                  `ttlSeconds` (a background tab's timers run late, a frozen tab's not at \
                  all): no try is sent then",
             ),
-            Waiver::MemoryLost { .. } => (
-                "docs/guide.md",
-                "Each step down protects less: `session` keeps the key across refreshes of \
-                 that tab only, `memory` loses it on refresh.",
+            Waiver::FellBack { .. } => (
+                "docs/tabs-and-storage.md",
+                "Otherwise each step down protects less: `session` keeps the key across \
+                 refreshes of that tab only (another tab has its own key), and `memory` loses \
+                 it on refresh.",
             ),
         }
     }

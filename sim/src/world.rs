@@ -70,6 +70,8 @@ pub(crate) struct Page {
     /// The order of its last submit, if that ended `outcome-unknown`: Pay pressed again
     /// pays it.
     pub unknown_order: Option<usize>,
+    /// IndexedDB failed in the page (a `storage-fallback` event from it).
+    pub idb_failed: bool,
 }
 
 /// A run.
@@ -344,6 +346,7 @@ impl World {
             commands: 0,
             restored: false,
             unknown_order: None,
+            idb_failed: false,
         });
         self.tab_page.insert(tab, id);
         self.open_scope(id, true);
