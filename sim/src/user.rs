@@ -348,6 +348,21 @@ pub fn plan(rng: &mut Rng, time: &mut Rng, p: &Profile) -> Vec<(f64, Act)> {
         acts.push((end + time.range(10.0, 1500.0), Act::Reload(tab)));
         acts.push((end + time.range(1600.0, 3000.0), Act::Submit(tab)));
     }
+    if p.clock.round_ms.is_some() {
+        // An attempt ends, and Pay is pressed in another tab within the same tick of the
+        // rounded clock; then that tab reloads and pays again.
+        let (tab, other) = (time.below(p.tabs), time.below(p.tabs));
+        let end = time.range(300.0, 4000.0);
+        let act = if time.chance(0.5) {
+            Act::Finish(tab)
+        } else {
+            Act::Reset(tab)
+        };
+        acts.push((end, act));
+        acts.push((end + time.range(0.0, 100.0), Act::Submit(other)));
+        acts.push((end + time.range(150.0, 1500.0), Act::Reload(other)));
+        acts.push((end + time.range(1600.0, 3000.0), Act::Submit(other)));
+    }
     acts.push((FINAL_AT, Act::Final));
     acts
 }

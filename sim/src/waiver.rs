@@ -103,7 +103,11 @@ impl Waiver {
             Waiver::FinalFailure => matches!(p, OnePayloadOneKey | UnknownKept),
             Waiver::MarkNotHeard { .. } => matches!(
                 p,
-                OnePayloadOneKey | FinishDurable | ResetDurable | FinishedStaysFinished
+                OnePayloadOneKey
+                    | FinishDurable
+                    | ResetDurable
+                    | FinishedStaysFinished
+                    | BfcacheGaveUp
             ),
             Waiver::OwnTab { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
             Waiver::TabSlowed => p == WaitBounded,
