@@ -6,6 +6,7 @@ use idemkey::core::machine::{Command, Input};
 use idemkey::error::Error;
 
 use crate::check::Property;
+use crate::lanes::Lane;
 use crate::queue::{Ev, PageId};
 use crate::user::Act;
 use crate::world::World;
@@ -17,20 +18,7 @@ const ANOTHER_TAB: &str = "another-tab";
 /// the longest freeze and the latest timer.
 const FINAL_AGAIN_MS: f64 = 45_000.0;
 
-/// FIFO lanes, one per pair of pages: channel notices, IndexedDB answers.
-const LANE_CHANNEL: u8 = 0;
-pub(crate) const LANE_IDB: u8 = 1;
-
 impl World {
-    /// The time, at least `now + delay`, at which the next delivery from `from` to `to` on
-    /// `lane` arrives: never before the one before.
-    pub(crate) fn lane(&mut self, lane: u8, from: PageId, to: PageId, delay: f64) -> f64 {
-        let now = self.now();
-        let slot = self.fifo.entry((lane, from, to)).or_insert(0.0);
-        *slot = slot.max(now + delay);
-        *slot
-    }
-
     /// Runs `cmd` of machine `inst` of `page`.
     pub(crate) fn dispatch(&mut self, page: PageId, inst: u64, cmd: Command) {
         match cmd {
@@ -131,7 +119,8 @@ impl World {
             if lost && !self.faults_off {
                 continue;
             }
-            let t = self.lane(LANE_CHANNEL, from, page, delay);
+            let now = self.now();
+            let t = self.lanes.next(Lane::Channel, from, page, now, delay);
             let input = Input::Notice(text.clone());
             self.at(t, Ev::Feed { page, inst, input });
         }

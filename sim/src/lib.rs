@@ -14,24 +14,29 @@ pub mod check;
 pub mod clock;
 mod dispatch;
 pub mod env;
+mod flight;
 mod idb;
+pub mod ids;
+mod lanes;
 mod local;
 mod locks;
 mod moves;
 mod net;
+pub mod property;
 pub mod queue;
 pub mod refusals;
 pub mod rng;
 mod server;
 mod spans;
 mod time;
+mod txn;
 pub mod user;
 pub mod waiver;
 pub mod world;
 
 pub use idemkey::core::machine::{set_mutation, Mutation};
 
-use check::Property;
+use property::Property;
 
 /// What one run found.
 pub struct Outcome {

@@ -7,28 +7,10 @@ use idemkey::core::machine::{Answer, Input, NoAnswer, Request};
 use idemkey::core::options::StorageKind;
 
 use crate::check::{order_of, From, Property};
+use crate::flight::Req;
 use crate::queue::{Ev, PageId};
 use crate::server::{fault, Handled, Reply};
 use crate::world::{env_now, World};
-
-/// One try in flight.
-pub(crate) struct Req {
-    page: PageId,
-    inst: u64,
-    key: String,
-    body: String,
-    /// Answered, failed or timed out: nothing more reaches the page.
-    done: bool,
-    /// The server declines the charge, if it makes one.
-    decline: bool,
-}
-
-impl Req {
-    /// Whether it is `page`'s and still on its way.
-    pub(crate) fn from(&self, page: PageId) -> bool {
-        self.page == page && !self.done
-    }
-}
 
 impl World {
     /// A try leaves `page`: checked (the key shown, the `attempt` event before it, one key

@@ -10,7 +10,7 @@
 //! first pays, and moves on with `finish()` (or `reset()`) once the first is answered.
 
 use crate::clock::Clock;
-use crate::queue::TabId;
+use crate::ids::TabId;
 use crate::refusals::StorageFault;
 use crate::rng::Rng;
 

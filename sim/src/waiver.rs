@@ -5,7 +5,7 @@
 //! waiver is out of its bound, fails the run; a mutation whose violations are only ever
 //! waived is not caught.
 
-use crate::check::Property;
+use crate::property::Property;
 
 /// The longest a tab may take to hear of a `finish()` or `reset()` made in another tab, ms:
 /// the docs admit the few milliseconds a browser takes to hand a localStorage write over,

@@ -13,12 +13,14 @@ use idemkey::error::Error;
 
 use crate::check::{Checker, Property};
 use crate::env::{Env, PageHost, Shared};
+use crate::flight::Req;
+use crate::lanes::Lanes;
 use crate::local::Local;
 use crate::locks::Locks;
-use crate::net::Req;
 use crate::queue::{Ev, PageId, Queue, TabId};
 use crate::rng::Rng;
 use crate::server::Server;
+use crate::txn::{Open, Txn};
 use crate::user::{plan, Profile, END_AT, SHORT_TTL_S};
 
 /// A scope's machine in a page's registry.
@@ -82,10 +84,10 @@ pub struct World {
     pub(crate) tab_page: BTreeMap<TabId, PageId>,
     pub(crate) locks: Locks,
     pub(crate) idb: BTreeMap<String, String>,
-    pub(crate) txns: BTreeMap<u64, crate::idb::Txn>,
-    pub(crate) open: crate::idb::Open,
+    pub(crate) txns: BTreeMap<u64, Txn>,
+    pub(crate) open: Open,
     pub(crate) last_txn_at: f64,
-    pub(crate) fifo: BTreeMap<(u8, PageId, PageId), f64>,
+    pub(crate) lanes: Lanes,
     pub(crate) reqs: BTreeMap<u64, Req>,
     pub(crate) server: Server,
     pub(crate) check: Checker,
@@ -195,9 +197,9 @@ impl World {
             locks: Locks::default(),
             idb: BTreeMap::new(),
             txns: BTreeMap::new(),
-            open: crate::idb::Open::default(),
+            open: Open::default(),
             last_txn_at: 0.0,
-            fifo: BTreeMap::new(),
+            lanes: Lanes::default(),
             reqs: BTreeMap::new(),
             server,
             check: Checker::focused(focus, p.web_locks),
