@@ -204,18 +204,21 @@ impl World {
                 }
                 self.check_answer(page, &r.key, order);
             }
-            Err(Error::OutcomeUnknown { .. }) if self.count_unknown() => {}
-            // The final submit's budget may go waiting for another tab (its long request,
-            // a frozen tab, late timers): one more final submit, once all that is over,
-            // must resume.
-            Err(Error::OutcomeUnknown { .. }) if self.final_again(page, inst, no) => {}
-            // Gave up waiting for another tab's lock: nothing sent by this submit.
-            Err(Error::OutcomeUnknown { reason, .. }) if reason == ANOTHER_TAB => {}
             Err(Error::OutcomeUnknown {
-                abandoned: false, ..
+                reason, abandoned, ..
             }) => {
-                if let Some(k) = sent {
-                    self.check.on_unknown(order, &k);
+                self.stats.unknown += 1;
+                if self.first_final(page, inst, no) {
+                    // The final submit's budget may go waiting for another tab (its long
+                    // request, a frozen tab, late timers): one more final submit, once all
+                    // that is over, must resume.
+                    self.final_retried = true;
+                    self.at(self.now() + FINAL_AGAIN_MS, Ev::User(Act::Final));
+                } else if reason != ANOTHER_TAB && !abandoned {
+                    // (Gave up waiting for another tab's lock: nothing sent by this submit.)
+                    if let Some(k) = sent {
+                        self.check.on_unknown(order, &k);
+                    }
                 }
             }
             Err(_) => {}
@@ -223,21 +226,10 @@ impl World {
         self.customer_sees(page, order, answered, unknown);
     }
 
-    /// Whether sequence `no` of machine `inst` of `page` is the first final submit: then
-    /// the final submit is made again when every freeze and late timer is over.
-    fn final_again(&mut self, page: PageId, inst: u64, no: u32) -> bool {
-        let first = self.final_promise == Some((page, inst, no)) && !self.final_retried;
-        if first {
-            self.final_retried = true;
-            self.at(self.now() + FINAL_AGAIN_MS, Ev::User(Act::Final));
-        }
-        first
-    }
-
-    /// Counts an `outcome-unknown`; false, so the checks that follow still run.
-    fn count_unknown(&mut self) -> bool {
-        self.stats.unknown += 1;
-        false
+    /// Whether sequence `no` of machine `inst` of `page` is the first final submit, not
+    /// made again yet (it is, when every freeze and late timer is over).
+    fn first_final(&self, page: PageId, inst: u64, no: u32) -> bool {
+        self.final_promise == Some((page, inst, no)) && !self.final_retried
     }
 
     /// After the run: every submit of a live page settled, the final one with an answer or
