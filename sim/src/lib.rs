@@ -74,13 +74,7 @@ pub fn run(
 
 /// A mutation by its name on the command line.
 pub fn mutation_named(name: &str) -> Option<Mutation> {
-    Some(match name {
-        "open-writes-own-key" => Mutation::OpenWritesOwnKey,
-        "rotate-after-unknown" => Mutation::RotateAfterUnknown,
-        "skip-reread" => Mutation::SkipReRead,
-        "finish-no-mark" => Mutation::FinishNoMark,
-        _ => return None,
-    })
+    MUTATIONS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
 }
 
 /// Every mutation, with its name.

@@ -26,9 +26,7 @@ enum SimError {
     Number(String),
     #[error("unknown argument {0}")]
     Argument(String),
-    #[error(
-        "unknown mutation {0} (one of open-writes-own-key, rotate-after-unknown, skip-reread, finish-no-mark)"
-    )]
+    #[error("unknown mutation {0} (one of {names})", names = mutation_names())]
     Mutation(String),
     #[error("unknown property {0}")]
     Property(String),
@@ -78,6 +76,12 @@ fn parse() -> Result<Args, SimError> {
         }
     }
     Ok(a)
+}
+
+/// The mutations' names, for the error that lists them.
+fn mutation_names() -> String {
+    let names: Vec<&str> = MUTATIONS.iter().map(|(n, _)| *n).collect();
+    names.join(", ")
 }
 
 fn name_of(m: Option<Mutation>) -> &'static str {
