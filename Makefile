@@ -159,11 +159,12 @@ cluster: build server
 test: tools test-promises test-host test-backend test-sim test-wasm test-e2e test-pages test-csp test-consumer test-storm test-chaos test-conformance
 	@echo "make test: all suites passed"
 
-# Host tests, and no import circles between the client's files (scripts/circles.mjs).
+# Host tests, and no import circles between the files of the client and of the simulator
+# (scripts/circles.mjs).
 # The example shop runs in test-backend.
 test-host: tool-node
 	cargo test --workspace --exclude idemkey-example-orders
-	node scripts/circles.mjs src
+	node scripts/circles.mjs src sim/src
 
 # The axum shop on idemkey-axum (examples/axum-orders/): built, killed with kill -9 between
 # the provider's answer and its commit, on SQLite and on a PostgreSQL the test starts; then

@@ -6,8 +6,9 @@ use super::io::{Command, EventKind};
 use super::mirror::{Fallback, ALL};
 use super::state::Scope;
 use crate::core::options::{Options, StorageKind};
-use crate::core::record::{quarantine_key, sweep_due, Record};
+use crate::core::record::{quarantine_key, Record};
 use crate::core::state::State;
+use crate::core::sweep::sweep_due;
 use crate::core::sync::{newer, Notice};
 use crate::prelude::*;
 
