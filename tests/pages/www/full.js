@@ -29,9 +29,11 @@ function fillLocalStorage() {
   }
 }
 
-/** The localStorage entries of the module's namespace whose value names `key`. */
+/** The localStorage entries of the module's namespace whose value names `key` (the scope written <scope>). */
 function entriesNaming(key) {
-  return Object.keys(localStorage).filter((k) => k.startsWith("idemkey:") && (localStorage.getItem(k) || "").includes(key));
+  return Object.keys(localStorage)
+    .filter((k) => k.startsWith("idemkey:") && (localStorage.getItem(k) || "").includes(key))
+    .map((k) => k.replace(query.get("scope"), "<scope>"));
 }
 
 function open(events) {
