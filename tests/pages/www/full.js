@@ -33,7 +33,8 @@ function fillLocalStorage() {
 function entriesNaming(key) {
   return Object.keys(localStorage)
     .filter((k) => k.startsWith("idemkey:") && (localStorage.getItem(k) || "").includes(key))
-    .map((k) => k.replace(query.get("scope"), "<scope>"));
+    .map((k) => k.replace(query.get("scope"), "<scope>"))
+    .sort();
 }
 
 function open(events) {
