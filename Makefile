@@ -219,7 +219,7 @@ test-e2e: build server tool-npm
 # on its receipt route (one charge, the second tab gets the first one's answer, also after
 # its deadline ran out); each 20 times a case in Chromium, Firefox and WebKit (W3C
 # WebDriver, WebKit's under xvfb-run). finish() and reset() with localStorage full of the
-# shop's data (5 times a case, the same three engines); and a tab stopped by the debugger
+# shop's data (10 times a case, the same three engines); and a tab stopped by the debugger
 # while another tab pays (Chromium).
 test-pages: build server tool-npm tool-apt tool-geckodriver
 	node --test --test-concurrency=1 tests/pages/

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { poll } from './sessions.mjs';
 import { eachEngine, pagesServer } from './suite.mjs';
 
-const TRIES = Number(process.env.FULL_STORAGE_TRIES || 5);
+const TRIES = Number(process.env.FULL_STORAGE_TRIES || 10);
 // A page that has not reported by then has hung (filling the quota takes well under a second).
 const HANG_MS = 15000;
 

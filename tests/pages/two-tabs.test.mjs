@@ -60,12 +60,14 @@ async function twoTabsTry(session, { end, short }) {
   }
   await session.read('other', () => window.pay());
   if (!(await poll(session, 'other', () => window.sent || null, HANG_MS))) return 'tab B never sent';
+  // A's Pay is pressed while B's request is on the wire: B has no answer yet.
+  if (await session.read('other', () => window.presses[0] !== null)) return 'tab B was answered before A could press Pay';
   await session.read('main', () => window.pay());
 
   const problems = [];
   const b = await settled(session, 'other', 0);
   if (b.hung || b.error || b.status !== 201 || b.fromCache) return `tab B's own Pay: ${show(b)}${b.message ? `: ${b.message}` : ''}`;
-  const ended = !end ? { error: null } : await poll(session, 'other', () => (window.ended ? { error: window.endError || null } : null), HANG_MS);
+  const ended = await poll(session, 'other', () => (window.ended ? { error: window.endError || null } : null), HANG_MS);
   if (!ended) problems.push(`tab B's receipt route never ran ${end}()`);
   else if (ended.error) problems.push(`${end}() threw on B's receipt route: ${ended.error.message}`);
 
