@@ -28,12 +28,18 @@ function learnedEndNotDurable({ thrown, events }) {
   return events.some((e) => e.type === 'end-not-durable');
 }
 
-/** The shop's data and the module's stored entries gone: the next try starts from empty storage. */
-async function clearStorage(session, win) {
-  await session.read(win, () => {
-    localStorage.clear();
-    sessionStorage.clear();
-  });
+/**
+ * The shop's data and the module's stored entries gone: the next try starts from empty
+ * storage. Cleared from both windows: Chromium hands one window's localStorage writes to
+ * another one later, and the paying window must see the room made before it pays again.
+ */
+async function clearStorage(session) {
+  for (const win of ['other', 'main']) {
+    await session.read(win, () => {
+      localStorage.clear();
+      sessionStorage.clear();
+    });
+  }
 }
 
 /**
@@ -54,7 +60,7 @@ async function fullTry(session, { end, older = false }) {
     next = await poll(session, 'other', () => window.report || null, HANG_MS);
     if (!next) return { hung: 'the next page never reported', first };
   }
-  await clearStorage(session, 'other');
+  await clearStorage(session);
   return { first, next, charges: await server.ledger(customer) };
 }
 
