@@ -39,7 +39,7 @@ help:
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make conformance URL=...  does a backend honour the key? (ARGS='-H ...'; without URL: the reference server)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
-	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=..., CLUSTER=1, BROWSER=webkit)"
+	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=..., CLUSTER=1, BROWSER=webkit, MOVE=tab-receipt)"
 	@echo "make fuzz   every cargo-fuzz target for FUZZ_SECONDS (default 60) each"
 	@echo "make sim    SEEDS=N more simulated schedules, or SEED=S [MUTATION=m] to replay one with its trace"
 
@@ -214,9 +214,14 @@ test-e2e: build server tool-npm
 	IDEMKEY_E2E_BROWSER=webkit node --test --test-concurrency=1 tests/e2e/
 
 # Pages that end: a checkout that calls finish() or reset() and leaves at once (a link,
-# location.assign, a reload), then pays the same basket again on the next page, 20 times
-# a case in Chromium, Firefox and WebKit (W3C WebDriver, WebKit's under xvfb-run); and a tab
-# stopped by the debugger while another tab pays (Chromium).
+# location.assign, a reload), then pays the same basket again on the next page, also with
+# the page's clock set back 2 s or 60 s before the end or rounded to 100 ms; two tabs of one
+# cart paying while the first tab's request is on the wire, the first ending the attempt
+# on its receipt route (one charge, the second tab gets the first one's answer, also after
+# its deadline ran out); each 20 times a case in Chromium, Firefox and WebKit (W3C
+# WebDriver, WebKit's under xvfb-run). finish() and reset() with localStorage full of the
+# shop's data (10 times a case, the same three engines); and a tab stopped by the debugger
+# while another tab pays (Chromium).
 test-pages: build server tool-npm tool-apt tool-geckodriver
 	node --test --test-concurrency=1 tests/pages/
 
@@ -243,13 +248,15 @@ CHAOS_CHECKOUTS ?= 100
 WEBKIT_CHAOS_CHECKOUTS ?= 20
 CLUSTER ?=
 BROWSER ?= chromium
+# make chaos only: every checkout makes this move (tests/chaos/plan.mjs), instead of drawn ones.
+MOVE ?=
 test-chaos: build server tool-npm
 	CLUSTER='$(CLUSTER)' CHECKOUTS=$${CHECKOUTS:-$(CHAOS_CHECKOUTS)} node tests/chaos/run.mjs
 	node --test tests/chaos/windows.test.mjs
 	BROWSER=webkit CLUSTER='$(CLUSTER)' CHECKOUTS=$(WEBKIT_CHAOS_CHECKOUTS) node tests/chaos/run.mjs
 
 chaos: build server tool-npm
-	BROWSER='$(BROWSER)' CLUSTER='$(CLUSTER)' CHECKOUTS=$${CHECKOUTS:-1000} node tests/chaos/run.mjs
+	BROWSER='$(BROWSER)' CLUSTER='$(CLUSTER)' MOVE='$(MOVE)' CHECKOUTS=$${CHECKOUTS:-1000} node tests/chaos/run.mjs
 
 # The bad-input storm against the release server (raw sockets, seeded): 2,000 requests
 # on SQLite, then 2,000 on a PostgreSQL the storm starts (about 15 s each, most of it
