@@ -71,8 +71,7 @@ async function phase1() {
   // The receipt route: end the attempt, and leave at once.
   const from = events.length;
   try {
-    if (query.get("end") === "reset") checkout.reset();
-    else checkout.finish();
+    report.durable = query.get("end") === "reset" ? checkout.reset() : checkout.finish();
   } catch (e) {
     report.thrown = { name: e.name, code: e.code, reason: e.reason, message: e.message };
   }
