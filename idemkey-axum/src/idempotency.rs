@@ -24,6 +24,7 @@ pub const DEFAULT_REPLAY_CACHE: usize = 10_000;
 /// Idempotency for the routes whose phase 3 is the write `W`; cheap to clone
 /// (clones share everything).
 pub struct Idempotency<W> {
+    route: Arc<str>,
     store: Arc<dyn KeyStore<W>>,
     fingerprints: Fingerprinter,
     in_flight: InFlight,
@@ -33,6 +34,7 @@ pub struct Idempotency<W> {
 impl<W> Clone for Idempotency<W> {
     fn clone(&self) -> Self {
         Idempotency {
+            route: self.route.clone(),
             store: self.store.clone(),
             fingerprints: self.fingerprints.clone(),
             in_flight: self.in_flight.clone(),
@@ -42,12 +44,19 @@ impl<W> Clone for Idempotency<W> {
 }
 
 impl<W: Send + 'static> Idempotency<W> {
-    /// Keys in `store`, payloads fingerprinted under `fingerprints`' secret
+    /// Keys of the route named `route` (its method and path template, such
+    /// as `"POST /orders"`, or any name the application gives it) in
+    /// `store`, payloads fingerprinted under `fingerprints`' secret
     /// (give every instance on one database the same secret, or a retry on
     /// another instance is a 422), with a cache of
     /// [`DEFAULT_REPLAY_CACHE`] completed answers.
-    pub fn new(store: Arc<dyn KeyStore<W>>, fingerprints: Fingerprinter) -> Idempotency<W> {
+    pub fn new(
+        route: &str,
+        store: Arc<dyn KeyStore<W>>,
+        fingerprints: Fingerprinter,
+    ) -> Idempotency<W> {
         Idempotency {
+            route: route.into(),
             store,
             fingerprints,
             in_flight: InFlight::default(),
@@ -70,6 +79,7 @@ impl<W: Send + 'static> Idempotency<W> {
     /// form (member order and whitespace do not matter, anything else does).
     pub fn request(&self, principal: &str, key: &IdempotencyKey, payload: &Value) -> KeyRequest {
         KeyRequest {
+            route: self.route.to_string(),
             customer: principal.to_string(),
             key: key.0.clone(),
             fingerprint: self.fingerprints.of(payload),

@@ -94,7 +94,7 @@
 //! # let path = dir.path().join("shop.db");
 //! let db = Database::open_with(&path, &[("shop", ORDERS), (sqlite::SCOPE, sqlite::MIGRATIONS)])?;
 //! let keys = SqliteKeys::new(db.clone(), Timing::default());
-//! let idem = Idempotency::new(Arc::new(keys), Fingerprinter::new(&[7; 32])?);
+//! let idem = Idempotency::new("POST /orders", Arc::new(keys), Fingerprinter::new(&[7; 32])?);
 //! let app: axum::Router = axum::Router::new()
 //!     .route("/orders", axum::routing::post(place_order))
 //!     .with_state(idem.clone());

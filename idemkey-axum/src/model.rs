@@ -27,10 +27,12 @@ impl StoredResponse {
     }
 }
 
-/// The key a request names: its scope (the principal the application
-/// supplies), the client's key, the payload fingerprint.
+/// The key a request names: its route, its scope (the principal the
+/// application supplies), the client's key, the payload fingerprint.
 #[derive(Debug, Clone)]
 pub struct KeyRequest {
+    /// The route the key belongs to (see [`Idempotency::new`](crate::Idempotency::new)).
+    pub route: String,
     /// The principal keys are scoped by (a customer, an account): keys of two
     /// principals never meet.
     pub customer: String,

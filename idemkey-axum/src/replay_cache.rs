@@ -158,6 +158,7 @@ mod tests {
 
     fn req(customer: &str, key: &str, fp: &str) -> KeyRequest {
         KeyRequest {
+            route: "POST /r".into(),
             customer: customer.into(),
             key: key.into(),
             fingerprint: fp.into(),
@@ -192,6 +193,22 @@ mod tests {
         // A space cannot join two visible-ASCII strings into another pair.
         c.put(&req("a", "b", "fp"), &resp("a"), Instant::now(), LONG);
         assert_eq!(c.get(&req("a b", "", "fp")), None);
+    }
+
+    #[test]
+    fn two_principals_never_meet_whatever_their_text() {
+        // `IdempotencyKey` and the principal are any text an application
+        // builds: no separator can be assumed absent from either.
+        let c = ReplayCache::new(8);
+        c.put(&req("a", "b c", "fp"), &resp("a"), Instant::now(), LONG);
+        assert_eq!(c.get(&req("a b", "c", "fp")), None);
+        assert_eq!(c.get(&req("a b", "c", "other")), None);
+        c.put(&req("x\0", "y", "fp"), &resp("x"), Instant::now(), LONG);
+        assert_eq!(c.get(&req("x", "\0y", "fp")), None);
+        assert_eq!(
+            c.get(&req("a", "b c", "fp")),
+            Some(Cached::Replay(resp("a")))
+        );
     }
 
     #[test]

@@ -198,7 +198,7 @@ async fn one_key_from_many_instances_at_once_has_one_owner() {
         .map(|_| {
             let store: Arc<dyn KeyStore<Note>> =
                 Arc::new(PgKeys::new(pool.clone(), timing(60_000, 60_000)));
-            Idempotency::new(store, Fingerprinter::new(&[9; 32]).unwrap())
+            Idempotency::new(NOTES_ROUTE, store, Fingerprinter::new(&[9; 32]).unwrap())
         })
         .collect();
     let tasks: Vec<_> = (0..40)

@@ -143,8 +143,21 @@ pub fn timing(ttl_ms: u64, lock_ms: u64) -> Timing {
     }
 }
 
+/// The route the tests' notes are written on.
+pub const NOTES_ROUTE: &str = "POST /notes";
+
 pub fn idem(db: &Db) -> Idempotency<Note> {
-    Idempotency::new(db.store.clone(), Fingerprinter::new(&[9; 32]).unwrap()).with_replay_cache(0)
+    idem_on(db, NOTES_ROUTE)
+}
+
+/// Idempotency for the route named `route`, on `db`'s store.
+pub fn idem_on(db: &Db, route: &str) -> Idempotency<Note> {
+    Idempotency::new(
+        route,
+        db.store.clone(),
+        Fingerprinter::new(&[9; 32]).unwrap(),
+    )
+    .with_replay_cache(0)
 }
 
 pub fn note(operation: &str, text: &str, fail_after_write: bool) -> Note {
