@@ -13,13 +13,16 @@ use crate::in_flight::InFlight;
 use crate::key::IdempotencyKey;
 use crate::model::KeyRequest;
 use crate::phases::{Keys, Reservation};
-use crate::recovery::{self, Recover};
+use crate::recovery::{Recover, Round};
 use crate::replay_cache::ReplayCache;
 use crate::store::KeyStore;
 
 /// Completed answers a new [`Idempotency`] keeps in memory (under 1 KiB each
 /// for small bodies).
 pub const DEFAULT_REPLAY_CACHE: usize = 10_000;
+
+/// Longest wait for one [`Recover::recover`] of a new [`Idempotency`].
+pub const DEFAULT_RECOVERY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Idempotency for the routes whose phase 3 is the write `W`; cheap to clone
 /// (clones share everything).
@@ -29,6 +32,7 @@ pub struct Idempotency<W> {
     fingerprints: Fingerprinter,
     in_flight: InFlight,
     cache: ReplayCache,
+    recovery_timeout: Duration,
 }
 
 impl<W> Clone for Idempotency<W> {
@@ -39,6 +43,7 @@ impl<W> Clone for Idempotency<W> {
             fingerprints: self.fingerprints.clone(),
             in_flight: self.in_flight.clone(),
             cache: self.cache.clone(),
+            recovery_timeout: self.recovery_timeout,
         }
     }
 }
@@ -61,7 +66,16 @@ impl<W: Send + 'static> Idempotency<W> {
             fingerprints,
             in_flight: InFlight::default(),
             cache: ReplayCache::new(DEFAULT_REPLAY_CACHE),
+            recovery_timeout: DEFAULT_RECOVERY_TIMEOUT,
         }
+    }
+
+    /// The same, waiting at most `timeout` for each [`Recover::recover`] of
+    /// recovery (a look-up that takes longer is asked again on the next
+    /// tick).
+    pub fn with_recovery_timeout(mut self, timeout: Duration) -> Idempotency<W> {
+        self.recovery_timeout = timeout;
+        self
     }
 
     /// The same with a cache of `capacity` completed answers (0: none, every
@@ -108,15 +122,26 @@ impl<W: Send + 'static> Idempotency<W> {
             .await
     }
 
-    /// One round of recovery (see [`recovery`](mod@crate::recovery)); returns how
-    /// many operations it completed.
+    /// One round of recovery of this route's operations (see
+    /// [`recovery`](mod@crate::recovery)); returns how many it completed.
     pub async fn recover_once(&self, recover: &dyn Recover<W>) -> usize {
-        recovery::run_once(&*self.store, recover, &self.in_flight).await
+        self.round(recover).run().await
     }
 
-    /// The reaper, forever: recovery, then deletion of expired keys, every
-    /// `period` (the first at once). Spawn it once per process.
+    /// The reaper, forever: recovery of this route's operations, then
+    /// deletion of expired done keys, every `period` (the first at once).
+    /// Spawn it once per process and route.
     pub async fn reaper(self, recover: impl Recover<W>, period: Duration) {
-        recovery::reaper(&*self.store, &recover, &self.in_flight, period).await
+        self.round(&recover).reaper(period).await
+    }
+
+    fn round<'a>(&'a self, recover: &'a dyn Recover<W>) -> Round<'a, W> {
+        Round {
+            store: &*self.store,
+            recover,
+            in_flight: &self.in_flight,
+            route: &self.route,
+            timeout: self.recovery_timeout,
+        }
     }
 }

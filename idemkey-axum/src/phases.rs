@@ -31,8 +31,9 @@ use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StoredResponse
 use crate::replay_cache::{Cached, ReplayCache};
 use crate::store::KeyStore;
 
-/// Header marking a replayed answer (the browser module's own name for it).
-pub const REPLAYED: &str = idemkey::core::header::REPLAYED_HEADER;
+/// Header marking a replayed answer (the name the idemkey browser module
+/// reads).
+pub const REPLAYED: &str = "idempotent-replayed";
 
 /// A final answer: stored by this request, or replayed.
 #[derive(Debug, Clone, PartialEq, Eq)]

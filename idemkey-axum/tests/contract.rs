@@ -23,7 +23,7 @@ use common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_write_and_the_answer_commit_together_or_not_at_all() {
-    for db in both(timing(60_000, 60_000)).await {
+    for db in both(timing(600_000, 60_000)).await {
         let (name, idem) = (db.name, idem(&db));
         let body = json!({ "text": "hello" });
         let op = proceed(&idem, "alice", "k", &body).await;
@@ -77,7 +77,7 @@ async fn the_write_and_the_answer_commit_together_or_not_at_all() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_that_finds_its_operation_recorded_keeps_nothing() {
-    for db in both(timing(60_000, 60_000)).await {
+    for db in both(timing(600_000, 60_000)).await {
         let (name, idem) = (db.name, idem(&db));
         let op = proceed(&idem, "alice", "dup", &json!({})).await;
         // The application's own row for this operation exists already.
@@ -125,7 +125,7 @@ async fn a_live_key_is_409_with_retry_after_and_a_stale_one_is_taken_over() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_key_is_a_new_operation_and_the_reaper_deletes_it() {
-    for db in both(timing(300, 60_000)).await {
+    for db in both(timing(300, 20)).await {
         let (name, idem) = (db.name, idem(&db));
         let op = proceed(&idem, "alice", "old", &json!({ "n": 1 })).await;
         let first = op.operation_id().to_string();
@@ -193,11 +193,11 @@ async fn recovery_commits_what_phase_2_did_and_leaves_the_rest() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_key_from_many_instances_at_once_has_one_owner() {
-    let (db, pool) = postgres_db(timing(60_000, 60_000)).await;
+    let (db, pool) = postgres_db(timing(600_000, 60_000)).await;
     let instances: Vec<Idempotency<Note>> = (0..4)
         .map(|_| {
             let store: Arc<dyn KeyStore<Note>> =
-                Arc::new(PgKeys::new(pool.clone(), timing(60_000, 60_000)));
+                Arc::new(PgKeys::new(pool.clone(), timing(600_000, 60_000)));
             Idempotency::new(NOTES_ROUTE, store, Fingerprinter::new(&[9; 32]).unwrap())
         })
         .collect();
@@ -226,7 +226,7 @@ async fn one_key_from_many_instances_at_once_has_one_owner() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_operation_frees_its_key_for_the_retry_at_once() {
-    for db in both(timing(60_000, 60_000)).await {
+    for db in both(timing(600_000, 60_000)).await {
         let (name, idem) = (db.name, idem(&db));
         // axum drops the handler of a client that hung up, mid-phase.
         let op = proceed(&idem, "alice", "gone", &json!({})).await;

@@ -83,3 +83,75 @@ async fn a_failed_recover_leaves_the_key_for_the_next_tick() {
         assert_eq!((db.count)(), 1, "{name}");
     }
 }
+
+/// A provider whose look-up of the key `hung` never answers, and which
+/// paid every other operation.
+struct OneHangs;
+
+#[async_trait]
+impl Recover<Note> for OneHangs {
+    async fn recover(&self, stale: &StaleKey) -> Result<Option<Note>, String> {
+        if stale.key == "hung" {
+            std::future::pending::<()>().await;
+        }
+        Ok(Some(note(&stale.reservation, &stale.key, false)))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_hung_look_up_does_not_stall_the_others_and_is_asked_again() {
+    for db in both(timing(60_000, 50)).await {
+        let name = db.name;
+        let idem = idem(&db).with_recovery_timeout(Duration::from_millis(300));
+        let dead = common::idem(&db);
+        // The hung one is the oldest, so it is listed first.
+        for k in ["hung", "a", "b"] {
+            std::mem::forget(proceed(&dead, "alice", k, &json!({})).await);
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let round = tokio::time::timeout(Duration::from_secs(5), idem.recover_once(&OneHangs));
+        assert_eq!(
+            round.await.ok(),
+            Some(2),
+            "{name}: a round ends, with the others done"
+        );
+        assert_eq!((db.count)(), 2, "{name}");
+        // The hung one is still there for the next tick.
+        let flaky = Flaky {
+            up: AtomicBool::new(true),
+        };
+        assert_eq!(idem.recover_once(&flaky).await, 1, "{name}");
+    }
+}
+
+/// A provider that never heard of any operation.
+struct NeverHeard;
+
+#[async_trait]
+impl Recover<Note> for NeverHeard {
+    async fn recover(&self, _: &StaleKey) -> Result<Option<Note>, String> {
+        Ok(None)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operation_that_never_reached_the_provider_is_kept_until_expiry_then_deleted() {
+    for db in both(timing(600, 50)).await {
+        let (name, idem, dead) = (db.name, idem(&db), idem(&db));
+        std::mem::forget(proceed(&dead, "alice", "never", &json!({ "n": 1 })).await);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(idem.recover_once(&NeverHeard).await, 0);
+        // Before expiry: still the same operation (another payload is 422).
+        let other = idem.begin("alice", &key("never"), &json!({ "n": 2 })).await;
+        assert!(
+            matches!(other, Err(idemkey_axum::Error::KeyReused)),
+            "{name}: {other:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(idem.recover_once(&NeverHeard).await, 0);
+        // Resolved and expired: deleted, so the key is a new operation.
+        let op = proceed(&idem, "alice", "never", &json!({ "n": 2 })).await;
+        assert!(!op.recovered(), "{name}: a new operation");
+    }
+}

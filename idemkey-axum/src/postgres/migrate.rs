@@ -30,7 +30,7 @@ pub async fn migrate(c: &mut Client, scope: &str, all: &[Migration]) -> StoreRes
         .iter()
         .map(|r| r.try_get(0))
         .collect::<Result<_, _>>()?;
-    for m in pending(all, &applied).map_err(StoreError::Failed)? {
+    for m in pending(all, &applied).map_err(StoreError::failed)? {
         for sql in m.sql {
             tx.batch_execute(sql).await?;
         }

@@ -25,11 +25,12 @@ use deadpool_postgres::{
 use tokio_postgres::NoTls;
 
 pub use self::migrate::migrate;
+use crate::error::Error;
 use crate::migrations::Migration;
 use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey};
 use crate::store::{
-    proceeding, reserve_to_the_end, spawn_release, KeyStore, StoreError, StoreResult, Timing,
-    Written,
+    proceeding, reserve_to_the_end, spawn_release, Cause, KeyStore, StoreError, StoreResult,
+    Timing, Written,
 };
 
 /// Most connections [`pool`] opens.
@@ -45,11 +46,18 @@ const REAP_BATCH: i64 = 10_000;
 pub const SCOPE: &str = "idemkey";
 
 /// The key table's schema, version by version (scope [`SCOPE`]).
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "idempotency keys",
-    sql: &[schema::KEYS_SCHEMA],
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "idempotency keys",
+        sql: &[schema::KEYS_SCHEMA],
+    },
+    Migration {
+        version: 2,
+        name: "the route of each key",
+        sql: &[schema::ROUTE_COLUMN],
+    },
+];
 
 impl From<tokio_postgres::Error> for StoreError {
     fn from(e: tokio_postgres::Error) -> StoreError {
@@ -65,14 +73,15 @@ impl From<tokio_postgres::Error> for StoreError {
                     matches!(class, "08" | "40" | "53" | "57")
                 }
             };
-        let msg = match e.as_db_error() {
+        let message = match e.as_db_error() {
             Some(db) => format!("{} ({})", db.message(), db.code().code()),
             None => e.to_string(),
         };
+        let source: Option<Cause> = Some(std::sync::Arc::new(e));
         if unavailable {
-            StoreError::Unavailable(msg)
+            StoreError::Unavailable { message, source }
         } else {
-            StoreError::Failed(msg)
+            StoreError::Failed { message, source }
         }
     }
 }
@@ -81,7 +90,10 @@ impl From<PoolError> for StoreError {
     fn from(e: PoolError) -> StoreError {
         match e {
             PoolError::Backend(e) => e.into(),
-            other => StoreError::Unavailable(other.to_string()),
+            other => StoreError::Unavailable {
+                message: other.to_string(),
+                source: Some(std::sync::Arc::new(other)),
+            },
         }
     }
 }
@@ -89,7 +101,7 @@ impl From<PoolError> for StoreError {
 /// A bounded pool for `cfg` (say `Config::from_str("postgres://USER@HOST:PORT/DB")`):
 /// at most [`POOL_SIZE`] connections, made on first use; a caller waits at
 /// most [`WAIT`] for one, to connect included.
-pub fn pool(mut cfg: tokio_postgres::Config) -> Result<Pool, String> {
+pub fn pool(mut cfg: tokio_postgres::Config) -> Result<Pool, Error> {
     cfg.connect_timeout(WAIT);
     let mgr = Manager::from_config(
         cfg,
@@ -105,14 +117,14 @@ pub fn pool(mut cfg: tokio_postgres::Config) -> Result<Pool, String> {
         .recycle_timeout(Some(WAIT))
         .runtime(Runtime::Tokio1)
         .build()
-        .map_err(|e| format!("database pool: {e}"))
+        .map_err(|e| Error::InvalidSetting(format!("database pool: {e}")))
 }
 
 /// Runs `f` within [`OP_TIMEOUT`]; later is [`StoreError::Unavailable`].
 pub async fn bounded<T>(f: impl Future<Output = StoreResult<T>>) -> StoreResult<T> {
     match tokio::time::timeout(OP_TIMEOUT, f).await {
         Ok(r) => r,
-        Err(_) => Err(StoreError::Unavailable(format!(
+        Err(_) => Err(StoreError::unavailable(format!(
             "no answer from the database within {OP_TIMEOUT:?}"
         ))),
     }
@@ -262,10 +274,10 @@ impl<W: PgCommit> KeyStore<W> for PgKeys {
         .await
     }
 
-    async fn stale_keys(&self, limit: usize) -> StoreResult<Vec<StaleKey>> {
+    async fn stale_keys(&self, route: &str, limit: usize) -> StoreResult<Vec<StaleKey>> {
         bounded(async {
             let c = self.pool.get().await?;
-            keys::stale(&c, self.timing.lock_ms(), limit).await
+            keys::stale(&c, route, self.timing.lock_ms(), limit).await
         })
         .await
     }
@@ -273,7 +285,15 @@ impl<W: PgCommit> KeyStore<W> for PgKeys {
     async fn take_over(&self, stale: &StaleKey) -> StoreResult<Option<Lock>> {
         bounded(async {
             let c = self.pool.get().await?;
-            keys::take_over(&c, stale, self.timing.lock_ms()).await
+            keys::take_over(&c, stale, self.timing.ttl_ms(), self.timing.lock_ms()).await
+        })
+        .await
+    }
+
+    async fn forget(&self, stale: &StaleKey, lock: &Lock) -> StoreResult<bool> {
+        bounded(async {
+            let c = self.pool.get().await?;
+            keys::forget(&c, stale, &lock.owner).await
         })
         .await
     }
@@ -281,7 +301,7 @@ impl<W: PgCommit> KeyStore<W> for PgKeys {
     async fn reap(&self) -> StoreResult<u64> {
         bounded(async {
             let c = self.pool.get().await?;
-            keys::reap(&c, self.timing.lock_ms(), REAP_BATCH).await
+            keys::reap(&c, REAP_BATCH).await
         })
         .await
     }

@@ -68,7 +68,7 @@ impl PgCommit for Note {
                 &[&self.operation, &self.text],
             )
             .await?;
-        self.written(n).map_err(StoreError::Failed)
+        self.written(n).map_err(StoreError::failed)
     }
 }
 
@@ -137,10 +137,11 @@ pub async fn both(timing: Timing) -> Vec<Db> {
 }
 
 pub fn timing(ttl_ms: u64, lock_ms: u64) -> Timing {
-    Timing {
-        key_ttl: Duration::from_millis(ttl_ms),
-        lock_timeout: Duration::from_millis(lock_ms),
-    }
+    Timing::new(
+        Duration::from_millis(ttl_ms),
+        Duration::from_millis(lock_ms),
+    )
+    .unwrap()
 }
 
 /// The route the tests' notes are written on.
