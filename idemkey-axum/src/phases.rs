@@ -22,7 +22,7 @@
 
 use std::time::{Duration, Instant};
 
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::Error;
@@ -57,8 +57,8 @@ impl Answer {
 }
 
 impl IntoResponse for Answer {
-    /// The stored status, `Content-Type` and body, byte for byte; a replay
-    /// adds `Idempotent-Replayed: true`.
+    /// The stored status, `Content-Type`, headers and body, byte for byte;
+    /// a replay adds `Idempotent-Replayed: true`.
     fn into_response(self) -> Response {
         let r = self.response;
         let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -66,6 +66,17 @@ impl IntoResponse for Answer {
             .unwrap_or(HeaderValue::from_static("application/json"));
         let mut resp =
             (status, [(axum::http::header::CONTENT_TYPE, ctype)], r.body).into_response();
+        for (name, value) in &r.headers {
+            match (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) {
+                (Ok(n), Ok(v)) => {
+                    resp.headers_mut().append(n, v);
+                }
+                _ => tracing::error!(name, "a stored header that is not one; not sent"),
+            }
+        }
         if self.replayed {
             resp.headers_mut()
                 .insert(REPLAYED, HeaderValue::from_static("true"));

@@ -168,11 +168,7 @@ mod tests {
     }
 
     fn resp(body: &str) -> StoredResponse {
-        StoredResponse {
-            status: 201,
-            content_type: "application/json".into(),
-            body: body.as_bytes().to_vec(),
-        }
+        StoredResponse::json(201, body.as_bytes().to_vec())
     }
 
     const LONG: Duration = Duration::from_secs(3600);

@@ -250,3 +250,43 @@ async fn a_dropped_operation_frees_its_key_for_the_retry_at_once() {
         assert_eq!((db.count)(), 1, "{name}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_keeps_the_headers_the_answer_names() {
+    use axum::http::{header, HeaderMap, HeaderValue};
+    use idemkey_axum::model::StoredResponse;
+    let mut sent = HeaderMap::new();
+    sent.insert(header::LOCATION, HeaderValue::from_static("/notes/n1"));
+    sent.insert(header::ETAG, HeaderValue::from_static("\"v1\""));
+    sent.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    sent.insert(
+        header::SET_COOKIE,
+        HeaderValue::from_static("session=secret"),
+    );
+    let stored = StoredResponse::from_parts(201, &sent, b"{}".to_vec())
+        .with_header(header::CACHE_CONTROL, &HeaderValue::from_static("no-store"));
+    for db in both(timing(600_000, 60_000)).await {
+        let (name, idem) = (db.name, idem(&db));
+        let op = proceed(&idem, "alice", "located", &json!({})).await;
+        let operation = op.operation_id().to_string();
+        let first = op
+            .commit(note(&operation, "located", false).answering(stored.clone()))
+            .await
+            .unwrap();
+        let Ok(Reservation::Answered(replay)) =
+            idem.begin("alice", &key("located"), &json!({})).await
+        else {
+            panic!("{name}: a replay")
+        };
+        assert_eq!(replay.response, first.response, "{name}");
+        let resp = replay.into_response();
+        let h = resp.headers();
+        assert_eq!(h["location"], "/notes/n1", "{name}");
+        assert_eq!(h["etag"], "\"v1\"", "{name}");
+        assert_eq!(h["cache-control"], "no-store", "{name}");
+        assert!(h.get("set-cookie").is_none(), "{name}: not named, not kept");
+    }
+}

@@ -24,24 +24,28 @@ use crate::store::{StoreError, StoreResult};
 fn select_row(lock: &str) -> String {
     format!(
         "SELECT fingerprint, reservation, state, locked_at, expires_at,
-                response_status, response_type, response_body, {NOW_MS}, route
+                response_status, response_type, response_body, response_headers, {NOW_MS}, route
          FROM idempotency_keys WHERE customer = $1 AND idem_key = $2 {lock}"
     )
 }
 
+/// Reads `response_status, response_type, response_body, response_headers`
+/// from `r`, starting at column `first`: `None` unless the first three are
+/// set (only a `done` key has them).
 fn stored_response(r: &Row, first: usize) -> StoreResult<Option<StoredResponse>> {
     let status: Option<i32> = r.try_get(first).map_err(StoreError::from)?;
     let ctype: Option<String> = r.try_get(first + 1).map_err(StoreError::from)?;
     let body: Option<Vec<u8>> = r.try_get(first + 2).map_err(StoreError::from)?;
-    Ok(match (status, ctype, body) {
-        (Some(s), Some(content_type), Some(body)) => Some(StoredResponse {
-            status: u16::try_from(s)
-                .map_err(|_| StoreError::failed(format!("stored status {s}")))?,
-            content_type,
-            body,
-        }),
-        _ => None,
-    })
+    let (Some(s), Some(content_type), Some(body)) = (status, ctype, body) else {
+        return Ok(None);
+    };
+    let text: Option<String> = r.try_get(first + 3).map_err(StoreError::from)?;
+    Ok(Some(StoredResponse {
+        status: u16::try_from(s).map_err(|_| StoreError::failed(format!("stored status {s}")))?,
+        content_type,
+        headers: StoredResponse::parse_headers(text.as_deref()).map_err(StoreError::failed)?,
+        body,
+    }))
 }
 
 /// The row and the database's clock.
@@ -50,14 +54,14 @@ fn key_row(r: &Row) -> StoreResult<(KeyRow, i64)> {
     let done = stored_response(r, 5)?;
     Ok((
         KeyRow {
-            route: r.try_get(9)?,
+            route: r.try_get(10)?,
             fingerprint: r.try_get(0)?,
             reservation: r.try_get(1)?,
             done: if state == "done" { done } else { None },
             locked_at: r.try_get(3)?,
             expires_at: r.try_get(4)?,
         },
-        r.try_get(8)?,
+        r.try_get(9)?,
     ))
 }
 
@@ -135,7 +139,8 @@ pub async fn reserve_existing(
                 .prepare_cached(&format!(
                     "UPDATE idempotency_keys SET fingerprint = $3, reservation = $4, state = 'in_progress',
                          lock_owner = $5, locked_at = {NOW_MS}, created_at = {NOW_MS}, expires_at = {NOW_MS} + $6,
-                         response_status = NULL, response_type = NULL, response_body = NULL, charge_id = NULL,
+                         response_status = NULL, response_type = NULL, response_body = NULL,
+                         response_headers = NULL, charge_id = NULL,
                          route = $7
                      WHERE customer = $1 AND idem_key = $2"
                 ))
@@ -201,7 +206,7 @@ pub async fn complete<W: PgCommit>(
         let stmt = tx
             .prepare_cached(
                 "UPDATE idempotency_keys SET state = 'done', response_status = $5, response_type = $6,
-                     response_body = $7, charge_id = $8
+                     response_body = $7, charge_id = $8, response_headers = $9
                  WHERE customer = $1 AND idem_key = $2 AND reservation = $3 AND lock_owner = $4
                      AND state = 'in_progress'",
             )
@@ -219,6 +224,7 @@ pub async fn complete<W: PgCommit>(
                     &response.content_type,
                     &response.body,
                     &written.record_id,
+                    &response.headers_text(),
                 ],
             )
             .await?;
@@ -233,7 +239,7 @@ pub async fn complete<W: PgCommit>(
     }
     let stmt = tx
         .prepare_cached(
-            "SELECT state, lock_owner, response_status, response_type, response_body
+            "SELECT state, lock_owner, response_status, response_type, response_body, response_headers
              FROM idempotency_keys WHERE customer = $1 AND idem_key = $2 AND reservation = $3",
         )
         .await?;

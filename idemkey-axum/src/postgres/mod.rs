@@ -54,7 +54,7 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 2,
-        name: "the route of each key",
+        name: "the route of each key, the headers of each answer",
         sql: &[schema::ROUTE_COLUMN],
     },
 ];

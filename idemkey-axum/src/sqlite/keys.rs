@@ -18,33 +18,38 @@ use crate::model::{
     KeyRequest, KeyRow, Lock, Lookup, Reserved, StaleKey, StoredResponse,
 };
 
-/// Reads `response_status, response_type, response_body` from `row`, starting
-/// at column `first`: `None` unless all three are set (only a `done` key has
-/// them).
+/// Reads `response_status, response_type, response_body, response_headers`
+/// from `row`, starting at column `first`: `None` unless the first three are
+/// set (only a `done` key has them).
 fn stored_response(row: &Row, first: usize) -> rusqlite::Result<Option<StoredResponse>> {
-    Ok(
-        match (row.get(first)?, row.get(first + 1)?, row.get(first + 2)?) {
-            (Some(status), Some(content_type), Some(body)) => Some(StoredResponse {
-                status,
-                content_type,
-                body,
-            }),
-            _ => None,
-        },
-    )
+    let (Some(status), Some(content_type), Some(body)) =
+        (row.get(first)?, row.get(first + 1)?, row.get(first + 2)?)
+    else {
+        return Ok(None);
+    };
+    let text: Option<String> = row.get(first + 3)?;
+    let headers = StoredResponse::parse_headers(text.as_deref()).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(first + 3, rusqlite::types::Type::Text, e.into())
+    })?;
+    Ok(Some(StoredResponse {
+        status,
+        content_type,
+        headers,
+        body,
+    }))
 }
 
 fn key_row(conn: &Connection, customer: &str, key: &str) -> rusqlite::Result<Option<KeyRow>> {
     conn.prepare_cached(
         "SELECT fingerprint, reservation, state, locked_at, expires_at, response_status, response_type, response_body,
-                route
+                response_headers, route
          FROM idempotency_keys WHERE customer = ?1 AND idem_key = ?2",
     )?
     .query_row(params![customer, key], |r| {
         let done = stored_response(r, 5)?;
         let state: String = r.get(2)?;
         Ok(KeyRow {
-            route: r.get(8)?,
+            route: r.get(9)?,
             fingerprint: r.get(0)?,
             reservation: r.get(1)?,
             done: if state == "done" { done } else { None },
@@ -122,7 +127,8 @@ pub fn reserve(
              -- A takeover keeps the first request's expiry, unless it passed:
              -- the operation's answer must outlive its last retry.
              expires_at = CASE WHEN ?8 THEN MAX(expires_at, excluded.expires_at) ELSE excluded.expires_at END,
-             response_status = NULL, response_type = NULL, response_body = NULL, charge_id = NULL",
+             response_status = NULL, response_type = NULL, response_body = NULL,
+             response_headers = NULL, charge_id = NULL",
     )?
     .execute(params![req.customer, req.key, req.fingerprint, reservation, owner, now, now + ttl_ms, recovered, req.route])?;
     tx.commit()?;
@@ -151,7 +157,7 @@ pub fn complete<W: SqliteCommit>(
     conn.prepare_cached("SAVEPOINT complete")?.execute([])?;
     let row = conn
         .prepare_cached(
-            "SELECT state, lock_owner, response_status, response_type, response_body
+            "SELECT state, lock_owner, response_status, response_type, response_body, response_headers
              FROM idempotency_keys WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3",
         )?
         .query_row(params![customer, key, lock.reservation], |r| {
@@ -176,7 +182,7 @@ pub fn complete<W: SqliteCommit>(
     };
     conn.prepare_cached(
         "UPDATE idempotency_keys SET state = 'done', response_status = ?4, response_type = ?5,
-             response_body = ?6, charge_id = ?7
+             response_body = ?6, charge_id = ?7, response_headers = ?8
          WHERE customer = ?1 AND idem_key = ?2 AND lock_owner = ?3",
     )?
     .execute(params![
@@ -186,7 +192,8 @@ pub fn complete<W: SqliteCommit>(
         response.status,
         response.content_type,
         response.body,
-        written.record_id
+        written.record_id,
+        response.headers_text()
     ])?;
     Ok(Completed::Stored(response))
 }

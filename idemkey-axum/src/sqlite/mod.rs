@@ -73,10 +73,12 @@ pub const STALE_INDEX: &str =
     "CREATE INDEX IF NOT EXISTS idempotency_keys_stale ON idempotency_keys (locked_at)
                 WHERE state = 'in_progress'";
 
-/// Each key's route; keys stored before have none (`''`), and the first
-/// route that asks for one adopts it. Recovery scans one route's keys.
+/// Each key's route (keys stored before have none, `''`, and the first
+/// route that asks for one adopts it; recovery scans one route's keys), and
+/// the headers a stored answer names (a JSON array of pairs).
 pub const ROUTE_COLUMN: &str = "
 ALTER TABLE idempotency_keys ADD COLUMN route TEXT NOT NULL DEFAULT '';
+ALTER TABLE idempotency_keys ADD COLUMN response_headers TEXT;
 CREATE INDEX IF NOT EXISTS idempotency_keys_route_stale ON idempotency_keys (route, locked_at)
     WHERE state = 'in_progress';
 DROP INDEX IF EXISTS idempotency_keys_stale;
@@ -99,7 +101,7 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 3,
-        name: "the route of each key",
+        name: "the route of each key, the headers of each answer",
         sql: &[ROUTE_COLUMN],
     },
 ];

@@ -32,16 +32,30 @@ pub struct Note {
     pub operation: String,
     pub text: String,
     pub fail_after_write: bool,
+    /// The answer to store, if not the note's JSON.
+    pub answer: Option<StoredResponse>,
 }
 
 impl Note {
+    /// The same note, answered with `answer`.
+    pub fn answering(self, answer: StoredResponse) -> Note {
+        Note {
+            answer: Some(answer),
+            ..self
+        }
+    }
+
     fn written(&self, n: u64) -> Result<Written, String> {
         if self.fail_after_write {
             return Err("the application's write failed after its insert".into());
         }
         let body = json!({ "note": self.text }).to_string().into_bytes();
+        let answer = self
+            .answer
+            .clone()
+            .unwrap_or_else(|| StoredResponse::json(201, body));
         Ok(if n == 1 {
-            Written::response(StoredResponse::json(201, body)).with_record_id(&self.operation)
+            Written::response(answer).with_record_id(&self.operation)
         } else {
             Written::already_recorded()
         })
@@ -166,6 +180,7 @@ pub fn note(operation: &str, text: &str, fail_after_write: bool) -> Note {
         operation: operation.to_string(),
         text: text.into(),
         fail_after_write,
+        answer: None,
     }
 }
 

@@ -166,9 +166,5 @@ fn declined(idem_key: Option<&str>, reference: &str) -> StoredResponse {
         "the card was declined by the payment provider; nothing was charged",
         &[("key", json!(idem_key)), ("provider_ref", json!(reference))],
     );
-    StoredResponse {
-        status: status.as_u16(),
-        content_type: PROBLEM_JSON.into(),
-        body,
-    }
+    StoredResponse::new(status.as_u16(), PROBLEM_JSON, body)
 }

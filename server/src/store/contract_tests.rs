@@ -62,11 +62,7 @@ fn charge(key: &str, reservation: &str) -> Charge {
 }
 
 fn answer(body: &str) -> StoredResponse {
-    StoredResponse {
-        status: 402,
-        content_type: "application/problem+json".into(),
-        body: body.as_bytes().to_vec(),
-    }
+    StoredResponse::new(402, "application/problem+json", body.as_bytes().to_vec())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
