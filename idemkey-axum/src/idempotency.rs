@@ -103,7 +103,7 @@ impl<W: Send + 'static> Idempotency<W> {
     /// The phases, borrowed (see [`Keys`]).
     pub fn keys(&self) -> Keys<'_, W> {
         Keys {
-            store: &*self.store,
+            store: &self.store,
             in_flight: &self.in_flight,
             cache: &self.cache,
         }
@@ -116,7 +116,7 @@ impl<W: Send + 'static> Idempotency<W> {
         principal: &str,
         key: &IdempotencyKey,
         payload: &Value,
-    ) -> Result<Reservation<'_, W>, Error> {
+    ) -> Result<Reservation<W>, Error> {
         self.keys()
             .begin(self.request(principal, key, payload))
             .await

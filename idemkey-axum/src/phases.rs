@@ -20,6 +20,7 @@
 //! operations whose request died between phases exactly as the request would
 //! have.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::{HeaderName, HeaderValue, StatusCode};
@@ -85,26 +86,25 @@ impl IntoResponse for Answer {
     }
 }
 
-/// What a keyed request needs besides itself, borrowed: the store, this
-/// process's running keys and its cache of completed answers.
+/// The phases one by one, for a handler that acts between them (see
+/// [`Idempotency::keys`](crate::Idempotency::keys)): borrowed from the
+/// [`Idempotency`](crate::Idempotency), with its store, this process's
+/// running keys and its cache of completed answers.
 pub struct Keys<'a, W> {
-    /// The key store.
-    pub store: &'a dyn KeyStore<W>,
-    /// Keys this process's requests are working on.
-    pub in_flight: &'a InFlight,
-    /// Completed answers recently read from the store.
-    pub cache: &'a ReplayCache,
+    pub(crate) store: &'a Arc<dyn KeyStore<W>>,
+    pub(crate) in_flight: &'a InFlight,
+    pub(crate) cache: &'a ReplayCache,
 }
 
 /// What phase 1 decided.
-pub enum Reservation<'a, W: Send + 'static> {
+pub enum Reservation<W: Send + 'static> {
     /// The key is answered already: a replay (the reservation found it done).
     Answered(Answer),
     /// This request owns the key and must do the work.
-    Proceed(Operation<'a, W>),
+    Proceed(Operation<W>),
 }
 
-impl<W: Send + 'static> std::fmt::Debug for Reservation<'_, W> {
+impl<W: Send + 'static> std::fmt::Debug for Reservation<W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Reservation::Answered(a) => f.debug_tuple("Answered").field(a).finish(),
@@ -156,7 +156,7 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
 
     /// Phase 1. From here until the [`Operation`] is committed, released or
     /// dropped, this process's recovery leaves the key to this request.
-    pub async fn reserve(&self, req: KeyRequest) -> Result<Reservation<'a, W>, Error> {
+    pub async fn reserve(&self, req: KeyRequest) -> Result<Reservation<W>, Error> {
         let held = self.in_flight.hold(&req.customer, &req.key);
         let lock = match self.store.reserve(&req).await? {
             Reserved::Proceed(lock) => lock,
@@ -172,7 +172,7 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
     /// one statement ([`KeyStore::reserve_new`]), then [`Keys::look`] and
     /// [`Keys::reserve`]. The answers are those of the look-up and phase 1
     /// in that order.
-    pub async fn begin(&self, req: KeyRequest) -> Result<Reservation<'a, W>, Error> {
+    pub async fn begin(&self, req: KeyRequest) -> Result<Reservation<W>, Error> {
         if let Some(answer) = self.cached(&req)? {
             return Ok(Reservation::Answered(answer));
         }
@@ -188,7 +188,7 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
     }
 
     /// The operation `lock` starts, holding the key in this process.
-    fn operation(&self, req: KeyRequest, lock: Lock, held: Held) -> Operation<'a, W> {
+    fn operation(&self, req: KeyRequest, lock: Lock, held: Held) -> Operation<W> {
         if lock.recovered {
             tracing::warn!(
                 customer = req.customer,
@@ -197,7 +197,7 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
             );
         }
         Operation {
-            store: self.store,
+            store: self.store.clone(),
             req,
             lock,
             settled: false,
@@ -216,8 +216,11 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
 /// operation id, so the provider answers it the first call's result. Only a
 /// process that dies keeps the lock until the lock timeout; then a retry
 /// takes the operation over, or [`recovery`](crate::recovery) completes it.
-pub struct Operation<'a, W: Send + 'static> {
-    store: &'a dyn KeyStore<W>,
+///
+/// It owns what it needs: it may move into a task of its own
+/// (`tokio::spawn`) and outlive the handler that began it.
+pub struct Operation<W: Send + 'static> {
+    store: Arc<dyn KeyStore<W>>,
     req: KeyRequest,
     lock: Lock,
     /// True once phase 3 answered or the lock was released.
@@ -225,7 +228,7 @@ pub struct Operation<'a, W: Send + 'static> {
     _held: Held,
 }
 
-impl<W: Send + 'static> Drop for Operation<'_, W> {
+impl<W: Send + 'static> Drop for Operation<W> {
     fn drop(&mut self) {
         if !self.settled {
             self.store
@@ -234,7 +237,7 @@ impl<W: Send + 'static> Drop for Operation<'_, W> {
     }
 }
 
-impl<W: Send + 'static> Operation<'_, W> {
+impl<W: Send + 'static> Operation<W> {
     /// The principal the key is scoped by.
     pub fn customer(&self) -> &str {
         &self.req.customer
@@ -272,7 +275,7 @@ impl<W: Send + 'static> Operation<'_, W> {
     /// still runs, [`Error::InProgress`].
     pub async fn commit(mut self, write: W) -> Result<Answer, Error> {
         let done = complete(
-            self.store,
+            &*self.store,
             &self.req.customer,
             &self.req.key,
             &self.lock,
@@ -296,7 +299,7 @@ impl<W: Send + 'static> Operation<'_, W> {
     /// be reached, say): the next try takes the operation over at once, with
     /// the same operation id.
     pub async fn release(mut self) {
-        release(self.store, &self.req.customer, &self.req.key, &self.lock).await;
+        release(&*self.store, &self.req.customer, &self.req.key, &self.lock).await;
         self.settled = true;
     }
 }

@@ -290,3 +290,23 @@ async fn a_replay_keeps_the_headers_the_answer_names() {
         assert!(h.get("set-cookie").is_none(), "{name}: not named, not kept");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operation_moves_into_a_spawned_task() {
+    for db in both(timing(600_000, 60_000)).await {
+        let name = db.name;
+        let op = match idem(&db).begin("alice", &key("moved"), &json!({})).await {
+            Ok(Reservation::Proceed(op)) => op,
+            other => panic!("{name}: {other:?}"),
+        };
+        // The handler hands phases 2 and 3 to a task of their own, which
+        // outlives the `Idempotency` it began with.
+        let task = tokio::spawn(async move {
+            let operation = op.operation_id().to_string();
+            op.commit(note(&operation, "moved", false)).await
+        });
+        let answer = task.await.unwrap().unwrap();
+        assert_eq!(answer.response.status, 201, "{name}");
+        assert_eq!((db.count)(), 1, "{name}");
+    }
+}

@@ -188,12 +188,12 @@ pub fn key(k: &str) -> IdempotencyKey {
     IdempotencyKey(k.into())
 }
 
-pub async fn proceed<'a>(
-    idem: &'a Idempotency<Note>,
+pub async fn proceed(
+    idem: &Idempotency<Note>,
     principal: &str,
     k: &str,
     body: &serde_json::Value,
-) -> idemkey_axum::Operation<'a, Note> {
+) -> idemkey_axum::Operation<Note> {
     match idem.begin(principal, &key(k), body).await {
         Ok(Reservation::Proceed(op)) => op,
         other => panic!("{k}: expected to proceed, got {other:?}"),
