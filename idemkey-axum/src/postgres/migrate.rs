@@ -13,6 +13,9 @@ use crate::store::{StoreError, StoreResult};
 /// Applies the migrations of `all` (in `scope`) the database has not had yet.
 pub async fn migrate(c: &mut Client, scope: &str, all: &[Migration]) -> StoreResult<()> {
     let tx = c.transaction().await?;
+    // A migration may wait for another instance's and build indexes on a
+    // large table: the pool's statement timeout is not for it.
+    tx.batch_execute("SET LOCAL statement_timeout = 0").await?;
     tx.batch_execute(SCHEMA_LOCK).await?;
     let versioned: bool = tx
         .query_one("SELECT to_regclass('schema_migrations') IS NOT NULL", &[])
