@@ -29,7 +29,8 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
         build server demo test test-host test-backend tool-npm-examples test-wasm test-e2e test-pages test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
-        fuzz tool-cargo-fuzz test-sim sim tool-npm-conformance test-conformance conformance
+        fuzz tool-cargo-fuzz test-sim sim tool-npm-conformance test-conformance conformance \
+        publish-check-axum
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
@@ -174,6 +175,16 @@ test-host: tool-node
 test-backend: build tool-node tool-apt tool-npm
 	cargo test -p idemkey-example-orders
 	node --test tests/backend/
+	cargo package --no-verify --allow-dirty -p idemkey-axum
+
+# idemkey-axum as crates.io would take it: built from its own tarball (cargo publish
+# --dry-run, about 2 min: its dependencies again with the crate's own features), with
+# only `sqlite` and with only `postgres`, and its docs without a warning.
+publish-check-axum: tool-rust
+	cargo publish --dry-run --allow-dirty -p idemkey-axum
+	cargo check -p idemkey-axum --no-default-features --features sqlite
+	cargo check -p idemkey-axum --no-default-features --features postgres
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p idemkey-axum
 
 # The deterministic simulation (sim/, docs/inside.md "Simulation"), release build: the regression
 # seeds first, then SIM_SEEDS seeded schedules (about 3 s), then each test-only mutation of
