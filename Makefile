@@ -14,9 +14,10 @@ TWIGGY_VERSION       := 0.8.0
 # Debian packages the suites use: browsers and drivers, npm-free tools, PostgreSQL 15,
 # nginx (the cluster's round robin), wrk and strace (the server benchmarks: strace counts the
 # example shop's syncs and round trips per request), and WebKitGTK's WebDriver with a virtual
-# X display (WebKit has no headless mode; xvfb-run needs xauth).
+# X display (WebKit has no headless mode; xvfb-run needs xauth); openssl makes the audited
+# payment page's certificate (tests/release/).
 APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql nginx wrk strace \
-                        webkit2gtk-driver xvfb xauth
+                        webkit2gtk-driver xvfb xauth openssl
 CHROMIUM             := /usr/bin/chromium
 CHROMEDRIVER         := /usr/bin/chromedriver
 DEMO_ADDR            ?= 127.0.0.1:8080
