@@ -16,12 +16,12 @@
 // Usage: node scripts/sbom.mjs PKG_DIR   (after `wasm-pack pack PKG_DIR`)
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Enums, Models, Serialize, Spec } from "@cyclonedx/cyclonedx-library";
 import { PackageURL } from "packageurl-js";
+import { unpack } from "./tarball.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dir = process.argv[2];
@@ -41,26 +41,6 @@ try {
   tgz = readFileSync(tarball);
 } catch {
   die(`${tarball} is missing: run \`wasm-pack pack ${dir}\` (make pack) first`);
-}
-
-// The tarball's files, as npm packed them (not pkg/, which may hold files npm leaves out).
-function tarFiles() {
-  const tmp = mkdtempSync(join(tmpdir(), "idemkey-sbom-"));
-  try {
-    execFileSync("tar", ["-xzf", tarball, "-C", tmp]);
-    const out = [];
-    const walk = (d) => {
-      for (const name of readdirSync(d).sort()) {
-        const p = join(d, name);
-        if (statSync(p).isDirectory()) walk(p);
-        else out.push([relative(join(tmp, "package"), p), readFileSync(p)]);
-      }
-    };
-    walk(join(tmp, "package"));
-    return out;
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
 }
 
 // What the release build compiles, as cargo plans it (its unit graph, the build's own command:
@@ -146,7 +126,7 @@ const bindgenVersion = units.get([...units.keys()].find((id) => units.get(id).na
   ?? die("wasm-bindgen is not among the crates the build compiles");
 
 // The shipped files, each with its hashes; the wasm and the JS say what they are made of.
-const files = tarFiles().map(([name, bytes]) => new Models.Component(Enums.ComponentType.File, name, {
+const files = [...unpack(tarball)].map(([name, bytes]) => new Models.Component(Enums.ComponentType.File, name, {
   bomRef: `file:${name}`,
   hashes: new Models.HashDictionary([[H["SHA-256"], digest("sha256", bytes)], [H["SHA-384"], digest("sha384", bytes)]]),
   description: {

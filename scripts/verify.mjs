@@ -12,10 +12,11 @@
 // Exit 0 when everything matched, 1 otherwise.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { unpack } from "./tarball.mjs";
 
 const { values: opt } = parseArgs({
   options: {
@@ -90,26 +91,6 @@ function checkToolchain() {
         : "";
       bad(`${name}: the release was built with ${v}, this machine has ${have[name]}${hint}`);
     } else ok(`${name} ${v}`);
-  }
-}
-
-/** The files of a tarball, by path inside `package/`. */
-function unpack(tarball) {
-  const tmp = mkdtempSync(join(tmpdir(), "idemkey-verify-"));
-  try {
-    execFileSync("tar", ["-xzf", tarball, "-C", tmp]);
-    const files = new Map();
-    const walk = (d) => {
-      for (const name of readdirSync(d).sort()) {
-        const p = join(d, name);
-        if (statSync(p).isDirectory()) walk(p);
-        else files.set(relative(join(tmp, "package"), p), readFileSync(p));
-      }
-    };
-    walk(join(tmp, "package"));
-    return files;
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
   }
 }
 

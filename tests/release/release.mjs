@@ -1,7 +1,6 @@
 // What the release tests share: where `make pack` left the release (IDEMKEY_PKG picks another
 // package directory), and a tarball's files.
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ROOT, mustExist } from "../support/reference.mjs";
 
@@ -17,22 +16,5 @@ export function release() {
   return { pkg, name, version, tarball, sbomFile };
 }
 
-/** The files of `tarball` by their path inside `package/`, unpacked under `tmp`. */
-export function unpack(tarball, tmp) {
-  const dir = mkdtempSync(path.join(tmp, "unpacked-"));
-  try {
-    execFileSync("tar", ["-xzf", tarball, "-C", dir]);
-    const files = new Map();
-    const walk = (d) => {
-      for (const name of readdirSync(d).sort()) {
-        const p = path.join(d, name);
-        if (statSync(p).isDirectory()) walk(p);
-        else files.set(path.relative(path.join(dir, "package"), p), readFileSync(p));
-      }
-    };
-    walk(path.join(dir, "package"));
-    return files;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+/** The files of `tarball` by their path inside `package/` (scripts/tarball.mjs). */
+export { unpack } from "../../scripts/tarball.mjs";

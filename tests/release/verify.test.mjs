@@ -24,7 +24,7 @@ function verify(tgz, sbom = sbomFile, extra = ["--rebuilt", pkg]) {
 
 /** The release's tarball with `change(files)` applied to its files, packed again. */
 function tampered(label, change) {
-  const files = unpack(tarball, tmp);
+  const files = unpack(tarball);
   change(files);
   const dir = path.join(tmp, label);
   for (const [name, bytes] of files) {
