@@ -40,7 +40,9 @@ if [[ $tree == "$(git -C "$root" rev-parse "$head^{tree}")" ]]; then
   rev="$head"
   what="commit ${head:0:10}"
 else
-  rev="$(git -C "$root" commit-tree "$tree" -p "$head" -m "verify: the working tree")"
+  # A machine without a git identity (a CI runner) still makes this commit.
+  rev="$(GIT_AUTHOR_NAME=verify GIT_AUTHOR_EMAIL=verify@localhost GIT_COMMITTER_NAME=verify \
+    GIT_COMMITTER_EMAIL=verify@localhost git -C "$root" commit-tree "$tree" -p "$head" -m "verify: the working tree")"
   what="the working tree of ${head:0:10} (changes not committed included)"
 fi
 # A directory of another depth and name than the checkout's: a path that leaked into the
