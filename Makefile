@@ -14,9 +14,10 @@ TWIGGY_VERSION       := 0.8.0
 # Debian packages the suites use: browsers and drivers, npm-free tools, PostgreSQL 15,
 # nginx (the cluster's round robin), wrk and strace (the server benchmarks: strace counts the
 # example shop's syncs and round trips per request), and WebKitGTK's WebDriver with a virtual
-# X display (WebKit has no headless mode; xvfb-run needs xauth).
+# X display (WebKit has no headless mode; xvfb-run needs xauth); openssl makes the audited
+# payment page's certificate (tests/release/).
 APT_PACKAGES         := chromium chromium-driver firefox-esr binaryen postgresql nginx wrk strace \
-                        webkit2gtk-driver xvfb xauth
+                        webkit2gtk-driver xvfb xauth openssl
 CHROMIUM             := /usr/bin/chromium
 CHROMEDRIVER         := /usr/bin/chromedriver
 DEMO_ADDR            ?= 127.0.0.1:8080
@@ -26,17 +27,20 @@ DEMO_ADDR            ?= 127.0.0.1:8080
 PAYMENT_CSP := default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; base-uri 'none'; form-action 'self'; require-trusted-types-for 'script'; trusted-types 'none'
 DEMO_CSP    := $(PAYMENT_CSP); style-src 'self'; img-src 'self'
 export PATH := $(HOME)/.cargo/bin:$(PATH)
+# The package's version: Cargo.toml's, which wasm-pack copies into pkg/package.json.
+VERSION := $(shell sed -n '/^\[package\]/,/^\[/{s/^version *= *"\([^"]*\)".*/\1/p}' Cargo.toml | head -n1)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
-        build server demo test test-host test-backend tool-npm-examples test-wasm test-e2e test-pages test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
+        build server demo verify test-release test test-host test-backend tool-npm-examples test-wasm test-e2e test-pages test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
         fuzz tool-cargo-fuzz test-sim sim tool-npm-conformance test-conformance conformance \
         publish-check-axum
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
 	@echo "make cluster the demo on 3 instances, PostgreSQL, the provider service and nginx round-robin"
-	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, pages that end, npm consumer, 100 chaos checkouts (20 in WebKit)"
-	@echo "make pack   the npm tarball in pkg/, its gzipped size and the SRI hashes of its two files"
+	@echo "make test   every test: host, browser (wasm-bindgen-test), end-to-end, pages that end, the release rebuilt and audited, npm consumer, 100 chaos checkouts (20 in WebKit)"
+	@echo "make pack   the npm tarball in pkg/, its bill of materials (CycloneDX), its gzipped size and the SRI hashes of its two files"
+	@echo "make verify TARBALL=...  rebuild this checkout in a clean clone and compare a release with it, byte for byte"
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make conformance URL=...  does a backend honour the key? (ARGS='-H ...'; without URL: the reference server)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
@@ -133,9 +137,16 @@ WASM_TARGET_DIR := target/wasm-release
 STD_RUSTFLAGS := -Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none \
   -Zinline-mir=yes -Zinline-mir-threshold=25 -Cllvm-args=-inline-threshold=50 \
   -Ctarget-feature=-reference-types
+# The tools that write the bytes are the lock files' (scripts/pins.mjs), and cargo builds what
+# Cargo.lock names (--locked). -Ztrim-paths (cargo's trim-paths, all of it) writes the paths
+# of the sources relative to their package (registry crates as name-version, the toolchain's
+# rust-src as /rustc/<commit>): a rebuild in another directory, or with another CARGO_HOME,
+# gives the same bytes (`make verify`, `make test-release`).
 build: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-npm
+	node scripts/pins.mjs
 	PATH="$(CURDIR)/node_modules/.bin:$$PATH" RUSTC_BOOTSTRAP=1 RUSTFLAGS='$(STD_RUSTFLAGS)' \
-	  CARGO_TARGET_DIR='$(WASM_TARGET_DIR)' wasm-pack build --release --target web --out-dir pkg . -- $(STD_BUILD)
+	  CARGO_TARGET_DIR='$(WASM_TARGET_DIR)' CARGO_PROFILE_RELEASE_TRIM_PATHS=all \
+	  wasm-pack build --release --target web --out-dir pkg . -- $(STD_BUILD) -Ztrim-paths --locked
 	bash scripts/post-pack.sh
 
 server:
@@ -157,7 +168,7 @@ cluster: build server
 	bash scripts/cluster.sh $(DEMO_ADDR) "$(DEMO_CSP)"
 
 ## ---- tests ----
-test: tools test-promises test-host test-backend test-sim test-wasm test-e2e test-pages test-csp test-consumer test-storm test-chaos test-conformance
+test: tools test-promises test-host test-backend test-sim test-wasm test-e2e test-pages test-csp test-release test-consumer test-storm test-chaos test-conformance
 	@echo "make test: all suites passed"
 
 # Host tests, and no import circles between the files of the client and of the simulator
@@ -241,6 +252,19 @@ test-pages: build server tool-npm tool-apt tool-geckodriver
 test-csp: build server tool-npm tool-apt tool-geckodriver
 	node --test --test-concurrency=1 tests/csp/
 
+# The release as a security team checks it: the package built a second time from a clean clone
+# in another directory (scripts/verify.sh, which then compares every file, the tarball and the
+# bill of materials, and looks for build paths in the wasm), then tests/release/: the bill of
+# materials against its schema and the crate graph, the verifier refusing tampered tarballs,
+# the package's install scripts, and in Chromium the audited payment page and the inventory.
+# Measured here with two other builds running (load 12 on 2 cores): 205 s in all, of which the
+# second build took 151 s (86 s of CPU: the wasm's crates, core and alloc, and the procedural
+# macros, in a target/ of its own; the downloaded crates and node_modules/ are shared) and
+# tests/release/ 17 s.
+test-release: pack server tool-npm
+	bash scripts/verify.sh pkg/idemkey-$(VERSION).tgz
+	node --test --test-concurrency=1 tests/release/
+
 test-consumer: build server tool-npm tool-npm-examples
 	bash tests/consumer/run.sh
 
@@ -309,10 +333,20 @@ fuzz: tool-cargo-fuzz
 	RUSTC_BOOTSTRAP=1 bash fuzz/run.sh $(FUZZ_SECONDS)
 
 ## ---- package and bench ----
+# The tarball, pkg/idemkey-<version>.tgz, and beside it its bill of materials,
+# pkg/idemkey-<version>.cdx.json (CycloneDX 1.6, scripts/sbom.mjs): the release's two files.
 pack: build
 	wasm-pack pack pkg
 	bash scripts/size.sh
 	node scripts/integrity.mjs pkg
+	STD_BUILD='$(STD_BUILD)' node scripts/sbom.mjs pkg
+
+# make verify TARBALL=idemkey-0.1.0.tgz [SBOM=idemkey-0.1.0.cdx.json]: rebuilds this checkout in
+# a clean clone elsewhere and compares every file (scripts/verify.sh; docs/payment-pages.md
+# walks a security team through it).
+verify: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-npm
+	@test -n '$(TARBALL)' || { echo "make verify TARBALL=path/to/idemkey-<version>.tgz [SBOM=...]" >&2; exit 2; }
+	bash scripts/verify.sh '$(TARBALL)' $(if $(SBOM),'$(SBOM)')
 
 bench: build server tool-npm tool-twiggy
 	cargo build --release -p idemkey-example-orders

@@ -178,6 +178,10 @@ const shipped = files.filter((f) => f !== "snippets");
 for (const f of shipped) if (!existsSync(join(dir, f))) die(`files lists ${f}, which is not in ${dir}`);
 // The SRI hashes of the JS and the wasm: written last (scripts/integrity.mjs), once both are final.
 if (!shipped.includes("integrity.json")) shipped.push("integrity.json");
+// One order whatever pkg/ held before the build (wasm-pack lists the licences only when they
+// were there): the three artefacts, then the rest sorted, so a fresh clone's package.json is
+// byte for byte a rebuilt one's.
+shipped.splice(0, shipped.length, wasm, js, dts, ...shipped.filter((f) => ![wasm, js, dts].includes(f)).sort());
 
 const wanted = {
   type: "module",

@@ -1,0 +1,1 @@
+window.unpinnedRan = true;
