@@ -13,6 +13,7 @@ const server = pagesServer();
 const tries = (engine, t, spec) => laterTries(server, engine, t, { page: 'clock.html', ...spec });
 
 eachEngine((engine) => {
+  // P-end-without-clock: a clock set back between the payment and finish() cannot reorder them
   // P-finish-durable: the clock set back 2 s before finish(): the next page charges the next order under a new key
   test('the clock steps back 2 s between the payment and finish(), the page leaves: the next page charges the next order under a new key', { timeout: 120000 }, (t) =>
     tries(engine, t, { end: 'finish', leaves: ['link', 'reload'], query: '&clock=back-2000' }));

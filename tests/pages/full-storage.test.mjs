@@ -112,6 +112,7 @@ function judgeEnd(end) {
 }
 
 eachEngine((engine) => {
+  // P-end-not-durable: localStorage full: finish() returns false
   // P-finish-durable: localStorage full: finish() says the end is not durable; the next tab charges the next order
   test('localStorage full of the shop\'s data, finish(), the page leaves: the page learned it, and the next tab charges the next order under a new key', { timeout: 120000 }, (t) =>
     tries(engine, t, { end: 'finish' }, judgeEnd('finish')));

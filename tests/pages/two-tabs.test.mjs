@@ -107,6 +107,7 @@ async function tries(engine, t, spec) {
 
 // The engines play their tries side by side, each in its own browser (one at a time there).
 eachEngine((engine) => {
+  // P-submit-before-end: Pay pressed in A before B's finish() belongs to B's attempt: its answer, no new key
   // P-tabs-one-sender: Pay in two tabs, B's receipt route calls finish(): one charge
   // P-waiting-tab-from-cache: the tab that waited resolves with B's answer
   test('Pay in tab B, Pay in tab A while B\'s request is on the wire, B finishes on its receipt route: one charge, A gets B\'s answer', { timeout: 180000 }, (t) =>
