@@ -64,7 +64,7 @@ impl GaveUp {
 }
 
 /// Where a try came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct From {
     /// The tab.
     pub tab: TabId,
@@ -75,6 +75,11 @@ pub struct From {
     /// The page's record was its tab's or its own, not shared with other tabs (no Web
     /// Locks, or IndexedDB failed in the page and localStorage refused it).
     pub own: bool,
+    /// IndexedDB failed in the page: its record is in localStorage alone, which other tabs
+    /// read late.
+    pub unordered: bool,
+    /// When the try left (simulated ms).
+    pub at: f64,
 }
 
 /// What is known of one order.
@@ -167,6 +172,10 @@ impl Checker {
                 own: true,
                 elsewhere: before.tab != from.tab || later,
             })
+        } else if (before.unordered || from.unordered) && before.tab != from.tab {
+            Some(Waiver::Unordered {
+                lag_ms: from.at - before.at,
+            })
         } else {
             (!self.web_locks).then_some(Waiver::OwnTab { other_tab: false })
         }
@@ -208,8 +217,13 @@ impl Checker {
             (_, Some(l)) => l,
             (_, None) => return,
         };
+        let not_durable = self.gave_up.iter().any(|g| g.key == prev && !g.durable);
         let waiver = if failed(&prev) {
             Some(Waiver::FinalFailure)
+        } else if not_durable {
+            // The key before was given up by a call that said its end was not durable:
+            // another tab may take it for the live attempt.
+            Some(Waiver::EndNotDurable)
         } else {
             self.between(&prev, before, from, clock)
                 .or(unheard.map(|lag_ms| Waiver::MarkNotHeard { lag_ms }))
@@ -273,7 +287,9 @@ impl Checker {
             .map(|k| (k.clone(), sent_from(&k)))
             .collect();
         for (prev, before) in pairs {
+            let not_durable = self.gave_up.iter().any(|g| g.key == prev && !g.durable);
             let waiver = match (before, from) {
+                _ if not_durable => Some(Waiver::EndNotDurable),
                 (Some(b), Some(f)) => self.between(&prev, b, f, clock),
                 _ => None,
             };

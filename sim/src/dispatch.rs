@@ -183,6 +183,7 @@ impl World {
                 .map_err(Clone::clone),
         );
         let (order, called) = (pr.order, pr.called);
+        let heard = pr.heard.clone();
         let answered = matches!(&outcome, Ok(r) if (200..300).contains(&r.status));
         let unknown = matches!(outcome, Err(Error::OutcomeUnknown { .. }));
         match outcome {
@@ -203,7 +204,7 @@ impl World {
                     let msg = format!("p{page}: resolved for {} after sending {sent:?}", r.key);
                     self.check.fail(Property::ShownIsSent, msg);
                 }
-                self.check_answer(page, &r.key, order);
+                self.check_answer(page, &r.key, order, called, &heard);
             }
             Err(Error::OutcomeUnknown {
                 reason, abandoned, ..

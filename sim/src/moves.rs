@@ -122,6 +122,9 @@ impl World {
                 let l = p.live.as_mut().expect("in use");
                 let key = l.m.record().key.clone();
                 p.ended.push((key.clone(), now, ended));
+                // The page moved on itself: its next Pay is the next order's, whatever its
+                // last submit ended with.
+                p.unknown_order = None;
                 let reset = matches!(a, Act::Reset(_));
                 let durable = if reset { l.m.reset() } else { l.m.finish() };
                 self.check.on_give_up(GaveUp {
@@ -188,9 +191,11 @@ impl World {
         let now = self.now();
         let out = match got {
             Submitted::Started(no) => {
+                let heard = self.heard_marks(page);
                 let pr = Promise {
                     order,
                     called: now,
+                    heard,
                     settled: None,
                 };
                 self.pages[page].promises.insert((inst, no), pr);
@@ -217,7 +222,10 @@ impl World {
         unknown: bool,
     ) {
         let tab = self.pages[page].tab;
-        self.pages[page].unknown_order = unknown.then_some(order);
+        // A page that ended that order itself since has moved on: its next Pay is the next
+        // order's.
+        let moved_on = self.pages[page].ended.iter().any(|(_, _, o)| *o >= order);
+        self.pages[page].unknown_order = (unknown && !moved_on).then_some(order);
         let Some(r) = self.p.receipt.filter(|_| !self.faults_off) else {
             return;
         };

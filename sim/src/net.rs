@@ -41,6 +41,8 @@ impl World {
             page,
             memory: storage == StorageKind::Memory,
             own: !self.p.web_locks || (p.idb_failed && storage != StorageKind::Local),
+            unordered: p.idb_failed,
+            at: self.now(),
         };
         let clock = env_now(&self.env);
         let server = &self.server;

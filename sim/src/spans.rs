@@ -91,7 +91,14 @@ impl World {
     /// A submit of `order` in `page` is answered by `key`: not an attempt given up before
     /// it was called. (A later press that joined it, the same basket while it ran, is
     /// answered as it is: the README's second click joins the request in flight.)
-    pub(crate) fn check_answer(&mut self, page: PageId, key: &str, order: usize) {
+    pub(crate) fn check_answer(
+        &mut self,
+        page: PageId,
+        key: &str,
+        order: usize,
+        called: f64,
+        heard: &str,
+    ) {
         let Some(g) = self.check.dead(key, order) else {
             return;
         };
@@ -109,8 +116,21 @@ impl World {
                 g.order
             )
         };
-        let unheard = self.waiver_of(&g, page, key);
+        // Called before the page had heard of the end: the docs count it as pressed before.
+        let unheard_at_call = !heard.lines().filter_map(Mark::decode).any(|m| m.key == key);
+        let unheard = match self.waiver_of(&g, page, key) {
+            None if unheard_at_call && g.durable => Some(Waiver::MarkNotHeard {
+                lag_ms: called - g.at,
+            }),
+            w => w,
+        };
         self.check.check(g.property(), false, unheard, msg);
+    }
+
+    /// The marks of ended attempts in `page`'s copy of localStorage now.
+    pub(crate) fn heard_marks(&self, page: PageId) -> String {
+        let name = ended_key(&self.opts.namespace, &self.opts.scope);
+        self.env.borrow().local.get(page, &name).unwrap_or_default()
     }
 
     /// Checks what an `open()` in `page` shows: not an attempt the page finished, nor

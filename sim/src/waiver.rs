@@ -50,13 +50,20 @@ pub enum Waiver {
         /// from a later page of the tab.
         elsewhere: bool,
     },
+    /// IndexedDB failed in the page that sent one of the two keys, `lag_ms` apart, from two
+    /// tabs: the record was in localStorage alone, which the other tab read late.
+    Unordered {
+        /// How long after the first key's try the second's left, ms (at most
+        /// [`MARK_LAG_MS`], the longest localStorage lag the simulator plays).
+        lag_ms: f64,
+    },
     /// The `finish()` or `reset()` returned `false`: Web Storage refused its mark, and the
     /// end holds in its page only.
     EndNotDurable,
 }
 
 /// Every waiver's name, in the order of [`Waiver::index`] (the summary's counts).
-pub const NAMES: [&str; 7] = [
+pub const NAMES: [&str; 8] = [
     "key-expired",
     "final-failure",
     "mark-not-heard",
@@ -64,10 +71,11 @@ pub const NAMES: [&str; 7] = [
     "tab-slowed",
     "fell-back",
     "end-not-durable",
+    "unordered",
 ];
 
 /// One of each waiver, to list their sentences.
-pub const ALL: [Waiver; 7] = [
+pub const ALL: [Waiver; 8] = [
     Waiver::KeyExpired { past_ms: 0.0 },
     Waiver::FinalFailure,
     Waiver::MarkNotHeard { lag_ms: 0.0 },
@@ -78,6 +86,7 @@ pub const ALL: [Waiver; 7] = [
         elsewhere: true,
     },
     Waiver::EndNotDurable,
+    Waiver::Unordered { lag_ms: 0.0 },
 ];
 
 impl Waiver {
@@ -91,6 +100,7 @@ impl Waiver {
             Waiver::TabSlowed => 4,
             Waiver::FellBack { .. } => 5,
             Waiver::EndNotDurable => 6,
+            Waiver::Unordered { .. } => 7,
         }
     }
 
@@ -118,9 +128,16 @@ impl Waiver {
             Waiver::OwnTab { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
             Waiver::TabSlowed => p == WaitBounded,
             Waiver::FellBack { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
+            Waiver::Unordered { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
             Waiver::EndNotDurable => matches!(
                 p,
-                FinishDurable | ResetDurable | FinishedStaysFinished | BfcacheGaveUp
+                FinishDurable
+                    | ResetDurable
+                    | FinishedStaysFinished
+                    | BfcacheGaveUp
+                    | OnePayloadOneKey
+                    | UnknownKept
+                    | OneCharge
             ),
         }
     }
@@ -130,7 +147,9 @@ impl Waiver {
         match self {
             Waiver::KeyExpired { past_ms } => past_ms >= 0.0,
             Waiver::FinalFailure | Waiver::TabSlowed | Waiver::EndNotDurable => true,
-            Waiver::MarkNotHeard { lag_ms } => (0.0..=MARK_LAG_MS).contains(&lag_ms),
+            Waiver::MarkNotHeard { lag_ms } | Waiver::Unordered { lag_ms } => {
+                (0.0..=MARK_LAG_MS).contains(&lag_ms)
+            }
             Waiver::OwnTab { other_tab } => other_tab,
             Waiver::FellBack { own, elsewhere } => own && elsewhere,
         }
@@ -175,10 +194,16 @@ impl Waiver {
                  refreshes of that tab only (another tab has its own key), and `memory` loses \
                  it on refresh.",
             ),
+            Waiver::Unordered { .. } => (
+                "docs/tabs-and-storage.md",
+                "if it saw none at all, its own: a Pay pressed in two tabs within that lag may \
+                 then charge the order twice, once under each key.",
+            ),
             Waiver::EndNotDurable => (
                 "docs/tabs-and-storage.md",
                 "the end holds in this page, but a later page or another tab may take the \
-                 attempt for the live one and answer the next order from it.",
+                 attempt for the live one and answer the next order from it, or pay the next \
+                 order under the old key while this page pays it under a new one.",
             ),
         }
     }

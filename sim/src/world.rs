@@ -43,6 +43,9 @@ pub(crate) struct Promise {
     pub order: usize,
     /// When `submit()` was called.
     pub called: f64,
+    /// Whether the page had heard then (the mark in its localStorage) that each key was
+    /// given up: a key given up that it had not heard of answers it as the attempt ended.
+    pub heard: String,
     /// How it settled.
     pub settled: Option<Result<String, Error>>,
 }

@@ -17,7 +17,7 @@ pub fn check(data: &[u8]) {
     let key = "11111111-1111-4111-8111-111111111111";
     let mark = Mark {
         key: key.into(),
-        since: now,
+        bound: true,
         until: now + 1.0,
     };
     let written = with(text, &mark, now);

@@ -54,7 +54,7 @@ fn valid(r: &Record) -> bool {
         && (r.state == State::Fresh || r.fingerprint.is_some())
         && r.expires_at >= r.created_at
         && r.rev <= MAX_SAFE
-        && [r.created_at, r.expires_at, r.updated_at, r.submitted_at]
+        && [r.created_at, r.expires_at, r.updated_at]
             .iter()
             .all(|t| *t <= MAX_SAFE as f64)
         && r.response
@@ -119,7 +119,6 @@ fn record(u: &mut Unstructured) -> Result<Record> {
         created_at,
         expires_at,
         updated_at: time(u)?,
-        submitted_at: time(u)?,
         response,
     })
 }

@@ -36,14 +36,20 @@ impl<H: Host> Scope<H> {
     /// mark is in Web Storage when this returns (moving down the fallback chain where a
     /// backend refuses it, with its event; the marks there before are kept). Whether it is
     /// where every page that reads the record reads it: not when it went down the chain,
-    /// nor when it is in sessionStorage or memory while IndexedDB shares the record.
+    /// nor when it is in sessionStorage while IndexedDB shares the record, nor in page
+    /// memory where the record may outlive the page (an earlier copy in Web Storage).
     pub(super) fn end(&mut self, mark: Mark) -> bool {
         let now = self.host.now_ms();
         let text = with(&self.ended(), &mark, now);
         let at = ended_key(&self.opts.namespace, &self.opts.scope);
         let key = self.rec.key.clone();
         let fb = self.store.set(&mut self.host, &at, &text, true);
-        let durable = fb.is_empty() && (!self.idb || self.store.kind() == StorageKind::Local);
+        let reaches = match self.store.kind() {
+            StorageKind::Local => true,
+            StorageKind::Session => !self.idb,
+            StorageKind::Memory => self.opts.storage == StorageKind::Memory,
+        };
+        let durable = fb.is_empty() && reaches;
         self.report(&key, fb);
         durable
     }
