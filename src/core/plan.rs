@@ -37,16 +37,19 @@ pub fn plan_submit(rec: &Record, fp: &str, now_ms: f64) -> SubmitPlan {
     }
 }
 
-/// [`plan_submit`] for a `submit()` called at `since_ms`, after waiting for the scope's lock.
+/// [`plan_submit`] for a `submit()` after waiting for the scope's lock; `seen_failed`: the
+/// page showed `rec`'s failure when `submit()` was called.
 ///
 /// While this submit waited, another tab may have sent this very payload and stored a
 /// *failed* answer (the server said no). That answer is this submit's answer too:
-/// [`SubmitPlan::Cached`] instead of a new key and a second request. A failed record that
-/// predates the call, is for another payload, or holds no response is planned as usual.
-pub fn plan_submit_since(rec: &Record, fp: &str, now_ms: f64, since_ms: f64) -> SubmitPlan {
+/// [`SubmitPlan::Cached`] instead of a new key and a second request. A failure the page
+/// showed when the customer pressed Pay is the answer they are trying again after, and a
+/// failed record for another payload, or with no response, is planned as usual. No clock
+/// decides it: one set back or rounded cannot turn an old failure into a new one.
+pub fn plan_submit_since(rec: &Record, fp: &str, now_ms: f64, seen_failed: bool) -> SubmitPlan {
     if rec.state == State::Failed
         && rec.fingerprint.as_deref() == Some(fp)
-        && rec.updated_at >= since_ms
+        && !seen_failed
         && rec.response.is_some()
     {
         return SubmitPlan::Cached;

@@ -103,41 +103,28 @@ fn unbound_records() {
 
 #[test]
 fn a_failure_stored_after_the_call_is_this_submits_answer() {
-    let since = NOW + 500.0;
-    let mut r = rec(State::Failed, Some(FP));
-    r.updated_at = since;
+    let r = rec(State::Failed, Some(FP));
     // Another tab failed this very payload while this submit waited: its answer is ours.
-    assert_eq!(
-        plan_submit_since(&r, FP, since + 10.0, since),
-        SubmitPlan::Cached
-    );
-    r.updated_at = since + 300.0;
-    assert_eq!(
-        plan_submit_since(&r, FP, since + 400.0, since),
-        SubmitPlan::Cached
-    );
+    assert_eq!(plan_submit_since(&r, FP, NOW, false), SubmitPlan::Cached);
     // Another payload: a new attempt, as plan_submit says.
-    assert_eq!(plan_submit_since(&r, OTHER, since + 400.0, since), NEW);
-    // A failure from before the call is an old answer: the click means "try again".
-    r.updated_at = since - 1.0;
-    assert_eq!(plan_submit_since(&r, FP, since + 10.0, since), NEW);
+    assert_eq!(plan_submit_since(&r, OTHER, NOW, false), NEW);
+    // The failure the page showed when Pay was pressed: the click means "try again".
+    assert_eq!(plan_submit_since(&r, FP, NOW, true), NEW);
     // Nothing stored to answer with: plan as usual.
     let mut bare = rec(State::Failed, Some(FP));
     bare.response = None;
-    bare.updated_at = since;
-    assert_eq!(plan_submit_since(&bare, FP, since + 10.0, since), NEW);
+    assert_eq!(plan_submit_since(&bare, FP, NOW, false), NEW);
 }
 
 #[test]
-fn since_changes_nothing_but_fresh_failures() {
-    let later = NOW + 1000.0;
+fn what_the_page_showed_changes_nothing_but_failures() {
     for state in [State::Fresh, State::Pending, State::Succeeded] {
         for stored in [None, Some(FP), Some(OTHER)] {
             let r = rec(state, stored);
             for fp in [FP, OTHER] {
-                for now in [later, NOW + TTL] {
+                for (now, seen) in [(NOW, false), (NOW + TTL, true)] {
                     assert_eq!(
-                        plan_submit_since(&r, fp, now, NOW),
+                        plan_submit_since(&r, fp, now, seen),
                         plan_submit(&r, fp, now),
                         "{state:?} {stored:?} {fp} {now}"
                     );

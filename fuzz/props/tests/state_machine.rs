@@ -185,7 +185,8 @@ impl World {
         let before = self.tab.clone();
         let expired = before.is_expired(self.now);
         let same = before.fingerprint.as_deref() == Some(fp.as_str());
-        let plan = plan_submit_since(&before, &fp, self.now, self.now);
+        // The tab shows `before`: a failure there is the one the customer tries again after.
+        let plan = plan_submit_since(&before, &fp, self.now, true);
         // The contract, state by state.
         match (expired, before.state) {
             (true, _) => assert_eq!(plan, SubmitPlan::Send { new_key: true }),

@@ -12,6 +12,7 @@ use super::view;
 use crate::core::ended::Mark;
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{record_key, Record};
+use crate::core::state::State;
 use crate::core::sync::Notice;
 use crate::error::Error;
 use crate::prelude::*;
@@ -160,7 +161,16 @@ impl<H: Host> Scope<H> {
             ms: send.deadline_ms as f64,
             wake: Wake::Deadline(no),
         });
-        self.queue(SubmitJob::new(no, fp, body, send, started, heard));
+        let seen_failed = (self.rec.state == State::Failed).then(|| self.rec.key.clone());
+        self.queue(SubmitJob::new(
+            no,
+            fp,
+            body,
+            send,
+            started,
+            heard,
+            seen_failed,
+        ));
         Submitted::Started(no)
     }
 

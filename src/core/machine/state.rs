@@ -181,6 +181,9 @@ pub(super) struct SubmitJob {
     /// The marks of ended attempts the page had heard of when `submit()` was called (or
     /// when the submit it resumes was): core::ended's `belongs` reads them.
     pub(super) heard: String,
+    /// The key of the failed attempt the page showed when `submit()` was called: Pay
+    /// pressed again after that failure means a new attempt (core::plan).
+    pub(super) seen_failed: Option<String>,
     /// The key was given up (`reset()`, `finish()`, another tab): no more tries.
     pub(super) abandoned: bool,
     /// The record it sends with, once read.
@@ -199,6 +202,7 @@ impl SubmitJob {
         send: Rc<Options>,
         started: f64,
         heard: String,
+        seen_failed: Option<String>,
     ) -> Self {
         SubmitJob {
             no,
@@ -207,6 +211,7 @@ impl SubmitJob {
             send,
             started,
             heard,
+            seen_failed,
             abandoned: false,
             rec: None,
             retries: 0,

@@ -154,7 +154,8 @@ impl<H: Host> Scope<H> {
         }
         let (mut rec, _) = self.take(cur);
         let now = self.host.now_ms();
-        match plan_submit_since(&rec, &j.fp, now, j.started) {
+        let seen_failed = j.seen_failed.as_deref() == Some(rec.key.as_str());
+        match plan_submit_since(&rec, &j.fp, now, seen_failed) {
             SubmitPlan::Cached => {
                 if let Some(reply) = cached(&rec) {
                     self.release_lock();
