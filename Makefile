@@ -32,7 +32,8 @@ VERSION := $(shell sed -n '/^\[package\]/,/^\[/{s/^version *= *"\([^"]*\)".*/\1/
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
         build server demo verify test-release test test-host test-backend tool-npm-examples test-wasm test-e2e test-pages test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
-        fuzz tool-cargo-fuzz test-sim sim tool-npm-conformance test-conformance conformance
+        fuzz tool-cargo-fuzz test-sim sim tool-npm-conformance test-conformance conformance \
+        publish-check-axum
 
 help:
 	@echo "make demo   build the module, start the reference server with the demo page, print the URL"
@@ -43,7 +44,7 @@ help:
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make conformance URL=...  does a backend honour the key? (ARGS='-H ...'; without URL: the reference server)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
-	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=..., CLUSTER=1, BROWSER=webkit)"
+	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=..., CLUSTER=1, BROWSER=webkit, MOVE=tab-receipt)"
 	@echo "make fuzz   every cargo-fuzz target for FUZZ_SECONDS (default 60) each"
 	@echo "make sim    SEEDS=N more simulated schedules, or SEED=S [MUTATION=m] to replay one with its trace"
 
@@ -170,11 +171,12 @@ cluster: build server
 test: tools test-promises test-host test-backend test-sim test-wasm test-e2e test-pages test-csp test-release test-consumer test-storm test-chaos test-conformance
 	@echo "make test: all suites passed"
 
-# Host tests, and no import circles between the client's files (scripts/circles.mjs).
+# Host tests, and no import circles between the files of the client and of the simulator
+# (scripts/circles.mjs).
 # The example shop runs in test-backend.
 test-host: tool-node
 	cargo test --workspace --exclude idemkey-example-orders
-	node scripts/circles.mjs src
+	node scripts/circles.mjs src sim/src
 
 # The axum shop on idemkey-axum (examples/axum-orders/): built, killed with kill -9 between
 # the provider's answer and its commit, on SQLite and on a PostgreSQL the test starts; then
@@ -184,6 +186,16 @@ test-host: tool-node
 test-backend: build tool-node tool-apt tool-npm
 	cargo test -p idemkey-example-orders
 	node --test tests/backend/
+	cargo package --no-verify --allow-dirty -p idemkey-axum
+
+# idemkey-axum as crates.io would take it: built from its own tarball (cargo publish
+# --dry-run, about 2 min: its dependencies again with the crate's own features), with
+# only `sqlite` and with only `postgres`, and its docs without a warning.
+publish-check-axum: tool-rust
+	cargo publish --dry-run --allow-dirty -p idemkey-axum
+	cargo check -p idemkey-axum --no-default-features --features sqlite
+	cargo check -p idemkey-axum --no-default-features --features postgres
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p idemkey-axum
 
 # The deterministic simulation (sim/, docs/inside.md "Simulation"), release build: the regression
 # seeds first, then SIM_SEEDS seeded schedules (about 3 s), then each test-only mutation of
@@ -224,9 +236,14 @@ test-e2e: build server tool-npm
 	IDEMKEY_E2E_BROWSER=webkit node --test --test-concurrency=1 tests/e2e/
 
 # Pages that end: a checkout that calls finish() or reset() and leaves at once (a link,
-# location.assign, a reload), then pays the same basket again on the next page, 20 times
-# a case in Chromium, Firefox and WebKit (W3C WebDriver, WebKit's under xvfb-run); and a tab
-# stopped by the debugger while another tab pays (Chromium).
+# location.assign, a reload), then pays the same basket again on the next page, also with
+# the page's clock set back 2 s or 60 s before the end or rounded to 100 ms; two tabs of one
+# cart paying while the first tab's request is on the wire, the first ending the attempt
+# on its receipt route (one charge, the second tab gets the first one's answer, also after
+# its deadline ran out); each 20 times a case in Chromium, Firefox and WebKit (W3C
+# WebDriver, WebKit's under xvfb-run). finish() and reset() with localStorage full of the
+# shop's data (10 times a case, the same three engines); and a tab stopped by the debugger
+# while another tab pays (Chromium).
 test-pages: build server tool-npm tool-apt tool-geckodriver
 	node --test --test-concurrency=1 tests/pages/
 
@@ -266,13 +283,15 @@ CHAOS_CHECKOUTS ?= 100
 WEBKIT_CHAOS_CHECKOUTS ?= 20
 CLUSTER ?=
 BROWSER ?= chromium
+# make chaos only: every checkout makes this move (tests/chaos/plan.mjs), instead of drawn ones.
+MOVE ?=
 test-chaos: build server tool-npm
 	CLUSTER='$(CLUSTER)' CHECKOUTS=$${CHECKOUTS:-$(CHAOS_CHECKOUTS)} node tests/chaos/run.mjs
 	node --test tests/chaos/windows.test.mjs
 	BROWSER=webkit CLUSTER='$(CLUSTER)' CHECKOUTS=$(WEBKIT_CHAOS_CHECKOUTS) node tests/chaos/run.mjs
 
 chaos: build server tool-npm
-	BROWSER='$(BROWSER)' CLUSTER='$(CLUSTER)' CHECKOUTS=$${CHECKOUTS:-1000} node tests/chaos/run.mjs
+	BROWSER='$(BROWSER)' CLUSTER='$(CLUSTER)' MOVE='$(MOVE)' CHECKOUTS=$${CHECKOUTS:-1000} node tests/chaos/run.mjs
 
 # The bad-input storm against the release server (raw sockets, seeded): 2,000 requests
 # on SQLite, then 2,000 on a PostgreSQL the storm starts (about 15 s each, most of it

@@ -1,11 +1,13 @@
-// Import circles between the files of a Rust crate: `node scripts/circles.mjs src server/src`.
-// Each file is a module (foo.rs and foo/mod.rs are `foo`); each `use` of `crate::`, `super::`
-// or `self::` paths is an edge to the deepest module of the path that is a file of the crate
-// (an item's path ends at the module that defines it). A module that imports from a module
-// that imports back, directly or through others, is a circle; the script prints each and
-// exits 1. Parent modules re-exporting from their children (`pub use child::Item`) count too.
+// Import circles between the files of a Rust crate: `node scripts/circles.mjs src sim/src`.
+// Each file is a module (foo.rs and foo/mod.rs are `foo`; a file a `#[path = "x.rs"] mod name;`
+// declares is `name` under the declaring file's module); each `use` of `crate::`, `super::`
+// or `self::` paths, and each such path written inline in the code (`crate::a::b::f(..)`), is
+// an edge to the deepest module of the path that is a file of the crate (an item's path ends
+// at the module that defines it). A module that imports from a module that imports back,
+// directly or through others, is a circle; the script prints each and exits 1. Parent
+// modules re-exporting from their children (`pub use child::Item`) count too.
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 
 function files(dir) {
   return readdirSync(dir).flatMap((n) => {
@@ -21,11 +23,29 @@ function modulePath(root, file) {
   return parts;
 }
 
-// The paths a file's `use` declarations name, braces expanded (`a::{b, c::d}`).
+// The text without comments and string literals (a path in either is no import).
+function code(text) {
+  return text.replace(/"(?:\\.|[^"\\])*"|\/\/[^\n]*/g, (m) => (m[0] == '"' ? '""' : ""));
+}
+
+// The paths a file names: its `use` declarations, braces expanded (`a::{b, c::d}`), and the
+// `crate::`, `super::` and `self::` paths written inline.
 function usePaths(text) {
   const out = [];
-  const noComments = text.replace(/\/\/[^\n]*/g, "");
-  for (const m of noComments.matchAll(/\buse\s+([^;]+);/g)) expand(m[1].replace(/\s+/g, ""), out);
+  const plain = code(text);
+  for (const m of plain.matchAll(/\buse\s+([^;]+);/g)) expand(m[1].replace(/\s+/g, ""), out);
+  const rest = plain.replace(/\buse\s+[^;]+;/g, "");
+  for (const m of rest.matchAll(/(?<![\w:])(?:crate|super|self)(?:::(?:super|self|[A-Za-z_]\w*))+/g)) out.push(m[0]);
+  return out;
+}
+
+// The modules `#[path = "x.rs"] mod name;` declares in `file`: [file of x.rs, name].
+function pathModules(file) {
+  const out = [];
+  const raw = readFileSync(file, "utf8").replace(/\/\/[^\n]*/g, "");
+  for (const m of raw.matchAll(/#\[path\s*=\s*"([^"]+)"\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;/g)) {
+    out.push([join(dirname(file), m[1]), m[2]]);
+  }
   return out;
 }
 
@@ -52,7 +72,17 @@ function expand(s, out, prefix = "") {
 
 let circles = 0;
 for (const root of process.argv.slice(2)) {
-  const mods = new Map(files(root).map((f) => [modulePath(root, f).join("::"), f]));
+  const all = files(root);
+  // Files a `#[path]` declares are the modules it names, not modules of their own name.
+  const declared = new Map();
+  for (const f of all) {
+    for (const [target, name] of pathModules(f)) declared.set(target, [f, name]);
+  }
+  const pathOf = (f) => {
+    const d = declared.get(f);
+    return d ? [...pathOf(d[0]), d[1]] : modulePath(root, f);
+  };
+  const mods = new Map(all.map((f) => [pathOf(f).join("::"), f]));
   const edges = new Map([...mods.keys()].map((m) => [m, new Set()]));
   for (const [mod, file] of mods) {
     const here = mod ? mod.split("::") : [];

@@ -109,37 +109,39 @@ impl Checkout {
         p
     }
 
-    /// Abandons this attempt on purpose: new key, state "fresh". Durable when it returns:
-    /// whatever the page does next, no later page shows or answers from the attempt, and
-    /// its key is not sent again. The new key shows at once;
-    /// a submit of this tab stops before its next try (`outcome-unknown`, reason
-    /// `abandoned`), and so does another tab's sending the old key. The new record is stored
-    /// once this tab holds the scope's lock, after a try already on the wire has ended
-    /// (its answer is stored and its submit resolves); if another tab has moved the scope to
-    /// a newer attempt by then, that one is kept and shown instead. Only when the customer
-    /// changes the order on purpose: never after `outcome-unknown`.
+    /// Abandons this attempt on purpose: new key, state "fresh", kept in the page until a
+    /// submit stores it. Durable when it returns (`true`): whatever the page does next, no
+    /// later page shows the attempt or answers the next order from it, and its key is not
+    /// sent again. A submit called before it, in any tab, belongs to the attempt it ended:
+    /// it resolves with that attempt's answer or rejects, and sends no new key. A submit of
+    /// this tab stops before its next try (`outcome-unknown`, reason `abandoned`), and so
+    /// does another tab's sending the old key; a try already on the wire ends as usual.
+    /// `false` when Web Storage refused to keep the end for later pages (a
+    /// `storage-fallback` event says why): give the next order a new scope. Only when the
+    /// customer changes the order on purpose: never after `outcome-unknown`.
     ///
     /// @example
     /// checkout.reset(); // the customer changed the order: the next submit is a new attempt
-    pub fn reset(&self) {
-        self.live.machine.borrow_mut().reset();
+    pub fn reset(&self) -> bool {
+        let durable = self.live.machine.borrow_mut().reset();
         self.live.run();
+        durable
     }
 
-    /// Forgets the record when the page moves on to the next order (not in the Pay
-    /// handler: a late second click would start a new attempt). Durable when it returns:
-    /// the page may navigate, reload or close at once, and no later page shows or answers
-    /// from the finished attempt. The new key shows at once,
-    /// in every `Checkout` of the scope in the page, and the next submit sends it. Like
-    /// `reset()`, it stops the submits sending the old key before their next try and takes
-    /// effect with the scope's lock, after a try already on the wire; another tab's newer
-    /// attempt is kept.
+    /// Ends the attempt when the page moves on to the next order (not in the Pay handler:
+    /// a late second click would start a new attempt). Durable when it returns (`true`):
+    /// the page may navigate, reload or close at once, and no later page shows the finished
+    /// attempt or answers the next order from it. The new key shows at once, in every
+    /// `Checkout` of the scope in the page, and the next submit sends it. Like `reset()`, a
+    /// submit called before it belongs to the finished attempt, the submits sending the old
+    /// key stop before their next try, and `false` means the end holds in this page only.
     ///
     /// @example
     /// checkout.finish(); // on the receipt route, or behind a "New order" button
-    pub fn finish(&self) {
-        self.live.machine.borrow_mut().finish();
+    pub fn finish(&self) -> bool {
+        let durable = self.live.machine.borrow_mut().finish();
         self.live.run();
+        durable
     }
 
     /// The getters' values (getters.js defines the getters, the TypeScript section above

@@ -11,10 +11,12 @@ use crate::store::StoreError;
 /// with the key normally finishes within one provider round trip) or a `503`.
 pub const RETRY_AFTER_SECS: u64 = 1;
 
-/// Why a keyed request was refused, or failed, before an answer was stored.
-/// Nothing was stored for it: the key stays free for its retry (or, for
-/// [`Error::InProgress`], with the request that holds it).
+/// Why a keyed request was refused, or failed, before an answer was stored
+/// (nothing was stored for it: the key stays free for its retry, or, for
+/// [`Error::InProgress`], with the request that holds it); or why a setting
+/// was refused.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// No `Idempotency-Key` header: `400 missing_idempotency_key`.
     #[error("the Idempotency-Key header is required on this endpoint")]
@@ -23,8 +25,9 @@ pub enum Error {
     /// twice: `400 invalid_idempotency_key`.
     #[error("invalid Idempotency-Key: {0}")]
     InvalidKey(&'static str),
-    /// A known key arrived with a different payload: `422 idempotency_key_reused`.
-    #[error("this Idempotency-Key was already used with a different payload")]
+    /// A known key arrived with a different payload, or on another route:
+    /// `422 idempotency_key_reused`.
+    #[error("this Idempotency-Key was already used with a different payload or on another route")]
     KeyReused,
     /// The first request with this key is still running (or died less than
     /// the lock timeout ago): `409 request_in_progress` with `Retry-After`.
@@ -34,6 +37,11 @@ pub enum Error {
     /// (`503 storage_unavailable` with `Retry-After`).
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A setting out of range ([`Timing::new`](crate::Timing::new), a
+    /// fingerprint secret, a pool, a database that cannot be opened or
+    /// migrated); the message says which. An answer of `500 internal`.
+    #[error("invalid setting: {0}")]
+    InvalidSetting(String),
 }
 
 impl Error {
@@ -60,12 +68,12 @@ impl Error {
                 "request_in_progress",
                 "Request in progress",
             ),
-            Error::Store(StoreError::Unavailable(_)) => (
+            Error::Store(StoreError::Unavailable { .. }) => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "storage_unavailable",
                 "Service unavailable",
             ),
-            Error::Store(StoreError::Failed(_)) => (
+            Error::Store(StoreError::Failed { .. }) | Error::InvalidSetting(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",
                 "Internal server error",
@@ -76,10 +84,11 @@ impl Error {
     /// The `detail` a client sees: the store's own message stays in the log.
     fn detail(&self) -> String {
         match self {
-            Error::Store(StoreError::Unavailable(_)) => {
+            Error::Store(StoreError::Unavailable { .. }) => {
                 "the database is unavailable; retry with the same key".into()
             }
-            Error::Store(StoreError::Failed(_)) => "storage error".into(),
+            Error::Store(StoreError::Failed { .. }) => "storage error".into(),
+            Error::InvalidSetting(_) => "server misconfigured".into(),
             other => other.to_string(),
         }
     }
@@ -88,8 +97,8 @@ impl Error {
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
         let (status, code, title) = self.status_code();
-        if let Error::Store(e) = &self {
-            tracing::error!(error = %e, "idempotency store");
+        if matches!(self, Error::Store(_) | Error::InvalidSetting(_)) {
+            tracing::error!(error = %self, "idempotency store");
         }
         let body = problem_body(status, code, title, &self.detail(), &[]);
         let mut resp = (

@@ -21,6 +21,8 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde_json::Value;
 use sha2::Sha256;
 
+use crate::error::Error;
+
 /// Bytes a secret must have at least (HMAC-SHA256's own output size).
 pub const MIN_SECRET: usize = 32;
 
@@ -70,15 +72,15 @@ pub struct Fingerprinter {
 
 impl Fingerprinter {
     /// A fingerprinter keyed with `secret` (at least [`MIN_SECRET`] bytes).
-    pub fn new(secret: &[u8]) -> Result<Fingerprinter, String> {
+    pub fn new(secret: &[u8]) -> Result<Fingerprinter, Error> {
         if secret.len() < MIN_SECRET {
-            return Err(format!(
+            return Err(Error::InvalidSetting(format!(
                 "a fingerprint secret needs at least {MIN_SECRET} bytes, this one has {}",
                 secret.len()
-            ));
+            )));
         }
         let mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret)
-            .map_err(|e| format!("fingerprint secret: {e}"))?;
+            .map_err(|e| Error::InvalidSetting(format!("fingerprint secret: {e}")))?;
         Ok(Fingerprinter { mac })
     }
 

@@ -13,7 +13,7 @@ use crate::in_flight::InFlight;
 use crate::key::IdempotencyKey;
 use crate::model::KeyRequest;
 use crate::phases::{Keys, Reservation};
-use crate::recovery::{self, Recover};
+use crate::recovery::{Recover, Round};
 use crate::replay_cache::ReplayCache;
 use crate::store::KeyStore;
 
@@ -21,38 +21,61 @@ use crate::store::KeyStore;
 /// for small bodies).
 pub const DEFAULT_REPLAY_CACHE: usize = 10_000;
 
+/// Longest wait for one [`Recover::recover`] of a new [`Idempotency`].
+pub const DEFAULT_RECOVERY_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Idempotency for the routes whose phase 3 is the write `W`; cheap to clone
 /// (clones share everything).
 pub struct Idempotency<W> {
+    route: Arc<str>,
     store: Arc<dyn KeyStore<W>>,
     fingerprints: Fingerprinter,
     in_flight: InFlight,
     cache: ReplayCache,
+    recovery_timeout: Duration,
 }
 
 impl<W> Clone for Idempotency<W> {
     fn clone(&self) -> Self {
         Idempotency {
+            route: self.route.clone(),
             store: self.store.clone(),
             fingerprints: self.fingerprints.clone(),
             in_flight: self.in_flight.clone(),
             cache: self.cache.clone(),
+            recovery_timeout: self.recovery_timeout,
         }
     }
 }
 
 impl<W: Send + 'static> Idempotency<W> {
-    /// Keys in `store`, payloads fingerprinted under `fingerprints`' secret
+    /// Keys of the route named `route` (its method and path template, such
+    /// as `"POST /orders"`, or any name the application gives it) in
+    /// `store`, payloads fingerprinted under `fingerprints`' secret
     /// (give every instance on one database the same secret, or a retry on
     /// another instance is a 422), with a cache of
     /// [`DEFAULT_REPLAY_CACHE`] completed answers.
-    pub fn new(store: Arc<dyn KeyStore<W>>, fingerprints: Fingerprinter) -> Idempotency<W> {
+    pub fn new(
+        route: &str,
+        store: Arc<dyn KeyStore<W>>,
+        fingerprints: Fingerprinter,
+    ) -> Idempotency<W> {
         Idempotency {
+            route: route.into(),
             store,
             fingerprints,
             in_flight: InFlight::default(),
             cache: ReplayCache::new(DEFAULT_REPLAY_CACHE),
+            recovery_timeout: DEFAULT_RECOVERY_TIMEOUT,
         }
+    }
+
+    /// The same, waiting at most `timeout` for each [`Recover::recover`] of
+    /// recovery (a look-up that takes longer is asked again on the next
+    /// tick).
+    pub fn with_recovery_timeout(mut self, timeout: Duration) -> Idempotency<W> {
+        self.recovery_timeout = timeout;
+        self
     }
 
     /// The same with a cache of `capacity` completed answers (0: none, every
@@ -70,6 +93,7 @@ impl<W: Send + 'static> Idempotency<W> {
     /// form (member order and whitespace do not matter, anything else does).
     pub fn request(&self, principal: &str, key: &IdempotencyKey, payload: &Value) -> KeyRequest {
         KeyRequest {
+            route: self.route.to_string(),
             customer: principal.to_string(),
             key: key.0.clone(),
             fingerprint: self.fingerprints.of(payload),
@@ -79,7 +103,7 @@ impl<W: Send + 'static> Idempotency<W> {
     /// The phases, borrowed (see [`Keys`]).
     pub fn keys(&self) -> Keys<'_, W> {
         Keys {
-            store: &*self.store,
+            store: &self.store,
             in_flight: &self.in_flight,
             cache: &self.cache,
         }
@@ -92,21 +116,32 @@ impl<W: Send + 'static> Idempotency<W> {
         principal: &str,
         key: &IdempotencyKey,
         payload: &Value,
-    ) -> Result<Reservation<'_, W>, Error> {
+    ) -> Result<Reservation<W>, Error> {
         self.keys()
             .begin(self.request(principal, key, payload))
             .await
     }
 
-    /// One round of recovery (see [`recovery`](mod@crate::recovery)); returns how
-    /// many operations it completed.
+    /// One round of recovery of this route's operations (see
+    /// [`recovery`](mod@crate::recovery)); returns how many it completed.
     pub async fn recover_once(&self, recover: &dyn Recover<W>) -> usize {
-        recovery::run_once(&*self.store, recover, &self.in_flight).await
+        self.round(recover).run().await
     }
 
-    /// The reaper, forever: recovery, then deletion of expired keys, every
-    /// `period` (the first at once). Spawn it once per process.
+    /// The reaper, forever: recovery of this route's operations, then
+    /// deletion of expired done keys, every `period` (the first at once).
+    /// Spawn it once per process and route.
     pub async fn reaper(self, recover: impl Recover<W>, period: Duration) {
-        recovery::reaper(&*self.store, &recover, &self.in_flight, period).await
+        self.round(&recover).reaper(period).await
+    }
+
+    fn round<'a>(&'a self, recover: &'a dyn Recover<W>) -> Round<'a, W> {
+        Round {
+            store: &*self.store,
+            recover,
+            in_flight: &self.in_flight,
+            route: &self.route,
+            timeout: self.recovery_timeout,
+        }
     }
 }

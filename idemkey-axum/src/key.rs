@@ -2,8 +2,8 @@
 //!
 //! The key may be sent bare (`Idempotency-Key: 8e03…`, Stripe style) or as an
 //! RFC 8941 sf-string (`Idempotency-Key: "8e03…"`, the IETF draft's form, the
-//! one the idemkey browser module sends), parsed by the client crate's own
-//! `parse_sf_string`. Both spellings of one key are the same key. Either way
+//! one the idemkey browser module sends). Both spellings of one key are the
+//! same key. Either way
 //! the key itself must be 1–255 visible ASCII characters (0x21–0x7E):
 //! anything else is ambiguous to log, to store and to compare, so it is
 //! refused with a 400.
@@ -11,7 +11,6 @@
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::HeaderMap;
-use idemkey::core::header::parse_sf_string;
 
 use crate::error::Error;
 
@@ -20,6 +19,39 @@ pub const MAX_KEY_LEN: usize = 255;
 
 /// Header carrying the key.
 pub const KEY_HEADER: &str = "idempotency-key";
+
+/// Parses an RFC 8941 sf-string (`"` chars `"`, with `\"` and `\\` as the
+/// only escapes): only printable ASCII (0x20–0x7E) inside, nothing after the
+/// closing quote. The browser module's quoted form is its inverse.
+fn parse_sf_string(raw: &[u8]) -> Result<Vec<u8>, &'static str> {
+    if raw.first() != Some(&b'"') {
+        return Err("a quoted string starts with a double quote");
+    }
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 1;
+    loop {
+        match raw.get(i) {
+            None => return Err("unterminated quoted string"),
+            Some(b'"') => break,
+            Some(b'\\') => match raw.get(i + 1) {
+                Some(&c @ (b'"' | b'\\')) => {
+                    out.push(c);
+                    i += 2;
+                }
+                _ => return Err("invalid escape in quoted string"),
+            },
+            Some(&c) if (0x20..=0x7e).contains(&c) => {
+                out.push(c);
+                i += 1;
+            }
+            Some(_) => return Err("a quoted string holds printable ASCII only (0x20-0x7E)"),
+        }
+    }
+    if i + 1 != raw.len() {
+        return Err("unexpected characters after the quoted string");
+    }
+    Ok(out)
+}
 
 /// True for visible ASCII (0x21–0x7E).
 pub fn visible(b: u8) -> bool {
@@ -118,6 +150,29 @@ mod tests {
             parse_key(br#""a b""#).is_err(),
             "space is not visible ASCII"
         );
+    }
+
+    #[test]
+    fn sf_strings_as_rfc_8941_has_them() {
+        assert_eq!(parse_sf_string(br#""""#).unwrap(), b"");
+        assert_eq!(parse_sf_string(br#""a b""#).unwrap(), b"a b");
+        assert_eq!(parse_sf_string(br#""\"\\""#).unwrap(), br#""\"#);
+        for bad in [
+            &b"abc"[..],
+            b"\"abc",
+            b"\"a\\x\"",
+            b"\"a\\\"",
+            b"\"a\tb\"",
+            b"\"caf\xc3\xa9\"",
+            b"\"a\" ",
+            b"\"a\"\"b\"",
+        ] {
+            assert!(
+                parse_sf_string(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,6 @@
-//! Idempotency-Key for axum routes, the server side of idemkey: the key, the
-//! work that must not run twice (the provider call), and the application's
-//! own write committed with the stored answer in **one transaction**, on
-//! SQLite or PostgreSQL, across many instances.
+#![doc = include_str!("../README.md")]
+//!
+//! # The phases
 //!
 //! A request with an `Idempotency-Key` (bare or as an sf-string, as the
 //! idemkey browser module sends it) runs in explicit phases:
@@ -22,12 +21,15 @@
 //! A request killed between phase 2 and phase 3 leaves its key locked: after
 //! the lock timeout its retry takes the operation over with the same
 //! operation id (the provider answers the first call's result, nothing is
-//! paid twice), and if no retry comes, the [reaper](Idempotency::reaper) asks
-//! the application's [`Recover`] what phase 2 did and commits it. Keys expire
-//! after [`Timing::key_ttl`]; keys are scoped by the principal the application
-//! supplies, so two customers' keys never meet.
+//! paid twice), however late it comes, and if no retry comes, the
+//! [reaper](Idempotency::reaper) asks the application's [`Recover`] what
+//! phase 2 did and commits it. Done keys expire after
+//! [`Timing::key_ttl`]; an unfinished operation never does. A key names one
+//! operation of one route (the name given to [`Idempotency::new`]) for one
+//! principal the application supplies: two customers' keys never meet, and
+//! a key reused on another route is refused with `422`.
 //!
-//! # Example
+//! # A route, tested
 //!
 //! An orders route on SQLite (the example application under `examples/`
 //! does the same on either database, with a provider over HTTP):
@@ -89,12 +91,12 @@
 //! }
 //!
 //! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), String> {
-//! # let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
 //! # let path = dir.path().join("shop.db");
 //! let db = Database::open_with(&path, &[("shop", ORDERS), (sqlite::SCOPE, sqlite::MIGRATIONS)])?;
 //! let keys = SqliteKeys::new(db.clone(), Timing::default());
-//! let idem = Idempotency::new(Arc::new(keys), Fingerprinter::new(&[7; 32])?);
+//! let idem = Idempotency::new("POST /orders", Arc::new(keys), Fingerprinter::new(&[7; 32])?);
 //! let app: axum::Router = axum::Router::new()
 //!     .route("/orders", axum::routing::post(place_order))
 //!     .with_state(idem.clone());
@@ -108,7 +110,7 @@
 //! assert_eq!(again.status(), 201);
 //! assert_eq!(again.headers()["idempotent-replayed"], "true");
 //! let orders: i64 = db.read(|c| c.query_row("SELECT COUNT(*) FROM orders", [], |r| r.get(0)))
-//!     .await.map_err(|e| e.to_string())?;
+//!     .await?;
 //! assert_eq!(orders, 1);
 //! // Another payload under the same key: 422.
 //! let other = place_order(State(idem), key, Json(json!({"amount": 1}))).await;
@@ -132,10 +134,12 @@ pub mod key;
 pub mod migrations;
 pub mod model;
 pub mod phases;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod problem;
 pub mod recovery;
 pub mod replay_cache;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod store;
 

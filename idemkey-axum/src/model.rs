@@ -5,32 +5,91 @@
 //! "409", "new operation" or "take over", so both stores and both paths (the
 //! read-only look-up and the locked reservation) judge a key the same way.
 
-/// A final answer as stored for replay: sent again byte for byte.
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue};
+
+/// A final answer as stored for replay: sent again byte for byte, with the
+/// headers it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StoredResponse {
     /// HTTP status.
     pub status: u16,
     /// Content-Type header value.
     pub content_type: String,
+    /// Other headers sent with it and with every replay (lowercase names).
+    pub headers: Vec<(String, String)>,
     /// Body bytes.
     pub body: Vec<u8>,
 }
 
+/// The headers [`StoredResponse::from_parts`] keeps besides `Content-Type`.
+pub const KEPT_HEADERS: [HeaderName; 2] = [header::LOCATION, header::ETAG];
+
 impl StoredResponse {
-    /// A response of `status` with a JSON `body` (`application/json`).
-    pub fn json(status: u16, body: Vec<u8>) -> StoredResponse {
+    /// A response of `status` with `body` of type `content_type`.
+    pub fn new(status: u16, content_type: impl Into<String>, body: Vec<u8>) -> StoredResponse {
         StoredResponse {
             status,
-            content_type: "application/json".into(),
+            content_type: content_type.into(),
+            headers: Vec::new(),
             body,
+        }
+    }
+
+    /// A response of `status` with a JSON `body` (`application/json`).
+    pub fn json(status: u16, body: Vec<u8>) -> StoredResponse {
+        StoredResponse::new(status, "application/json", body)
+    }
+
+    /// The same, sent (and replayed) with `name: value` too.
+    pub fn with_header(mut self, name: HeaderName, value: &HeaderValue) -> StoredResponse {
+        // Values an `HeaderValue` holds that are not text are not kept.
+        if let Ok(v) = value.to_str() {
+            self.headers
+                .push((name.as_str().to_string(), v.to_string()));
+        }
+        self
+    }
+
+    /// A response of `status` and `body` with the `Content-Type` of
+    /// `headers` (JSON if it has none) and its [`KEPT_HEADERS`] (`Location`,
+    /// `ETag`); add others with [`StoredResponse::with_header`].
+    pub fn from_parts(status: u16, headers: &HeaderMap, body: Vec<u8>) -> StoredResponse {
+        let ctype = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("application/json");
+        let mut r = StoredResponse::new(status, ctype, body);
+        for name in KEPT_HEADERS {
+            for v in headers.get_all(&name) {
+                r = r.with_header(name.clone(), v);
+            }
+        }
+        r
+    }
+
+    /// [`StoredResponse::headers`] as stored in the key table (a JSON array
+    /// of pairs); `None` when there are none.
+    pub fn headers_text(&self) -> Option<String> {
+        (!self.headers.is_empty()).then(|| serde_json::json!(self.headers).to_string())
+    }
+
+    /// Reads back [`StoredResponse::headers_text`]: an error for text this
+    /// crate did not write.
+    pub fn parse_headers(text: Option<&str>) -> Result<Vec<(String, String)>, String> {
+        match text {
+            None => Ok(Vec::new()),
+            Some(t) => serde_json::from_str(t).map_err(|e| format!("stored headers: {e}")),
         }
     }
 }
 
-/// The key a request names: its scope (the principal the application
-/// supplies), the client's key, the payload fingerprint.
+/// The key a request names: its route, its scope (the principal the
+/// application supplies), the client's key, the payload fingerprint.
 #[derive(Debug, Clone)]
 pub struct KeyRequest {
+    /// The route the key belongs to (see [`Idempotency::new`](crate::Idempotency::new)).
+    pub route: String,
     /// The principal keys are scoped by (a customer, an account): keys of two
     /// principals never meet.
     pub customer: String,
@@ -100,17 +159,25 @@ pub enum Completed {
 /// An in-progress key whose lock is older than the lock timeout.
 #[derive(Debug, Clone)]
 pub struct StaleKey {
+    /// The route the key belongs to.
+    pub route: String,
     /// Customer scope.
     pub customer: String,
     /// The client's key.
     pub key: String,
     /// The operation the dead request was doing.
     pub reservation: String,
+    /// True when the key's TTL has passed: once recovery learns that its
+    /// operation never reached the provider, the key is deleted.
+    pub expired: bool,
 }
 
 /// A key's row as both stores read it.
 #[derive(Debug)]
 pub struct KeyRow {
+    /// The route it belongs to; empty for a key stored before keys had
+    /// routes, which the first route that asks for it adopts.
+    pub route: String,
     /// Payload fingerprint of the operation.
     pub fingerprint: String,
     /// Operation id.
@@ -128,13 +195,14 @@ pub struct KeyRow {
 pub enum Decision {
     /// Answer the stored response.
     Replay(StoredResponse),
-    /// 422: another payload.
+    /// 422: another payload, or another route.
     KeyReused,
     /// 409: a live lock.
     InProgress,
-    /// No row, or an expired one: a new operation with a new id.
+    /// No row, or an expired done one: a new operation with a new id.
     New,
-    /// A stale lock (its request died): the same operation, taken over.
+    /// A stale lock (its request died), whatever the key's age: the same
+    /// operation, taken over.
     TakeOver {
         /// The operation id to keep.
         reservation: String,
@@ -168,17 +236,20 @@ pub fn completion(row: Option<CompletionRow>, lock: &Lock) -> Option<Completed> 
     }
 }
 
-/// The reaper's rule: an expired key whose request is not running (done,
-/// or its lock stale) may be deleted. Deleting it loses nothing: [`decide`]
-/// already treats an expired key as a new operation.
-pub fn reapable(row: &KeyRow, now: i64, lock_ms: i64) -> bool {
-    row.expires_at <= now && (row.done.is_some() || row.locked_at + lock_ms <= now)
+/// The reaper's rule: a key may be deleted once it is expired and done. An
+/// operation left unfinished is never reaped, however old: it may have
+/// reached the provider, and its row is the one anchor its recovery (or its
+/// retry) has. Only recovery deletes one, once it learns that the operation
+/// never reached the provider. Deleting a done expired key loses nothing:
+/// [`decide`] already treats it as a new operation.
+pub fn reapable(row: &KeyRow, now: i64) -> bool {
+    row.expires_at <= now && row.done.is_some()
 }
 
-/// [`reapable`] as an SQL condition over the table's columns; `now` and
-/// `lock_ms` are the SQL of the store's clock and of the lock timeout.
-pub fn reapable_sql(now: &str, lock_ms: &str) -> String {
-    format!("expires_at <= {now} AND (state = 'done' OR locked_at + {lock_ms} <= {now})")
+/// [`reapable`] as an SQL condition over the table's columns; `now` is the
+/// SQL of the store's clock.
+pub fn reapable_sql(now: &str) -> String {
+    format!("expires_at <= {now} AND state = 'done'")
 }
 
 /// Recovery's rule: an in-progress key whose lock is older than the lock
@@ -187,10 +258,10 @@ pub fn stale_sql(now: &str, lock_ms: &str) -> String {
     format!("state = 'in_progress' AND locked_at + {lock_ms} <= {now}")
 }
 
-/// The read-only look-up's answer for `row`, judged by [`decide`].
-pub fn lookup(row: Option<KeyRow>, fingerprint: &str, now: i64, lock_ms: i64) -> Lookup {
+/// The read-only look-up's answer for `req`'s `row`, judged by [`decide`].
+pub fn lookup(row: Option<KeyRow>, req: &KeyRequest, now: i64, lock_ms: i64) -> Lookup {
     let expires_at = row.as_ref().map_or(now, |r| r.expires_at);
-    match decide(row, fingerprint, now, lock_ms) {
+    match decide(row, req, now, lock_ms) {
         Decision::Replay(response) => Lookup::Replay {
             response,
             expires_in_ms: expires_at - now,
@@ -201,22 +272,27 @@ pub fn lookup(row: Option<KeyRow>, fingerprint: &str, now: i64, lock_ms: i64) ->
     }
 }
 
-/// Judges `row` for a request with `fingerprint` at `now` (ms, the store's clock).
-pub fn decide(row: Option<KeyRow>, fingerprint: &str, now: i64, lock_ms: i64) -> Decision {
+/// Judges `row` for the request `req` at `now` (ms, the store's clock).
+///
+/// Only a done key expires: after its TTL it is a new operation, with any
+/// payload. A key whose operation is unfinished (its request running, dead,
+/// or released after a failure) stays that operation whatever its age: the
+/// same request takes it over under its operation id, another payload or
+/// route is refused.
+pub fn decide(row: Option<KeyRow>, req: &KeyRequest, now: i64, lock_ms: i64) -> Decision {
     let Some(row) = row else {
         return Decision::New;
     };
-    let lock_live = row.done.is_none() && row.locked_at + lock_ms > now;
-    // After the TTL the key is a new operation, unless its request still runs.
-    if row.expires_at <= now && !lock_live {
+    if row.done.is_some() && row.expires_at <= now {
         return Decision::New;
     }
-    if row.fingerprint != fingerprint {
+    let other_route = !row.route.is_empty() && row.route != req.route;
+    if other_route || row.fingerprint != req.fingerprint {
         return Decision::KeyReused;
     }
     match row.done {
         Some(resp) => Decision::Replay(resp),
-        None if lock_live => Decision::InProgress,
+        None if row.locked_at + lock_ms > now => Decision::InProgress,
         None => Decision::TakeOver {
             reservation: row.reservation,
         },
@@ -229,15 +305,38 @@ mod tests {
 
     fn row(done: bool, locked_at: i64, expires_at: i64) -> KeyRow {
         KeyRow {
+            route: "POST /r".into(),
             fingerprint: "fp".into(),
             reservation: "op_1".into(),
-            done: done.then(|| StoredResponse {
-                status: 201,
-                content_type: "application/json".into(),
-                body: b"{}".to_vec(),
-            }),
+            done: done.then(|| StoredResponse::json(201, b"{}".to_vec())),
             locked_at,
             expires_at,
+        }
+    }
+
+    fn req(route: &str, fingerprint: &str) -> KeyRequest {
+        KeyRequest {
+            route: route.into(),
+            customer: "c".into(),
+            key: "k".into(),
+            fingerprint: fingerprint.into(),
+        }
+    }
+
+    #[test]
+    fn stored_headers_round_trip_and_a_wrong_record_is_an_error() {
+        let r = StoredResponse::json(201, vec![])
+            .with_header(header::LOCATION, &HeaderValue::from_static("/a b"))
+            .with_header(header::ETAG, &HeaderValue::from_static("\"x\""));
+        let text = r.headers_text();
+        assert_eq!(
+            StoredResponse::parse_headers(text.as_deref()).unwrap(),
+            r.headers
+        );
+        assert_eq!(StoredResponse::json(201, vec![]).headers_text(), None);
+        assert!(StoredResponse::parse_headers(None).unwrap().is_empty());
+        for bad in ["", "{", "{}", "[1]", r#"[["a"]]"#, r#"[["a", 1]]"#] {
+            assert!(StoredResponse::parse_headers(Some(bad)).is_err(), "{bad}");
         }
     }
 
@@ -252,11 +351,7 @@ mod tests {
             Some(CompletionRow {
                 done,
                 owner: owner.into(),
-                stored: stored.then(|| StoredResponse {
-                    status: 201,
-                    content_type: "application/json".into(),
-                    body: b"{}".to_vec(),
-                }),
+                stored: stored.then(|| StoredResponse::json(201, b"{}".to_vec())),
             })
         };
         assert!(completion(row(false, "me", false), &lock).is_none());
@@ -276,7 +371,8 @@ mod tests {
     }
 
     #[test]
-    fn the_reaper_deletes_only_what_decide_treats_as_new() {
+    fn the_reaper_deletes_only_done_keys_that_decide_treats_as_new() {
+        let now = 100;
         for (done, locked_at, expires_at) in [
             (true, 0, 5),
             (false, 0, 5),
@@ -284,57 +380,80 @@ mod tests {
             (true, 0, 500),
             (false, 95, 500),
         ] {
-            let now = 100;
-            let fp = "fp";
-            if reapable(&row(done, locked_at, expires_at), now, 10) {
+            let r = || row(done, locked_at, expires_at);
+            if reapable(&r(), now) {
                 assert!(matches!(
-                    decide(Some(row(done, locked_at, expires_at)), fp, now, 10),
+                    decide(Some(r()), &req("POST /r", "fp"), now, 10),
                     Decision::New
                 ));
             }
         }
+        assert!(reapable(&row(true, 0, 5), now));
         assert!(
-            !reapable(&row(false, 95, 5), 100, 10),
-            "a running request keeps its key"
+            !reapable(&row(false, 50, 5), now,),
+            "an unfinished operation is never reaped, however old"
         );
-        assert!(reapable(&row(false, 50, 5), 100, 10), "a dead one does not");
     }
 
     #[test]
     fn each_state_of_a_key() {
         let (now, lock) = (1_000, 100);
-        assert!(matches!(decide(None, "fp", now, lock), Decision::New));
+        let fp = req("POST /r", "fp");
+        let decide = |row, r: &KeyRequest| decide(row, r, now, lock);
+        assert!(matches!(decide(None, &fp), Decision::New));
         assert!(matches!(
-            decide(Some(row(true, 0, 2_000)), "fp", now, lock),
+            decide(Some(row(true, 0, 2_000)), &fp),
             Decision::Replay(_)
         ));
         assert!(matches!(
-            decide(Some(row(true, 0, 2_000)), "other", now, lock),
+            decide(Some(row(true, 0, 2_000)), &req("POST /r", "other")),
             Decision::KeyReused
         ));
         assert!(matches!(
-            decide(Some(row(false, 950, 2_000)), "fp", now, lock),
+            decide(Some(row(false, 950, 2_000)), &fp),
             Decision::InProgress
         ));
         assert!(matches!(
-            decide(Some(row(false, 950, 2_000)), "other", now, lock),
+            decide(Some(row(false, 950, 2_000)), &req("POST /r", "other")),
             Decision::KeyReused
         ));
         assert!(matches!(
-            decide(Some(row(false, 900, 2_000)), "fp", now, lock),
+            decide(Some(row(false, 900, 2_000)), &fp),
             Decision::TakeOver { reservation } if reservation == "op_1"
         ));
-        // Expired: new, even with another payload; but not while its lock lives.
+        // Another route: refused in every state a key can be in.
+        for r in [
+            row(true, 0, 2_000),
+            row(false, 950, 2_000),
+            row(false, 0, 2_000),
+        ] {
+            assert!(matches!(
+                decide(Some(r), &req("POST /other", "fp")),
+                Decision::KeyReused
+            ));
+        }
+        // A key stored before keys had routes is adopted.
+        let unrouted = KeyRow {
+            route: String::new(),
+            ..row(true, 0, 2_000)
+        };
+        assert!(matches!(decide(Some(unrouted), &fp), Decision::Replay(_)));
+        // Expired and done: new, even with another payload or route.
         assert!(matches!(
-            decide(Some(row(true, 0, 1_000)), "other", now, lock),
+            decide(Some(row(true, 0, 1_000)), &req("POST /other", "other")),
             Decision::New
         ));
+        // Expired and unfinished: the same operation, never a new one.
         assert!(matches!(
-            decide(Some(row(false, 0, 900)), "fp", now, lock),
-            Decision::New
+            decide(Some(row(false, 0, 900)), &fp),
+            Decision::TakeOver { reservation } if reservation == "op_1"
         ));
         assert!(matches!(
-            decide(Some(row(false, 950, 900)), "fp", now, lock),
+            decide(Some(row(false, 0, 900)), &req("POST /r", "other")),
+            Decision::KeyReused
+        ));
+        assert!(matches!(
+            decide(Some(row(false, 950, 900)), &fp),
             Decision::InProgress
         ));
     }

@@ -20,9 +20,10 @@
 //! operations whose request died between phases exactly as the request would
 //! have.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::Error;
@@ -31,8 +32,9 @@ use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StoredResponse
 use crate::replay_cache::{Cached, ReplayCache};
 use crate::store::KeyStore;
 
-/// Header marking a replayed answer (the browser module's own name for it).
-pub const REPLAYED: &str = idemkey::core::header::REPLAYED_HEADER;
+/// Header marking a replayed answer (the name the idemkey browser module
+/// reads).
+pub const REPLAYED: &str = "idempotent-replayed";
 
 /// A final answer: stored by this request, or replayed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,8 +58,8 @@ impl Answer {
 }
 
 impl IntoResponse for Answer {
-    /// The stored status, `Content-Type` and body, byte for byte; a replay
-    /// adds `Idempotent-Replayed: true`.
+    /// The stored status, `Content-Type`, headers and body, byte for byte;
+    /// a replay adds `Idempotent-Replayed: true`.
     fn into_response(self) -> Response {
         let r = self.response;
         let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -65,6 +67,17 @@ impl IntoResponse for Answer {
             .unwrap_or(HeaderValue::from_static("application/json"));
         let mut resp =
             (status, [(axum::http::header::CONTENT_TYPE, ctype)], r.body).into_response();
+        for (name, value) in &r.headers {
+            match (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) {
+                (Ok(n), Ok(v)) => {
+                    resp.headers_mut().append(n, v);
+                }
+                _ => tracing::error!(name, "a stored header that is not one; not sent"),
+            }
+        }
         if self.replayed {
             resp.headers_mut()
                 .insert(REPLAYED, HeaderValue::from_static("true"));
@@ -73,26 +86,25 @@ impl IntoResponse for Answer {
     }
 }
 
-/// What a keyed request needs besides itself, borrowed: the store, this
-/// process's running keys and its cache of completed answers.
+/// The phases one by one, for a handler that acts between them (see
+/// [`Idempotency::keys`](crate::Idempotency::keys)): borrowed from the
+/// [`Idempotency`](crate::Idempotency), with its store, this process's
+/// running keys and its cache of completed answers.
 pub struct Keys<'a, W> {
-    /// The key store.
-    pub store: &'a dyn KeyStore<W>,
-    /// Keys this process's requests are working on.
-    pub in_flight: &'a InFlight,
-    /// Completed answers recently read from the store.
-    pub cache: &'a ReplayCache,
+    pub(crate) store: &'a Arc<dyn KeyStore<W>>,
+    pub(crate) in_flight: &'a InFlight,
+    pub(crate) cache: &'a ReplayCache,
 }
 
 /// What phase 1 decided.
-pub enum Reservation<'a, W: Send + 'static> {
+pub enum Reservation<W: Send + 'static> {
     /// The key is answered already: a replay (the reservation found it done).
     Answered(Answer),
     /// This request owns the key and must do the work.
-    Proceed(Operation<'a, W>),
+    Proceed(Operation<W>),
 }
 
-impl<W: Send + 'static> std::fmt::Debug for Reservation<'_, W> {
+impl<W: Send + 'static> std::fmt::Debug for Reservation<W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Reservation::Answered(a) => f.debug_tuple("Answered").field(a).finish(),
@@ -144,7 +156,7 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
 
     /// Phase 1. From here until the [`Operation`] is committed, released or
     /// dropped, this process's recovery leaves the key to this request.
-    pub async fn reserve(&self, req: KeyRequest) -> Result<Reservation<'a, W>, Error> {
+    pub async fn reserve(&self, req: KeyRequest) -> Result<Reservation<W>, Error> {
         let held = self.in_flight.hold(&req.customer, &req.key);
         let lock = match self.store.reserve(&req).await? {
             Reserved::Proceed(lock) => lock,
@@ -160,7 +172,7 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
     /// one statement ([`KeyStore::reserve_new`]), then [`Keys::look`] and
     /// [`Keys::reserve`]. The answers are those of the look-up and phase 1
     /// in that order.
-    pub async fn begin(&self, req: KeyRequest) -> Result<Reservation<'a, W>, Error> {
+    pub async fn begin(&self, req: KeyRequest) -> Result<Reservation<W>, Error> {
         if let Some(answer) = self.cached(&req)? {
             return Ok(Reservation::Answered(answer));
         }
@@ -176,7 +188,7 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
     }
 
     /// The operation `lock` starts, holding the key in this process.
-    fn operation(&self, req: KeyRequest, lock: Lock, held: Held) -> Operation<'a, W> {
+    fn operation(&self, req: KeyRequest, lock: Lock, held: Held) -> Operation<W> {
         if lock.recovered {
             tracing::warn!(
                 customer = req.customer,
@@ -185,7 +197,7 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
             );
         }
         Operation {
-            store: self.store,
+            store: self.store.clone(),
             req,
             lock,
             settled: false,
@@ -204,8 +216,11 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
 /// operation id, so the provider answers it the first call's result. Only a
 /// process that dies keeps the lock until the lock timeout; then a retry
 /// takes the operation over, or [`recovery`](crate::recovery) completes it.
-pub struct Operation<'a, W: Send + 'static> {
-    store: &'a dyn KeyStore<W>,
+///
+/// It owns what it needs: it may move into a task of its own
+/// (`tokio::spawn`) and outlive the handler that began it.
+pub struct Operation<W: Send + 'static> {
+    store: Arc<dyn KeyStore<W>>,
     req: KeyRequest,
     lock: Lock,
     /// True once phase 3 answered or the lock was released.
@@ -213,7 +228,7 @@ pub struct Operation<'a, W: Send + 'static> {
     _held: Held,
 }
 
-impl<W: Send + 'static> Drop for Operation<'_, W> {
+impl<W: Send + 'static> Drop for Operation<W> {
     fn drop(&mut self) {
         if !self.settled {
             self.store
@@ -222,7 +237,7 @@ impl<W: Send + 'static> Drop for Operation<'_, W> {
     }
 }
 
-impl<W: Send + 'static> Operation<'_, W> {
+impl<W: Send + 'static> Operation<W> {
     /// The principal the key is scoped by.
     pub fn customer(&self) -> &str {
         &self.req.customer
@@ -260,7 +275,7 @@ impl<W: Send + 'static> Operation<'_, W> {
     /// still runs, [`Error::InProgress`].
     pub async fn commit(mut self, write: W) -> Result<Answer, Error> {
         let done = complete(
-            self.store,
+            &*self.store,
             &self.req.customer,
             &self.req.key,
             &self.lock,
@@ -284,7 +299,7 @@ impl<W: Send + 'static> Operation<'_, W> {
     /// be reached, say): the next try takes the operation over at once, with
     /// the same operation id.
     pub async fn release(mut self) {
-        release(self.store, &self.req.customer, &self.req.key, &self.lock).await;
+        release(&*self.store, &self.req.customer, &self.req.key, &self.lock).await;
         self.settled = true;
     }
 }

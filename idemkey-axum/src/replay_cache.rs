@@ -1,4 +1,4 @@
-//! A bounded in-process cache of completed answers, keyed by (customer, key),
+//! A bounded in-process cache of completed answers, keyed by (principal, key),
 //! so a replay or a 422 of a recently completed key needs no database round
 //! trip.
 //!
@@ -11,12 +11,12 @@
 //! look-up on this host's monotonic clock: it never outlives the row, however
 //! far this host's clock is from the database's. Only answers the store
 //! returned as completed enter; an in-progress key (409) never does. The
-//! customer and the fingerprint are checked as the store checks them: same
-//! fingerprint, replay; another, 422.
+//! route and the fingerprint are checked as the store checks them: the same
+//! ones, replay; another, 422.
 //!
 //! The one other way a completed key leaves the store before its expiry is
-//! the ledger reset of `--faults` (`DELETE /api/charges`), which another
-//! instance's cache would not see: with `--faults` the cache is off.
+//! an application that deletes keys itself, which another instance's cache
+//! would not see: such an application turns the cache off.
 //!
 //! Bounded by entries: two generations of at most half the capacity each;
 //! when the current one fills, it becomes the previous one and the oldest
@@ -39,15 +39,20 @@ pub enum Cached {
 }
 
 struct Entry {
+    route: String,
     fingerprint: String,
     response: Arc<StoredResponse>,
     until: Instant,
 }
 
+/// The map's key: (principal, key), as a pair, since either may hold any
+/// text an application gives it.
+type MapKey = (String, String);
+
 #[derive(Default)]
 struct Generations {
-    current: HashMap<String, Entry>,
-    previous: HashMap<String, Entry>,
+    current: HashMap<MapKey, Entry>,
+    previous: HashMap<MapKey, Entry>,
 }
 
 /// The cache; cheap to clone (shared). At most `capacity` entries (one more
@@ -58,14 +63,8 @@ pub struct ReplayCache {
     half: usize,
 }
 
-/// One map key per (customer, key): both are visible ASCII, so a space
-/// cannot occur in either and the pair is unambiguous.
-fn map_key(req: &KeyRequest) -> String {
-    let mut k = String::with_capacity(req.customer.len() + 1 + req.key.len());
-    k.push_str(&req.customer);
-    k.push(' ');
-    k.push_str(&req.key);
-    k
+fn map_key(req: &KeyRequest) -> MapKey {
+    (req.customer.clone(), req.key.clone())
 }
 
 impl ReplayCache {
@@ -97,11 +96,13 @@ impl ReplayCache {
             g.current.remove(&k);
             return None;
         }
-        Some(if entry.fingerprint == req.fingerprint {
-            Cached::Replay(StoredResponse::clone(&entry.response))
-        } else {
-            Cached::KeyReused
-        })
+        Some(
+            if entry.route == req.route && entry.fingerprint == req.fingerprint {
+                Cached::Replay(StoredResponse::clone(&entry.response))
+            } else {
+                Cached::KeyReused
+            },
+        )
     }
 
     /// Remembers that the store answered `response` for `req`'s key as
@@ -122,6 +123,7 @@ impl ReplayCache {
         };
         if let Ok(mut g) = inner.lock() {
             let entry = Entry {
+                route: req.route.clone(),
                 fingerprint: req.fingerprint.clone(),
                 response: Arc::new(response.clone()),
                 until,
@@ -130,7 +132,7 @@ impl ReplayCache {
         }
     }
 
-    fn insert(&self, g: &mut Generations, k: String, e: Entry) {
+    fn insert(&self, g: &mut Generations, k: MapKey, e: Entry) {
         g.previous.remove(&k);
         if g.current.len() >= self.half && !g.current.contains_key(&k) {
             g.previous = std::mem::take(&mut g.current);
@@ -158,6 +160,7 @@ mod tests {
 
     fn req(customer: &str, key: &str, fp: &str) -> KeyRequest {
         KeyRequest {
+            route: "POST /r".into(),
             customer: customer.into(),
             key: key.into(),
             fingerprint: fp.into(),
@@ -165,11 +168,7 @@ mod tests {
     }
 
     fn resp(body: &str) -> StoredResponse {
-        StoredResponse {
-            status: 201,
-            content_type: "application/json".into(),
-            body: body.as_bytes().to_vec(),
-        }
+        StoredResponse::json(201, body.as_bytes().to_vec())
     }
 
     const LONG: Duration = Duration::from_secs(3600);
@@ -189,9 +188,33 @@ mod tests {
         c.put(&req("alice", "k", "fp"), &resp("a"), Instant::now(), LONG);
         assert_eq!(c.get(&req("bob", "k", "fp")), None);
         assert_eq!(c.get(&req("bob", "k", "other")), None);
-        // A space cannot join two visible-ASCII strings into another pair.
-        c.put(&req("a", "b", "fp"), &resp("a"), Instant::now(), LONG);
-        assert_eq!(c.get(&req("a b", "", "fp")), None);
+    }
+
+    #[test]
+    fn another_route_is_refused() {
+        let c = ReplayCache::new(8);
+        c.put(&req("c", "k", "fp"), &resp("a"), Instant::now(), LONG);
+        let other = KeyRequest {
+            route: "POST /other".into(),
+            ..req("c", "k", "fp")
+        };
+        assert_eq!(c.get(&other), Some(Cached::KeyReused));
+    }
+
+    #[test]
+    fn two_principals_never_meet_whatever_their_text() {
+        // `IdempotencyKey` and the principal are any text an application
+        // builds: no separator can be assumed absent from either.
+        let c = ReplayCache::new(8);
+        c.put(&req("a", "b c", "fp"), &resp("a"), Instant::now(), LONG);
+        assert_eq!(c.get(&req("a b", "c", "fp")), None);
+        assert_eq!(c.get(&req("a b", "c", "other")), None);
+        c.put(&req("x\0", "y", "fp"), &resp("x"), Instant::now(), LONG);
+        assert_eq!(c.get(&req("x", "\0y", "fp")), None);
+        assert_eq!(
+            c.get(&req("a", "b c", "fp")),
+            Some(Cached::Replay(resp("a")))
+        );
     }
 
     #[test]

@@ -12,18 +12,72 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+use crate::error::Error;
 use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey, StoredResponse};
 
-/// What can go wrong in a store.
+/// What caused a [`StoreError`]: the driver's own error, kept as its source.
+/// Shared, so that one failed SQLite batch fails every write in it with it.
+pub type Cause = std::sync::Arc<dyn std::error::Error + Send + Sync>;
+
+/// What can go wrong in a store; the driver's error, where there is one, is
+/// its [`source`](std::error::Error::source).
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// The database cannot be reached or answered too late (down, restarting,
     /// pool exhausted): the operation did not happen and may be retried.
-    #[error("database unavailable: {0}")]
-    Unavailable(String),
+    #[error("database unavailable: {message}")]
+    Unavailable {
+        /// What happened, for the log.
+        message: String,
+        /// The driver's error.
+        #[source]
+        source: Option<Cause>,
+    },
     /// The database answered with an error, or held data this code cannot read.
-    #[error("database error: {0}")]
-    Failed(String),
+    #[error("database error: {message}")]
+    Failed {
+        /// What happened, for the log.
+        message: String,
+        /// The driver's error.
+        #[source]
+        source: Option<Cause>,
+    },
+}
+
+impl StoreError {
+    /// [`StoreError::Unavailable`] saying `message`, with no source.
+    pub fn unavailable(message: impl Into<String>) -> StoreError {
+        StoreError::Unavailable {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// [`StoreError::Failed`] saying `message`, with no source.
+    pub fn failed(message: impl Into<String>) -> StoreError {
+        StoreError::Failed {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// [`StoreError::Failed`] saying `message`, caused by `source`.
+    pub fn failed_by(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> StoreError {
+        StoreError::Failed {
+            message: message.into(),
+            source: Some(std::sync::Arc::new(source)),
+        }
+    }
+
+    /// True when the database could not be reached in time: the operation
+    /// did not happen and may be retried.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Unavailable { .. })
+    }
 }
 
 /// Result alias of the store.
@@ -32,11 +86,8 @@ pub type StoreResult<T> = Result<T, StoreError>;
 /// How long keys live and locks hold, on the store's own clock.
 #[derive(Debug, Clone, Copy)]
 pub struct Timing {
-    /// A key is a new operation this long after its first request (its TTL).
-    pub key_ttl: Duration,
-    /// An in-progress key whose lock is older may be taken over: by a retry,
-    /// or by recovery. Longer than the slowest phase 2 you expect.
-    pub lock_timeout: Duration,
+    key_ttl: Duration,
+    lock_timeout: Duration,
 }
 
 impl Default for Timing {
@@ -53,17 +104,31 @@ impl Default for Timing {
 /// milliseconds on the store's clock, with room to add them to it.
 pub const MAX_DURATION: Duration = Duration::from_secs(100 * 365 * 86_400);
 
+/// How many lock timeouts a key's TTL lasts at least ([`Timing::new`]).
+pub const TTL_PER_LOCK_TIMEOUT: u32 = 10;
+
 impl Timing {
-    /// A TTL and a lock timeout, each from 1 ms to [`MAX_DURATION`]; an
-    /// error says which is out of range. (A zero lock timeout would let every
-    /// request take over a key whose first request is still running.)
-    pub fn new(key_ttl: Duration, lock_timeout: Duration) -> Result<Timing, String> {
+    /// A TTL and a lock timeout, each from 1 ms to [`MAX_DURATION`], the
+    /// TTL at least [`TTL_PER_LOCK_TIMEOUT`] lock timeouts; an error says
+    /// which is wrong.
+    ///
+    /// A zero lock timeout would let every request take over a key whose
+    /// first request is still running. A done key's retry after the TTL is a
+    /// new operation, so the TTL must outlast by far the time a client keeps
+    /// retrying, which starts after a lock went stale.
+    pub fn new(key_ttl: Duration, lock_timeout: Duration) -> Result<Timing, Error> {
         for (name, d) in [("key TTL", key_ttl), ("lock timeout", lock_timeout)] {
             if d < Duration::from_millis(1) || d > MAX_DURATION {
-                return Err(format!(
+                return Err(Error::InvalidSetting(format!(
                     "the {name} must be from 1 ms to 100 years, not {d:?}"
-                ));
+                )));
             }
+        }
+        if key_ttl < lock_timeout * TTL_PER_LOCK_TIMEOUT {
+            return Err(Error::InvalidSetting(format!(
+                "the key TTL ({key_ttl:?}) must be at least {TTL_PER_LOCK_TIMEOUT} times \
+                 the lock timeout ({lock_timeout:?})"
+            )));
         }
         Ok(Timing {
             key_ttl,
@@ -71,12 +136,24 @@ impl Timing {
         })
     }
 
+    /// A key is a new operation this long after its first request, once
+    /// done (its TTL).
+    pub fn key_ttl(&self) -> Duration {
+        self.key_ttl
+    }
+
+    /// An in-progress key whose lock is older may be taken over: by a retry,
+    /// or by recovery. Longer than the slowest phase 2 you expect.
+    pub fn lock_timeout(&self) -> Duration {
+        self.lock_timeout
+    }
+
     /// `key_ttl` in ms.
-    pub fn ttl_ms(&self) -> i64 {
+    pub(crate) fn ttl_ms(&self) -> i64 {
         self.key_ttl.as_millis() as i64
     }
     /// `lock_timeout` in ms.
-    pub fn lock_ms(&self) -> i64 {
+    pub(crate) fn lock_ms(&self) -> i64 {
         self.lock_timeout.as_millis() as i64
     }
 }
@@ -171,14 +248,22 @@ pub trait KeyStore<W: Send + 'static>: Send + Sync + 'static {
     /// instead of after the lock timeout (the operation id is kept).
     async fn release(&self, customer: &str, key: &str, lock: &Lock) -> StoreResult<()>;
 
-    /// In-progress keys whose lock is stale, oldest lock first, at most `limit`.
-    async fn stale_keys(&self, limit: usize) -> StoreResult<Vec<StaleKey>>;
+    /// `route`'s in-progress keys whose lock is stale, oldest lock first, at
+    /// most `limit`.
+    async fn stale_keys(&self, route: &str, limit: usize) -> StoreResult<Vec<StaleKey>>;
 
     /// Claims a stale key for recovery: `None` when it is no longer that
-    /// stale operation (a retry or another instance got it).
+    /// stale operation (a retry or another instance got it). Like a takeover
+    /// by a retry, it keeps the key at least one TTL from now.
     async fn take_over(&self, stale: &StaleKey) -> StoreResult<Option<Lock>>;
 
-    /// Deletes expired keys whose request is not running; returns how many.
+    /// Deletes `stale`, whose operation recovery learned never reached the
+    /// provider, while `lock` (recovery's, from [`KeyStore::take_over`])
+    /// still holds it; `true` when it did.
+    async fn forget(&self, stale: &StaleKey, lock: &Lock) -> StoreResult<bool>;
+
+    /// Deletes expired keys whose operation is done; returns how many.
+    /// Unfinished operations are never deleted here, however old.
     async fn reap(&self) -> StoreResult<u64>;
 
     /// [`KeyStore::release`] on a task of its own, from code that cannot
@@ -233,8 +318,8 @@ where
     });
     match answered.await {
         Ok(outcome) => outcome.claim(),
-        Err(_) => Err(StoreError::Failed(
-            "the reservation's task stopped before its end".into(),
+        Err(_) => Err(StoreError::failed(
+            "the reservation's task stopped before its end",
         )),
     }
 }
@@ -257,11 +342,9 @@ struct Unclaimed<S: KeyStore<W>, W: Send + 'static, T> {
 impl<S: KeyStore<W>, W: Send + 'static, T> Unclaimed<S, W, T> {
     /// The outcome, now the caller's.
     fn claim(mut self) -> StoreResult<T> {
-        self.outcome.take().unwrap_or_else(|| {
-            Err(StoreError::Failed(
-                "the reservation ended with no outcome".into(),
-            ))
-        })
+        self.outcome
+            .take()
+            .unwrap_or_else(|| Err(StoreError::failed("the reservation ended with no outcome")))
     }
 }
 
@@ -307,15 +390,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_ttl_not_far_longer_than_the_lock_timeout_is_refused() {
+        // A retry after the TTL of a done key is a new operation: the TTL
+        // must leave the client its retries long after a lock went stale.
+        let lock = Duration::from_secs(30);
+        assert!(Timing::new(lock, lock).is_err());
+        assert!(Timing::new(lock * 9, lock).is_err());
+        assert!(Timing::new(lock * 10, lock).is_ok());
+    }
+
+    #[test]
     fn a_timing_out_of_range_is_refused_and_says_which() {
         let s = Duration::from_secs(1);
-        assert!(Timing::new(s, s).is_ok());
-        let e = Timing::new(Duration::ZERO, s).unwrap_err();
+        assert!(Timing::new(s * 10, s).is_ok());
+        let e = Timing::new(Duration::ZERO, s).unwrap_err().to_string();
         assert!(e.contains("key TTL"), "{e}");
-        let e = Timing::new(s, Duration::from_micros(999)).unwrap_err();
+        let e = Timing::new(s, Duration::from_micros(999))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("lock timeout"), "{e}");
-        assert!(Timing::new(MAX_DURATION, MAX_DURATION).is_ok());
-        let e = Timing::new(s, MAX_DURATION + s).unwrap_err();
+        assert!(Timing::new(MAX_DURATION, MAX_DURATION / 10).is_ok());
+        let e = Timing::new(s, MAX_DURATION + s).unwrap_err().to_string();
         assert!(e.contains("lock timeout"), "{e}");
     }
 }

@@ -23,7 +23,7 @@ use common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_write_and_the_answer_commit_together_or_not_at_all() {
-    for db in both(timing(60_000, 60_000)).await {
+    for db in both(timing(600_000, 60_000)).await {
         let (name, idem) = (db.name, idem(&db));
         let body = json!({ "text": "hello" });
         let op = proceed(&idem, "alice", "k", &body).await;
@@ -77,7 +77,7 @@ async fn the_write_and_the_answer_commit_together_or_not_at_all() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_that_finds_its_operation_recorded_keeps_nothing() {
-    for db in both(timing(60_000, 60_000)).await {
+    for db in both(timing(600_000, 60_000)).await {
         let (name, idem) = (db.name, idem(&db));
         let op = proceed(&idem, "alice", "dup", &json!({})).await;
         // The application's own row for this operation exists already.
@@ -125,7 +125,7 @@ async fn a_live_key_is_409_with_retry_after_and_a_stale_one_is_taken_over() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_key_is_a_new_operation_and_the_reaper_deletes_it() {
-    for db in both(timing(300, 60_000)).await {
+    for db in both(timing(300, 20)).await {
         let (name, idem) = (db.name, idem(&db));
         let op = proceed(&idem, "alice", "old", &json!({ "n": 1 })).await;
         let first = op.operation_id().to_string();
@@ -193,12 +193,12 @@ async fn recovery_commits_what_phase_2_did_and_leaves_the_rest() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_key_from_many_instances_at_once_has_one_owner() {
-    let (db, pool) = postgres_db(timing(60_000, 60_000)).await;
+    let (db, pool) = postgres_db(timing(600_000, 60_000)).await;
     let instances: Vec<Idempotency<Note>> = (0..4)
         .map(|_| {
             let store: Arc<dyn KeyStore<Note>> =
-                Arc::new(PgKeys::new(pool.clone(), timing(60_000, 60_000)));
-            Idempotency::new(store, Fingerprinter::new(&[9; 32]).unwrap())
+                Arc::new(PgKeys::new(pool.clone(), timing(600_000, 60_000)));
+            Idempotency::new(NOTES_ROUTE, store, Fingerprinter::new(&[9; 32]).unwrap())
         })
         .collect();
     let tasks: Vec<_> = (0..40)
@@ -226,7 +226,7 @@ async fn one_key_from_many_instances_at_once_has_one_owner() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_operation_frees_its_key_for_the_retry_at_once() {
-    for db in both(timing(60_000, 60_000)).await {
+    for db in both(timing(600_000, 60_000)).await {
         let (name, idem) = (db.name, idem(&db));
         // axum drops the handler of a client that hung up, mid-phase.
         let op = proceed(&idem, "alice", "gone", &json!({})).await;
@@ -247,6 +247,66 @@ async fn a_dropped_operation_frees_its_key_for_the_retry_at_once() {
         };
         assert_eq!(op.operation_id(), operation, "{name}: the same operation");
         op.commit(note(&operation, "once", false)).await.unwrap();
+        assert_eq!((db.count)(), 1, "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_keeps_the_headers_the_answer_names() {
+    use axum::http::{header, HeaderMap, HeaderValue};
+    use idemkey_axum::model::StoredResponse;
+    let mut sent = HeaderMap::new();
+    sent.insert(header::LOCATION, HeaderValue::from_static("/notes/n1"));
+    sent.insert(header::ETAG, HeaderValue::from_static("\"v1\""));
+    sent.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    sent.insert(
+        header::SET_COOKIE,
+        HeaderValue::from_static("session=secret"),
+    );
+    let stored = StoredResponse::from_parts(201, &sent, b"{}".to_vec())
+        .with_header(header::CACHE_CONTROL, &HeaderValue::from_static("no-store"));
+    for db in both(timing(600_000, 60_000)).await {
+        let (name, idem) = (db.name, idem(&db));
+        let op = proceed(&idem, "alice", "located", &json!({})).await;
+        let operation = op.operation_id().to_string();
+        let first = op
+            .commit(note(&operation, "located", false).answering(stored.clone()))
+            .await
+            .unwrap();
+        let Ok(Reservation::Answered(replay)) =
+            idem.begin("alice", &key("located"), &json!({})).await
+        else {
+            panic!("{name}: a replay")
+        };
+        assert_eq!(replay.response, first.response, "{name}");
+        let resp = replay.into_response();
+        let h = resp.headers();
+        assert_eq!(h["location"], "/notes/n1", "{name}");
+        assert_eq!(h["etag"], "\"v1\"", "{name}");
+        assert_eq!(h["cache-control"], "no-store", "{name}");
+        assert!(h.get("set-cookie").is_none(), "{name}: not named, not kept");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operation_moves_into_a_spawned_task() {
+    for db in both(timing(600_000, 60_000)).await {
+        let name = db.name;
+        let op = match idem(&db).begin("alice", &key("moved"), &json!({})).await {
+            Ok(Reservation::Proceed(op)) => op,
+            other => panic!("{name}: {other:?}"),
+        };
+        // The handler hands phases 2 and 3 to a task of their own, which
+        // outlives the `Idempotency` it began with.
+        let task = tokio::spawn(async move {
+            let operation = op.operation_id().to_string();
+            op.commit(note(&operation, "moved", false)).await
+        });
+        let answer = task.await.unwrap().unwrap();
+        assert_eq!(answer.response.status, 201, "{name}");
         assert_eq!((db.count)(), 1, "{name}");
     }
 }

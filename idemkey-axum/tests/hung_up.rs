@@ -68,7 +68,7 @@ async fn the_retry_proceeds(name: &str, idem: &Idempotency<Note>, db: &Db, k: &s
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_sqlite_a_request_dropped_while_its_reservation_commits_leaves_the_key_free() {
-    let (db, database) = sqlite_db_and_database(timing(60_000, 60_000));
+    let (db, database) = sqlite_db_and_database(timing(600_000, 60_000));
     let idem = idem(&db);
 
     // The writer is busy; the request's reservation queues behind it, and
@@ -94,7 +94,7 @@ async fn on_sqlite_a_request_dropped_while_its_reservation_commits_leaves_the_ke
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_postgres_a_request_dropped_while_its_reservation_waits_leaves_the_key_free() {
-    let (db, pool) = postgres_db(timing(60_000, 60_000)).await;
+    let (db, pool) = postgres_db(timing(600_000, 60_000)).await;
     let idem = idem(&db);
 
     // Another session is inserting the same key and has not committed; the

@@ -17,13 +17,13 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use idemkey_axum::Idempotency;
 use idemkey_server::cli::{Cli, Command, DatabaseUrl, ProviderArgs};
 use idemkey_server::faults::Faults;
 use idemkey_server::http::provider_service;
 use idemkey_server::http::routes::{self as app, AppState};
 use idemkey_server::idem::fingerprint::{random_secret, Fingerprinter};
-use idemkey_server::idem::in_flight::InFlight;
-use idemkey_server::idem::replay_cache::ReplayCache;
+use idemkey_server::idem::phases;
 use idemkey_server::outbox::faults::DeliveryFaults;
 use idemkey_server::outbox::storage::OutboxStorage;
 use idemkey_server::provider::local::Local;
@@ -70,10 +70,8 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
-    let timing = Timing {
-        key_ttl: cli.key_ttl,
-        lock_timeout: cli.lock_timeout,
-    };
+    let timing = Timing::new(cli.key_ttl, cli.lock_timeout)
+        .map_err(|e| format!("--key-ttl and --lock-timeout: {e}"))?;
     let outbox_cfg = cli.outbox.config()?;
     // One database holds the keys, the charges and the outbox.
     let (store, outbox): (SharedStore, Arc<dyn OutboxStorage>) = match cli.database() {
@@ -103,15 +101,15 @@ async fn run(cli: Cli) -> Result<(), String> {
     })
     .map_err(|e| match &cli.fingerprint_secret_file {
         Some(path) => format!("--fingerprint-secret-file {}: {e}", path.display()),
-        None => e,
+        None => e.to_string(),
     })?;
     let state = AppState {
         store: store.clone(),
         provider,
         faults: Arc::new(Faults::new(cli.faults)),
         outbox,
-        in_flight: InFlight::default(),
-        replay_cache: ReplayCache::new(cli.replay_cache_entries()?),
+        idem: Idempotency::new(phases::ROUTE, store.shared_keys(), fingerprints.clone())
+            .with_replay_cache(cli.replay_cache_entries()?),
         fingerprints,
     };
     let listener = tokio::net::TcpListener::bind(&cli.addr)
@@ -130,9 +128,8 @@ async fn run(cli: Cli) -> Result<(), String> {
         ));
     }
     tokio::spawn(idem::reaper::run(
-        store,
+        state.idem.clone(),
         state.provider.clone(),
-        state.in_flight.clone(),
         cli.reaper_period(),
     ));
     let store_kind = match cli.database() {

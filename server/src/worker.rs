@@ -24,10 +24,7 @@ use crate::store::Timing;
 pub async fn run(args: WorkerArgs) -> Result<(), String> {
     let cfg = args.outbox.config()?;
     // The key settings are the server's business; a worker never reads keys.
-    let timing = Timing {
-        key_ttl: std::time::Duration::from_secs(86_400),
-        lock_timeout: std::time::Duration::from_secs(30),
-    };
+    let timing = Timing::default();
     let (storage, db): (Arc<dyn OutboxStorage>, String) = match args.database() {
         DatabaseUrl::Sqlite(path) => (
             Arc::new(SqliteStore::open(&path, timing)?),

@@ -209,6 +209,8 @@ fn after_the_ttl_a_key_is_a_new_operation(b: Backend) {
         &[
             "--key-ttl",
             "2s",
+            "--lock-timeout",
+            "200ms",
             "--reaper-interval",
             "1h",
             "--provider-latency-ms",
@@ -247,6 +249,8 @@ fn the_reaper_deletes_expired_keys_but_not_charges(b: Backend) {
         &[
             "--key-ttl",
             "2s",
+            "--lock-timeout",
+            "200ms",
             "--reaper-interval",
             "100ms",
             "--provider-latency-ms",

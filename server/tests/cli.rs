@@ -116,6 +116,8 @@ fn bad_flags_fail_with_a_message() {
         vec!["--key-ttl", "0"],
         vec!["--key-ttl", "soon"],
         vec!["--lock-timeout", "-1s"],
+        // A TTL not far longer than the lock timeout.
+        vec!["--key-ttl", "1m", "--lock-timeout", "30s"],
         vec!["--provider-latency-ms", "x"],
         vec!["--addr", "not-an-address"],
         vec!["--no-such-flag"],

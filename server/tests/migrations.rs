@@ -58,16 +58,17 @@ fn old_database(db: &Db, customer: &str) {
     }
 }
 
-fn versions(db: &Db) -> String {
-    db.sql(match db.backend {
-        Backend::Sqlite => {
+/// The versions of `scope` the database records, in order.
+fn versions(db: &Db, scope: &str) -> String {
+    db.sql(&match db.backend {
+        Backend::Sqlite => format!(
             "SELECT group_concat(version) FROM (SELECT version FROM schema_migrations
-                            WHERE scope = 'server' ORDER BY version)"
-        }
-        Backend::Postgres => {
+                            WHERE scope = '{scope}' ORDER BY version)"
+        ),
+        Backend::Postgres => format!(
             "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migrations
-                              WHERE scope = 'server'"
-        }
+                              WHERE scope = '{scope}'"
+        ),
     })
     .unwrap_or_default()
 }
@@ -102,7 +103,18 @@ fn a_database_of_0_1_0_is_migrated_and_serves_its_old_keys(b: Backend) {
         Backend::Sqlite => "1,2",
         Backend::Postgres => "1",
     };
-    assert_eq!(versions(&db), want, "each migration recorded once");
+    assert_eq!(
+        versions(&db, "server"),
+        want,
+        "each migration recorded once"
+    );
+    // The key table's own migrations, under the crate's scope, reach the
+    // server's database too (the route of each key came with them).
+    let want = match b {
+        Backend::Sqlite => "1,2,3",
+        Backend::Postgres => "1,2",
+    };
+    assert_eq!(versions(&db, "idemkey"), want, "the crate's migrations");
     for s in &servers {
         let r = charge(s.addr, &customer, "old-key", BODY);
         assert_eq!(r.status, 201, "{}", r.text());

@@ -74,6 +74,8 @@ fn no_instance_answers_from_its_cache_after_the_key_expired(b: Backend) {
         "5",
         "--key-ttl",
         "2s",
+        "--lock-timeout",
+        "200ms",
         "--log-level",
         "info",
     ];

@@ -3,128 +3,25 @@
 //! A *checkout attempt* here is one order of the simulated user: order 0 begins with the
 //! run; the user's `finish()` or `reset()` (in any tab) ends the current order and begins
 //! the next. Every `submit()` carries the number of the order current when it is called in
-//! its body, so each request and each charge belongs to exactly one order. An order whose
-//! key expired (the client's `ttlSeconds`) may go on under a new key, and so may one whose
-//! key got a final failure (the server charged nothing); an order that was ended while one
-//! of its submits was still running is "straddled" (the README lets that submit go out
-//! under the next attempt's key) and is not held to one key; and once IndexedDB failed in
-//! some tab (ordering lost, as the README says) the run is "degraded": from then on no
-//! order is held to one key or one charge.
+//! its body (a customer who presses Pay again after an `outcome-unknown`, the order of that
+//! submit), so each request and each charge belongs to exactly one order. A submit called
+//! before the order ended belongs to it, whenever it runs: one key, one charge.
 //!
-//! An attempt given up by `finish()` or `reset()` is dead everywhere once the call returned
-//! (the README's durable promise; `spans.rs` checks it across pages): no excuse for a
-//! degraded run there, since the mark the call leaves is in Web Storage. The one excuse:
-//! a tab that had not heard of the call (the mark not yet in its localStorage, which lags
-//! between tabs) and still showed the key with nothing sent under it may pay a later order
-//! under it; the key is that order's attempt from then on ([`Checker::reused`]).
+//! A violation passes only through a [`Waiver`], a limit the docs admit to a user, within
+//! its bound; each one met is counted ([`Checker::waived`]). An attempt given up by
+//! `finish()` or `reset()` is dead everywhere once the call returned (the README's durable
+//! promise; `spans.rs` checks it across pages), but for a tab that had not heard of the
+//! call yet ([`Waiver::MarkNotHeard`]): one that still showed the key with nothing sent
+//! under it may pay a later order under it; the key is that order's attempt from then on
+//! ([`Checker::reused`]).
 
 use std::collections::BTreeMap;
 
 use idemkey::core::machine::{Event, EventKind};
 
-/// A promise the client makes, checked by the simulator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Property {
-    /// The server charges each order at most once.
-    OneCharge,
-    /// A key whose outcome is unknown is never replaced within its attempt.
-    UnknownKept,
-    /// Two `Checkout`s of a scope in one page show the same key and state: one machine per
-    /// scope in the page's registry, and opening it again changes nothing it shows.
-    OneViewPerPage,
-    /// The key a page shows is the key it sends.
-    ShownIsSent,
-    /// A finished (or reset) attempt never answers a later submit of that page, and no
-    /// `open()` in that page shows it again.
-    FinishedStaysFinished,
-    /// The same order's payload never goes out under two keys within one attempt.
-    OnePayloadOneKey,
-    /// Every submit settles (answer or typed error), once; a later one resumes.
-    EverySubmitSettles,
-    /// No lock is held (or waited for) by a page that is gone, or held with nothing to do.
-    NoLockLeft,
-    /// Events report what happened, in order.
-    EventsInOrder,
-    /// A key the server has forgotten is never sent again.
-    ForgottenNotResent,
-    /// After `finish()` returned, no later `submit()` anywhere (any tab, any later page)
-    /// is answered by the attempt it ended, no try of a later order is sent with its key,
-    /// and no later `open()` shows it.
-    FinishDurable,
-    /// The same for `reset()`.
-    ResetDurable,
-    /// A page restored from the back/forward cache never sends a key given up elsewhere.
-    BfcacheGaveUp,
-    /// A submit in a tab that is not frozen and whose timers run on time settles within
-    /// its `deadlineMs` and a second, even while another tab holding the lock is frozen.
-    WaitBounded,
-}
-
-/// Every property.
-pub const ALL: [Property; 14] = [
-    Property::OneCharge,
-    Property::UnknownKept,
-    Property::OneViewPerPage,
-    Property::ShownIsSent,
-    Property::FinishedStaysFinished,
-    Property::OnePayloadOneKey,
-    Property::EverySubmitSettles,
-    Property::NoLockLeft,
-    Property::EventsInOrder,
-    Property::ForgottenNotResent,
-    Property::FinishDurable,
-    Property::ResetDurable,
-    Property::BfcacheGaveUp,
-    Property::WaitBounded,
-];
-
-impl Property {
-    /// The property of a name.
-    /// The property's name as printed.
-    pub fn named(name: &str) -> Option<Property> {
-        ALL.into_iter().find(|p| p.name() == name)
-    }
-
-    /// The property's name as printed.
-    pub fn name(self) -> &'static str {
-        match self {
-            Property::OneCharge => "one-charge-per-attempt",
-            Property::UnknownKept => "unknown-key-kept",
-            Property::OneViewPerPage => "one-view-per-page",
-            Property::ShownIsSent => "shown-key-is-sent",
-            Property::FinishedStaysFinished => "finished-stays-finished",
-            Property::OnePayloadOneKey => "one-payload-one-key",
-            Property::EverySubmitSettles => "every-submit-settles",
-            Property::NoLockLeft => "no-lock-left",
-            Property::EventsInOrder => "events-in-order",
-            Property::ForgottenNotResent => "forgotten-not-resent",
-            Property::FinishDurable => "finish-durable",
-            Property::ResetDurable => "reset-durable",
-            Property::BfcacheGaveUp => "bfcache-gave-up",
-            Property::WaitBounded => "wait-bounded",
-        }
-    }
-
-    /// The README's id of the promise it checks.
-    pub fn promise(self) -> &'static str {
-        match self {
-            Property::OneCharge => "P-double-click-one-charge",
-            Property::UnknownKept => "P-outcome-unknown-keeps-key",
-            Property::OneViewPerPage => "P-open-same-key",
-            Property::ShownIsSent => "P-key-stable",
-            Property::FinishedStaysFinished => "P-finish-final",
-            Property::OnePayloadOneKey => "P-tabs-one-key",
-            Property::EverySubmitSettles => "P-final-resolves",
-            Property::NoLockLeft => "P-lock-or-lease",
-            Property::EventsInOrder => "P-event-state",
-            Property::ForgottenNotResent => "P-ttl-never-reused",
-            Property::FinishDurable => "P-finish-durable",
-            Property::ResetDurable => "P-reset-durable",
-            Property::BfcacheGaveUp => "P-bfcache-gave-up",
-            Property::WaitBounded => "P-wait-bounded",
-        }
-    }
-}
+use crate::ids::{PageId, TabId};
+pub use crate::property::Property;
+use crate::waiver::{Waiver, NAMES};
 
 /// An attempt a page gave up with `finish()` or `reset()`: dead everywhere once the call
 /// returned.
@@ -142,6 +39,8 @@ pub struct GaveUp {
     pub reset: bool,
     /// How many pages had loaded then: the later pages are numbered from here.
     pub later_pages: usize,
+    /// What the call returned: `false` when Web Storage refused the mark.
+    pub durable: bool,
 }
 
 impl GaveUp {
@@ -164,27 +63,44 @@ impl GaveUp {
     }
 }
 
+/// Where a try came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct From {
+    /// The tab.
+    pub tab: TabId,
+    /// The page.
+    pub page: PageId,
+    /// The page's record lived in page memory (Web Storage refused it).
+    pub memory: bool,
+    /// The page's record was its tab's or its own, not shared with other tabs (no Web
+    /// Locks, or IndexedDB failed in the page and localStorage refused it).
+    pub own: bool,
+}
+
 /// What is known of one order.
 #[derive(Default)]
 struct Order {
-    /// The keys its payload went out under, in order.
-    keys: Vec<String>,
+    /// The keys its payload went out under, in order, each with where it was first sent.
+    keys: Vec<(String, From)>,
     /// Keys a submit of it settled `outcome-unknown` (not abandoned) with.
     unknown: Vec<String>,
     /// Keys it was charged under.
     charged: Vec<String>,
-    /// Ended while one of its submits still ran.
-    straddled: bool,
+    /// A tab that had not heard its key was given up sent it for this order that long
+    /// after the call (ms): the order may go out under another key too, once it hears.
+    unheard: Option<f64>,
 }
 
 /// The run's checker: the first violation found.
 #[derive(Default)]
 pub struct Checker {
     orders: BTreeMap<usize, Order>,
-    /// When each key sent expires at the client (sim ms).
+    /// When each key sent expires at the client (ms since the epoch, the page's clock).
     expiry: BTreeMap<String, f64>,
-    /// IndexedDB failed in some tab.
-    pub degraded: bool,
+    /// The pages have Web Locks (else each tab's record and key are its own).
+    pub web_locks: bool,
+    /// How often each waiver let a violation pass, by [`Waiver::index`].
+    pub waived: [u64; NAMES.len()],
     /// The attempts given up, in the order of the calls.
     pub gave_up: Vec<GaveUp>,
     /// Keys given up that a later order was paid under by a tab that had not heard of it
@@ -201,9 +117,10 @@ pub struct Checker {
 
 impl Checker {
     /// A checker for which only `focus` counts, if given.
-    pub fn focused(focus: Option<Property>) -> Checker {
+    pub fn focused(focus: Option<Property>, web_locks: bool) -> Checker {
         Checker {
             focus,
+            web_locks,
             ..Checker::default()
         }
     }
@@ -215,41 +132,95 @@ impl Checker {
         }
     }
 
-    fn expired(&self, key: &str, now: f64) -> bool {
-        self.expiry.get(key).is_some_and(|e| now >= *e)
+    /// Checks that `p` `holds`; else lets it pass through `w` if `w` waives `p` within its
+    /// bound (counted), or records the violation `msg`.
+    pub fn check(
+        &mut self,
+        p: Property,
+        holds: bool,
+        w: Option<Waiver>,
+        msg: impl FnOnce() -> String,
+    ) {
+        match (holds, w) {
+            (true, _) => {}
+            (false, Some(w)) if w.waives(p) && w.within_bound() => self.waived[w.index()] += 1,
+            (false, Some(w)) if w.waives(p) => {
+                let m = format!("{} ({} out of its bound: {w:?})", msg(), w.name());
+                self.fail(p, m);
+            }
+            (false, _) => self.fail(p, msg()),
+        }
     }
 
-    /// A try of `order` goes out under `key` (`expires`: the record's expiry, sim ms);
-    /// `failed(k)`: the server answered key `k` with a final failure.
+    /// The waiver, if any, for a key sent or charged from `from` after `prev`, sent from
+    /// `before`: `prev` expired, lost with the page memory it lived in, or another tab's own.
+    fn between(&self, prev: &str, before: From, from: From, clock: f64) -> Option<Waiver> {
+        if let Some(w) = self.expired(prev, clock) {
+            Some(w)
+        } else if !self.web_locks && before.tab != from.tab {
+            Some(Waiver::OwnTab { other_tab: true })
+        } else if before.own || from.own {
+            // Another page of the tab finds a record its tab's sessionStorage keeps, unless
+            // one of the two pages had it in page memory.
+            let later = from.page != before.page && (before.memory || from.memory);
+            Some(Waiver::FellBack {
+                own: true,
+                elsewhere: before.tab != from.tab || later,
+            })
+        } else {
+            (!self.web_locks).then_some(Waiver::OwnTab { other_tab: false })
+        }
+    }
+
+    /// [`Waiver::KeyExpired`] if `key` had expired by the page's clock `clock`.
+    fn expired(&self, key: &str, clock: f64) -> Option<Waiver> {
+        let e = self.expiry.get(key)?;
+        (clock >= *e).then_some(Waiver::KeyExpired {
+            past_ms: clock - *e,
+        })
+    }
+
+    /// A try of `order` goes out of `tab` under `key` (`expires`: the record's expiry, and
+    /// `clock`: the page's clock, both ms since the epoch); `failed(k)`: the server answered
+    /// key `k` with a final failure. The key before is the order's last one, or without Web
+    /// Locks this tab's last one (another tab's is its own: [`Waiver::OwnTab`]).
     pub fn on_send(
         &mut self,
         order: usize,
         key: &str,
+        from: From,
         expires: f64,
-        now: f64,
+        clock: f64,
         failed: impl Fn(&str) -> bool,
     ) {
         self.expiry.entry(key.into()).or_insert(expires);
         let o = self.orders.entry(order).or_default();
-        let Some(prev) = o.keys.last().cloned() else {
-            o.keys.push(key.into());
+        if o.keys.iter().any(|(k, _)| k == key) {
             return;
+        }
+        let tab = from.tab;
+        let mine = o.keys.iter().rev().find(|(_, f)| f.tab == tab).cloned();
+        let last = o.keys.last().cloned();
+        o.keys.push((key.into(), from));
+        let unheard = o.unheard;
+        let (prev, before) = match (mine, last) {
+            (Some(m), _) if !self.web_locks => m,
+            (_, Some(l)) => l,
+            (_, None) => return,
         };
-        if o.keys.iter().any(|k| k == key) {
-            return;
-        }
-        o.keys.push(key.into());
-        let excused = o.straddled || self.degraded || failed(&prev) || self.expired(&prev, now);
-        if excused {
-            return;
-        }
+        let waiver = if failed(&prev) {
+            Some(Waiver::FinalFailure)
+        } else {
+            self.between(&prev, before, from, clock)
+                .or(unheard.map(|lag_ms| Waiver::MarkNotHeard { lag_ms }))
+        };
         let (p, what) = if self.orders[&order].unknown.contains(&prev) {
             (Property::UnknownKept, "whose outcome is unknown")
         } else {
             (Property::OnePayloadOneKey, "in use")
         };
-        let msg = format!("order {order} sent under {key} after {prev} ({what})");
-        self.fail(p, msg);
+        let msg = || format!("order {order} sent under {key} from tab {tab} after {prev} ({what})");
+        self.check(p, false, waiver, msg);
     }
 
     /// Whether `key`, given up when `ended` ended, was paid for a later order by a tab that
@@ -274,7 +245,8 @@ impl Checker {
 
     /// Whether `key` went out for an order other than `order` before.
     pub fn sent_before(&self, key: &str, order: usize) -> bool {
-        let other = |(o, ord): (&usize, &Order)| *o != order && ord.keys.iter().any(|k| k == key);
+        let other =
+            |(o, ord): (&usize, &Order)| *o != order && ord.keys.iter().any(|(k, _)| k == key);
         self.orders.iter().any(other)
     }
 
@@ -287,34 +259,35 @@ impl Checker {
             .push(key.into());
     }
 
-    /// The server charged `order` under `key`.
-    pub fn on_charge(&mut self, order: usize, key: &str, now: f64) {
+    /// The server charged `order` under `key`; `clock`: the pages' clock (ms since the
+    /// epoch).
+    pub fn on_charge(&mut self, order: usize, key: &str, clock: f64) {
         let o = self.orders.entry(order).or_default();
-        let straddled = o.straddled;
-        let before: Vec<String> = o.charged.clone();
+        let before = o.charged.clone();
         o.charged.push(key.into());
-        for prev in before {
-            let excused = prev != key && (straddled || self.degraded || self.expired(&prev, now));
-            if !excused {
-                let msg = format!("order {order} charged under {key} after a charge under {prev}");
-                self.fail(Property::OneCharge, msg);
-            }
+        let sent_from = |k: &str| o.keys.iter().find(|(s, _)| s == k).map(|(_, f)| *f);
+        let from = sent_from(key);
+        let pairs: Vec<(String, Option<From>)> = before
+            .into_iter()
+            .filter(|k| k != key)
+            .map(|k| (k.clone(), sent_from(&k)))
+            .collect();
+        for (prev, before) in pairs {
+            let waiver = match (before, from) {
+                (Some(b), Some(f)) => self.between(&prev, b, f, clock),
+                _ => None,
+            };
+            let msg = || format!("order {order} charged under {key} after a charge under {prev}");
+            self.check(Property::OneCharge, false, waiver, msg);
         }
     }
 
-    /// A page that had not heard a key was given up sent it for `order`, which it had
-    /// been sent for before: the order may go out under another key too, once that page
-    /// or another hears of it (the README holds other tabs to the mark once it reaches
-    /// them), and is not held to one key.
-    pub fn on_unheard(&mut self, order: usize) {
-        self.orders.entry(order).or_default().straddled = true;
-    }
-
-    /// The user ended `order` (`finish()` or `reset()`); `running`: a submit of it still ran.
-    pub fn on_end(&mut self, order: usize, running: bool) {
-        if running {
-            self.orders.entry(order).or_default().straddled = true;
-        }
+    /// A page that had not heard a key was given up, `lag_ms` after the call, sent it for
+    /// `order`, which it had been sent for before: the order may go out under another key
+    /// too, once that page or another hears of it (the docs hold other tabs to the mark
+    /// once it reaches them), through [`Waiver::MarkNotHeard`].
+    pub fn on_unheard(&mut self, order: usize, lag_ms: f64) {
+        self.orders.entry(order).or_default().unheard = Some(lag_ms);
     }
 
     /// The event `e` a page emitted, checked against the page's `last_state` (what its
@@ -340,9 +313,6 @@ impl Checker {
                 }
                 *last_state = Some(state);
             }
-            EventKind::StorageFallback {
-                from: "indexeddb", ..
-            } => self.degraded = true,
             _ => {}
         }
     }

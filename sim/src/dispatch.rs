@@ -6,6 +6,7 @@ use idemkey::core::machine::{Command, Input};
 use idemkey::error::Error;
 
 use crate::check::Property;
+use crate::lanes::Lane;
 use crate::queue::{Ev, PageId};
 use crate::user::Act;
 use crate::world::World;
@@ -17,20 +18,7 @@ const ANOTHER_TAB: &str = "another-tab";
 /// the longest freeze and the latest timer.
 const FINAL_AGAIN_MS: f64 = 45_000.0;
 
-/// FIFO lanes, one per pair of pages: channel notices, IndexedDB answers.
-const LANE_CHANNEL: u8 = 0;
-pub(crate) const LANE_IDB: u8 = 1;
-
 impl World {
-    /// The time, at least `now + delay`, at which the next delivery from `from` to `to` on
-    /// `lane` arrives: never before the one before.
-    pub(crate) fn lane(&mut self, lane: u8, from: PageId, to: PageId, delay: f64) -> f64 {
-        let now = self.now();
-        let slot = self.fifo.entry((lane, from, to)).or_insert(0.0);
-        *slot = slot.max(now + delay);
-        *slot
-    }
-
     /// Runs `cmd` of machine `inst` of `page`.
     pub(crate) fn dispatch(&mut self, page: PageId, inst: u64, cmd: Command) {
         match cmd {
@@ -87,6 +75,15 @@ impl World {
                     self.stats.key_changed += 1;
                 }
                 let p = &mut self.pages[page];
+                if matches!(
+                    e.kind,
+                    idemkey::core::machine::EventKind::StorageFallback {
+                        from: "indexeddb",
+                        ..
+                    }
+                ) {
+                    p.idb_failed = true;
+                }
                 self.check.on_event(&e, &mut p.last_state, p.answered);
                 p.last_event = Some(e);
             }
@@ -122,7 +119,8 @@ impl World {
             if lost && !self.faults_off {
                 continue;
             }
-            let t = self.lane(LANE_CHANNEL, from, page, delay);
+            let now = self.now();
+            let t = self.lanes.next(Lane::Channel, from, page, now, delay);
             let input = Input::Notice(text.clone());
             self.at(t, Ev::Feed { page, inst, input });
         }
@@ -155,7 +153,8 @@ impl World {
         if lost && !self.faults_off {
             return;
         }
-        let input = Input::StorageEvent { new: value, old };
+        let _ = old;
+        let input = Input::StorageEvent(value);
         self.at(self.now() + delay, Ev::Feed { page, inst, input });
     }
 
@@ -184,6 +183,8 @@ impl World {
                 .map_err(Clone::clone),
         );
         let (order, called) = (pr.order, pr.called);
+        let answered = matches!(&outcome, Ok(r) if (200..300).contains(&r.status));
+        let unknown = matches!(outcome, Err(Error::OutcomeUnknown { .. }));
         match outcome {
             Ok(r) => {
                 let check = &self.check;
@@ -204,39 +205,32 @@ impl World {
                 }
                 self.check_answer(page, &r.key, order);
             }
-            Err(Error::OutcomeUnknown { .. }) if self.count_unknown() => {}
-            // The final submit's budget may go waiting for another tab (its long request,
-            // a frozen tab, late timers): one more final submit, once all that is over,
-            // must resume.
-            Err(Error::OutcomeUnknown { .. }) if self.final_again(page, inst, no) => {}
-            // Gave up waiting for another tab's lock: nothing sent by this submit.
-            Err(Error::OutcomeUnknown { reason, .. }) if reason == ANOTHER_TAB => {}
             Err(Error::OutcomeUnknown {
-                abandoned: false, ..
+                reason, abandoned, ..
             }) => {
-                if let Some(k) = sent {
-                    self.check.on_unknown(order, &k);
+                self.stats.unknown += 1;
+                if self.first_final(page, inst, no) {
+                    // The final submit's budget may go waiting for another tab (its long
+                    // request, a frozen tab, late timers): one more final submit, once all
+                    // that is over, must resume.
+                    self.final_retried = true;
+                    self.at(self.now() + FINAL_AGAIN_MS, Ev::User(Act::Final));
+                } else if reason != ANOTHER_TAB && !abandoned {
+                    // (Gave up waiting for another tab's lock: nothing sent by this submit.)
+                    if let Some(k) = sent {
+                        self.check.on_unknown(order, &k);
+                    }
                 }
             }
             Err(_) => {}
         }
+        self.customer_sees(page, order, answered, unknown);
     }
 
-    /// Whether sequence `no` of machine `inst` of `page` is the first final submit: then
-    /// the final submit is made again when every freeze and late timer is over.
-    fn final_again(&mut self, page: PageId, inst: u64, no: u32) -> bool {
-        let first = self.final_promise == Some((page, inst, no)) && !self.final_retried;
-        if first {
-            self.final_retried = true;
-            self.at(self.now() + FINAL_AGAIN_MS, Ev::User(Act::Final));
-        }
-        first
-    }
-
-    /// Counts an `outcome-unknown`; false, so the checks that follow still run.
-    fn count_unknown(&mut self) -> bool {
-        self.stats.unknown += 1;
-        false
+    /// Whether sequence `no` of machine `inst` of `page` is the first final submit, not
+    /// made again yet (it is, when every freeze and late timer is over).
+    fn first_final(&self, page: PageId, inst: u64, no: u32) -> bool {
+        self.final_promise == Some((page, inst, no)) && !self.final_retried
     }
 
     /// After the run: every submit of a live page settled, the final one with an answer or

@@ -1,6 +1,7 @@
 //! What the pages of a run share through their hosts, synchronously: the clock, the
 //! randomness, the queue (a localStorage write schedules its arrival elsewhere),
-//! localStorage, sessionStorage (per tab: it survives a reload), memory (per page).
+//! localStorage, sessionStorage (per tab: it survives a reload), memory (per page), and
+//! how Web Storage refuses in the run.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -9,12 +10,11 @@ use std::rc::Rc;
 use idemkey::core::machine::Host;
 use idemkey::core::options::StorageKind;
 
+use crate::clock::Clock;
 use crate::local::Local;
 use crate::queue::{PageId, Queue, TabId};
+use crate::refusals::{StorageFault, Use};
 use crate::rng::Rng;
-
-/// Where the simulated clock starts, ms since the epoch (the machine stores timestamps).
-pub const EPOCH_MS: f64 = 1.8e12;
 
 /// The shared state of a run.
 pub struct Env {
@@ -32,6 +32,25 @@ pub struct Env {
     pub memory: BTreeMap<(PageId, String), String>,
     /// Whether pages have the Web Locks API (else each tab's record is its own).
     pub web_locks: bool,
+    /// The pages' clock.
+    pub clock: Clock,
+    /// How Web Storage refuses, if it does.
+    pub refusal: Option<StorageFault>,
+    /// Uses of Web Storage that threw.
+    pub refused: u64,
+}
+
+impl Env {
+    /// The error a `u` of `kind` throws now, if it does (counted).
+    fn refuses(&mut self, kind: StorageKind, u: Use) -> Result<(), String> {
+        match self.refusal.and_then(|f| f.refuses(kind, u, self.now)) {
+            Some(e) => {
+                self.refused += 1;
+                Err(e.into())
+            }
+            None => Ok(()),
+        }
+    }
 }
 
 /// The shared state as each page's host holds it.
@@ -49,7 +68,8 @@ pub struct PageHost {
 
 impl Host for PageHost {
     fn now_ms(&mut self) -> f64 {
-        EPOCH_MS + self.env.borrow().now
+        let e = self.env.borrow();
+        e.clock.read(e.now)
     }
     fn fill_random(&mut self, out: &mut [u8]) {
         let mut e = self.env.borrow_mut();
@@ -60,10 +80,12 @@ impl Host for PageHost {
     fn web_locks(&mut self) -> bool {
         self.env.borrow().web_locks
     }
-    fn storage_usable(&mut self, _: StorageKind) -> Result<bool, String> {
+    fn storage_usable(&mut self, kind: StorageKind) -> Result<bool, String> {
+        self.env.borrow_mut().refuses(kind, Use::Read)?;
         Ok(true)
     }
     fn storage_get(&mut self, kind: StorageKind, key: &str) -> Result<Option<String>, String> {
+        self.env.borrow_mut().refuses(kind, Use::Read)?;
         let e = self.env.borrow();
         Ok(match kind {
             StorageKind::Local => e.local.get(self.page, key),
@@ -72,13 +94,20 @@ impl Host for PageHost {
         })
     }
     fn storage_set(&mut self, kind: StorageKind, key: &str, value: &str) -> Result<(), String> {
+        self.env.borrow_mut().refuses(kind, Use::Read)?;
+        self.env.borrow_mut().refuses(kind, Use::Write)?;
         self.write(kind, key, Some(value.into()));
         Ok(())
     }
     fn storage_remove(&mut self, kind: StorageKind, key: &str) {
-        self.write(kind, key, None);
+        if self.env.borrow_mut().refuses(kind, Use::Read).is_ok() {
+            self.write(kind, key, None);
+        }
     }
     fn storage_keys(&mut self, kind: StorageKind, prefix: &str) -> Vec<String> {
+        if self.env.borrow_mut().refuses(kind, Use::Read).is_err() {
+            return Vec::new();
+        }
         let e = self.env.borrow();
         match kind {
             StorageKind::Local => e.local.keys(self.page, prefix),

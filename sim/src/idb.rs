@@ -7,31 +7,10 @@
 
 use idemkey::core::machine::Input;
 
-use crate::dispatch::LANE_IDB;
+use crate::lanes::Lane;
 use crate::queue::{Ev, PageId};
+use crate::txn::Txn;
 use crate::world::World;
-
-/// An IndexedDB transaction waiting to run.
-pub(crate) struct Txn {
-    page: PageId,
-    inst: u64,
-    key: String,
-    /// `None`: a read; `Some(None)`: a delete; `Some(Some(text))`: a put.
-    put: Option<Option<String>>,
-}
-
-/// The read transaction whose answer is on its way, or being handled.
-#[derive(Default)]
-pub(crate) struct Open {
-    /// The transaction, while it holds the store (no other runs meanwhile).
-    pub held: Option<u64>,
-    /// The page whose read it is.
-    pub held_by: Option<PageId>,
-    /// The page and machine handling its answer now: their writes go into it.
-    pub answering: Option<(PageId, u64)>,
-    /// Transactions made that wait for it to end, in the order made.
-    pub blocked: Vec<u64>,
-}
 
 impl World {
     /// A transaction is made; IndexedDB runs the origin's transactions in the order made.
@@ -75,7 +54,9 @@ impl World {
             let input = Input::IdbWritten(done);
             self.note(|| format!("idb: p{page}'s write in its read's transaction: {input:?}"));
             let delay = self.rng(|r| r.range(0.05, 1.0));
-            let at = self.lane(LANE_IDB, page, page, delay);
+            let at = self
+                .lanes
+                .next(Lane::Idb, page, page, self.env.borrow().now, delay);
             self.at(at, Ev::Feed { page, inst, input });
         } else {
             self.idb_queue(page, inst, key, Some(text));
@@ -127,7 +108,9 @@ impl World {
             return;
         }
         let delay = self.rng(|r| r.range(0.05, 1.0));
-        let at = self.lane(LANE_IDB, t.page, t.page, delay);
+        let at = self
+            .lanes
+            .next(Lane::Idb, t.page, t.page, self.env.borrow().now, delay);
         let (page, inst) = (t.page, t.inst);
         if lost && faulty {
             let why = "UnknownError: Connection to Indexed Database server lost".to_string();

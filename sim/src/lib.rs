@@ -11,24 +11,32 @@
 #![forbid(unsafe_code)]
 
 pub mod check;
+pub mod clock;
 mod dispatch;
 pub mod env;
+mod flight;
 mod idb;
+pub mod ids;
+mod lanes;
 mod local;
 mod locks;
 mod moves;
 mod net;
+pub mod property;
 pub mod queue;
+pub mod refusals;
 pub mod rng;
 mod server;
 mod spans;
 mod time;
+mod txn;
 pub mod user;
+pub mod waiver;
 pub mod world;
 
 pub use idemkey::core::machine::{set_mutation, Mutation};
 
-use check::Property;
+use property::Property;
 
 /// What one run found.
 pub struct Outcome {
@@ -54,6 +62,8 @@ pub fn run(
     let mut w = world::World::new(seed, traced, focus);
     let violation = w.run();
     set_mutation(None);
+    w.stats.waived = w.check.waived;
+    w.stats.refused = w.env.borrow().refused;
     Outcome {
         violation,
         steps: w.steps,
@@ -64,19 +74,15 @@ pub fn run(
 
 /// A mutation by its name on the command line.
 pub fn mutation_named(name: &str) -> Option<Mutation> {
-    Some(match name {
-        "open-writes-own-key" => Mutation::OpenWritesOwnKey,
-        "rotate-after-unknown" => Mutation::RotateAfterUnknown,
-        "skip-reread" => Mutation::SkipReRead,
-        "finish-no-mark" => Mutation::FinishNoMark,
-        _ => return None,
-    })
+    MUTATIONS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
 }
 
 /// Every mutation, with its name.
-pub const MUTATIONS: [(&str, Mutation); 4] = [
+pub const MUTATIONS: [(&str, Mutation); 6] = [
     ("open-writes-own-key", Mutation::OpenWritesOwnKey),
     ("rotate-after-unknown", Mutation::RotateAfterUnknown),
     ("skip-reread", Mutation::SkipReRead),
     ("finish-no-mark", Mutation::FinishNoMark),
+    ("order-at-lock", Mutation::HeardAtLock),
+    ("drop-ended-answer", Mutation::DropEndedAnswer),
 ];

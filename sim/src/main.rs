@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use idemkey_sim::check::Property;
 use idemkey_sim::world::Stats;
-use idemkey_sim::{mutation_named, run, Mutation, MUTATIONS};
+use idemkey_sim::{mutation_named, run, waiver, Mutation, MUTATIONS};
 
 /// What the command line can get wrong.
 #[derive(Debug, thiserror::Error)]
@@ -26,9 +26,7 @@ enum SimError {
     Number(String),
     #[error("unknown argument {0}")]
     Argument(String),
-    #[error(
-        "unknown mutation {0} (one of open-writes-own-key, rotate-after-unknown, skip-reread, finish-no-mark)"
-    )]
+    #[error("unknown mutation {0} (one of {names})", names = mutation_names())]
     Mutation(String),
     #[error("unknown property {0}")]
     Property(String),
@@ -78,6 +76,12 @@ fn parse() -> Result<Args, SimError> {
         }
     }
     Ok(a)
+}
+
+/// The mutations' names, for the error that lists them.
+fn mutation_names() -> String {
+    let names: Vec<&str> = MUTATIONS.iter().map(|(n, _)| *n).collect();
+    names.join(", ")
 }
 
 fn name_of(m: Option<Mutation>) -> &'static str {
@@ -144,6 +148,22 @@ fn add(sum: &mut Stats, s: &Stats) {
     sum.key_changed += s.key_changed;
     sum.deaths += s.deaths;
     sum.overlaps += s.overlaps;
+    sum.refused += s.refused;
+    for (a, b) in sum.waived.iter_mut().zip(s.waived) {
+        *a += b;
+    }
+}
+
+/// The waivers a search met, each with how often and the sentence of the docs it quotes.
+fn print_waived(sum: &Stats) {
+    for w in waiver::ALL {
+        let (file, quote) = w.doc();
+        println!(
+            "  waived {:>6}x {} ({file}: \"{quote}\")",
+            sum.waived[w.index()],
+            w.name()
+        );
+    }
 }
 
 fn lines(path: &str) -> Result<Vec<(usize, Vec<String>)>, SimError> {
@@ -295,13 +315,17 @@ fn main_() -> Result<bool, SimError> {
     let from = a.from.unwrap_or(1);
     if a.keep_going {
         let mut failed = 0;
+        let mut sum = Stats::default();
         for seed in (from..from + budget).filter(|s| !known.contains(s)) {
-            if let Some((p, msg)) = run(seed, a.mutation, false, a.focus).violation {
+            let o = run(seed, a.mutation, false, a.focus);
+            add(&mut sum, &o.stats);
+            if let Some((p, msg)) = o.violation {
                 failed += 1;
                 println!("seed {seed}: {} [{}]: {msg}", p.name(), p.promise());
             }
         }
         println!("{failed} of {budget} schedules failed (known bugs skipped)");
+        print_waived(&sum);
         return Ok(failed == 0);
     }
     let t = Instant::now();
@@ -315,6 +339,7 @@ fn main_() -> Result<bool, SimError> {
         steps as f64 / count as f64
     );
     println!("  they went through: {sum:?}");
+    print_waived(&sum);
     if let Some(seed) = found {
         report(seed, a.mutation, a.focus);
         return Ok(false);

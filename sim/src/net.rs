@@ -4,29 +4,13 @@
 
 use idemkey::core::machine::{Answer, Input, NoAnswer, Request};
 
-use crate::check::{order_of, Property};
+use idemkey::core::options::StorageKind;
+
+use crate::check::{order_of, From, Property};
+use crate::flight::Req;
 use crate::queue::{Ev, PageId};
 use crate::server::{fault, Handled, Reply};
-use crate::world::World;
-
-/// One try in flight.
-pub(crate) struct Req {
-    page: PageId,
-    inst: u64,
-    key: String,
-    body: String,
-    /// Answered, failed or timed out: nothing more reaches the page.
-    done: bool,
-    /// The server declines the charge, if it makes one.
-    decline: bool,
-}
-
-impl Req {
-    /// Whether it is `page`'s and still on its way.
-    pub(crate) fn from(&self, page: PageId) -> bool {
-        self.page == page && !self.done
-    }
-}
+use crate::world::{env_now, World};
 
 impl World {
     /// A try leaves `page`: checked (the key shown, the `attempt` event before it, one key
@@ -51,10 +35,18 @@ impl World {
             self.check.fail(Property::EventsInOrder, msg);
         }
         let order = order_of(&r.body);
-        let expires = shown.expires_at - crate::env::EPOCH_MS;
+        let storage = l.m.storage();
+        let from = From {
+            tab: p.tab,
+            page,
+            memory: storage == StorageKind::Memory,
+            own: !self.p.web_locks || (p.idb_failed && storage != StorageKind::Local),
+        };
+        let clock = env_now(&self.env);
         let server = &self.server;
+        let failed = |k: &str| server.failed(k);
         self.check
-            .on_send(order, &r.key_value, expires, now, |k| server.failed(k));
+            .on_send(order, &r.key_value, from, shown.expires_at, clock, failed);
         self.check_send(page, &r.key_value, order);
         let id = self.id();
         self.stats.tries += 1;
@@ -143,12 +135,12 @@ impl World {
     pub(crate) fn commit(&mut self, id: u64) {
         let Some(r) = self.reqs.get(&id) else { return };
         let (key, body, decline) = (r.key.clone(), r.body.clone(), r.decline);
-        let now = self.now();
         let reply = self.server.commit(&key, decline);
         self.note(|| format!("server: {key} committed {}", reply.status));
         if reply.status == 201 {
             self.stats.charges += 1;
-            self.check.on_charge(order_of(&body), &key, now);
+            let clock = env_now(&self.env);
+            self.check.on_charge(order_of(&body), &key, clock);
         }
         self.respond(id, reply, 0.0);
     }

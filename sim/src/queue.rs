@@ -5,12 +5,8 @@ use std::collections::BTreeMap;
 
 use idemkey::core::machine::{Answer, Input};
 
+pub use crate::ids::{PageId, TabId};
 use crate::user::Act;
-
-/// A page's id (one load of a tab); never reused in a run.
-pub type PageId = usize;
-/// A tab's id (its pages come one after another: reloads).
-pub type TabId = usize;
 
 /// Something due at a time.
 #[derive(Debug, Clone)]

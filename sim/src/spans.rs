@@ -4,36 +4,50 @@
 //! and a submit in a tab the browser neither froze nor slowed settles within its deadline
 //! and a second, whatever another tab does.
 //!
-//! One excuse, which the README keeps: a tab that has not heard of the `finish()` yet (the
-//! mark it leaves in Web Storage has not reached that tab's localStorage, which lags
-//! between tabs), and still shows the key given up with nothing sent under it, may pay the
-//! next order under it; that key is then the next order's attempt
-//! ([`crate::check::Checker::reused`]). A key sent before is never excused, and a page
-//! loaded after the mark sees it. No other excuse: not a run whose IndexedDB failed (the
-//! mark is in Web Storage), not an order ended while its submit ran (that submit pays the
-//! order it was called for, which the checks here do not hold against it).
+//! One waiver, which the docs admit ([`Waiver::MarkNotHeard`], within
+//! [`crate::waiver::MARK_LAG_MS`] of the call): a tab that has not heard of the `finish()`
+//! yet (the mark it leaves in Web Storage has not reached that tab's localStorage, which
+//! lags between tabs) may go on with the attempt ended; a key it still showed with nothing
+//! sent under it, paid for the next order, is that order's attempt from then on
+//! ([`crate::check::Checker::reused`]). A page loaded after the mark sees it. No other
+//! excuse: not a run whose IndexedDB failed (the mark is in Web Storage), not a mark that
+//! Web Storage refused (the page was not told), not an order ended while its submit ran
+//! (that submit pays the order it was called for, which the checks here do not hold
+//! against it).
 
-use crate::check::Property;
+use idemkey::core::ended::Mark;
+use idemkey::core::record::ended_key;
+
+use crate::check::{GaveUp, Property};
 use crate::queue::PageId;
+use crate::waiver::Waiver;
 use crate::world::World;
 
 /// How long past its deadline a submit may take to settle (its last answer on the way, a
 /// store's write).
 pub(crate) const WAIT_SLACK_MS: f64 = 1000.0;
 
-/// The Web Storage key of the scope's ended attempts (`<namespace>:ended:<scope>`): one
-/// line per key given up, the key first.
-const ENDED_AT: &str = "idemkey:ended:cart-1";
-
 impl World {
-    /// Whether `page` has not heard yet that `key` was given up: the mark is in the
-    /// origin's localStorage, not yet in the page's copy of it.
-    fn not_heard(&self, page: PageId, key: &str) -> bool {
+    /// [`Waiver::MarkNotHeard`] if `page` has not heard yet that `key` was given up at
+    /// `at`: the mark is in the origin's localStorage, not yet in the page's copy of it.
+    fn not_heard(&self, page: PageId, key: &str, at: f64) -> Option<Waiver> {
         let has = |text: Option<String>| {
-            text.is_some_and(|t| t.lines().any(|l| l.split(' ').next() == Some(key)))
+            text.is_some_and(|t| t.lines().filter_map(Mark::decode).any(|m| m.key == key))
         };
+        let name = ended_key(&self.opts.namespace, &self.opts.scope);
         let e = self.env.borrow();
-        has(e.local.latest(ENDED_AT)) && !has(e.local.get(page, ENDED_AT))
+        let unheard = has(e.local.latest(&name)) && !has(e.local.get(page, &name));
+        unheard.then(|| Waiver::MarkNotHeard { lag_ms: e.now - at })
+    }
+
+    /// What may let a later use of `key`, given up by `g`, in `page` pass: an end whose
+    /// call said it was not durable ([`Waiver::EndNotDurable`]), else a mark not heard yet.
+    fn waiver_of(&self, g: &GaveUp, page: PageId, key: &str) -> Option<Waiver> {
+        if g.durable {
+            self.not_heard(page, key, g.at)
+        } else {
+            Some(Waiver::EndNotDurable)
+        }
     }
 
     /// A try of `order` leaves `page` with `key`: never a key given up for an earlier
@@ -45,16 +59,15 @@ impl World {
         let Some(g) = self.check.dead(key, order) else {
             return;
         };
-        let unheard = self.not_heard(page, key);
-        if unheard {
+        let unheard = self.waiver_of(&g, page, key);
+        if let Some(Waiver::MarkNotHeard { lag_ms }) = unheard.filter(|w| w.within_bound()) {
             self.check.unheard_sent.insert((page, key.into(), order));
             if self.check.sent_before(key, order) {
-                self.check.on_unheard(order);
+                self.check.on_unheard(order, lag_ms);
             } else {
                 self.check.reused.insert(key.into(), order);
             }
             self.note(|| format!("p{page} had not heard {key} was given up: order {order}'s"));
-            return;
         }
         let restored = self.pages[page].restored && g.page != page;
         let p = if restored {
@@ -63,19 +76,16 @@ impl World {
             g.property()
         };
         let how = if restored { "restored " } else { "" };
-        let lag = if unheard {
-            " (sent before; the mark had not reached this page's localStorage)"
-        } else {
-            ""
+        let msg = || {
+            format!(
+                "{how}p{page} sends {key} for order {order}, given up by {} in p{} at {:.3} (order {})",
+                g.call(),
+                g.page,
+                g.at,
+                g.order
+            )
         };
-        let msg = format!(
-            "{how}p{page} sends {key} for order {order}, given up by {} in p{} at {:.3} (order {}){lag}",
-            g.call(),
-            g.page,
-            g.at,
-            g.order
-        );
-        self.check.fail(p, msg);
+        self.check.check(p, false, unheard, msg);
     }
 
     /// A submit of `order` in `page` is answered by `key`: not an attempt given up before
@@ -85,18 +95,22 @@ impl World {
         let Some(g) = self.check.dead(key, order) else {
             return;
         };
+        // A try sent before the page heard of the mark reports what it did.
         let sent_unheard = self.check.unheard_sent.contains(&(page, key.into(), order));
-        if sent_unheard || self.not_heard(page, key) {
+        if sent_unheard {
             return;
         }
-        let msg = format!(
-            "p{page}: a submit of order {order} is answered by {key}, given up by {} in p{} at {:.3} (order {})",
-            g.call(),
-            g.page,
-            g.at,
-            g.order
-        );
-        self.check.fail(g.property(), msg);
+        let msg = || {
+            format!(
+                "p{page}: a submit of order {order} is answered by {key}, given up by {} in p{} at {:.3} (order {})",
+                g.call(),
+                g.page,
+                g.at,
+                g.order
+            )
+        };
+        let unheard = self.waiver_of(&g, page, key);
+        self.check.check(g.property(), false, unheard, msg);
     }
 
     /// Checks what an `open()` in `page` shows: not an attempt the page finished, nor
@@ -127,17 +141,17 @@ impl World {
         let Some(g) = dead.filter(|g| page >= g.later_pages) else {
             return;
         };
-        if self.not_heard(page, &key) {
-            return;
-        }
-        let msg = format!(
-            "p{page}: open() shows {key}, given up by {} in p{} at {:.3} (order {})",
-            g.call(),
-            g.page,
-            g.at,
-            g.order
-        );
-        self.check.fail(g.property(), msg);
+        let msg = || {
+            format!(
+                "p{page}: open() shows {key}, given up by {} in p{} at {:.3} (order {})",
+                g.call(),
+                g.page,
+                g.at,
+                g.order
+            )
+        };
+        let unheard = self.waiver_of(&g, page, &key);
+        self.check.check(g.property(), false, unheard, msg);
     }
 
     /// Sequence `no` of machine `inst` of `page` is due: settled by now (its deadline and
@@ -151,7 +165,7 @@ impl World {
         let now = self.now();
         let slowed = self.p.late.is_some_and(|(t, _)| t == p.tab)
             || self.frozen_between(p.tab, pr.called, now);
-        if pr.settled.is_some() || slowed {
+        if pr.settled.is_some() {
             return;
         }
         let held = self
@@ -161,10 +175,13 @@ impl World {
         let why = held.map_or(String::new(), |p| {
             format!(" (frozen p{p} holds IndexedDB: its read's answer waits for the thaw)")
         });
-        let msg = format!(
-            "p{page}: a submit of order {} called at {:.3} has not settled by {now:.3}{why}",
-            pr.order, pr.called
-        );
-        self.check.fail(Property::WaitBounded, msg);
+        let msg = || {
+            format!(
+                "p{page}: a submit of order {} called at {:.3} has not settled by {now:.3}{why}",
+                pr.order, pr.called
+            )
+        };
+        let waiver = slowed.then_some(Waiver::TabSlowed);
+        self.check.check(Property::WaitBounded, false, waiver, msg);
     }
 }

@@ -5,8 +5,13 @@
 //! background tab whose timers fire late, a tab frozen for a while and thawed, a page that
 //! exits right after a call returns (reload, navigation, closed tab), a page restored from
 //! the back/forward cache, and the same basket paid again after `finish()` or `reset()`.
+//! And what else the browser has: Web Storage that throws, a clock stepped back or rounded,
+//! two tabs without Web Locks, and a customer who presses Pay in a second tab while the
+//! first pays, and moves on with `finish()` (or `reset()`) once the first is answered.
 
-use crate::queue::TabId;
+use crate::clock::Clock;
+use crate::ids::TabId;
+use crate::refusals::StorageFault;
 use crate::rng::Rng;
 
 /// A user's move.
@@ -33,6 +38,9 @@ pub enum Act {
     Finish(TabId),
     /// `reset()` in the tab: a new attempt on purpose (the order changed).
     Reset(TabId),
+    /// Pay pressed again in the tab after its submit ended `outcome-unknown`, as the README
+    /// tells the customer: `submit()` of the order that submit paid.
+    Again(TabId),
     /// The faults stop, a new tab opens the checkout and submits the current order: it
     /// must settle, and resume whatever is pending.
     Final,
@@ -62,6 +70,23 @@ pub struct Freeze {
     pub after: u32,
     /// For how long, ms.
     pub ms: f64,
+}
+
+/// A customer with the cart in two tabs: Pay in `payer`, then, while it pays, Pay in
+/// `second`; once `payer`'s submit is answered, its receipt route calls `finish()` (or
+/// `reset()`); a submit of `second` that ends `outcome-unknown` is pressed again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Receipt {
+    /// The tab that pays first.
+    pub payer: TabId,
+    /// The tab pressed while it pays.
+    pub second: TabId,
+    /// When Pay is pressed in `payer`, ms.
+    pub at: f64,
+    /// How long after, Pay in `second`, ms.
+    pub after: f64,
+    /// `reset()` on the receipt route (else `finish()`).
+    pub reset: bool,
 }
 
 /// What the browser, the network and the server do in this run.
@@ -113,6 +138,12 @@ pub struct Profile {
     /// Every order is the same basket (the same payload's fingerprint): an order paid
     /// again after `finish()` or `reset()` must not meet the attempt that ended.
     pub same_basket: bool,
+    /// The pages' clock: stepped back, rounded, or true.
+    pub clock: Clock,
+    /// How Web Storage throws, if it does.
+    pub refusal: Option<StorageFault>,
+    /// The customer who pays in two tabs and moves on once the first is answered.
+    pub receipt: Option<Receipt>,
 }
 
 /// Picks one of `xs`.
@@ -131,11 +162,13 @@ pub const END_AT: f64 = 150_000.0;
 impl Profile {
     /// The profile of a run, from its generator; the page's time and exits from `time`, a
     /// generator of their own (a run without them is the run it was before they came).
-    pub fn draw(rng: &mut Rng, time: &mut Rng) -> Profile {
+    /// What else the browser has comes from `more`, a third generator (a run that draws
+    /// none of it is the run it was before).
+    pub fn draw(rng: &mut Rng, time: &mut Rng, more: &mut Rng) -> Profile {
         let tabs = 1 + rng.below(3);
         let web_locks = !rng.chance(0.15);
         // Without Web Locks the record is each tab's own and tabs are not coordinated
-        // (README): such a run plays one tab, with its reloads.
+        // (README): such a run plays one tab, with its reloads, or in half of them two.
         let tabs = if web_locks { tabs } else { 1 };
         let mut p = Profile {
             tabs,
@@ -161,9 +194,56 @@ impl Profile {
             exit: 0.0,
             bfcache: 0.0,
             same_basket: false,
+            clock: Clock::default(),
+            refusal: None,
+            receipt: None,
         };
         p.draw_time(time);
+        p.draw_more(more);
         p
+    }
+
+    /// The default mix of what else the browser has: two tabs in half the runs without
+    /// Web Locks; Web Storage that throws in one run in eight (full for a while, or
+    /// disabled); a clock stepped back 2 s or 60 s in one in six, rounded to 100 ms in one
+    /// in ten; the customer paying in two tabs in one in five of the runs with two tabs.
+    fn draw_more(&mut self, more: &mut Rng) {
+        if !self.web_locks && more.chance(0.5) {
+            self.tabs = 2;
+        }
+        self.refusal = match more.below(16) {
+            0 => Some(StorageFault::Disabled {
+                session: more.chance(0.5),
+            }),
+            1 => {
+                let from = more.range(0.0, 4000.0);
+                let until = from + pick(more, &[1000.0, 5000.0, END_AT]);
+                let session = more.chance(0.3);
+                Some(StorageFault::Quota {
+                    from,
+                    until,
+                    session,
+                })
+            }
+            _ => None,
+        };
+        if more.chance(1.0 / 6.0) {
+            let back = pick(more, &[2000.0, 60_000.0]);
+            self.clock.step = Some((more.range(200.0, 4000.0), back));
+        }
+        if more.chance(0.1) {
+            self.clock.round_ms = Some(100.0);
+        }
+        if self.tabs >= 2 && more.chance(0.2) {
+            let payer = more.below(self.tabs);
+            self.receipt = Some(Receipt {
+                payer,
+                second: (payer + 1) % self.tabs,
+                at: more.range(0.0, 2000.0),
+                after: more.range(50.0, 1500.0),
+                reset: more.chance(0.3),
+            });
+        }
     }
 
     /// The page's time and exits (the default mix): late timers in about one run in
@@ -250,6 +330,38 @@ pub fn plan(rng: &mut Rng, time: &mut Rng, p: &Profile) -> Vec<(f64, Act)> {
                 acts.push((again, Act::Submit(time.below(p.tabs))));
             }
         }
+    }
+    if let Some(r) = p.receipt {
+        acts.push((r.at, Act::Submit(r.payer)));
+        acts.push((r.at + r.after, Act::Submit(r.second)));
+    }
+    if let Some((at, _)) = p.clock.step {
+        // Paid, the clock steps back, then the attempt ends and the basket is paid again.
+        let tab = time.below(p.tabs);
+        let end = at + time.range(0.0, 500.0);
+        let act = if time.chance(0.5) {
+            Act::Finish(tab)
+        } else {
+            Act::Reset(tab)
+        };
+        acts.push((end, act));
+        acts.push((end + time.range(10.0, 1500.0), Act::Reload(tab)));
+        acts.push((end + time.range(1600.0, 3000.0), Act::Submit(tab)));
+    }
+    if p.clock.round_ms.is_some() {
+        // An attempt ends, and Pay is pressed in another tab within the same tick of the
+        // rounded clock; then that tab reloads and pays again.
+        let (tab, other) = (time.below(p.tabs), time.below(p.tabs));
+        let end = time.range(300.0, 4000.0);
+        let act = if time.chance(0.5) {
+            Act::Finish(tab)
+        } else {
+            Act::Reset(tab)
+        };
+        acts.push((end, act));
+        acts.push((end + time.range(0.0, 100.0), Act::Submit(other)));
+        acts.push((end + time.range(150.0, 1500.0), Act::Reload(other)));
+        acts.push((end + time.range(1600.0, 3000.0), Act::Submit(other)));
     }
     acts.push((FINAL_AT, Act::Final));
     acts

@@ -13,12 +13,14 @@ use idemkey::error::Error;
 
 use crate::check::{Checker, Property};
 use crate::env::{Env, PageHost, Shared};
+use crate::flight::Req;
+use crate::lanes::Lanes;
 use crate::local::Local;
 use crate::locks::Locks;
-use crate::net::Req;
 use crate::queue::{Ev, PageId, Queue, TabId};
 use crate::rng::Rng;
 use crate::server::Server;
+use crate::txn::{Open, Txn};
 use crate::user::{plan, Profile, END_AT, SHORT_TTL_S};
 
 /// A scope's machine in a page's registry.
@@ -67,6 +69,11 @@ pub(crate) struct Page {
     pub commands: u32,
     /// It was restored from the back/forward cache.
     pub restored: bool,
+    /// The order of its last submit, if that ended `outcome-unknown`: Pay pressed again
+    /// pays it.
+    pub unknown_order: Option<usize>,
+    /// IndexedDB failed in the page (a `storage-fallback` event from it).
+    pub idb_failed: bool,
 }
 
 /// A run.
@@ -77,10 +84,10 @@ pub struct World {
     pub(crate) tab_page: BTreeMap<TabId, PageId>,
     pub(crate) locks: Locks,
     pub(crate) idb: BTreeMap<String, String>,
-    pub(crate) txns: BTreeMap<u64, crate::idb::Txn>,
-    pub(crate) open: crate::idb::Open,
+    pub(crate) txns: BTreeMap<u64, Txn>,
+    pub(crate) open: Open,
     pub(crate) last_txn_at: f64,
-    pub(crate) fifo: BTreeMap<(u8, PageId, PageId), f64>,
+    pub(crate) lanes: Lanes,
     pub(crate) reqs: BTreeMap<u64, Req>,
     pub(crate) server: Server,
     pub(crate) check: Checker,
@@ -91,6 +98,8 @@ pub struct World {
     pub(crate) final_promise: Option<(PageId, u64, u32)>,
     /// The final submit was made a second time.
     pub(crate) final_retried: bool,
+    /// The payer of the customer paying in two tabs has moved on (its receipt route).
+    pub(crate) moved_on: bool,
     pub(crate) trace: Option<Vec<String>>,
     /// The randomness of the page's time and exits (its own: a run without them draws
     /// nothing from it).
@@ -122,10 +131,17 @@ pub struct Stats {
     pub deaths: u64,
     /// Tries sent while another page's try of the scope was in flight.
     pub overlaps: u64,
+    /// Uses of Web Storage that threw.
+    pub refused: u64,
+    /// Violations a waiver let pass, by waiver ([`crate::waiver::NAMES`]).
+    pub waived: [u64; crate::waiver::NAMES.len()],
 }
 
 /// Seeds the generator of the page's time and exits apart from the run's.
 const TIME_STREAM: u64 = 0x7153_0e11_d00d_5eed;
+/// Seeds the generator of what else the browser has (throwing storage, the clock, two tabs
+/// without Web Locks, the customer paying in two tabs) apart from the others.
+const MORE_STREAM: u64 = 0x5eed_b0a7_57e9_0c1c;
 
 /// The options every page opens the checkout with.
 fn options(ttl_s: f64) -> Options {
@@ -148,7 +164,8 @@ impl World {
     pub fn new(seed: u64, traced: bool, focus: Option<Property>) -> World {
         let mut rng = Rng::new(seed);
         let mut time = Rng::new(seed ^ TIME_STREAM);
-        let p = Profile::draw(&mut rng, &mut time);
+        let mut more = Rng::new(seed ^ MORE_STREAM);
+        let p = Profile::draw(&mut rng, &mut time, &mut more);
         let acts = plan(&mut rng, &mut time, &p);
         let mut q = Queue::default();
         for (t, a) in acts {
@@ -162,9 +179,17 @@ impl World {
             session: BTreeMap::new(),
             memory: BTreeMap::new(),
             web_locks: p.web_locks,
+            clock: p.clock,
+            refusal: p.refusal,
+            refused: 0,
         };
         let ttl = if p.forget { SHORT_TTL_S } else { 86_400.0 };
-        let server = Server::new(p.forget.then_some(ttl * 1000.0), p.same_basket);
+        // The server's clock is true: where the pages' clock stepped back, a page keeps a key
+        // that much longer, and the server keeps it as long (the README: keep keys at least
+        // as long as the client's `ttlSeconds`).
+        let behind = p.clock.step.map_or(0.0, |(_, back)| back);
+        let forget = p.forget.then_some(ttl * 1000.0 + behind);
+        let server = Server::new(forget, p.same_basket);
         let mut w = World {
             env: Rc::new(RefCell::new(env)),
             pages: Vec::new(),
@@ -172,18 +197,19 @@ impl World {
             locks: Locks::default(),
             idb: BTreeMap::new(),
             txns: BTreeMap::new(),
-            open: crate::idb::Open::default(),
+            open: Open::default(),
             last_txn_at: 0.0,
-            fifo: BTreeMap::new(),
+            lanes: Lanes::default(),
             reqs: BTreeMap::new(),
             server,
-            check: Checker::focused(focus),
+            check: Checker::focused(focus, p.web_locks),
             order: 0,
             opts: options(ttl),
             next_id: 0,
             faults_off: false,
             final_promise: None,
             final_retried: false,
+            moved_on: false,
             trace: traced.then(Vec::new),
             time,
             frozen: None,
@@ -321,6 +347,8 @@ impl World {
             sent_key: None,
             commands: 0,
             restored: false,
+            unknown_order: None,
+            idb_failed: false,
         });
         self.tab_page.insert(tab, id);
         self.open_scope(id, true);
@@ -408,7 +436,8 @@ impl World {
     }
 }
 
-/// The run's clock in the machine's terms (ms since the epoch).
+/// The pages' clock (`Date.now()`, ms since the epoch), as the machines read it.
 pub(crate) fn env_now(env: &Shared) -> f64 {
-    crate::env::EPOCH_MS + env.borrow().now
+    let e = env.borrow();
+    e.clock.read(e.now)
 }

@@ -17,7 +17,7 @@ const ANSWER = 5; // (status, body, Retry-After, Idempotent-Replayed)
 const NO_ANSWER = 6; // (1 when its timeout aborted the try)
 const WOKEN = 7; // (wake code)
 const NOTICE = 8; // (0, the channel's message)
-const STORAGE_EVENT = 9; // (0, newValue, oldValue)
+const STORAGE_EVENT = 9; // (0, newValue)
 
 // A scope's driver state: its machine `m`, the Web Lock's release, its channel membership
 // and `storage` listener, the promises of its submit sequences by number, and the
@@ -107,7 +107,7 @@ function deliver(name, text, from) {
 }
 
 // Hears the scope's channel (`name`) and the `storage` events of key `name` in backend
-// `kind`: NOTICE with the message, STORAGE_EVENT with the new and old value.
+// `kind`: NOTICE with the message, STORAGE_EVENT with the new value.
 export function listen(d, name, kind) {
   if (typeof BroadcastChannel == "function") {
     if (!chan) {
@@ -127,7 +127,7 @@ export function listen(d, name, kind) {
     try {
       mine = e.storageArea === webStorage(kind);
     } catch {}
-    if (e.key === name && mine) d.m?.feed(STORAGE_EVENT, 0, e.newValue, e.oldValue);
+    if (e.key === name && mine) d.m?.feed(STORAGE_EVENT, 0, e.newValue);
   };
   if (!watching) {
     watching = true;

@@ -224,7 +224,7 @@ impl Machine {
     /// - `NO_ANSWER`: the try got none; `n` is 1 when its timeout aborted it;
     /// - `WOKEN`: the wake numbered `n` ([`wake_code`]) has come;
     /// - `NOTICE`: the message `a` on the scope's channel;
-    /// - `STORAGE_EVENT`: the `storage` event of the record's key, new value `a`, old `b`.
+    /// - `STORAGE_EVENT`: the `storage` event of the record's key, new value `a`.
     pub fn feed(&self, input: u32, n: u32, a: JsValue, b: JsValue, c: JsValue) {
         self.0.feed(match input {
             input::LOCK_GRANTED => Input::LockGranted,
@@ -245,10 +245,7 @@ impl Machine {
             }),
             input::WOKEN => Input::Woken(wake_of(n)),
             input::NOTICE => Input::Notice(string(&a)),
-            input::STORAGE_EVENT => Input::StorageEvent {
-                new: text(&a),
-                old: text(&b),
-            },
+            input::STORAGE_EVENT => Input::StorageEvent(text(&a)),
             // The driver sends no other number.
             _ => return,
         });

@@ -1,17 +1,25 @@
 //! The attempts a page ended with `finish()` or `reset()`, as every later reader must see
 //! them: one mark per key given up, written to Web Storage before the call returns, so a
-//! page that navigates, reloads or closes at once leaves its decision behind even when the
-//! clean-up with the scope's lock never runs (or IndexedDB refuses it).
+//! page that navigates, reloads or closes at once leaves its decision behind. The ended
+//! attempt's record is not removed: it keeps the attempt's answer for the submits that
+//! belong to it (below), until its key expires or the next attempt's record replaces it.
 //!
-//! The one rule ([`Mark::covers`]): a record of the key given up whose payload was bound at
-//! or before the mark was made is that ended attempt, and no reader shows it, answers from
-//! it or sends its key again. A record of the same key bound later is the next order's: a
-//! tab that had not heard of the mark yet paid it under that key, and the charge it made is
-//! shown, not hidden.
+//! What a mark ends ([`Mark::covers`]): the attempt as the page that ended it saw it. Where
+//! that page saw the key bound to a payload, every record of the key; where it saw the key
+//! fresh, only a record still fresh: a tab that had not heard of the mark and bound the key
+//! to a payload began an attempt the page never saw, and the charge it made is shown, not
+//! hidden.
 //!
-//! The stored text is one mark per line, `key since until`, newest first; it is read as
-//! text, line by line, and a line that does not read so (edited by hand, another version)
-//! is passed over while the others still count.
+//! Which came first, a `submit()` or an end ([`belongs`]), is decided by what the page had
+//! heard when `submit()` was called: the marks in its Web Storage then. No clock is read,
+//! so a clock set back or rounded, or two calls in one millisecond, cannot reorder them. A
+//! submit called before an end it had not heard of belongs to the attempt that end ended:
+//! it resolves with that attempt's answer, or rejects, and never sends a new key.
+//!
+//! The stored text is one mark per line, `key bound until` (`bound` is `1` or `0`), newest
+//! first; it is read as text, line by line, and a line that does not read so (edited by
+//! hand, another version) is passed over while the others still count. A line an earlier
+//! release wrote holds the time of the end where `bound` is: it reads as bound.
 
 use crate::core::ascii::{digits, rsplit_byte};
 use crate::core::json::push_u64;
@@ -27,18 +35,18 @@ pub const MARKS_KEPT: usize = 8;
 pub struct Mark {
     /// The key given up.
     pub key: String,
-    /// When it was given up (ms since epoch).
-    pub since: f64,
+    /// Whether the page that gave it up saw it bound to a payload (something may have been
+    /// sent under it).
+    pub bound: bool,
     /// When the key expires anyway (ms since epoch): the mark is needed until then.
     pub until: f64,
 }
 
 impl Mark {
-    /// Whether `rec` is the attempt this mark ended: its key, with its payload bound
-    /// (`submittedAt`, 0 when none was) at or before the mark. A page that calls `finish()`
-    /// in the turn it submits ends that order too.
+    /// Whether `rec` is the attempt this mark ended: its key, bound to a payload only if
+    /// the page that ended it saw it bound.
     pub fn covers(&self, rec: &Record) -> bool {
-        rec.key == self.key && rec.submitted_at <= self.since
+        rec.key == self.key && (self.bound || rec.fingerprint.is_none())
     }
 
     /// One stored line; `None` for anything else.
@@ -46,13 +54,13 @@ impl Mark {
     #[allow(clippy::manual_contains)]
     pub fn decode(line: &str) -> Option<Mark> {
         let (head, until) = rsplit_byte(line, b' ')?;
-        let (key, since) = rsplit_byte(head, b' ')?;
+        let (key, bound) = rsplit_byte(head, b' ')?;
         if key.is_empty() || key.as_bytes().iter().any(|&b| b == b' ') {
             return None;
         }
         Some(Mark {
             key: key.into(),
-            since: digits(since)? as f64,
+            bound: digits(bound)? != 0,
             until: digits(until)? as f64,
         })
     }
@@ -66,9 +74,7 @@ impl Mark {
 
     fn push_line(&self, out: &mut String) {
         out.push_str(&self.key);
-        out.push(' ');
-        push_u64(out, self.since as u64);
-        out.push(' ');
+        out.push_str(if self.bound { " 1 " } else { " 0 " });
         push_u64(out, self.until as u64);
     }
 }
@@ -104,6 +110,44 @@ pub fn covers(text: &str, rec: &Record) -> bool {
 /// link a searcher of its own, and could match inside a longer line).
 pub fn holds(text: &str, mark: &Mark) -> bool {
     marks(text).any(|m| m == *mark)
+}
+
+/// Whether the stored `text` names `key` as given up: a page that had heard so when it
+/// called `submit()` called it after the end.
+pub fn names(text: &str, key: &str) -> bool {
+    marks(text).any(|m| m.key == key)
+}
+
+/// What a `submit()` called when the page had heard of the marks in `heard` meets, once it
+/// holds the scope's lock and finds `rec` stored and the marks `text`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Belongs {
+    /// No end it had not heard of touches it: the usual plan, with ended attempts dead.
+    Live,
+    /// It belongs to the attempt of `rec`, ended since it was called: it resolves with that
+    /// attempt's answer, or rejects, and sends nothing.
+    Ended,
+    /// It belongs to an attempt ended since it was called whose record is gone (replaced by
+    /// a later attempt's): it rejects `outcome-unknown` and sends nothing.
+    Lost,
+}
+
+/// The one rule of an end that a submit had not heard of when it was called: the first
+/// such end (the oldest mark not in `heard`) that ended something that may have been paid
+/// is the end of the attempt the submit was called in. Its record, if `rec` is still it,
+/// holds the answer ([`Belongs::Ended`]); if not, the answer is lost ([`Belongs::Lost`]).
+/// An end of a key the page saw fresh, with nothing bound under it, passes the submit on.
+pub fn belongs(rec: Option<&Record>, text: &str, heard: &str) -> Belongs {
+    let unheard: Vec<Mark> = marks(text).filter(|m| !names(heard, &m.key)).collect();
+    for m in unheard.iter().rev() {
+        match rec {
+            Some(r) if m.covers(r) && r.fingerprint.is_some() => return Belongs::Ended,
+            Some(r) if m.covers(r) => {}
+            _ if m.bound => return Belongs::Lost,
+            _ => {}
+        }
+    }
+    Belongs::Live
 }
 
 /// The stored text with `mark` added first, the marks whose key expired by `now_ms` (and

@@ -5,59 +5,67 @@ const NOW: f64 = 1_700_000_000_000.0;
 const TTL: f64 = 86_400_000.0;
 const K1: &str = "11111111-1111-4111-8111-111111111111";
 const K2: &str = "22222222-2222-4222-8222-222222222222";
+const K3: &str = "33333333-3333-4333-8333-333333333333";
 
-fn mark(key: &str, since: f64) -> Mark {
+/// The mark of an attempt a page saw `bound` to a payload (or fresh).
+fn mark(key: &str, bound: bool) -> Mark {
     Mark {
         key: key.into(),
-        since,
-        until: since + TTL,
+        bound,
+        until: NOW + TTL,
     }
 }
 
-fn paid(key: &str, bound_at: f64) -> Record {
+fn paid(key: &str) -> Record {
     let mut r = Record::new(key, "cart", NOW - 10.0, TTL);
     r.state = State::Succeeded;
-    r.submitted_at = bound_at;
+    r.fingerprint = Some("f1:basket".into());
     r
 }
 
-#[test]
-fn a_finished_attempt_is_covered_whatever_its_state() {
-    let m = mark(K1, NOW);
-    assert!(m.covers(&paid(K1, NOW - 5.0)));
-    // Bound in the very millisecond of the finish(): the page ended that order too.
-    assert!(m.covers(&paid(K1, NOW)));
-    // Never bound (fresh, shown by open()).
-    assert!(m.covers(&Record::new(K1, "cart", NOW - 10.0, TTL)));
-    // Another key is another attempt.
-    assert!(!m.covers(&paid(K2, NOW - 5.0)));
+fn fresh(key: &str) -> Record {
+    Record::new(key, "cart", NOW - 10.0, TTL)
+}
+
+/// The stored text of `marks`, the first given ended first.
+fn text(marks: &[Mark]) -> String {
+    marks.iter().fold(String::new(), |t, m| with(&t, m, NOW))
 }
 
 #[test]
-fn the_same_key_bound_after_the_mark_is_the_next_orders_and_stays() {
-    // A tab that had not heard of the finish() paid the next order under the key it showed.
-    assert!(!mark(K1, NOW).covers(&paid(K1, NOW + 1.0)));
+fn a_mark_of_an_attempt_seen_paid_covers_every_record_of_its_key() {
+    assert!(mark(K1, true).covers(&paid(K1)));
+    assert!(mark(K1, true).covers(&fresh(K1)));
+    assert!(!mark(K1, true).covers(&paid(K2)), "another key");
 }
 
 #[test]
-fn marks_read_back_as_written() {
-    let text = with(
-        &with("", &mark(K1, NOW), NOW),
-        &mark(K2, NOW + 3.0),
-        NOW + 3.0,
-    );
-    assert_eq!(text.lines().count(), 2);
-    assert!(covers(&text, &paid(K1, NOW)));
-    assert!(covers(&text, &paid(K2, NOW)));
+fn a_mark_of_a_key_seen_fresh_leaves_a_payment_another_tab_made_under_it() {
+    // A tab that had not heard of the reset() paid under the key: an attempt the page that
+    // ended the key never saw. Its charge is shown, not hidden.
+    assert!(mark(K1, false).covers(&fresh(K1)));
+    assert!(!mark(K1, false).covers(&paid(K1)));
+}
+
+#[test]
+fn marks_read_back_as_written_and_an_earlier_releases_line_reads_as_bound() {
+    let t = text(&[mark(K1, true), mark(K2, false)]);
+    assert_eq!(t.lines().count(), 2);
     assert_eq!(
-        Mark::decode(text.lines().next().unwrap()),
-        Some(mark(K2, NOW + 3.0))
+        Mark::decode(t.lines().next().unwrap()),
+        Some(mark(K2, false))
     );
+    assert_eq!(
+        Mark::decode(t.lines().nth(1).unwrap()),
+        Some(mark(K1, true))
+    );
+    let legacy = format!("{K1} {} {}", NOW as u64, (NOW + TTL) as u64);
+    assert_eq!(Mark::decode(&legacy), Some(mark(K1, true)));
 }
 
 #[test]
 fn unreadable_lines_are_passed_over_and_the_others_still_count() {
-    let good = format!("{K1} {} {}", NOW as u64, (NOW + TTL) as u64);
+    let good = mark(K1, true).line();
     for bad in [
         "",
         "garbage",
@@ -68,48 +76,99 @@ fn unreadable_lines_are_passed_over_and_the_others_still_count() {
         " 1 2",
         "{\"v\":1}",
     ] {
-        assert!(
-            covers(&format!("{bad}\n{good}"), &paid(K1, NOW - 1.0)),
-            "{bad:?}"
-        );
-        assert!(
-            covers(&format!("{good}\n{bad}"), &paid(K1, NOW - 1.0)),
-            "{bad:?}"
-        );
-        assert!(!covers(bad, &paid(K1, NOW - 1.0)), "{bad:?}");
+        assert!(covers(&format!("{bad}\n{good}"), &paid(K1)), "{bad:?}");
+        assert!(covers(&format!("{good}\n{bad}"), &paid(K1)), "{bad:?}");
+        assert!(!covers(bad, &paid(K1)), "{bad:?}");
         // Dropped at the next write.
-        assert_eq!(with(bad, &mark(K2, NOW), NOW).lines().count(), 1, "{bad:?}");
+        assert_eq!(
+            with(bad, &mark(K2, true), NOW).lines().count(),
+            1,
+            "{bad:?}"
+        );
     }
 }
 
 #[test]
 fn expired_marks_go_and_only_the_last_few_are_kept() {
-    let text = with("", &mark(K1, NOW), NOW);
-    // K1 expired: nothing can still hold it as live, and its mark is dropped.
-    let text = with(&text, &mark(K2, NOW + TTL), NOW + TTL);
-    assert!(!covers(&text, &paid(K1, NOW - 1.0)));
-    assert!(covers(&text, &paid(K2, NOW)));
-    let mut text = String::new();
+    let early = Mark {
+        until: NOW,
+        ..mark(K1, true)
+    };
+    let t = with(&with("", &early, NOW - 1.0), &mark(K2, true), NOW);
+    assert!(!covers(&t, &paid(K1)), "K1 expired: its mark is dropped");
+    assert!(covers(&t, &paid(K2)));
+    let mut t = String::new();
     for i in 0..(MARKS_KEPT + 3) {
-        text = with(&text, &mark(&format!("k{i}"), NOW + i as f64), NOW);
+        t = with(&t, &mark(&format!("k{i}"), true), NOW);
     }
-    assert_eq!(text.lines().count(), MARKS_KEPT);
-    assert!(!covers(&text, &paid("k0", NOW - 1.0)));
-    assert!(covers(&text, &paid(&format!("k{}", MARKS_KEPT + 2), NOW)));
-    assert!(!all_expired(&text, NOW));
-    assert!(all_expired(&text, NOW + 2.0 * TTL));
+    assert_eq!(t.lines().count(), MARKS_KEPT);
+    assert!(!covers(&t, &paid("k0")));
+    assert!(covers(&t, &paid(&format!("k{}", MARKS_KEPT + 2))));
+    assert!(!all_expired(&t, NOW));
+    assert!(all_expired(&t, NOW + 2.0 * TTL));
 }
 
 #[test]
 fn a_mark_is_held_only_by_a_line_that_is_that_mark() {
-    let m = mark(K1, NOW);
+    let m = mark(K1, true);
     let stored = with("", &m, NOW);
     assert!(holds(&stored, &m));
-    assert!(holds(&with(&stored, &mark(K2, NOW + 1.0), NOW), &m));
-    // Another time or key is another mark, and a longer line is not this one.
-    assert!(!holds(&stored, &mark(K1, NOW + 1.0)));
-    assert!(!holds(&stored, &mark(K2, NOW)));
+    assert!(holds(&with(&stored, &mark(K2, true), NOW), &m));
+    assert!(!holds(&stored, &mark(K1, false)));
+    assert!(!holds(&stored, &mark(K2, true)));
     let longer = format!("{} 1", m.line());
     assert!(!holds(&longer, &m) && longer.contains(&m.line()));
     assert!(!holds("", &m));
+}
+
+#[test]
+fn a_submit_called_before_an_end_it_had_not_heard_of_belongs_to_the_attempt_ended() {
+    let ended = text(&[mark(K1, true)]);
+    // Pay pressed in tab A while tab B paid K1; B's receipt route called finish().
+    assert_eq!(belongs(Some(&paid(K1)), &ended, ""), Belongs::Ended);
+    // The same after reset(), whose next key a later submit already stored.
+    assert_eq!(belongs(Some(&fresh(K2)), &ended, ""), Belongs::Lost);
+    assert_eq!(belongs(None, &ended, ""), Belongs::Lost);
+    // Called after the page heard of the end: the next order's.
+    assert_eq!(belongs(Some(&paid(K1)), &ended, &ended), Belongs::Live);
+    assert_eq!(belongs(None, &ended, &ended), Belongs::Live);
+    // No end since: nothing changes.
+    assert_eq!(belongs(Some(&paid(K1)), "", ""), Belongs::Live);
+}
+
+#[test]
+fn the_first_end_after_the_call_decides_and_an_end_of_a_fresh_key_passes_it_on() {
+    let heard = text(&[mark(K3, true)]);
+    // K1 ended paid, then K2 (the next order) ended paid: the submit was in K1's attempt.
+    let both = text(&[mark(K3, true), mark(K1, true), mark(K2, true)]);
+    assert_eq!(belongs(Some(&paid(K2)), &both, &heard), Belongs::Lost);
+    assert_eq!(belongs(Some(&paid(K1)), &both, &heard), Belongs::Ended);
+    // K1 ended while nothing was bound under it: nothing was paid there; K2 decides.
+    let fresh_first = text(&[mark(K3, true), mark(K1, false), mark(K2, true)]);
+    assert_eq!(
+        belongs(Some(&paid(K2)), &fresh_first, &heard),
+        Belongs::Ended
+    );
+    assert_eq!(
+        belongs(Some(&fresh(K1)), &text(&[mark(K1, false)]), ""),
+        Belongs::Live
+    );
+    // A page that saw K1 fresh ended it, and a tab that had not heard paid under it: that
+    // payment is live, as the mark does not cover it.
+    assert_eq!(
+        belongs(Some(&paid(K1)), &text(&[mark(K1, false)]), ""),
+        Belongs::Live
+    );
+}
+
+#[test]
+fn no_clock_orders_a_submit_and_an_end() {
+    // The rule reads no time: the same marks and the same record decide the same whatever
+    // the clock says (set back, rounded, or one millisecond for both calls).
+    let ended = text(&[mark(K1, true)]);
+    let mut late = paid(K1);
+    late.created_at = 0.0;
+    late.updated_at = 0.0;
+    assert_eq!(belongs(Some(&late), &ended, ""), Belongs::Ended);
+    assert_eq!(belongs(Some(&late), &ended, &ended), Belongs::Live);
 }

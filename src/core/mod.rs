@@ -15,4 +15,5 @@ pub mod record_read;
 pub mod retry;
 pub mod retry_after;
 pub mod state;
+pub mod sweep;
 pub mod sync;

@@ -3,16 +3,15 @@
 use crate::core::ascii::{digits, rsplit_byte};
 use crate::core::json::{push_u64, write_str};
 use crate::core::state::State;
-use crate::error::Result;
 use crate::prelude::*;
 
 /// The record format this crate writes and the only one it reads.
 ///
-/// `rev` and `submittedAt` were added to version 1 as optional fields rather than as a
-/// version 2: a tab still running an older release reads such a record as it always did (it
-/// ignores unknown fields), where a new version number would make it set the record aside
-/// as unreadable and start over with another key while the first key's request may be in
-/// flight.
+/// `rev` was added to version 1 as an optional field rather than as a version 2: a tab
+/// still running an older release reads such a record as it always did (it ignores unknown
+/// fields), where a new version number would make it set the record aside as unreadable and
+/// start over with another key while the first key's request may be in flight. For the same
+/// reason a `submittedAt` field that an earlier release wrote is read past, not refused.
 pub const RECORD_VERSION: u32 = 1;
 
 /// The last final response of an attempt, kept so a refresh or a second tab can show it.
@@ -52,10 +51,6 @@ pub struct Record {
     pub expires_at: f64,
     /// Last change (ms since epoch).
     pub updated_at: f64,
-    /// When the `submit()` that bound the payload (`fingerprint`) to the key was called (ms
-    /// since epoch); 0 before, and in a record an older release wrote (it had no such
-    /// field). A `finish()` or `reset()` called before it did not see this payload.
-    pub submitted_at: f64,
     /// The final response, once there is one.
     pub response: Option<StoredResponse>,
 }
@@ -79,7 +74,6 @@ impl Record {
             created_at: now_ms,
             expires_at: now_ms + ttl_ms,
             updated_at: now_ms,
-            submitted_at: 0.0,
             response: None,
         }
     }
@@ -124,7 +118,6 @@ impl Record {
             (",\"createdAt\":", self.created_at),
             (",\"expiresAt\":", self.expires_at),
             (",\"updatedAt\":", self.updated_at),
-            (",\"submittedAt\":", self.submitted_at),
         ] {
             o.push_str(name);
             push_u64(&mut o, ms(t));
@@ -222,37 +215,6 @@ pub fn parse_quarantine_key<'a>(namespace: &str, storage_key: &'a str) -> Option
         return None;
     }
     Some((scope, digits(ms)?))
-}
-
-/// Whether the sweep of the first `open()` of `namespace` in a page deletes the storage entry `storage_key` = `value` of `namespace` at
-/// `now_ms`: a readable record that has expired, the marks of
-/// ended attempts ([`ended_key`]) once every key they name has expired, or a quarantined
-/// copy older than [`QUARANTINE_RETENTION_MS`]. Anything else (live or unreadable records,
-/// keys this crate does not know) is kept.
-///
-/// `decode` reads a record's text ([`Record::decode`] on the host, the browser's parser in
-/// the wasm).
-pub fn sweep_due(
-    namespace: &str,
-    storage_key: &str,
-    value: &str,
-    now_ms: f64,
-    decode: impl FnOnce(&str) -> Result<Record>,
-) -> bool {
-    let after = |mid: &str| {
-        storage_key
-            .strip_prefix(namespace)
-            .and_then(|rest| rest.strip_prefix(mid))
-            .is_some_and(|scope| !scope.is_empty())
-    };
-    if after(":ended:") {
-        return crate::core::ended::all_expired(value, now_ms);
-    }
-    if parse_record_key(namespace, storage_key).is_some() {
-        return decode(value).is_ok_and(|r| r.is_expired(now_ms));
-    }
-    parse_quarantine_key(namespace, storage_key)
-        .is_some_and(|(_, at)| now_ms - at as f64 >= QUARANTINE_RETENTION_MS)
 }
 
 #[cfg(test)]

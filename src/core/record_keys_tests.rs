@@ -2,6 +2,7 @@
 //! reading them back, and the sweep's rule of what is due; and the TTL limit.
 
 use super::*;
+use crate::core::sweep::sweep_due;
 
 const KEY: &str = "8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f";
 const NOW: f64 = 1_700_000_000_000.0;

@@ -80,8 +80,6 @@ pub enum Field {
     ExpiresAt,
     /// `updatedAt`.
     UpdatedAt,
-    /// `submittedAt`.
-    SubmittedAt,
     /// `response`.
     Response,
     /// `response.status`.
@@ -93,7 +91,7 @@ pub enum Field {
 }
 
 /// The JSON names of the [`Field`]s, in their order.
-pub const FIELDS: [&str; 15] = [
+pub const FIELDS: [&str; 14] = [
     "v",
     "rev",
     "key",
@@ -104,7 +102,6 @@ pub const FIELDS: [&str; 15] = [
     "createdAt",
     "expiresAt",
     "updatedAt",
-    "submittedAt",
     "response",
     "status",
     "body",
@@ -162,7 +159,7 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
         self.int(f, MAX_SAFE).map(|n| n as f64)
     }
 
-    /// A whole number added to version 1 after its first release (`rev`, `submittedAt`):
+    /// A whole number added to version 1 after its first release (`rev`):
     /// optional, since records written before it have none; 0 then.
     fn added(&mut self, f: Field) -> core::result::Result<u64, Corrupt> {
         match (self.0)(f) {
@@ -207,7 +204,6 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
         let created_at = self.time(Field::CreatedAt)?;
         let expires_at = self.time(Field::ExpiresAt)?;
         let updated_at = self.time(Field::UpdatedAt)?;
-        let submitted_at = self.added(Field::SubmittedAt)? as f64;
         if expires_at < created_at {
             return Err(Corrupt("expiresAt", "before createdAt"));
         }
@@ -242,7 +238,6 @@ impl<F: FnMut(Field) -> Value> Fields<F> {
             created_at,
             expires_at,
             updated_at,
-            submitted_at,
             response,
         })
     }

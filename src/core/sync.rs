@@ -1,12 +1,10 @@
 //! What the tabs of one scope do with the record they share, decided without the browser:
 //! what the tab that takes the scope's lock goes on from, whether another tab's copy beats
-//! the one this tab shows, whether `reset()` or `finish()` still apply once their turn
-//! comes, and the notices the tabs post each other.
+//! the one this tab shows, and the notices the tabs post each other.
 //!
 //! The rule behind all of it: only the tab holding the scope's lock changes the stored key
 //! or state, and a key a tab made up at `open()` never replaces a record it may not have seen.
 
-use crate::core::ended::Mark;
 use crate::core::record::Record;
 use crate::core::state::State;
 use crate::prelude::*;
@@ -25,6 +23,12 @@ pub enum Current {
     /// Nothing live is stored and the record this tab showed was stored once (another tab
     /// finished it, or it expired): a new attempt with a new key.
     Fresh,
+    /// The submit belongs to this attempt, ended since it was called (core::ended's
+    /// `belongs`): its answer, or a refusal; nothing is sent.
+    Ended(Record),
+    /// The submit belongs to an attempt ended since it was called whose record is gone:
+    /// `outcome-unknown`; nothing is sent.
+    Lost,
 }
 
 impl Current {
@@ -110,35 +114,15 @@ pub fn newer(a: &Record, b: &Record) -> bool {
     }
 }
 
-/// Whether another tab's removal of `removed_key` (its `finish()`) ends what this tab shows.
-pub fn removes(removed_key: &str, shown: &Record, shown_stored: bool) -> bool {
-    shown_stored && shown.key == removed_key
-}
-
-/// Whether a `reset()` or `finish()` that gave up the attempt `seen` (its key and when) may,
-/// once it holds the lock, replace the stored record: only the attempt the page saw (or
-/// nothing live) is given up; another tab's newer attempt is left alone and shown instead.
-/// A newer attempt can carry the key given up: one not sent yet at `since`, which a tab
-/// still showing it then sent with the payload of a `submit()` called after (the next
-/// order, charged under it). A submit called before, even if it took the lock after, paid
-/// the order the page ended, and its key is given up as seen (also one called in the same
-/// millisecond: a page that calls `finish()` in the turn it submits ends that order). The
-/// tabs share one clock; one set back between a submit and the clean-up makes the record
-/// look bound later, and it is kept: the page shows that attempt (and its answer) rather
-/// than risk a second charge.
-pub fn may_replace(stored: Option<&Record>, seen: &Mark, now_ms: f64) -> bool {
-    stored.is_none_or(|r| r.is_expired(now_ms) || seen.covers(r))
-}
-
 /// A message one tab of a scope posts to the others (BroadcastChannel text).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Notice<'a> {
     /// The lock holder stored this record text.
     Stored(&'a str),
-    /// The lock holder removed the record of this key (`finish()`).
-    Removed(&'a str),
     /// A tab gave a key up (`reset()`, `finish()`): the mark's line (core::ended), or the
     /// bare key from an older release. The tab sending with it stops before its next try.
+    /// (An older release also posted `R` and the key when it removed a finished record;
+    /// that text reads as nothing now: the mark says it all.)
     Abandon(&'a str),
 }
 
@@ -147,7 +131,6 @@ impl<'a> Notice<'a> {
     pub fn encode(&self) -> String {
         let (tag, rest) = match self {
             Notice::Stored(t) => ('S', t),
-            Notice::Removed(k) => ('R', k),
             Notice::Abandon(k) => ('A', k),
         };
         let mut s = String::with_capacity(1 + rest.len());
@@ -161,7 +144,6 @@ impl<'a> Notice<'a> {
         let rest = text.get(1..).filter(|r| !r.is_empty())?;
         Some(match *text.as_bytes().first()? {
             b'S' => Notice::Stored(rest),
-            b'R' => Notice::Removed(rest),
             b'A' => Notice::Abandon(rest),
             _ => return None,
         })

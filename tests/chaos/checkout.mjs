@@ -167,6 +167,8 @@ async function play(plan, env, rec, tabs) {
 
   if (plan.move === 'tab') {
     order = await twoTabs({ rec, tabs, tab1, open, pageUrl, gate, env }, plan.params);
+  } else if (plan.move === 'tab-receipt') {
+    order = await tabThenReceipt({ rec, tab1, open, pageUrl, gate }, plan.params);
   } else if (plan.move === 'reset-race' || plan.move === 'finish-race') {
     await tab1.load(pageUrl, gate);
     order = await addOrder(rec, tab1, plan.move === 'reset-race');
@@ -256,6 +258,56 @@ async function twoTabs({ rec, tabs, tab1, open, pageUrl, gate, env }, p) {
   }
   const order = await addOrder(rec, tab1, true);
   await Promise.all([tab1.settled(seq1, PRESS_MS), tab2.settled(seq2, PRESS_MS)]);
+  return order;
+}
+
+/**
+ * The shop's receipt route, in a tab: the first time the tab shows the order `cart` paid
+ * (2xx), it starts a new order ("Start a new order": finish(), a new cart) in the same
+ * turn, unless a tab of the order has done so already. Runs in the page.
+ */
+function receiptRoute(cart) {
+  const box = document.getElementById('outcome');
+  const flag = `chaos-receipt:${cart}`;
+  new MutationObserver(() => {
+    const shown = document.getElementById('cart-id').textContent.trim();
+    if (box.dataset.kind !== 'paid' || !/^2\d\d$/.test(box.dataset.status || '') || shown !== cart) return;
+    if (localStorage.getItem(flag)) return;
+    localStorage.setItem(flag, '1');
+    document.getElementById('move-new').click();
+  }).observe(box, { attributes: true, attributeFilter: ['data-seq'] });
+  return true;
+}
+
+/** Pay in a tab that still shows the order `cart` (true), or not at all (false). Runs in the page. */
+function payIfShowing(cart) {
+  if (document.getElementById('cart-id').textContent.trim() !== cart) return false;
+  document.getElementById('pay').click();
+  return true;
+}
+
+/**
+ * Two tabs on one order, each with the receipt route: tab 1 pays, and lagMs after its
+ * first request left, tab 2 pays too, unless the order has moved on by then (tab 1 was
+ * answered first and its receipt route started a new order, which tab 2 follows: a Pay
+ * there would pay the new order); the tab answered first starts a new order at once. The
+ * order is paid once, and the new order is left unpaid.
+ */
+async function tabThenReceipt({ rec, tab1, open, pageUrl, gate }, p) {
+  await tab1.load(pageUrl, gate);
+  const order = await addOrder(rec, tab1, true);
+  const tab2 = await open('tab2');
+  await tab2.load(pageUrl, gate);
+  for (const tab of [tab1, tab2]) await tab.page.evaluate(receiptRoute, order.cart);
+  const seq1 = (await tab1.status()).seq;
+  const seq2 = (await tab2.status()).seq;
+  const sent = rec.posts.length;
+  await tab1.click('#pay');
+  await nextPost(rec, sent);
+  await sleep(p.lagMs);
+  const pressed2 = await tab2.page.evaluate(payIfShowing, order.cart);
+  if (!pressed2) rec.notes.push('tab 2 came too late: the order had moved on');
+  await Promise.all([tab1.settled(seq1, PRESS_MS), pressed2 && tab2.settled(seq2, PRESS_MS)]);
   return order;
 }
 

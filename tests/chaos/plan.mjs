@@ -11,6 +11,9 @@ export const MOVE_WEIGHTS = {
   tab: 4,             // a second tab on the same order pays 0-100 ms after the first
   'reset-race': 1,    // another tab abandons the key (reset()) while the first pays
   'finish-race': 1,   // another tab starts a new order (finish()) while the first pays
+  // Pay in a second tab on the same order while the first tab's request is on the wire;
+  // the tab answered first starts a new order (finish()) on its receipt route at once.
+  'tab-receipt': 2,
 };
 
 // The demo's products (their SKUs and the quantities a new order starts with); the
@@ -77,15 +80,17 @@ function moveParams(move, r) {
     // pays as soon as it can; window-open: the demo's "Open a second tab" button.
     case 'tab': return { together: r.chance(0.8), staggerMs: r.int(0, 40), lagMs: r.int(0, 100) };
     case 'reset-race':
-    case 'finish-race': return { lagMs: r.int(0, 100) };
+    case 'finish-race':
+    case 'tab-receipt': return { lagMs: r.int(0, 100) };
     default: return {};
   }
 }
 
-/** The plan of checkout `index` (0-based) under `seed`. */
-export function planCheckout(seed, index, runId) {
+/** The plan of checkout `index` (0-based) under `seed`; with `only`, every move is that one. */
+export function planCheckout(seed, index, runId, only = null) {
   const r = rng(`${seed}:${index}`);
-  const move = r.weighted(MOVE_WEIGHTS);
+  const drawn = r.weighted(MOVE_WEIGHTS);
+  const move = only || drawn;
   return {
     index,
     customer: `chaos-${runId}-${index}`,

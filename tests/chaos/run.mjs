@@ -8,7 +8,8 @@
 // SEED (default: a new one, printed) fixes the plan: moves, faults, quantities and when
 // the server is killed; CHECKOUTS (1000), CONCURRENCY (6), CONTEXTS (3), RESTARTS (2),
 // PROVIDER_LATENCY_MS (200), CLUSTER=1 (the many-instance setup instead of one server),
-// BROWSER (chromium; webkit runs it in WebKit through WebDriver, tabs-webdriver.mjs).
+// BROWSER (chromium; webkit runs it in WebKit through WebDriver, tabs-webdriver.mjs),
+// MOVE (every checkout makes that move, one of plan.mjs's; by default they are drawn).
 // Prints `chaos: N checkouts, D duplicate, L lost, U unresolved, E page errors, R restarts,
 // S stalled` and exits non-zero unless D, L, U and E are 0, every planned restart
 // happened and S is at most 1% of N. S counts the checkouts the browser stalled before
@@ -18,7 +19,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../support/reference.mjs';
 import { newSeed } from './rng.mjs';
-import { planCheckout, planRestarts } from './plan.mjs';
+import { MOVE_WEIGHTS, planCheckout, planRestarts } from './plan.mjs';
 import { gate as newGate } from './gate.mjs';
 import { openBrowser } from './tabs.mjs';
 import { openWebDriverBrowser } from './tabs-webdriver.mjs';
@@ -44,8 +45,13 @@ function config() {
   if (!['chromium', 'webkit'].includes(process.env.BROWSER || 'chromium')) {
     throw new Error(`BROWSER must be chromium or webkit, got ${JSON.stringify(process.env.BROWSER)}`);
   }
+  const move = process.env.MOVE || null;
+  if (move && !Object.hasOwn(MOVE_WEIGHTS, move)) {
+    throw new Error(`MOVE must be one of ${Object.keys(MOVE_WEIGHTS).join(', ')}, got ${JSON.stringify(move)}`);
+  }
   return {
     seed,
+    move,
     checkouts,
     concurrency: intEnv('CONCURRENCY', 6, 1),
     contexts: intEnv('CONTEXTS', 3, 1),
@@ -102,7 +108,7 @@ async function main() {
   const cfg = config();
   const started = Date.now();
   const runId = `${cfg.seed}-${started.toString(36)}`;
-  const plans = Array.from({ length: cfg.checkouts }, (_, i) => planCheckout(cfg.seed, i, runId));
+  const plans = Array.from({ length: cfg.checkouts }, (_, i) => planCheckout(cfg.seed, i, runId, cfg.move));
   const restartPlan = planRestarts(cfg.seed, cfg.checkouts, cfg.restarts);
   console.log(`chaos: seed ${cfg.seed} (repeat the plan with SEED=${cfg.seed}); ${cfg.checkouts} checkouts, `
     + `${cfg.concurrency} at a time over ${cfg.contexts} browser contexts; kill -9 after checkouts `

@@ -5,12 +5,10 @@
 // answer or with outcome-unknown saying another tab holds the checkout; so do a second
 // press and a press after a reload. Once the first tab thaws: one charge, one key.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { ROOT, launchChromium, mustExist, startServer } from '../support/reference.mjs';
+import { launchChromium } from '../support/reference.mjs';
+import { pagesServer } from './suite.mjs';
 
-const PKG = path.resolve(ROOT, process.env.IDEMKEY_PKG || 'pkg');
-const WWW = path.join(ROOT, 'tests', 'pages', 'www');
 const DEADLINE_MS = 3000;
 // How long a press is watched before it counts as hung: past its bound, so that a hang is
 // told apart from a late answer.
@@ -18,27 +16,14 @@ const WATCH_MS = 6000;
 const TRIES = 2;
 const BASKET = { amount: 4200, currency: 'EUR', items: [{ sku: 'tea', qty: 2 }] };
 
-mustExist(path.join(PKG, 'idemkey.js'), 'build the module with `make build`');
-let server;
+const server = pagesServer(['--faults']);
 let browser;
 before(async () => {
-  server = await startServer(['--static', WWW, '--pkg', PKG, '--faults', '--provider-latency-ms', '0']);
   browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();
-  await server?.stop();
 });
-
-async function api(method, route, customer, body) {
-  const res = await fetch(`${server.url}${route}`, {
-    method,
-    headers: { 'X-Customer-Id': customer, 'content-type': 'application/json' },
-    body: body && JSON.stringify(body),
-  });
-  assert.ok(res.ok, `${method} ${route}: ${res.status}`);
-  return res.json();
-}
 
 async function tabPage(context) {
   const page = await context.newPage();
@@ -116,7 +101,7 @@ async function frozenTry(freeze, seen) {
     await cdp.send('Debugger.disable');
     const last = await press(two, { ...options, deadlineMs: 30000 });
     if (!last.settled || !last.ok || !keys.has(last.key)) problems.push(`after the thaw: ${JSON.stringify(last)}`);
-    const charges = (await api('GET', '/api/charges', customer)).charges.map((c) => c.key);
+    const charges = await server.ledger(customer);
     if (charges.length > 1) problems.push(`${charges.length} charges`);
     if (keys.size > 1) problems.push(`${keys.size} keys sent`);
   } finally {
@@ -144,7 +129,7 @@ test('a tab frozen with its request on the wire: Pay in another tab settles with
   run(t, async ({ one, cdp, options, customer }) => {
     // The server commits the charge, then holds its answer: the tab's JavaScript stops
     // before it hears it, with the scope's lock held.
-    await api('POST', '/api/faults', customer, { mode: 'delay-after-commit', count: 1, delay_ms: 1500 });
+    await server.api('POST', '/api/faults', customer, { mode: 'delay-after-commit', count: 1, delay_ms: 1500 });
     const sent = one.waitForRequest((req) => req.method() === 'POST' && new URL(req.url()).pathname === '/api/charges');
     await one.evaluate(({ options, basket }) => {
       window.paying = window.idemkey.Checkout.open(options).submit(basket).catch(() => {});

@@ -18,9 +18,9 @@ async function chromiumSession() {
     async go(win, url) {
       await (await page(win)).goto(url);
     },
-    /** fn() in the window's page; undefined while it is between two documents. */
-    async read(win, fn) {
-      return (await page(win)).evaluate(fn).catch(() => undefined);
+    /** fn(arg) in the window's page; undefined while it is between two documents. */
+    async read(win, fn, arg) {
+      return (await page(win)).evaluate(fn, arg).catch(() => undefined);
     },
     close: () => browser.close(),
   };
@@ -42,22 +42,22 @@ async function webDriverSession(name) {
       await select(win);
       await b.navigate(url);
     },
-    async read(win, fn) {
+    async read(win, fn, arg) {
       await select(win);
-      return b.execute(fn).catch(() => undefined);
+      return b.execute(fn, ...(arg === undefined ? [] : [arg])).catch(() => undefined);
     },
     close: () => b.quit(),
   };
 }
 
 /**
- * Polls fn() in the window until it returns a value other than null or undefined, which it
- * returns; null after `timeout` ms.
+ * Polls fn(arg) in the window until it returns a value other than null or undefined, which
+ * it returns; null after `timeout` ms.
  */
-export async function poll(session, win, fn, timeout = 20000) {
+export async function poll(session, win, fn, timeout = 20000, arg = undefined) {
   const until = Date.now() + timeout;
   for (;;) {
-    const v = await session.read(win, fn);
+    const v = await session.read(win, fn, arg);
     if (v !== undefined && v !== null) return v;
     if (Date.now() > until) return null;
     await sleep(25);

@@ -269,7 +269,7 @@ fn arg(args: &[String], name: &str) -> Option<String> {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), String> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let need = |name: &str| arg(&args, name).ok_or(format!("{name} is required"));
     let ms = |name: &str| {
@@ -279,8 +279,8 @@ async fn main() -> Result<(), String> {
     };
     let lock_timeout = ms("--lock-timeout-ms").map_err(|e| e.to_string())?;
     let timing = Timing::new(
-        Timing::default().key_ttl,
-        lock_timeout.unwrap_or(Timing::default().lock_timeout),
+        Timing::default().key_ttl(),
+        lock_timeout.unwrap_or(Timing::default().lock_timeout()),
     )?;
     let database = need("--database")?;
     // #region setup
@@ -312,10 +312,11 @@ async fn main() -> Result<(), String> {
         }
     };
     let provider = Provider::new(&need("--provider")?)?;
-    let idem = Idempotency::new(store, Fingerprinter::new(need("--secret")?.as_bytes())?);
+    let secret = Fingerprinter::new(need("--secret")?.as_bytes())?;
+    let idem = Idempotency::new("POST /orders", store, secret);
     tokio::spawn(
         idem.clone()
-            .reaper(AskProvider(provider.clone()), timing.lock_timeout / 2),
+            .reaper(AskProvider(provider.clone()), timing.lock_timeout() / 2),
     );
     // #endregion setup
     let app = App {
@@ -336,7 +337,5 @@ async fn main() -> Result<(), String> {
         "listening on http://{}",
         listener.local_addr().map_err(|e| e.to_string())?
     );
-    axum::serve(listener, router)
-        .await
-        .map_err(|e| e.to_string())
+    Ok(axum::serve(listener, router).await?)
 }

@@ -24,24 +24,28 @@ use crate::store::{StoreError, StoreResult};
 fn select_row(lock: &str) -> String {
     format!(
         "SELECT fingerprint, reservation, state, locked_at, expires_at,
-                response_status, response_type, response_body, {NOW_MS}
+                response_status, response_type, response_body, response_headers, {NOW_MS}, route
          FROM idempotency_keys WHERE customer = $1 AND idem_key = $2 {lock}"
     )
 }
 
+/// Reads `response_status, response_type, response_body, response_headers`
+/// from `r`, starting at column `first`: `None` unless the first three are
+/// set (only a `done` key has them).
 fn stored_response(r: &Row, first: usize) -> StoreResult<Option<StoredResponse>> {
     let status: Option<i32> = r.try_get(first).map_err(StoreError::from)?;
     let ctype: Option<String> = r.try_get(first + 1).map_err(StoreError::from)?;
     let body: Option<Vec<u8>> = r.try_get(first + 2).map_err(StoreError::from)?;
-    Ok(match (status, ctype, body) {
-        (Some(s), Some(content_type), Some(body)) => Some(StoredResponse {
-            status: u16::try_from(s)
-                .map_err(|_| StoreError::Failed(format!("stored status {s}")))?,
-            content_type,
-            body,
-        }),
-        _ => None,
-    })
+    let (Some(s), Some(content_type), Some(body)) = (status, ctype, body) else {
+        return Ok(None);
+    };
+    let text: Option<String> = r.try_get(first + 3).map_err(StoreError::from)?;
+    Ok(Some(StoredResponse {
+        status: u16::try_from(s).map_err(|_| StoreError::failed(format!("stored status {s}")))?,
+        content_type,
+        headers: StoredResponse::parse_headers(text.as_deref()).map_err(StoreError::failed)?,
+        body,
+    }))
 }
 
 /// The row and the database's clock.
@@ -50,13 +54,14 @@ fn key_row(r: &Row) -> StoreResult<(KeyRow, i64)> {
     let done = stored_response(r, 5)?;
     Ok((
         KeyRow {
+            route: r.try_get(10)?,
             fingerprint: r.try_get(0)?,
             reservation: r.try_get(1)?,
             done: if state == "done" { done } else { None },
             locked_at: r.try_get(3)?,
             expires_at: r.try_get(4)?,
         },
-        r.try_get(8)?,
+        r.try_get(9)?,
     ))
 }
 
@@ -68,7 +73,7 @@ pub async fn lookup(c: &impl GenericClient, req: &KeyRequest, lock_ms: i64) -> S
         return Ok(Lookup::Free);
     };
     let (row, now) = key_row(&r)?;
-    Ok(model::lookup(Some(row), &req.fingerprint, now, lock_ms))
+    Ok(model::lookup(Some(row), req, now, lock_ms))
 }
 
 /// Phase 1, step one: the atomic insert of a key nobody has. `Some` when this
@@ -81,8 +86,8 @@ pub async fn insert_new(
     let stmt = c
         .prepare_cached(&format!(
             "INSERT INTO idempotency_keys
-                 (customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at, expires_at)
-             VALUES ($1, $2, $3, $4, 'in_progress', $5, {NOW_MS}, {NOW_MS}, {NOW_MS} + $6)
+                 (customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at, expires_at, route)
+             VALUES ($1, $2, $3, $4, 'in_progress', $5, {NOW_MS}, {NOW_MS}, {NOW_MS} + $6, $7)
              ON CONFLICT (customer, idem_key) DO NOTHING"
         ))
         .await?;
@@ -97,6 +102,7 @@ pub async fn insert_new(
                 &reservation,
                 &owner,
                 &ttl_ms,
+                &req.route,
             ],
         )
         .await?;
@@ -122,7 +128,7 @@ pub async fn reserve_existing(
     };
     let (row, now) = key_row(&r)?;
     let owner = new_id("lk");
-    let lock = match decide(Some(row), &req.fingerprint, now, lock_ms) {
+    let lock = match decide(Some(row), req, now, lock_ms) {
         Decision::Replay(r) => return Ok(Some(Reserved::Replay(r))),
         Decision::KeyReused => return Ok(Some(Reserved::KeyReused)),
         Decision::InProgress => return Ok(Some(Reserved::InProgress)),
@@ -133,7 +139,9 @@ pub async fn reserve_existing(
                 .prepare_cached(&format!(
                     "UPDATE idempotency_keys SET fingerprint = $3, reservation = $4, state = 'in_progress',
                          lock_owner = $5, locked_at = {NOW_MS}, created_at = {NOW_MS}, expires_at = {NOW_MS} + $6,
-                         response_status = NULL, response_type = NULL, response_body = NULL, charge_id = NULL
+                         response_status = NULL, response_type = NULL, response_body = NULL,
+                         response_headers = NULL, charge_id = NULL,
+                         route = $7
                      WHERE customer = $1 AND idem_key = $2"
                 ))
                 .await?;
@@ -146,6 +154,7 @@ pub async fn reserve_existing(
                     &reservation,
                     &owner,
                     &ttl_ms,
+                    &req.route,
                 ],
             )
             .await?;
@@ -158,12 +167,16 @@ pub async fn reserve_existing(
         Decision::TakeOver { reservation } => {
             let stmt = tx
                 .prepare_cached(&format!(
-                    "UPDATE idempotency_keys SET lock_owner = $3, locked_at = {NOW_MS}
+                    "UPDATE idempotency_keys SET lock_owner = $3, locked_at = {NOW_MS}, route = $4,
+                         expires_at = GREATEST(expires_at, {NOW_MS} + $5)
                      WHERE customer = $1 AND idem_key = $2"
                 ))
                 .await?;
-            tx.execute(&stmt, &[&req.customer, &req.key, &owner])
-                .await?;
+            tx.execute(
+                &stmt,
+                &[&req.customer, &req.key, &owner, &req.route, &ttl_ms],
+            )
+            .await?;
             Lock {
                 reservation,
                 owner,
@@ -193,7 +206,7 @@ pub async fn complete<W: PgCommit>(
         let stmt = tx
             .prepare_cached(
                 "UPDATE idempotency_keys SET state = 'done', response_status = $5, response_type = $6,
-                     response_body = $7, charge_id = $8
+                     response_body = $7, charge_id = $8, response_headers = $9
                  WHERE customer = $1 AND idem_key = $2 AND reservation = $3 AND lock_owner = $4
                      AND state = 'in_progress'",
             )
@@ -211,6 +224,7 @@ pub async fn complete<W: PgCommit>(
                     &response.content_type,
                     &response.body,
                     &written.record_id,
+                    &response.headers_text(),
                 ],
             )
             .await?;
@@ -225,7 +239,7 @@ pub async fn complete<W: PgCommit>(
     }
     let stmt = tx
         .prepare_cached(
-            "SELECT state, lock_owner, response_status, response_type, response_body
+            "SELECT state, lock_owner, response_status, response_type, response_body, response_headers
              FROM idempotency_keys WHERE customer = $1 AND idem_key = $2 AND reservation = $3",
         )
         .await?;
@@ -261,40 +275,47 @@ pub async fn release(
     Ok(())
 }
 
-/// In-progress keys whose lock went stale, oldest lock first.
+/// `route`'s in-progress keys whose lock went stale, oldest lock first.
 pub async fn stale(
     c: &impl GenericClient,
+    route: &str,
     lock_ms: i64,
     limit: usize,
 ) -> StoreResult<Vec<StaleKey>> {
     let stmt = c
         .prepare_cached(&format!(
-            "SELECT customer, idem_key, reservation FROM idempotency_keys
-             WHERE {} ORDER BY locked_at LIMIT $2",
+            "SELECT route, customer, idem_key, reservation, expires_at <= {NOW_MS}
+             FROM idempotency_keys
+             WHERE route = $3 AND {} ORDER BY locked_at LIMIT $2",
             stale_sql(NOW_MS, "$1")
         ))
         .await?;
-    let rows = c.query(&stmt, &[&lock_ms, &(limit as i64)]).await?;
+    let rows = c.query(&stmt, &[&lock_ms, &(limit as i64), &route]).await?;
     rows.iter()
         .map(|r| {
             Ok(StaleKey {
-                customer: r.try_get(0)?,
-                key: r.try_get(1)?,
-                reservation: r.try_get(2)?,
+                route: r.try_get(0)?,
+                customer: r.try_get(1)?,
+                key: r.try_get(2)?,
+                reservation: r.try_get(3)?,
+                expired: r.try_get(4)?,
             })
         })
         .collect()
 }
 
-/// Claims a stale lock, skipping a row another transaction holds.
+/// Claims a stale lock (keeping the key one TTL from now at least),
+/// skipping a row another transaction holds.
 pub async fn take_over(
     c: &impl GenericClient,
     k: &StaleKey,
+    ttl_ms: i64,
     lock_ms: i64,
 ) -> StoreResult<Option<Lock>> {
     let stmt = c
         .prepare_cached(&format!(
-            "UPDATE idempotency_keys k SET lock_owner = $4, locked_at = {NOW_MS}
+            "UPDATE idempotency_keys k SET lock_owner = $4, locked_at = {NOW_MS},
+                 expires_at = GREATEST(k.expires_at, {NOW_MS} + $6)
              FROM (SELECT customer, idem_key FROM idempotency_keys
                    WHERE customer = $1 AND idem_key = $2 AND reservation = $3 AND {}
                    FOR UPDATE SKIP LOCKED) s
@@ -306,7 +327,14 @@ pub async fn take_over(
     let n = c
         .execute(
             &stmt,
-            &[&k.customer, &k.key, &k.reservation, &owner, &lock_ms],
+            &[
+                &k.customer,
+                &k.key,
+                &k.reservation,
+                &owner,
+                &lock_ms,
+                &ttl_ms,
+            ],
         )
         .await?;
     Ok((n == 1).then(|| Lock {
@@ -316,16 +344,28 @@ pub async fn take_over(
     }))
 }
 
+/// Deletes `k`, an unfinished operation that recovery learned never reached
+/// the provider, if recovery's lock `owner` still holds it.
+pub async fn forget(c: &impl GenericClient, k: &StaleKey, owner: &str) -> StoreResult<bool> {
+    let stmt = c
+        .prepare_cached(
+            "DELETE FROM idempotency_keys
+             WHERE customer = $1 AND idem_key = $2 AND lock_owner = $3 AND state = 'in_progress'",
+        )
+        .await?;
+    Ok(c.execute(&stmt, &[&k.customer, &k.key, &owner]).await? == 1)
+}
+
 /// Deletes up to `limit` of the keys [`reapable`](crate::model::reapable)
 /// says may go, skipping rows another transaction holds.
-pub async fn reap(c: &impl GenericClient, lock_ms: i64, limit: i64) -> StoreResult<u64> {
+pub async fn reap(c: &impl GenericClient, limit: i64) -> StoreResult<u64> {
     let stmt = c
         .prepare_cached(&format!(
             "DELETE FROM idempotency_keys WHERE (customer, idem_key) IN (
                  SELECT customer, idem_key FROM idempotency_keys
-                 WHERE {} LIMIT $2 FOR UPDATE SKIP LOCKED)",
-            reapable_sql(NOW_MS, "$1")
+                 WHERE {} LIMIT $1 FOR UPDATE SKIP LOCKED)",
+            reapable_sql(NOW_MS)
         ))
         .await?;
-    Ok(c.execute(&stmt, &[&lock_ms, &limit]).await?)
+    Ok(c.execute(&stmt, &[&limit]).await?)
 }

@@ -13,6 +13,9 @@ use crate::store::{StoreError, StoreResult};
 /// Applies the migrations of `all` (in `scope`) the database has not had yet.
 pub async fn migrate(c: &mut Client, scope: &str, all: &[Migration]) -> StoreResult<()> {
     let tx = c.transaction().await?;
+    // A migration may wait for another instance's and build indexes on a
+    // large table: the pool's statement timeout is not for it.
+    tx.batch_execute("SET LOCAL statement_timeout = 0").await?;
     tx.batch_execute(SCHEMA_LOCK).await?;
     let versioned: bool = tx
         .query_one("SELECT to_regclass('schema_migrations') IS NOT NULL", &[])
@@ -30,7 +33,7 @@ pub async fn migrate(c: &mut Client, scope: &str, all: &[Migration]) -> StoreRes
         .iter()
         .map(|r| r.try_get(0))
         .collect::<Result<_, _>>()?;
-    for m in pending(all, &applied).map_err(StoreError::Failed)? {
+    for m in pending(all, &applied).map_err(StoreError::failed)? {
         for sql in m.sql {
             tx.batch_execute(sql).await?;
         }

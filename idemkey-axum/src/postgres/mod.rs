@@ -6,10 +6,13 @@
 //! 503 mapping needs. deadpool-postgres adds a bounded pool with wait, create
 //! and recycle timeouts, and per-connection prepared statement caches.
 //!
-//! Bounded everywhere: [`pool`] opens at most [`POOL_SIZE`] connections, a
-//! caller waits at most [`WAIT`] for one, and every store call gives up after
-//! [`OP_TIMEOUT`] ([`bounded`]). A database that is down, restarting or stuck
-//! is then [`StoreError::Unavailable`] (503 with `Retry-After`), never a hang.
+//! Bounded everywhere ([`PgSettings`], defaults below): [`pool`] opens at
+//! most [`POOL_SIZE`] connections, a caller waits at most [`WAIT`] for one,
+//! every store call gives up after [`OP_TIMEOUT`] ([`bounded`]), and the
+//! database itself cancels any statement after [`STATEMENT_TIMEOUT`], so a
+//! statement whose caller gave up does not run on in a connection back in
+//! the pool. A database that is down, restarting or stuck is then
+//! [`StoreError::Unavailable`] (503 with `Retry-After`), never a hang.
 
 pub mod keys;
 pub mod migrate;
@@ -25,11 +28,12 @@ use deadpool_postgres::{
 use tokio_postgres::NoTls;
 
 pub use self::migrate::migrate;
+use crate::error::Error;
 use crate::migrations::Migration;
 use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey};
 use crate::store::{
-    proceeding, reserve_to_the_end, spawn_release, KeyStore, StoreError, StoreResult, Timing,
-    Written,
+    proceeding, reserve_to_the_end, spawn_release, Cause, KeyStore, StoreError, StoreResult,
+    Timing, Written,
 };
 
 /// Most connections [`pool`] opens.
@@ -38,6 +42,85 @@ pub const POOL_SIZE: usize = 16;
 pub const WAIT: Duration = Duration::from_secs(2);
 /// Longest any store call may take.
 pub const OP_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest any statement runs before the database cancels it.
+pub const STATEMENT_TIMEOUT: Duration = OP_TIMEOUT;
+
+/// How a [`pool`] and the [`PgKeys`] on it are bounded; [`PgSettings::default`]
+/// is [`POOL_SIZE`], [`WAIT`], [`STATEMENT_TIMEOUT`] and [`OP_TIMEOUT`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PgSettings {
+    /// Most connections the pool opens.
+    pub max_connections: usize,
+    /// Longest wait for a pooled connection, and to open or check one.
+    pub wait: Duration,
+    /// Longest a statement runs before the database cancels it (the
+    /// server's `statement_timeout`). Migrations are exempt.
+    pub statement_timeout: Duration,
+    /// Longest a store call may take, as its caller sees it.
+    pub op_timeout: Duration,
+}
+
+impl Default for PgSettings {
+    fn default() -> PgSettings {
+        PgSettings {
+            max_connections: POOL_SIZE,
+            wait: WAIT,
+            statement_timeout: STATEMENT_TIMEOUT,
+            op_timeout: OP_TIMEOUT,
+        }
+    }
+}
+
+impl PgSettings {
+    /// The same with at most `n` connections (at least 1).
+    pub fn max_connections(mut self, n: usize) -> PgSettings {
+        self.max_connections = n;
+        self
+    }
+    /// The same with waits of `d`.
+    pub fn wait(mut self, d: Duration) -> PgSettings {
+        self.wait = d;
+        self
+    }
+    /// The same with a statement timeout of `d`.
+    pub fn statement_timeout(mut self, d: Duration) -> PgSettings {
+        self.statement_timeout = d;
+        self
+    }
+    /// The same with store calls bounded by `d`.
+    pub fn op_timeout(mut self, d: Duration) -> PgSettings {
+        self.op_timeout = d;
+        self
+    }
+
+    /// An error naming the setting out of range: no connection, or a time
+    /// under 1 ms; a statement timeout longer than the call's own lets a
+    /// statement run on after its caller gave up.
+    fn check(&self) -> Result<(), Error> {
+        let bad = |what: &str| {
+            Err(Error::InvalidSetting(format!(
+                "PostgreSQL settings: {what}"
+            )))
+        };
+        if self.max_connections == 0 {
+            return bad("at least one connection");
+        }
+        for (name, d) in [
+            ("wait", self.wait),
+            ("statement timeout", self.statement_timeout),
+            ("op timeout", self.op_timeout),
+        ] {
+            if d < Duration::from_millis(1) {
+                return bad(&format!("the {name} must be 1 ms at least, not {d:?}"));
+            }
+        }
+        if self.statement_timeout > self.op_timeout {
+            return bad("the statement timeout must not be longer than the op timeout");
+        }
+        Ok(())
+    }
+}
 /// Keys deleted per reaper statement.
 const REAP_BATCH: i64 = 10_000;
 
@@ -45,11 +128,18 @@ const REAP_BATCH: i64 = 10_000;
 pub const SCOPE: &str = "idemkey";
 
 /// The key table's schema, version by version (scope [`SCOPE`]).
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "idempotency keys",
-    sql: &[schema::KEYS_SCHEMA],
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "idempotency keys",
+        sql: &[schema::KEYS_SCHEMA],
+    },
+    Migration {
+        version: 2,
+        name: "the route of each key, the headers of each answer",
+        sql: &[schema::ROUTE_COLUMN],
+    },
+];
 
 impl From<tokio_postgres::Error> for StoreError {
     fn from(e: tokio_postgres::Error) -> StoreError {
@@ -65,14 +155,15 @@ impl From<tokio_postgres::Error> for StoreError {
                     matches!(class, "08" | "40" | "53" | "57")
                 }
             };
-        let msg = match e.as_db_error() {
+        let message = match e.as_db_error() {
             Some(db) => format!("{} ({})", db.message(), db.code().code()),
             None => e.to_string(),
         };
+        let source: Option<Cause> = Some(std::sync::Arc::new(e));
         if unavailable {
-            StoreError::Unavailable(msg)
+            StoreError::Unavailable { message, source }
         } else {
-            StoreError::Failed(msg)
+            StoreError::Failed { message, source }
         }
     }
 }
@@ -81,16 +172,35 @@ impl From<PoolError> for StoreError {
     fn from(e: PoolError) -> StoreError {
         match e {
             PoolError::Backend(e) => e.into(),
-            other => StoreError::Unavailable(other.to_string()),
+            other => StoreError::Unavailable {
+                message: other.to_string(),
+                source: Some(std::sync::Arc::new(other)),
+            },
         }
     }
 }
 
-/// A bounded pool for `cfg` (say `Config::from_str("postgres://USER@HOST:PORT/DB")`):
-/// at most [`POOL_SIZE`] connections, made on first use; a caller waits at
-/// most [`WAIT`] for one, to connect included.
-pub fn pool(mut cfg: tokio_postgres::Config) -> Result<Pool, String> {
-    cfg.connect_timeout(WAIT);
+/// A bounded pool for `cfg` (say `Config::from_str("postgres://USER@HOST:PORT/DB")`)
+/// with [`PgSettings::default`]: at most [`POOL_SIZE`] connections, made on
+/// first use; a caller waits at most [`WAIT`] for one, to connect included;
+/// statements are cancelled after [`STATEMENT_TIMEOUT`].
+pub fn pool(cfg: tokio_postgres::Config) -> Result<Pool, Error> {
+    pool_with(cfg, PgSettings::default())
+}
+
+/// [`pool`] bounded by `settings`; an error names a setting out of range.
+pub fn pool_with(mut cfg: tokio_postgres::Config, settings: PgSettings) -> Result<Pool, Error> {
+    settings.check()?;
+    let limit = format!(
+        "-c statement_timeout={}",
+        settings.statement_timeout.as_millis()
+    );
+    let options = match cfg.get_options() {
+        Some(o) if !o.is_empty() => format!("{o} {limit}"),
+        _ => limit,
+    };
+    cfg.options(&options);
+    cfg.connect_timeout(settings.wait);
     let mgr = Manager::from_config(
         cfg,
         NoTls,
@@ -99,21 +209,26 @@ pub fn pool(mut cfg: tokio_postgres::Config) -> Result<Pool, String> {
         },
     );
     Pool::builder(mgr)
-        .max_size(POOL_SIZE)
-        .wait_timeout(Some(WAIT))
-        .create_timeout(Some(WAIT))
-        .recycle_timeout(Some(WAIT))
+        .max_size(settings.max_connections)
+        .wait_timeout(Some(settings.wait))
+        .create_timeout(Some(settings.wait))
+        .recycle_timeout(Some(settings.wait))
         .runtime(Runtime::Tokio1)
         .build()
-        .map_err(|e| format!("database pool: {e}"))
+        .map_err(|e| Error::InvalidSetting(format!("database pool: {e}")))
 }
 
 /// Runs `f` within [`OP_TIMEOUT`]; later is [`StoreError::Unavailable`].
 pub async fn bounded<T>(f: impl Future<Output = StoreResult<T>>) -> StoreResult<T> {
-    match tokio::time::timeout(OP_TIMEOUT, f).await {
+    bounded_by(OP_TIMEOUT, f).await
+}
+
+/// Runs `f` within `limit`; later is [`StoreError::Unavailable`].
+async fn bounded_by<T>(limit: Duration, f: impl Future<Output = StoreResult<T>>) -> StoreResult<T> {
+    match tokio::time::timeout(limit, f).await {
         Ok(r) => r,
-        Err(_) => Err(StoreError::Unavailable(format!(
-            "no answer from the database within {OP_TIMEOUT:?}"
+        Err(_) => Err(StoreError::unavailable(format!(
+            "no answer from the database within {limit:?}"
         ))),
     }
 }
@@ -154,13 +269,30 @@ pub trait PgCommit: Send + 'static {
 pub struct PgKeys {
     pool: Pool,
     timing: Timing,
+    op_timeout: Duration,
 }
 
 impl PgKeys {
     /// The key table of `pool`'s database (migrated with [`MIGRATIONS`]),
     /// keys living and locks holding as `timing` says.
     pub fn new(pool: Pool, timing: Timing) -> PgKeys {
-        PgKeys { pool, timing }
+        PgKeys {
+            pool,
+            timing,
+            op_timeout: OP_TIMEOUT,
+        }
+    }
+
+    /// The same, every store call bounded by `settings.op_timeout` (give it
+    /// the settings its pool was made with).
+    pub fn with_settings(mut self, settings: PgSettings) -> PgKeys {
+        self.op_timeout = settings.op_timeout;
+        self
+    }
+
+    /// Runs `f` within this store's op timeout.
+    async fn bounded<T>(&self, f: impl Future<Output = StoreResult<T>>) -> StoreResult<T> {
+        bounded_by(self.op_timeout, f).await
     }
 
     /// The pool the keys live in.
@@ -205,7 +337,7 @@ impl PgKeys {
 #[async_trait]
 impl<W: PgCommit> KeyStore<W> for PgKeys {
     async fn lookup(&self, req: &KeyRequest) -> StoreResult<Lookup> {
-        bounded(async {
+        self.bounded(async {
             let c = self.pool.get().await?;
             keys::lookup(&c, req, self.timing.lock_ms()).await
         })
@@ -215,7 +347,7 @@ impl<W: PgCommit> KeyStore<W> for PgKeys {
     async fn reserve(&self, req: &KeyRequest) -> StoreResult<Reserved> {
         let (me, r) = (self.clone(), req.clone());
         let reserve = async move { me.reserve_key(&r).await };
-        bounded(reserve_to_the_end::<_, W, _, _>(
+        self.bounded(reserve_to_the_end::<_, W, _, _>(
             self, req, proceeding, reserve,
         ))
         .await
@@ -224,7 +356,7 @@ impl<W: PgCommit> KeyStore<W> for PgKeys {
     async fn reserve_new(&self, req: &KeyRequest) -> StoreResult<Option<Lock>> {
         let (pool, r, ttl) = (self.pool.clone(), req.clone(), self.timing.ttl_ms());
         let reserve = async move { keys::insert_new(&pool.get().await?, &r, ttl).await };
-        bounded(reserve_to_the_end::<_, W, _, _>(
+        self.bounded(reserve_to_the_end::<_, W, _, _>(
             self,
             req,
             |lock| lock,
@@ -240,7 +372,7 @@ impl<W: PgCommit> KeyStore<W> for PgKeys {
         lock: &Lock,
         write: W,
     ) -> StoreResult<Completed> {
-        bounded(async {
+        self.bounded(async {
             let mut c = self.pool.get().await?;
             let tx = c.transaction().await?;
             let done = keys::complete(&tx, customer, key, lock, write).await?;
@@ -255,33 +387,41 @@ impl<W: PgCommit> KeyStore<W> for PgKeys {
     }
 
     async fn release(&self, customer: &str, key: &str, lock: &Lock) -> StoreResult<()> {
-        bounded(async {
+        self.bounded(async {
             let c = self.pool.get().await?;
             keys::release(&c, customer, key, &lock.owner).await
         })
         .await
     }
 
-    async fn stale_keys(&self, limit: usize) -> StoreResult<Vec<StaleKey>> {
-        bounded(async {
+    async fn stale_keys(&self, route: &str, limit: usize) -> StoreResult<Vec<StaleKey>> {
+        self.bounded(async {
             let c = self.pool.get().await?;
-            keys::stale(&c, self.timing.lock_ms(), limit).await
+            keys::stale(&c, route, self.timing.lock_ms(), limit).await
         })
         .await
     }
 
     async fn take_over(&self, stale: &StaleKey) -> StoreResult<Option<Lock>> {
-        bounded(async {
+        self.bounded(async {
             let c = self.pool.get().await?;
-            keys::take_over(&c, stale, self.timing.lock_ms()).await
+            keys::take_over(&c, stale, self.timing.ttl_ms(), self.timing.lock_ms()).await
+        })
+        .await
+    }
+
+    async fn forget(&self, stale: &StaleKey, lock: &Lock) -> StoreResult<bool> {
+        self.bounded(async {
+            let c = self.pool.get().await?;
+            keys::forget(&c, stale, &lock.owner).await
         })
         .await
     }
 
     async fn reap(&self) -> StoreResult<u64> {
-        bounded(async {
+        self.bounded(async {
             let c = self.pool.get().await?;
-            keys::reap(&c, self.timing.lock_ms(), REAP_BATCH).await
+            keys::reap(&c, REAP_BATCH).await
         })
         .await
     }
@@ -293,7 +433,7 @@ impl<W: PgCommit> KeyStore<W> for PgKeys {
             key.to_string(),
             lock.owner.clone(),
         );
-        spawn_release(bounded(async move {
+        spawn_release(bounded_by(self.op_timeout, async move {
             let conn = pool.get().await?;
             keys::release(&conn, &c, &k, &o).await
         }));

@@ -61,7 +61,7 @@ fn open_conn(path: &Path) -> rusqlite::Result<Connection> {
 impl Database {
     /// Opens (creating if needed) the database file and its parent
     /// directory, and brings its schema up to `migrations` (of `scope`).
-    pub fn open(path: &Path, scope: &str, migrations: &[Migration]) -> Result<Database, String> {
+    pub fn open(path: &Path, scope: &str, migrations: &[Migration]) -> StoreResult<Database> {
         Database::open_with(path, &[(scope, migrations)])
     }
 
@@ -69,13 +69,14 @@ impl Database {
     /// order: the application's own and the key table's
     /// ([`MIGRATIONS`](crate::sqlite::MIGRATIONS) in scope
     /// [`SCOPE`](crate::sqlite::SCOPE)), say.
-    pub fn open_with(path: &Path, scopes: &[(&str, &[Migration])]) -> Result<Database, String> {
+    pub fn open_with(path: &Path, scopes: &[(&str, &[Migration])]) -> StoreResult<Database> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent).map_err(|e| {
+                StoreError::failed_by(format!("cannot create {}", parent.display()), e)
+            })?;
         }
-        let mut conn =
-            open_conn(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let mut conn = open_conn(path)
+            .map_err(|e| StoreError::failed_by(format!("cannot open {}", path.display()), e))?;
         for (scope, migrations) in scopes {
             migrate(&mut conn, scope, migrations)?;
         }
@@ -108,7 +109,7 @@ impl Database {
         tokio::task::spawn_blocking(move || {
             let pooled = readers
                 .lock()
-                .map_err(|_| StoreError::Failed("reader pool poisoned".into()))?
+                .map_err(|_| StoreError::failed("reader pool poisoned"))?
                 .pop();
             let conn = match pooled {
                 Some(c) => c,
@@ -123,7 +124,7 @@ impl Database {
             out
         })
         .await
-        .map_err(|e| StoreError::Failed(format!("read task: {e}")))?
+        .map_err(|e| StoreError::failed_by("a read task failed", e))?
     }
 }
 

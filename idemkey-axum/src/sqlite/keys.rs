@@ -18,31 +18,38 @@ use crate::model::{
     KeyRequest, KeyRow, Lock, Lookup, Reserved, StaleKey, StoredResponse,
 };
 
-/// Reads `response_status, response_type, response_body` from `row`, starting
-/// at column `first`: `None` unless all three are set (only a `done` key has
-/// them).
+/// Reads `response_status, response_type, response_body, response_headers`
+/// from `row`, starting at column `first`: `None` unless the first three are
+/// set (only a `done` key has them).
 fn stored_response(row: &Row, first: usize) -> rusqlite::Result<Option<StoredResponse>> {
-    Ok(
-        match (row.get(first)?, row.get(first + 1)?, row.get(first + 2)?) {
-            (Some(status), Some(content_type), Some(body)) => Some(StoredResponse {
-                status,
-                content_type,
-                body,
-            }),
-            _ => None,
-        },
-    )
+    let (Some(status), Some(content_type), Some(body)) =
+        (row.get(first)?, row.get(first + 1)?, row.get(first + 2)?)
+    else {
+        return Ok(None);
+    };
+    let text: Option<String> = row.get(first + 3)?;
+    let headers = StoredResponse::parse_headers(text.as_deref()).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(first + 3, rusqlite::types::Type::Text, e.into())
+    })?;
+    Ok(Some(StoredResponse {
+        status,
+        content_type,
+        headers,
+        body,
+    }))
 }
 
 fn key_row(conn: &Connection, customer: &str, key: &str) -> rusqlite::Result<Option<KeyRow>> {
     conn.prepare_cached(
-        "SELECT fingerprint, reservation, state, locked_at, expires_at, response_status, response_type, response_body
+        "SELECT fingerprint, reservation, state, locked_at, expires_at, response_status, response_type, response_body,
+                response_headers, route
          FROM idempotency_keys WHERE customer = ?1 AND idem_key = ?2",
     )?
     .query_row(params![customer, key], |r| {
         let done = stored_response(r, 5)?;
         let state: String = r.get(2)?;
         Ok(KeyRow {
+            route: r.get(9)?,
             fingerprint: r.get(0)?,
             reservation: r.get(1)?,
             done: if state == "done" { done } else { None },
@@ -61,7 +68,7 @@ pub fn lookup(
     lock_ms: i64,
 ) -> rusqlite::Result<Lookup> {
     let row = key_row(conn, &req.customer, &req.key)?;
-    Ok(model::lookup(row, &req.fingerprint, now, lock_ms))
+    Ok(model::lookup(row, req, now, lock_ms))
 }
 
 /// Phase 1 for a key that has no row: one `INSERT … ON CONFLICT DO
@@ -77,11 +84,11 @@ pub fn insert_new(
     let n = conn
         .prepare_cached(
             "INSERT INTO idempotency_keys
-                 (customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at, expires_at)
-             VALUES (?1, ?2, ?3, ?4, 'in_progress', ?5, ?6, ?6, ?7)
+                 (customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at, expires_at, route)
+             VALUES (?1, ?2, ?3, ?4, 'in_progress', ?5, ?6, ?6, ?7, ?8)
              ON CONFLICT (customer, idem_key) DO NOTHING",
         )?
-        .execute(params![req.customer, req.key, req.fingerprint, reservation, owner, now, now + ttl_ms])?;
+        .execute(params![req.customer, req.key, req.fingerprint, reservation, owner, now, now + ttl_ms, req.route])?;
     Ok((n == 1).then_some(Lock {
         reservation,
         owner,
@@ -99,7 +106,7 @@ pub fn reserve(
 ) -> rusqlite::Result<Reserved> {
     let tx = conn.savepoint()?;
     let row = key_row(&tx, &req.customer, &req.key)?;
-    let (reservation, recovered) = match decide(row, &req.fingerprint, now, lock_ms) {
+    let (reservation, recovered) = match decide(row, req, now, lock_ms) {
         Decision::Replay(r) => return Ok(Reserved::Replay(r)),
         Decision::KeyReused => return Ok(Reserved::KeyReused),
         Decision::InProgress => return Ok(Reserved::InProgress),
@@ -111,16 +118,19 @@ pub fn reserve(
     let owner = new_id("lk");
     tx.prepare_cached(
         "INSERT INTO idempotency_keys
-             (customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at, expires_at)
-         VALUES (?1, ?2, ?3, ?4, 'in_progress', ?5, ?6, ?6, ?7)
+             (customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at, expires_at, route)
+         VALUES (?1, ?2, ?3, ?4, 'in_progress', ?5, ?6, ?6, ?7, ?9)
          ON CONFLICT (customer, idem_key) DO UPDATE SET
              fingerprint = excluded.fingerprint, reservation = excluded.reservation, state = 'in_progress',
-             lock_owner = excluded.lock_owner, locked_at = excluded.locked_at,
+             lock_owner = excluded.lock_owner, locked_at = excluded.locked_at, route = excluded.route,
              created_at = CASE WHEN ?8 THEN created_at ELSE excluded.created_at END,
-             expires_at = CASE WHEN ?8 THEN expires_at ELSE excluded.expires_at END,
-             response_status = NULL, response_type = NULL, response_body = NULL, charge_id = NULL",
+             -- A takeover keeps the first request's expiry, unless it passed:
+             -- the operation's answer must outlive its last retry.
+             expires_at = CASE WHEN ?8 THEN MAX(expires_at, excluded.expires_at) ELSE excluded.expires_at END,
+             response_status = NULL, response_type = NULL, response_body = NULL,
+             response_headers = NULL, charge_id = NULL",
     )?
-    .execute(params![req.customer, req.key, req.fingerprint, reservation, owner, now, now + ttl_ms, recovered])?;
+    .execute(params![req.customer, req.key, req.fingerprint, reservation, owner, now, now + ttl_ms, recovered, req.route])?;
     tx.commit()?;
     Ok(Reserved::Proceed(Lock {
         reservation,
@@ -147,7 +157,7 @@ pub fn complete<W: SqliteCommit>(
     conn.prepare_cached("SAVEPOINT complete")?.execute([])?;
     let row = conn
         .prepare_cached(
-            "SELECT state, lock_owner, response_status, response_type, response_body
+            "SELECT state, lock_owner, response_status, response_type, response_body, response_headers
              FROM idempotency_keys WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3",
         )?
         .query_row(params![customer, key, lock.reservation], |r| {
@@ -172,7 +182,7 @@ pub fn complete<W: SqliteCommit>(
     };
     conn.prepare_cached(
         "UPDATE idempotency_keys SET state = 'done', response_status = ?4, response_type = ?5,
-             response_body = ?6, charge_id = ?7
+             response_body = ?6, charge_id = ?7, response_headers = ?8
          WHERE customer = ?1 AND idem_key = ?2 AND lock_owner = ?3",
     )?
     .execute(params![
@@ -182,7 +192,8 @@ pub fn complete<W: SqliteCommit>(
         response.status,
         response.content_type,
         response.body,
-        written.record_id
+        written.record_id,
+        response.headers_text()
     ])?;
     Ok(Completed::Stored(response))
 }
@@ -202,44 +213,59 @@ pub fn release(
     Ok(())
 }
 
-/// In-progress keys whose lock went stale, oldest lock first, at most `limit`.
+/// `route`'s in-progress keys whose lock went stale, oldest lock first, at
+/// most `limit`.
 pub fn stale(
     conn: &Connection,
+    route: &str,
     now: i64,
     lock_ms: i64,
     limit: usize,
 ) -> rusqlite::Result<Vec<StaleKey>> {
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT customer, idem_key, reservation FROM idempotency_keys
-         WHERE {} ORDER BY locked_at LIMIT ?3",
+        "SELECT route, customer, idem_key, reservation, expires_at <= ?1 FROM idempotency_keys
+         WHERE route = ?4 AND {} ORDER BY locked_at LIMIT ?3",
         stale_sql("?1", "?2")
     ))?;
-    let rows = stmt.query_map(params![now, lock_ms, limit as i64], |r| {
+    let rows = stmt.query_map(params![now, lock_ms, limit as i64, route], |r| {
         Ok(StaleKey {
-            customer: r.get(0)?,
-            key: r.get(1)?,
-            reservation: r.get(2)?,
+            route: r.get(0)?,
+            customer: r.get(1)?,
+            key: r.get(2)?,
+            reservation: r.get(3)?,
+            expired: r.get(4)?,
         })
     })?;
     rows.collect()
 }
 
 /// Takes over a stale lock for server-side recovery, like phase 1 does for a
-/// retry: `None` when the key is no longer that stale operation.
+/// retry (and, like it, keeps the key until `ttl_ms` from now at least):
+/// `None` when the key is no longer that stale operation.
 pub fn take_over(
     conn: &mut Connection,
     k: &StaleKey,
     now: i64,
+    ttl_ms: i64,
     lock_ms: i64,
 ) -> rusqlite::Result<Option<Lock>> {
     let owner = new_id("lk");
     let n = conn.execute(
         &format!(
-            "UPDATE idempotency_keys SET lock_owner = ?4, locked_at = ?5
+            "UPDATE idempotency_keys SET lock_owner = ?4, locked_at = ?5,
+                 expires_at = MAX(expires_at, ?5 + ?7)
              WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3 AND {}",
             stale_sql("?5", "?6")
         ),
-        params![k.customer, k.key, k.reservation, owner, now, lock_ms],
+        params![
+            k.customer,
+            k.key,
+            k.reservation,
+            owner,
+            now,
+            lock_ms,
+            ttl_ms
+        ],
     )?;
     Ok((n == 1).then(|| Lock {
         reservation: k.reservation.clone(),
@@ -248,14 +274,22 @@ pub fn take_over(
     }))
 }
 
-/// Deletes the keys [`reapable`](crate::model::reapable) says may go.
-pub fn reap(conn: &mut Connection, now: i64, lock_ms: i64) -> rusqlite::Result<u64> {
+/// Deletes `k`, an unfinished operation that recovery learned never reached
+/// the provider, if recovery's lock `owner` still holds it.
+pub fn forget(conn: &mut Connection, k: &StaleKey, owner: &str) -> rusqlite::Result<bool> {
     let n = conn.execute(
-        &format!(
-            "DELETE FROM idempotency_keys WHERE {}",
-            reapable_sql("?1", "?2")
-        ),
-        params![now, lock_ms],
+        "DELETE FROM idempotency_keys
+         WHERE customer = ?1 AND idem_key = ?2 AND lock_owner = ?3 AND state = 'in_progress'",
+        params![k.customer, k.key, owner],
+    )?;
+    Ok(n == 1)
+}
+
+/// Deletes the keys [`reapable`](crate::model::reapable) says may go.
+pub fn reap(conn: &mut Connection, now: i64) -> rusqlite::Result<u64> {
+    let n = conn.execute(
+        &format!("DELETE FROM idempotency_keys WHERE {}", reapable_sql("?1")),
+        params![now],
     )?;
     Ok(n as u64)
 }

@@ -5,11 +5,13 @@ use rusqlite::{params, Connection, TransactionBehavior};
 
 use crate::ids::now_ms;
 use crate::migrations::{pending, Migration, VERSIONS_TABLE};
+use crate::store::{StoreError, StoreResult};
 
 /// Applies the migrations of `all` (in `scope`) that `conn`'s file has not
 /// had yet.
-pub fn migrate(conn: &mut Connection, scope: &str, all: &[Migration]) -> Result<(), String> {
-    let fail = |e: rusqlite::Error| format!("schema migration: {e}");
+pub fn migrate(conn: &mut Connection, scope: &str, all: &[Migration]) -> StoreResult<()> {
+    let fail =
+        |e: rusqlite::Error| StoreError::failed_by(format!("schema migration of {scope}"), e);
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(fail)?;
@@ -18,7 +20,7 @@ pub fn migrate(conn: &mut Connection, scope: &str, all: &[Migration]) -> Result<
         .prepare("SELECT version FROM schema_migrations WHERE scope = ?1")
         .and_then(|mut q| q.query_map([scope], |r| r.get(0))?.collect())
         .map_err(fail)?;
-    for m in pending(all, &applied)? {
+    for m in pending(all, &applied).map_err(StoreError::failed)? {
         for sql in m.sql {
             tx.execute_batch(sql).map_err(fail)?;
         }

@@ -31,9 +31,15 @@ impl From<rusqlite::Error> for StoreError {
         match e.sqlite_error_code() {
             // Another process held the file past the busy timeout.
             Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
-                StoreError::Unavailable(e.to_string())
+                StoreError::Unavailable {
+                    message: e.to_string(),
+                    source: Some(std::sync::Arc::new(e)),
+                }
             }
-            _ => StoreError::Failed(e.to_string()),
+            _ => StoreError::Failed {
+                message: e.to_string(),
+                source: Some(std::sync::Arc::new(e)),
+            },
         }
     }
 }
@@ -67,6 +73,17 @@ pub const STALE_INDEX: &str =
     "CREATE INDEX IF NOT EXISTS idempotency_keys_stale ON idempotency_keys (locked_at)
                 WHERE state = 'in_progress'";
 
+/// Each key's route (keys stored before have none, `''`, and the first
+/// route that asks for one adopts it; recovery scans one route's keys), and
+/// the headers a stored answer names (a JSON array of pairs).
+pub const ROUTE_COLUMN: &str = "
+ALTER TABLE idempotency_keys ADD COLUMN route TEXT NOT NULL DEFAULT '';
+ALTER TABLE idempotency_keys ADD COLUMN response_headers TEXT;
+CREATE INDEX IF NOT EXISTS idempotency_keys_route_stale ON idempotency_keys (route, locked_at)
+    WHERE state = 'in_progress';
+DROP INDEX IF EXISTS idempotency_keys_stale;
+";
+
 /// The scope the key table's migrations are recorded under.
 pub const SCOPE: &str = "idemkey";
 
@@ -81,6 +98,11 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 2,
         name: "index of in-progress keys by lock age, for recovery's scan",
         sql: &[STALE_INDEX],
+    },
+    Migration {
+        version: 3,
+        name: "the route of each key, the headers of each answer",
+        sql: &[ROUTE_COLUMN],
     },
 ];
 
@@ -179,24 +201,28 @@ impl<W: SqliteCommit> KeyStore<W> for SqliteKeys {
             .await
     }
 
-    async fn stale_keys(&self, limit: usize) -> StoreResult<Vec<StaleKey>> {
-        let lock_ms = self.timing.lock_ms();
+    async fn stale_keys(&self, route: &str, limit: usize) -> StoreResult<Vec<StaleKey>> {
+        let (route, lock_ms) = (route.to_string(), self.timing.lock_ms());
         self.db
-            .read(move |conn| keys::stale(conn, now_ms(), lock_ms, limit))
+            .read(move |conn| keys::stale(conn, &route, now_ms(), lock_ms, limit))
             .await
     }
 
     async fn take_over(&self, stale: &StaleKey) -> StoreResult<Option<Lock>> {
-        let (k, lock_ms) = (stale.clone(), self.timing.lock_ms());
+        let (k, t) = (stale.clone(), self.timing);
         self.db
-            .write(move |conn| keys::take_over(conn, &k, now_ms(), lock_ms))
+            .write(move |conn| keys::take_over(conn, &k, now_ms(), t.ttl_ms(), t.lock_ms()))
             .await
     }
 
     async fn reap(&self) -> StoreResult<u64> {
-        let lock_ms = self.timing.lock_ms();
+        self.db.write(move |conn| keys::reap(conn, now_ms())).await
+    }
+
+    async fn forget(&self, stale: &StaleKey, lock: &Lock) -> StoreResult<bool> {
+        let (k, owner) = (stale.clone(), lock.owner.clone());
         self.db
-            .write(move |conn| keys::reap(conn, now_ms(), lock_ms))
+            .write(move |conn| keys::forget(conn, &k, &owner))
             .await
     }
 

@@ -39,12 +39,14 @@ pub struct Writer {
 
 impl Writer {
     /// Starts the writer thread on `conn`.
-    pub fn start(conn: Connection, name: &str) -> Result<Writer, String> {
+    pub fn start(conn: Connection, name: &str) -> StoreResult<Writer> {
         let (jobs, queue) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name(format!("sqlite-writer-{name}"))
             .spawn(move || serve(conn, queue))
-            .map_err(|e| format!("cannot start the {name} writer thread: {e}"))?;
+            .map_err(|e| {
+                StoreError::failed_by(format!("cannot start the {name} writer thread"), e)
+            })?;
         Ok(Writer { jobs })
     }
 
@@ -70,10 +72,10 @@ impl Writer {
         });
         self.jobs
             .send(job)
-            .map_err(|_| StoreError::Failed("the SQLite writer thread has stopped".into()))?;
+            .map_err(|_| StoreError::failed("the SQLite writer thread has stopped"))?;
         answered
             .await
-            .map_err(|_| StoreError::Failed("the SQLite writer thread has stopped".into()))?
+            .map_err(|_| StoreError::failed("the SQLite writer thread has stopped"))?
     }
 }
 
@@ -86,7 +88,7 @@ where
     conn.prepare_cached("SAVEPOINT write_job")?.execute([])?;
     let out = match catch_unwind(AssertUnwindSafe(|| f(conn))) {
         Ok(out) => out.map_err(StoreError::from),
-        Err(_) => Err(StoreError::Failed("a write panicked".into())),
+        Err(_) => Err(StoreError::failed("a write panicked")),
     };
     if out.is_err() && !conn.is_autocommit() {
         conn.prepare_cached("ROLLBACK TO write_job")?.execute([])?;
@@ -134,7 +136,7 @@ fn commit_batch(conn: &mut Connection, waiting: &mut VecDeque<Job>) {
         // transaction back: the writes before are gone, and a write run now
         // would commit on its own.
         if conn.is_autocommit() {
-            let lost = StoreError::Failed("the transaction was rolled back by SQLite".into());
+            let lost = StoreError::failed("the transaction was rolled back by SQLite");
             for deliver in ran {
                 deliver(Err(lost.clone()));
             }

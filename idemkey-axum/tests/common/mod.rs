@@ -32,16 +32,30 @@ pub struct Note {
     pub operation: String,
     pub text: String,
     pub fail_after_write: bool,
+    /// The answer to store, if not the note's JSON.
+    pub answer: Option<StoredResponse>,
 }
 
 impl Note {
+    /// The same note, answered with `answer`.
+    pub fn answering(self, answer: StoredResponse) -> Note {
+        Note {
+            answer: Some(answer),
+            ..self
+        }
+    }
+
     fn written(&self, n: u64) -> Result<Written, String> {
         if self.fail_after_write {
             return Err("the application's write failed after its insert".into());
         }
         let body = json!({ "note": self.text }).to_string().into_bytes();
+        let answer = self
+            .answer
+            .clone()
+            .unwrap_or_else(|| StoredResponse::json(201, body));
         Ok(if n == 1 {
-            Written::response(StoredResponse::json(201, body)).with_record_id(&self.operation)
+            Written::response(answer).with_record_id(&self.operation)
         } else {
             Written::already_recorded()
         })
@@ -68,7 +82,7 @@ impl PgCommit for Note {
                 &[&self.operation, &self.text],
             )
             .await?;
-        self.written(n).map_err(StoreError::Failed)
+        self.written(n).map_err(StoreError::failed)
     }
 }
 
@@ -137,14 +151,28 @@ pub async fn both(timing: Timing) -> Vec<Db> {
 }
 
 pub fn timing(ttl_ms: u64, lock_ms: u64) -> Timing {
-    Timing {
-        key_ttl: Duration::from_millis(ttl_ms),
-        lock_timeout: Duration::from_millis(lock_ms),
-    }
+    Timing::new(
+        Duration::from_millis(ttl_ms),
+        Duration::from_millis(lock_ms),
+    )
+    .unwrap()
 }
 
+/// The route the tests' notes are written on.
+pub const NOTES_ROUTE: &str = "POST /notes";
+
 pub fn idem(db: &Db) -> Idempotency<Note> {
-    Idempotency::new(db.store.clone(), Fingerprinter::new(&[9; 32]).unwrap()).with_replay_cache(0)
+    idem_on(db, NOTES_ROUTE)
+}
+
+/// Idempotency for the route named `route`, on `db`'s store.
+pub fn idem_on(db: &Db, route: &str) -> Idempotency<Note> {
+    Idempotency::new(
+        route,
+        db.store.clone(),
+        Fingerprinter::new(&[9; 32]).unwrap(),
+    )
+    .with_replay_cache(0)
 }
 
 pub fn note(operation: &str, text: &str, fail_after_write: bool) -> Note {
@@ -152,6 +180,7 @@ pub fn note(operation: &str, text: &str, fail_after_write: bool) -> Note {
         operation: operation.to_string(),
         text: text.into(),
         fail_after_write,
+        answer: None,
     }
 }
 
@@ -159,12 +188,12 @@ pub fn key(k: &str) -> IdempotencyKey {
     IdempotencyKey(k.into())
 }
 
-pub async fn proceed<'a>(
-    idem: &'a Idempotency<Note>,
+pub async fn proceed(
+    idem: &Idempotency<Note>,
     principal: &str,
     k: &str,
     body: &serde_json::Value,
-) -> idemkey_axum::Operation<'a, Note> {
+) -> idemkey_axum::Operation<Note> {
     match idem.begin(principal, &key(k), body).await {
         Ok(Reservation::Proceed(op)) => op,
         other => panic!("{k}: expected to proceed, got {other:?}"),

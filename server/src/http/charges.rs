@@ -57,12 +57,9 @@ pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) 
     let (c, k) = (customer.clone(), idem_key.clone());
     let task = tokio::spawn(async move {
         let deps = Deps {
-            store: st.store.keys(),
+            idem: &st.idem,
             provider: &st.provider,
             faults: &*st.faults,
-            in_flight: &st.in_flight,
-            cache: &st.replay_cache,
-            fingerprints: &st.fingerprints,
         };
         phases(deps, c, k, input).await
     });

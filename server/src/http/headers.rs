@@ -73,4 +73,25 @@ mod tests {
         );
         assert!(customer(&h).is_err());
     }
+
+    /// The browser module writes what idemkey-axum reads: each spelling of
+    /// every key the module may send is that key, and the replay header is
+    /// the one the module reads.
+    #[test]
+    fn the_client_and_the_crate_agree() {
+        use idemkey::core::header::{format_key, REPLAYED_HEADER};
+        use idemkey::core::options::HeaderFormat;
+        for key in [
+            "8e03978e-40d5-43e8-bc93-6894a57f9324",
+            r#"a"b\c"#,
+            "!~",
+            "x",
+        ] {
+            for fmt in [HeaderFormat::Plain, HeaderFormat::SfString] {
+                let sent = format_key(key, fmt);
+                assert_eq!(parse_key(sent.as_bytes()).as_deref(), Ok(key), "{sent}");
+            }
+        }
+        assert_eq!(idemkey_axum::phases::REPLAYED, REPLAYED_HEADER);
+    }
 }

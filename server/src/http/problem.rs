@@ -99,8 +99,8 @@ pub enum ApiError {
 
 fn storage_message(e: &StoreError) -> &'static str {
     match e {
-        StoreError::Unavailable(_) => "the database is unavailable; retry with the same key",
-        StoreError::Failed(_) => "storage error",
+        StoreError::Unavailable { .. } => "the database is unavailable; retry with the same key",
+        _ => "storage error",
     }
 }
 
@@ -178,7 +178,7 @@ impl ApiError {
                 "method_not_allowed",
                 "Method not allowed",
             ),
-            Storage(StoreError::Unavailable(_)) => (
+            Storage(StoreError::Unavailable { .. }) => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "storage_unavailable",
                 "Service unavailable",
@@ -244,7 +244,7 @@ impl IntoResponse for ApiError {
         if matches!(
             self,
             ApiError::InProgress
-                | ApiError::Storage(StoreError::Unavailable(_))
+                | ApiError::Storage(StoreError::Unavailable { .. })
                 | ApiError::Provider(_)
         ) {
             resp.headers_mut()

@@ -3,11 +3,12 @@
 use std::sync::Arc;
 
 use crate::faults::Faults;
+use idemkey_axum::Idempotency;
+
 use crate::idem::fingerprint::Fingerprinter;
-use crate::idem::in_flight::InFlight;
-use crate::idem::replay_cache::ReplayCache;
 use crate::outbox::storage::OutboxStorage;
 use crate::provider::Provider;
+use crate::store::model::Outcome;
 use crate::store::SharedStore;
 
 /// Everything a handler can reach; cheap to clone.
@@ -21,10 +22,11 @@ pub struct AppState {
     pub faults: Arc<Faults>,
     /// The outbox and the receipts (the same database as `store`).
     pub outbox: Arc<dyn OutboxStorage>,
-    /// Keys this instance's requests are working on.
-    pub in_flight: InFlight,
-    /// Completed answers recently read from the store (off with `--faults`).
-    pub replay_cache: ReplayCache,
-    /// Payload fingerprints under the secret all instances share.
+    /// The charge route's idempotency, idemkey-axum's: the key table of
+    /// `store`, this instance's running keys and its cache of completed
+    /// answers (off with `--faults`).
+    pub idem: Idempotency<Outcome>,
+    /// Payload fingerprints under the secret all instances share (the naive
+    /// endpoint's faults match on them).
     pub fingerprints: Fingerprinter,
 }

@@ -37,9 +37,7 @@ impl From<idemkey_axum::Error> for IdemError {
             idemkey_axum::Error::InProgress => IdemError::InProgress,
             idemkey_axum::Error::Store(e) => IdemError::Storage(e),
             // The handler parses the key before the phases run.
-            e @ (idemkey_axum::Error::MissingKey | idemkey_axum::Error::InvalidKey(_)) => {
-                IdemError::Internal(e.to_string())
-            }
+            e => IdemError::Internal(e.to_string()),
         }
     }
 }

@@ -7,20 +7,19 @@
 //! before-commit fault stores nothing), and the charge phase 3 writes.
 
 use axum::http::StatusCode;
-use idemkey_axum::{Keys, Reservation};
+use idemkey_axum::{Idempotency, IdempotencyKey, Reservation};
 use serde_json::json;
 
 use crate::idem::error::IdemError;
-use crate::idem::fingerprint::Fingerprinter;
-use crate::idem::in_flight::InFlight;
 use crate::idem::injected::{ChargeFault, ChargeFaults};
 use crate::idem::input::ChargeInput;
-use crate::idem::replay_cache::ReplayCache;
 use crate::ids::{new_id, now_ms};
 use crate::problem_doc::{problem_body, PROBLEM_JSON};
 use crate::provider::{Payment, PaymentRequest, Provider};
-use crate::store::model::{Charge, KeyRequest, Outcome, StoredResponse};
-use crate::store::KeyStore;
+use crate::store::model::{Charge, Outcome, StoredResponse};
+
+/// The name of the charge route, which its keys belong to.
+pub const ROUTE: &str = "POST /api/charges";
 
 /// The final answer of one request, before after-commit faults apply.
 pub struct Answer {
@@ -45,22 +44,15 @@ impl From<idemkey_axum::Answer> for Answer {
     }
 }
 
-/// What a keyed request needs besides itself: the key store, the provider,
-/// the fault queues, this instance's running keys, its cache and its
-/// fingerprint secret.
+/// What a keyed request needs besides itself: the route's idempotency, the
+/// provider and the fault queues.
 pub struct Deps<'a> {
-    /// The idempotency key store.
-    pub store: &'a dyn KeyStore<Outcome>,
+    /// The charge route's idempotency (key table, running keys, cache).
+    pub idem: &'a Idempotency<Outcome>,
     /// The payment provider stand-in.
     pub provider: &'a Provider,
     /// Scheduled faults.
     pub faults: &'a dyn ChargeFaults,
-    /// Keys this instance's requests are working on.
-    pub in_flight: &'a InFlight,
-    /// Completed answers recently read from the store.
-    pub cache: &'a ReplayCache,
-    /// Payload fingerprints under the server's secret.
-    pub fingerprints: &'a Fingerprinter,
 }
 
 /// Runs the look-up and phases 1 to 3 for one keyed request.
@@ -70,16 +62,10 @@ pub async fn phases(
     idem_key: String,
     input: ChargeInput,
 ) -> Result<Answer, IdemError> {
-    let req = KeyRequest {
-        customer: customer.clone(),
-        key: idem_key.clone(),
-        fingerprint: deps.fingerprints.of(&input.raw),
-    };
-    let keys = Keys {
-        store: deps.store,
-        in_flight: deps.in_flight,
-        cache: deps.cache,
-    };
+    let req = deps
+        .idem
+        .request(&customer, &IdempotencyKey(idem_key.clone()), &input.raw);
+    let keys = deps.idem.keys();
     if let Some(replay) = keys.look(&req).await? {
         return Ok(replay.into());
     }
@@ -180,9 +166,5 @@ fn declined(idem_key: Option<&str>, reference: &str) -> StoredResponse {
         "the card was declined by the payment provider; nothing was charged",
         &[("key", json!(idem_key)), ("provider_ref", json!(reference))],
     );
-    StoredResponse {
-        status: status.as_u16(),
-        content_type: PROBLEM_JSON.into(),
-        body,
-    }
+    StoredResponse::new(status.as_u16(), PROBLEM_JSON, body)
 }

@@ -9,20 +9,17 @@
 //! left alone for its retry or its expiry.
 
 use async_trait::async_trait;
-use idemkey_axum::recovery;
 use idemkey_axum::Recover;
 
-use crate::idem::in_flight::InFlight;
 use crate::idem::phases;
 use crate::provider::Provider;
 use crate::store::model::{Outcome, StaleKey};
-use crate::store::KeyStore;
 
 /// What phase 3 commits for a dead operation: the provider's record of it.
-pub struct FromProvider<'a>(pub &'a Provider);
+pub struct FromProvider(pub Provider);
 
 #[async_trait]
-impl Recover<Outcome> for FromProvider<'_> {
+impl Recover<Outcome> for FromProvider {
     async fn recover(&self, k: &StaleKey) -> Result<Option<Outcome>, String> {
         let found = self
             .0
@@ -40,13 +37,4 @@ impl Recover<Outcome> for FromProvider<'_> {
             )
         }))
     }
-}
-
-/// Completes what can be completed; returns how many operations were.
-pub async fn run_once(
-    store: &dyn KeyStore<Outcome>,
-    provider: &Provider,
-    in_flight: &InFlight,
-) -> usize {
-    recovery::run_once(store, &FromProvider(provider), in_flight).await
 }

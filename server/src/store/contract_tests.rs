@@ -18,11 +18,7 @@ const LOCK: Duration = Duration::from_millis(300);
 /// Both stores, fresh, with `ttl` and [`LOCK`]; the temp dir lives as long
 /// as the stores.
 async fn stores(ttl: Duration) -> (Vec<(&'static str, SharedStore)>, tempfile::TempDir) {
-    stores_with(Timing {
-        key_ttl: ttl,
-        lock_timeout: LOCK,
-    })
-    .await
+    stores_with(Timing::new(ttl, LOCK).unwrap()).await
 }
 
 async fn stores_with(timing: Timing) -> (Vec<(&'static str, SharedStore)>, tempfile::TempDir) {
@@ -43,6 +39,7 @@ async fn stores_with(timing: Timing) -> (Vec<(&'static str, SharedStore)>, tempf
 
 fn req(key: &str, fp: &str) -> KeyRequest {
     KeyRequest {
+        route: "POST /api/charges".into(),
         customer: "c".into(),
         key: key.into(),
         fingerprint: fp.into(),
@@ -65,11 +62,7 @@ fn charge(key: &str, reservation: &str) -> Charge {
 }
 
 fn answer(body: &str) -> StoredResponse {
-    StoredResponse {
-        status: 402,
-        content_type: "application/problem+json".into(),
-        body: body.as_bytes().to_vec(),
-    }
+    StoredResponse::new(402, "application/problem+json", body.as_bytes().to_vec())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -168,11 +161,8 @@ async fn a_key_goes_free_then_in_progress_then_done_and_replays() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_concurrent_reservations_of_one_key_make_one_owner() {
     // A lock that cannot go stale while fifty callers queue for connections.
-    let (stores, _dir) = stores_with(Timing {
-        key_ttl: Duration::from_secs(60),
-        lock_timeout: Duration::from_secs(60),
-    })
-    .await;
+    let (stores, _dir) =
+        stores_with(Timing::new(Duration::from_secs(600), Duration::from_secs(60)).unwrap()).await;
     for (name, s) in stores {
         let tasks: Vec<_> = (0..50)
             .map(|_| {
@@ -224,13 +214,18 @@ async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
             "{name}"
         );
         // Stale after the lock timeout: listed, and claimed by one taker only.
-        let fresh = s.keys().stale_keys(10).await.unwrap().is_empty();
+        let fresh = s
+            .keys()
+            .stale_keys("POST /api/charges", 10)
+            .await
+            .unwrap()
+            .is_empty();
         // A loaded machine may take the whole lock timeout to get here.
         if taken_at.elapsed() < LOCK {
             assert!(fresh, "{name}: still fresh");
         }
         tokio::time::sleep(LOCK + Duration::from_millis(100)).await;
-        let stale = s.keys().stale_keys(10).await.unwrap();
+        let stale = s.keys().stale_keys("POST /api/charges", 10).await.unwrap();
         assert_eq!(stale.len(), 1, "{name}");
         assert_eq!(stale[0].reservation, first.reservation, "{name}");
         let third = s
@@ -281,12 +276,7 @@ async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn expired_keys_are_new_operations_and_are_reaped() {
     const TTL: Duration = Duration::from_millis(600);
-    // Locks outlive the TTL here, so a running request's key is never reaped.
-    let (stores, _dir) = stores_with(Timing {
-        key_ttl: TTL,
-        lock_timeout: Duration::from_secs(30),
-    })
-    .await;
+    let (stores, _dir) = stores_with(Timing::new(TTL, Duration::from_millis(60)).unwrap()).await;
     for (name, s) in stores {
         let reserved_at = Instant::now();
         let Reserved::Proceed(lock) = s.keys().reserve(&req("e", "fp")).await.unwrap() else {
@@ -321,7 +311,7 @@ async fn expired_keys_are_new_operations_and_are_reaped() {
         };
         assert_ne!(again.reservation, lock.reservation, "{name}");
         assert!(!again.recovered, "{name}");
-        // Its lock is live: the reaper leaves it; a done expired key goes.
+        // Unfinished: the reaper leaves it, however old; a done expired key goes.
         let Reserved::Proceed(other) = s.keys().reserve(&req("f", "fp")).await.unwrap() else {
             panic!("{name}")
         };
@@ -347,11 +337,8 @@ async fn expired_keys_are_new_operations_and_are_reaped() {
 async fn one_operation_never_gets_two_charges() {
     // A lock that stays live however slow the machine: the key must still be
     // in progress at the end.
-    let (stores, _dir) = stores_with(Timing {
-        key_ttl: Duration::from_secs(60),
-        lock_timeout: Duration::from_secs(60),
-    })
-    .await;
+    let (stores, _dir) =
+        stores_with(Timing::new(Duration::from_secs(600), Duration::from_secs(60)).unwrap()).await;
     for (name, s) in stores {
         let Reserved::Proceed(lock) = s.keys().reserve(&req("u", "fp")).await.unwrap() else {
             panic!("{name}")

@@ -35,6 +35,9 @@ pub trait Store: Send + Sync + 'static {
     /// (and its outbox event) with the key.
     fn keys(&self) -> &dyn KeyStore<Outcome>;
 
+    /// The same key table, as idemkey-axum's `Idempotency` holds it.
+    fn shared_keys(&self) -> Arc<dyn KeyStore<Outcome>>;
+
     /// A charge without a key, in its own transaction (the naive endpoint).
     async fn insert_charge(&self, charge: &Charge) -> StoreResult<()>;
 

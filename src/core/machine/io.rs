@@ -32,13 +32,8 @@ pub enum Input {
     /// A notice another tab (or another scope member of this page) posted on the channel.
     Notice(String),
     /// The window's `storage` event for the record's key in this store's backend (another
-    /// tab wrote or removed the Web Storage copy): its new and old values.
-    StorageEvent {
-        /// `newValue`.
-        new: Option<String>,
-        /// `oldValue`.
-        old: Option<String>,
-    },
+    /// tab wrote or removed the Web Storage copy): its `newValue`.
+    StorageEvent(Option<String>),
 }
 
 /// An HTTP answer.

@@ -119,28 +119,6 @@ fn reset_then_leaving_at_once_the_next_page_pays_the_same_basket_under_a_new_key
     later_page_pays_anew(&a, &old, &mut idb);
 }
 
-// P-finish-durable: IndexedDB refused the clean-up's delete
-#[test]
-fn a_delete_indexeddb_refused_leaves_nothing_a_later_page_takes_for_the_live_attempt() {
-    let (mut a, mut idb) = paid_page();
-    let old = a.record().key.clone();
-    a.host.now = 1_000.0;
-    a.finish();
-    drain(&mut a);
-    a.handle(Input::LockGranted);
-    drain(&mut a);
-    a.handle(Input::IdbRead(Ok(idb.clone())));
-    let cmds = drain(&mut a);
-    assert!(cmds
-        .iter()
-        .any(|c| matches!(c, Command::IdbPut { text: None, .. })));
-    // The transaction aborted: IndexedDB still holds the paid record.
-    a.handle(Input::IdbWritten(Err("AbortError".into())));
-    drain(&mut a);
-    assert!(idb.as_deref().is_some_and(|t| t.contains(&old)));
-    later_page_pays_anew(&a, &old, &mut idb);
-}
-
 // P-finish-durable: another tab showing the paid attempt
 #[test]
 fn a_tab_that_showed_the_paid_attempt_pays_the_next_order_anew_after_finish_elsewhere() {

@@ -6,7 +6,7 @@
 use super::host::Host;
 use super::state::Scope;
 use crate::core::ended::{holds, Mark};
-use crate::core::sync::{removes, supersedes, Notice};
+use crate::core::sync::{supersedes, Notice};
 use crate::prelude::*;
 
 impl<H: Host> Scope<H> {
@@ -14,36 +14,36 @@ impl<H: Host> Scope<H> {
     pub(super) fn on_notice(&mut self, text: &str) {
         match Notice::parse(text) {
             Some(Notice::Stored(t)) => self.take_copy(t),
-            Some(Notice::Removed(k)) => self.take_removal(k),
             Some(Notice::Abandon(text)) => self.heard_abandon(text),
             None => {}
         }
     }
 
     /// Another tab gave a key up: this page's submit sending with it stops before its next
-    /// try, and the mark is written here too, where the giving-up page's own write may reach
-    /// late (localStorage comes to other tabs late; the channel's notice may come first).
+    /// try, the mark is written here too, where the giving-up page's own write may reach
+    /// late (localStorage comes to other tabs late; the channel's notice may come first),
+    /// and a page that shows the attempt ended shows a new key.
     fn heard_abandon(&mut self, text: &str) {
         let Some(mark) = Mark::decode(text) else {
             return self.abandon(Some(text));
         };
         self.abandon(Some(&mark.key));
         if !holds(&self.ended(), &mark) {
-            self.end(mark);
+            // Where this page's storage refuses it, the page that ended it was told.
+            let _ = self.end(mark.clone());
+        }
+        if self.rec_stored && mark.covers(&self.rec) {
+            let next = self.fresh();
+            self.show(&next, false);
         }
     }
 
-    /// The `storage` event of the record's key in the store's backend: written (`new`) or
-    /// removed (`old` was there). The same news twice is harmless.
-    pub(super) fn on_storage(&mut self, new: Option<String>, old: Option<String>) {
-        match (new, old) {
-            (Some(text), _) => self.take_copy(&text),
-            (None, Some(old)) => {
-                if let Ok(r) = self.decode(&old) {
-                    self.take_removal(&r.key);
-                }
-            }
-            (None, None) => {}
+    /// The `storage` event of the record's key in the store's backend, written: another
+    /// tab's copy. The same news twice is harmless; a removal (the namespace's sweep of an
+    /// expired record) tells nothing to act on.
+    pub(super) fn on_storage(&mut self, new: Option<String>) {
+        if let Some(text) = new {
+            self.take_copy(&text);
         }
     }
 
@@ -55,14 +55,6 @@ impl<H: Host> Scope<H> {
         };
         if r.scope == self.opts.scope && supersedes(&r, &self.rec, self.rec_stored) {
             self.show(&r, true);
-        }
-    }
-
-    /// Another tab removed the record of `key`: this page's next attempt gets a new key.
-    fn take_removal(&mut self, key: &str) {
-        if removes(key, &self.rec, self.rec_stored) {
-            let next = self.fresh();
-            self.show(&next, false);
         }
     }
 }

@@ -1,11 +1,12 @@
 //! The attempts ended by `finish()` and `reset()` as a scope's machine reads and writes
-//! them (core::ended holds the rule): written to the store's Web Storage backend before
+//! them (core::ended holds the rules): written to the store's Web Storage backend before
 //! the call returns, read from every backend an earlier fallback may have left them in.
 
 use super::host::Host;
 use super::mirror::ALL;
 use super::state::Scope;
 use crate::core::ended::{covers, with, Mark};
+use crate::core::options::StorageKind;
 use crate::core::record::{ended_key, Record};
 use crate::prelude::*;
 
@@ -33,13 +34,17 @@ impl<H: Host> Scope<H> {
 
     /// Ends the attempt of `mark` for every later reader, in this page or any other: the
     /// mark is in Web Storage when this returns (moving down the fallback chain where a
-    /// backend refuses it, with its event).
-    pub(super) fn end(&mut self, mark: Mark) {
+    /// backend refuses it, with its event; the marks there before are kept). Whether it is
+    /// where every page that reads the record reads it: not when it went down the chain,
+    /// nor when it is in sessionStorage or memory while IndexedDB shares the record.
+    pub(super) fn end(&mut self, mark: Mark) -> bool {
         let now = self.host.now_ms();
         let text = with(&self.ended(), &mark, now);
         let at = ended_key(&self.opts.namespace, &self.opts.scope);
         let key = self.rec.key.clone();
-        let fb = self.store.set(&mut self.host, &at, &text, false);
+        let fb = self.store.set(&mut self.host, &at, &text, true);
+        let durable = fb.is_empty() && (!self.idb || self.store.kind() == StorageKind::Local);
         self.report(&key, fb);
+        durable
     }
 }

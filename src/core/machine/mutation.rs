@@ -13,9 +13,16 @@ pub enum Mutation {
     RotateAfterUnknown,
     /// The lock holder goes on from the Web Storage copy without reading IndexedDB.
     SkipReRead,
-    /// `finish()` writes no ended mark: it is durable only once its clean-up with the lock
-    /// has run (the old bug of a page that navigates right after it).
+    /// `finish()` writes no ended mark (the old bug of a page that navigates right after
+    /// it: nothing else makes it durable).
     FinishNoMark,
+    /// A submit's order against an end is decided when it takes the lock, not when it was
+    /// called (as the wall clock's times of the two decided it before): a submit called
+    /// before another tab's `finish()` that takes the lock after it starts a new attempt.
+    HeardAtLock,
+    /// The ended attempt's answer is not kept for the submits called before the end: they
+    /// start a new attempt with a new key.
+    DropEndedAnswer,
 }
 
 #[cfg(feature = "sim-mutations")]

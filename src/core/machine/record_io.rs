@@ -5,9 +5,10 @@
 use super::host::Host;
 use super::io::Command;
 use super::io::EventKind;
-use super::mirror::Store;
+use super::mutation::{on, Mutation};
 use super::state::Scope;
 use super::state::Stage;
+use crate::core::ended::{belongs, Belongs};
 use crate::core::record::Record;
 use crate::core::sync::{may_lead, on_lock, Current, Notice};
 use crate::prelude::*;
@@ -25,9 +26,16 @@ impl<H: Host> Scope<H> {
         self.idb && !on(SkipReRead)
     }
 
-    /// What the lock holder goes on from, once IndexedDB answered `got` (`None`: not
-    /// asked): core::sync's [`on_lock`] of IndexedDB's record and the mirror's.
-    pub(super) fn current_of(&mut self, got: Option<Result<Option<String>, String>>) -> Current {
+    /// What the lock holder goes on from, for a submit called when the page had heard of
+    /// the ended attempts in `heard`, once IndexedDB answered `got` (`None`: not asked):
+    /// the attempt ended since the submit was called, if it belongs to one (core::ended's
+    /// [`belongs`]); else core::sync's [`on_lock`] of IndexedDB's record and the mirror's,
+    /// ended attempts left out.
+    pub(super) fn current_of(
+        &mut self,
+        got: Option<Result<Option<String>, String>>,
+        heard: &str,
+    ) -> Current {
         let mut idb_text = None;
         match got {
             Some(Ok(t)) => idb_text = Some(t),
@@ -38,12 +46,11 @@ impl<H: Host> Scope<H> {
             None => {}
         }
         // Always read: the mirror may hold a write IndexedDB refused.
-        let web = self.read_mirror();
+        let web = self.read_mirror_any();
         let now = self.host.now_ms();
         let (stored, mirror) = match idb_text {
             Some(Some(t)) => match self.decode_or_set_aside(&t) {
-                // An attempt a page ended is no record any more, whatever the store holds.
-                Some(r) => (self.live(Some(r)), web),
+                Some(r) => (Some(r), web),
                 // Set aside: the store held a record it can no longer read, not one a tab
                 // finished. The mirror's live copy, if any, is what is left of it: gone on
                 // from, and stored again in its place.
@@ -55,6 +62,24 @@ impl<H: Host> Scope<H> {
             Some(None) => (None, web),
             None => (web, None),
         };
+        let found = match on_lock(stored.clone(), mirror.clone(), &self.rec, true, now) {
+            Current::Stored(r) | Current::Legacy(r) => Some(r),
+            _ => None,
+        };
+        let heard = if on(Mutation::HeardAtLock) {
+            self.ended()
+        } else {
+            heard.into()
+        };
+        match belongs(found.as_ref(), &self.ended(), &heard) {
+            _ if on(Mutation::DropEndedAnswer) => {}
+            Belongs::Ended => return found.map_or(Current::Lost, Current::Ended),
+            Belongs::Lost => return Current::Lost,
+            Belongs::Live => {}
+        }
+        // An attempt a page ended is no record any more, whatever the store holds.
+        let stored = self.live(stored);
+        let mirror = self.live(mirror);
         match on_lock(stored, mirror, &self.rec, self.rec_stored, now) {
             // What this page shows, never stored, but ended by a page whose mark is here now.
             Current::Mine if self.live(Some(self.rec.clone())).is_none() => Current::Fresh,
@@ -70,7 +95,7 @@ impl<H: Host> Scope<H> {
         let rec = match cur {
             Current::Stored(r) | Current::Legacy(r) => r,
             Current::Mine => self.rec.clone(),
-            Current::Fresh => self.fresh(),
+            Current::Fresh | Current::Ended(_) | Current::Lost => self.fresh(),
         };
         self.show(&rec, !unstored);
         (rec, unstored)
@@ -127,16 +152,6 @@ impl<H: Host> Scope<H> {
             _ => {}
         }
         self.mirror(rec, text);
-    }
-
-    /// The record of `key` removed for every tab once IndexedDB answered `done`.
-    pub(super) fn removed(&mut self, key: &str, done: Option<Result<(), String>>) {
-        if let Some(Err(reason)) = done {
-            let shown = self.rec.key.clone();
-            self.idb_failed(&shown, reason);
-        }
-        Store::remove(&mut self.host, &self.rec_key.clone());
-        self.post(Notice::Removed(key));
     }
 
     /// Asks IndexedDB to write `text` (`None` deletes) under the record's key.

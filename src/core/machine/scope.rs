@@ -7,7 +7,7 @@ use alloc::rc::Rc;
 use super::host::Host;
 use super::io::{Command, Event, EventKind, Input, Reply, Wake};
 use super::mirror::{Fallback, Store};
-use super::state::{Flight, Job, Lock, Scope, Step, SubmitJob, Submitted};
+use super::state::{Flight, Lock, Resume, Scope, Step, SubmitJob, Submitted};
 use super::view;
 use crate::core::ended::Mark;
 use crate::core::options::{Options, StorageKind};
@@ -56,7 +56,7 @@ impl<H: Host> Scope<H> {
             listening: shared,
             rec: first,
             rec_stored: false,
-            intents: 0,
+            resume: None,
             flight: None,
             flights: 0,
             jobs: Vec::new(),
@@ -94,11 +94,11 @@ impl<H: Host> Scope<H> {
 
     /// The scope opened again by another `Checkout` of the page: a record that expired
     /// meanwhile gives way to a new key, as a new page would show (a key older than
-    /// `ttlSeconds` is never reused), with a `key-changed` event; not while a submit,
-    /// `reset()` or `finish()` of the page is under way (it decides).
+    /// `ttlSeconds` is never reused), with a `key-changed` event; not while a submit of the
+    /// page is under way (it decides).
     pub fn reopen(&mut self) {
         let now = self.host.now_ms();
-        if self.rec.is_expired(now) && self.flight.is_none() && self.intents == 0 {
+        if self.rec.is_expired(now) && self.flight.is_none() {
             let next = self.fresh();
             self.show(&next, false);
         }
@@ -144,52 +144,65 @@ impl<H: Host> Scope<H> {
         let no = self.flights;
         self.flight = Some(Flight { no, fp: fp.clone() });
         let started = self.host.now_ms();
+        // What the page has heard of ended attempts as it is called; a submit of the payload
+        // of one that did not settle with an answer goes on as that one had heard.
+        let heard = match self.resume.take() {
+            Some(r) if r.unknown && r.fp == fp => r.heard,
+            _ => self.ended(),
+        };
+        self.resume = Some(Resume {
+            no,
+            fp: fp.clone(),
+            heard: heard.clone(),
+            unknown: false,
+        });
         self.out.push(Command::Wake {
             ms: send.deadline_ms as f64,
             wake: Wake::Deadline(no),
         });
-        self.queue(Job::Submit(SubmitJob::new(no, fp, body, send, started)));
+        self.queue(SubmitJob::new(no, fp, body, send, started, heard));
         Submitted::Started(no)
     }
 
-    /// `reset()`: a new attempt on purpose, its record stored with the lock.
-    pub fn reset(&mut self) {
-        self.start_over(true);
+    /// `reset()`: a new attempt on purpose. `false` when the end is not durable (see
+    /// [`Scope::finish`]).
+    pub fn reset(&mut self) -> bool {
+        self.start_over(true)
     }
 
-    /// `finish()`: the record forgotten with the lock; the next key is kept in memory
-    /// until a submit stores it.
-    pub fn finish(&mut self) {
-        self.start_over(false);
+    /// `finish()`: the attempt ended for every later reader; the next key is kept in
+    /// memory until a submit stores it. `false` when the end could not be stored where
+    /// every later page and tab reads it (Web Storage refused it): it holds in this page
+    /// only, with a `storage-fallback` event.
+    pub fn finish(&mut self) -> bool {
+        self.start_over(false)
     }
 
     /// Ends the attempt shown for every later reader before it returns (its mark in Web
-    /// Storage), shows a new key (state fresh) and stops this page's submit before its next
-    /// try; posts the mark to the other tabs (a submit sending the old key stops before its
-    /// next try, and the mark is written there too, ahead of localStorage's own); then,
-    /// with the lock (after any sequence in flight), stores the new record (`keep`) or
-    /// removes the old one.
-    pub(super) fn start_over(&mut self, keep: bool) {
+    /// Storage), shows a new key (state fresh), kept in the page until a submit stores it,
+    /// and stops this page's submit before its next try; posts the mark to the other tabs
+    /// (a submit sending the old key stops before its next try, and the mark is written
+    /// there too, ahead of localStorage's own). Nothing stored is removed: the ended
+    /// attempt's record keeps its answer for the submits called before the end. Whether
+    /// the mark is where every later page reads it.
+    pub(super) fn start_over(&mut self, reset: bool) -> bool {
         let next = self.fresh();
         let seen = Mark {
             key: self.rec.key.clone(),
-            since: next.created_at,
+            bound: self.rec.fingerprint.is_some(),
             until: self.rec.expires_at,
         };
         // Shown first: a storage-fallback event of the mark's write names the new key.
         self.set_shown(&next, false, false);
-        if keep || !super::mutation::on(super::mutation::Mutation::FinishNoMark) {
-            self.end(seen.clone());
-        }
-        self.intents += 1;
+        self.resume = None;
+        let durable = if reset || !super::mutation::on(super::mutation::Mutation::FinishNoMark) {
+            self.end(seen.clone())
+        } else {
+            true
+        };
         self.abandon(None);
         self.post(Notice::Abandon(&seen.line()));
-        self.queue(Job::StartOver {
-            seen,
-            next,
-            keep,
-            stage: None,
-        });
+        durable
     }
 
     /// Gives up the sequence in flight: any (`None`: this page's `reset()` or `finish()`),
@@ -199,10 +212,10 @@ impl<H: Host> Scope<H> {
         let Some(no) = self.flight.as_ref().map(|f| f.no) else {
             return;
         };
-        let hit = self.jobs.iter_mut().find_map(|j| match j {
-            Job::Submit(s) if s.no == no && key.is_none_or(|k| s.sends(k)) => Some(s),
-            _ => None,
-        });
+        let hit = self
+            .jobs
+            .iter_mut()
+            .find(|s| s.no == no && key.is_none_or(|k| s.sends(k)));
         if let Some(s) = hit {
             s.abandoned = true;
             self.flight = None;
@@ -218,7 +231,7 @@ impl<H: Host> Scope<H> {
     pub fn handle(&mut self, input: Input) {
         match input {
             Input::Notice(text) => self.on_notice(&text),
-            Input::StorageEvent { new, old } => self.on_storage(new, old),
+            Input::StorageEvent(new) => self.on_storage(new),
             Input::IdbReopened(reason) => self.idb_reopened(reason),
             Input::LockGranted => self.lock_granted(true),
             Input::LockRefused(reason) => self.lock_refused(reason),
@@ -240,6 +253,9 @@ impl<H: Host> Scope<H> {
     pub(super) fn settle(&mut self, no: u32, outcome: Result<Reply, Error>) {
         if self.flight.as_ref().is_some_and(|f| f.no == no) {
             self.flight = None;
+        }
+        if let Some(r) = self.resume.as_mut().filter(|r| r.no == no) {
+            r.unknown = matches!(outcome, Err(Error::OutcomeUnknown { .. }));
         }
         self.out.push(Command::Settle {
             flight: no,

@@ -7,7 +7,6 @@ use alloc::rc::Rc;
 use super::host::Host;
 use super::io::{Answer, Command, Input, NoAnswer, Reply, Wake};
 use super::mirror::Store;
-use crate::core::ended::Mark;
 use crate::core::options::Options;
 use crate::core::record::Record;
 use crate::error::Error;
@@ -22,6 +21,19 @@ pub enum Submitted {
     Started(u32),
     /// Refused at once (another payload is in flight).
     Refused(Error),
+}
+
+/// The page's last submit sequence: once it settled `outcome-unknown`, the next submit of
+/// its payload goes on in the attempt it was called in, as what the page had heard then.
+pub(super) struct Resume {
+    /// Its number.
+    pub(super) no: u32,
+    /// The fingerprint of its payload.
+    pub(super) fp: String,
+    /// The marks of ended attempts the page had heard of when it was called.
+    pub(super) heard: String,
+    /// It settled `outcome-unknown`.
+    pub(super) unknown: bool,
 }
 
 /// The submit sequence `submit()` joins while it runs.
@@ -53,15 +65,14 @@ pub struct Scope<H: Host> {
     /// Whether `rec` came from or went to the scope's store; if not, it is a key this page
     /// made up, which must never replace a record it may not have seen.
     pub(super) rec_stored: bool,
-    /// `reset()` and `finish()` calls waiting for their turn with the lock: until they are
-    /// done, what other tabs store does not replace the new key this page shows.
-    pub(super) intents: u32,
+    /// The last sequence started; none once the page ends the attempt itself.
+    pub(super) resume: Option<Resume>,
     /// The submit sequence `submit()` joins, if one runs.
     pub(super) flight: Option<Flight>,
     /// The number of the last sequence.
     pub(super) flights: u32,
-    /// Work that needs the lock, in the order asked; the first is under way.
-    pub(super) jobs: Vec<Job>,
+    /// The submit sequences that need the lock, in the order asked; the first is under way.
+    pub(super) jobs: Vec<SubmitJob>,
     /// The cross-tab lock.
     pub(super) lock: Lock,
     /// Commands not yet polled.
@@ -113,29 +124,6 @@ pub(super) enum Stage {
         /// Its text.
         text: String,
     },
-    /// Waiting for IndexedDB to delete the record of `key`.
-    Remove {
-        /// The key of the record removed.
-        key: String,
-    },
-}
-
-/// One piece of work that needs the scope's lock.
-pub(super) enum Job {
-    /// `reset()` (`keep`: store `next`) or `finish()` (remove the record) made while the
-    /// page showed `seen`.
-    StartOver {
-        /// The attempt it ended: the key shown when it was called, and when.
-        seen: Mark,
-        /// The new attempt's record.
-        next: Record,
-        /// `reset()`: store `next`; `finish()`: remove the record.
-        keep: bool,
-        /// Where it stands, once started.
-        stage: Option<Stage>,
-    },
-    /// A submit sequence.
-    Submit(SubmitJob),
 }
 
 /// Where the scope's lock stands for this page.
@@ -190,6 +178,9 @@ pub(super) struct SubmitJob {
     /// When `submit()` was called: `deadlineMs` counts from then, the wait for the
     /// scope's lock included.
     pub(super) started: f64,
+    /// The marks of ended attempts the page had heard of when `submit()` was called (or
+    /// when the submit it resumes was): core::ended's `belongs` reads them.
+    pub(super) heard: String,
     /// The key was given up (`reset()`, `finish()`, another tab): no more tries.
     pub(super) abandoned: bool,
     /// The record it sends with, once read.
@@ -201,13 +192,21 @@ pub(super) struct SubmitJob {
 
 impl SubmitJob {
     /// A sequence numbered `no` for the payload `body` with fingerprint `fp`.
-    pub(super) fn new(no: u32, fp: String, body: String, send: Rc<Options>, started: f64) -> Self {
+    pub(super) fn new(
+        no: u32,
+        fp: String,
+        body: String,
+        send: Rc<Options>,
+        started: f64,
+        heard: String,
+    ) -> Self {
         SubmitJob {
             no,
             fp,
             body,
             send,
             started,
+            heard,
             abandoned: false,
             rec: None,
             retries: 0,

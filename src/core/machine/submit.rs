@@ -38,12 +38,12 @@ impl<H: Host> Scope<H> {
                 if self.read_begin() {
                     Some(At::Locking(Stage::Read))
                 } else {
-                    let cur = self.current_of(None);
+                    let cur = self.current_of(None, &j.heard);
                     self.submit_plan(&mut j, cur)
                 }
             }
             (At::Locking(Stage::Read), Step::Read(got)) => {
-                let cur = self.current_of(Some(got));
+                let cur = self.current_of(Some(got), &j.heard);
                 self.submit_plan(&mut j, cur)
             }
             (At::Storing(text), Step::Written(done)) => {
@@ -100,12 +100,12 @@ impl<H: Host> Scope<H> {
     }
 
     /// A submit's first move: its stored answer read without the lock when there is one to
-    /// read (the page shows a succeeded attempt of this payload, no `reset()` or `finish()`
-    /// waits, and IndexedDB holds the record); else the lock.
+    /// read (the page shows a succeeded attempt of this payload and IndexedDB holds the
+    /// record); else the lock.
     fn submit_start(&mut self, j: &SubmitJob) -> Option<At> {
         let shown_cached =
             self.rec.state == State::Succeeded && self.rec.fingerprint.as_deref() == Some(&j.fp);
-        if shown_cached && self.idb && self.intents == 0 {
+        if shown_cached && self.idb {
             self.out.push(Command::IdbPeek {
                 key: self.rec_key.clone(),
             });
@@ -133,9 +133,25 @@ impl<H: Host> Scope<H> {
         Some(At::Locking(Stage::Lock))
     }
 
-    /// With the lock and the record: core's plan (which includes "another tab failed this
+    /// With the lock and the record: the answer of the attempt ended since the submit was
+    /// called, which it belongs to, or `outcome-unknown` (`abandoned`) where that attempt
+    /// has none for this payload; else core's plan (which includes "another tab failed this
     /// very payload while we waited: its answer is ours"), then the first try.
     fn submit_plan(&mut self, j: &mut SubmitJob, cur: Current) -> Option<At> {
+        if let Current::Ended(_) | Current::Lost = cur {
+            let answer = match &cur {
+                Current::Ended(r) if r.fingerprint.as_deref() == Some(&j.fp) => cached(r),
+                _ => None,
+            };
+            let attempts = match &cur {
+                Current::Ended(r) => r.attempts,
+                _ => 0,
+            };
+            self.release_lock();
+            let outcome = answer.ok_or_else(|| unknown(attempts, "abandoned".into(), true));
+            self.settle(j.no, outcome);
+            return None;
+        }
         let (mut rec, _) = self.take(cur);
         let now = self.host.now_ms();
         match plan_submit_since(&rec, &j.fp, now, j.started) {
@@ -164,9 +180,7 @@ impl<H: Host> Scope<H> {
             }
         }
         if rec.fingerprint.as_deref() != Some(&j.fp) {
-            // The payload is bound to the key now, by a submit called then (see core::sync's
-            // `may_replace`); a resumed one keeps the time of the first.
-            rec.submitted_at = j.started;
+            // The payload is bound to the key now.
             rec.fingerprint = Some(j.fp.clone());
         }
         rec.state = State::Pending;

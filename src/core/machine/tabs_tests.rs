@@ -3,12 +3,13 @@
 //! another tab pays.
 
 use super::*;
-use crate::core::record::Record;
 
-/// Tab A with the scope's key settled (IndexedDB holds it) and tab B opened after it,
-/// showing the same key from the origin's localStorage; and what IndexedDB holds.
+/// Tab A that paid the basket (`{}`: 201 stored in IndexedDB) and tab B opened after it,
+/// showing A's attempt from the origin's localStorage; and what IndexedDB holds.
 fn two_tabs() -> (Scope<TestHost>, Scope<TestHost>, Option<String>) {
-    let (a, idb) = settled(TestHost::default());
+    let (mut a, mut idb) = settled(TestHost::default());
+    first_try(&mut a, &mut idb, options());
+    paid(&mut a, &mut idb);
     let host = TestHost {
         now: 100.0,
         seed: 7,
@@ -30,110 +31,115 @@ fn paid(s: &mut Scope<TestHost>, idb: &mut Option<String>) {
     drain(s);
 }
 
-/// Tab `s`'s `finish()` or `reset()` gets the lock and reads `idb`: what it writes there.
-fn clean_up(s: &mut Scope<TestHost>, idb: &mut Option<String>) {
-    s.handle(Input::LockGranted);
-    drain(s);
-    s.handle(Input::IdbRead(Ok(idb.clone())));
-    let cmds = drain(s);
+/// Tab `b`'s submit of the basket, called now, answered with the lock and `idb`: its
+/// commands.
+fn pay_with_lock(b: &mut Scope<TestHost>, idb: &mut Option<String>) -> Vec<Command> {
+    b.handle(Input::LockGranted);
+    drain(b);
+    b.handle(Input::IdbRead(Ok(idb.clone())));
+    let cmds = drain(b);
     commit(idb, &cmds);
-    if cmds.iter().any(|c| matches!(c, Command::IdbPut { .. })) {
-        s.handle(Input::IdbWritten(Ok(())));
-        drain(s);
+    cmds
+}
+
+/// The settled outcome in `cmds`.
+fn outcome(cmds: &[Command]) -> Option<&Result<Reply, Error>> {
+    cmds.iter().find_map(|c| match c {
+        Command::Settle { outcome, .. } => Some(outcome),
+        _ => None,
+    })
+}
+
+// P-submit-before-end: Pay in tab B while tab A's payment is on the wire, A's receipt route
+// calls finish(): B's submit was called before the finish(), so it is that attempt's, and
+// resolves with A's answer without sending.
+#[test]
+fn a_pay_pressed_before_finish_in_another_tab_resolves_with_that_attempts_answer() {
+    for reset in [false, true] {
+        let (mut a, mut b, mut idb) = two_tabs();
+        let key = a.record().key.clone();
+        let started = b.submit("{}".into(), "fp".into(), Rc::new(options()));
+        assert!(matches!(started, Submitted::Started(_)));
+        drain(&mut b);
+        if reset {
+            a.reset();
+        } else {
+            a.finish();
+        }
+        drain(&mut a);
+        let cmds = pay_with_lock(&mut b, &mut idb);
+        assert!(sent(&cmds).is_none(), "a second try went out: {cmds:?}");
+        let Some(Ok(r)) = outcome(&cmds) else {
+            panic!("B did not resolve with A's answer: {cmds:?}")
+        };
+        assert_eq!(
+            (r.key.as_str(), r.status, r.from_cache),
+            (key.as_str(), 201, true)
+        );
     }
 }
 
-/// The user moves on to the next order in tab A (`finish()`), whose clean-up waits for the
-/// lock; tab B, which has not heard of it and still shows the key A gave up (never sent),
-/// pays the next order under it and is charged. A's clean-up must not forget that charge:
-/// the next Pay of that order, in any tab, would send a new key and charge again.
+// P-submit-before-end: the same Pay whose deadline ran out while A held the lock
+// (`another-tab`), pressed again once A's finish() is known: A's answer, nothing sent.
 #[test]
-fn finish_in_one_tab_keeps_the_next_order_another_tab_paid_under_the_key_it_gave_up() {
+fn a_pay_that_waited_out_another_tab_and_is_pressed_again_after_finish_gets_its_answer() {
     let (mut a, mut b, mut idb) = two_tabs();
     let key = a.record().key.clone();
-    a.host.now = 1000.0;
-    a.finish();
-    drain(&mut a);
-    b.host.now = 2000.0;
-    assert_eq!(
-        sent(&first_try(&mut b, &mut idb, options()))
-            .unwrap()
-            .key_value,
-        key
-    );
-    paid(&mut b, &mut idb);
-    clean_up(&mut a, &mut idb);
-    let stored = idb.as_deref().map(Record::decode).transpose().unwrap();
-    let stored = stored.expect("the record of the next order's charge was removed");
-    assert_eq!(
-        (stored.key.as_str(), stored.state),
-        (key.as_str(), State::Succeeded)
-    );
-    assert_eq!(a.record().key, key, "tab A shows the next order's attempt");
-    assert_eq!(a.record().state, State::Succeeded);
-}
-
-/// The same race, but B's Pay was pressed before A's `finish()` (it waited for the lock):
-/// that is the order A ended, and A's clean-up gives its key up as before.
-#[test]
-fn finish_still_gives_up_the_key_of_a_pay_pressed_before_it_in_another_tab() {
-    let (mut a, mut b, mut idb) = two_tabs();
-    b.host.now = 500.0;
-    let started = b.submit("{}".into(), "fp".into(), Rc::new(options()));
-    assert!(matches!(started, Submitted::Started(_)));
+    b.submit("{}".into(), "fp".into(), Rc::new(options()));
     drain(&mut b);
-    a.host.now = 1000.0;
-    a.finish();
-    drain(&mut a);
-    b.host.now = 2000.0;
-    b.handle(Input::LockGranted);
-    drain(&mut b);
-    b.handle(Input::IdbRead(Ok(idb.clone())));
-    commit(&mut idb, &drain(&mut b));
-    b.handle(Input::IdbWritten(Ok(())));
-    assert!(sent(&drain(&mut b)).is_some());
-    paid(&mut b, &mut idb);
-    clean_up(&mut a, &mut idb);
-    assert_eq!(idb, None, "the attempt A saw is forgotten");
-    assert_eq!(a.record().state, State::Fresh);
-}
-
-/// A record whose `submittedAt` is not a time (edited by hand, another program) is not
-/// trusted and not lost: set aside as it was, with a `storage-corrupt` event.
-#[test]
-fn a_record_with_a_wrong_submitted_at_is_set_aside_whole() {
-    let (a, _) = settled(TestHost::default());
-    let mut maps = a.host.maps.clone();
-    let at = (StorageKind::Local as u8, String::from("idemkey:v1:cart-1"));
-    let text = maps[&at].replace(r#""submittedAt":0"#, r#""submittedAt":"soon""#);
-    maps.insert(at.clone(), text.clone());
-    let mut b = Scope::open(
-        TestHost {
-            now: 100.0,
-            seed: 7,
-            maps,
-        },
-        options().into(),
-        false,
-    );
+    b.handle(Input::Woken(Wake::Deadline(1)));
     let cmds = drain(&mut b);
-    let Some(q) = cmds.iter().find_map(|c| match c {
-        Command::Emit(Event {
-            kind:
-                EventKind::StorageCorrupt {
-                    reason,
-                    quarantine_key,
-                },
-            ..
-        }) => Some((reason.clone(), quarantine_key.clone())),
-        _ => None,
-    }) else {
-        panic!("no storage-corrupt event: {cmds:?}")
+    assert!(matches!(
+        outcome(&cmds),
+        Some(Err(Error::OutcomeUnknown { .. }))
+    ));
+    a.finish();
+    let notices: Vec<String> = drain(&mut a)
+        .into_iter()
+        .filter_map(|c| match c {
+            Command::Post { text, .. } => Some(text),
+            _ => None,
+        })
+        .collect();
+    for n in notices {
+        b.handle(Input::Notice(n));
+    }
+    drain(&mut b);
+    // The first submit's turn with the lock comes, and goes: it settled.
+    pay_with_lock(&mut b, &mut idb);
+    b.submit("{}".into(), "fp".into(), Rc::new(options()));
+    drain(&mut b);
+    let cmds = pay_with_lock(&mut b, &mut idb);
+    assert!(sent(&cmds).is_none(), "a second try went out: {cmds:?}");
+    let Some(Ok(r)) = outcome(&cmds) else {
+        panic!("the press again did not get A's answer: {cmds:?}")
     };
-    assert!(q.0.ends_with("field `submittedAt`: wrong type"), "{}", q.0);
-    let kept = &b.host.maps[&(StorageKind::Local as u8, q.1)];
-    assert_eq!(*kept, text);
-    assert_ne!(b.record().key, a.record().key);
+    assert_eq!((r.key.as_str(), r.status), (key.as_str(), 201));
+}
+
+// P-finish-durable: a Pay pressed once the tab heard of the finish() is the next order's.
+#[test]
+fn a_pay_pressed_after_hearing_of_finish_in_another_tab_pays_anew_under_a_new_key() {
+    let (mut a, mut b, mut idb) = two_tabs();
+    let key = a.record().key.clone();
+    a.finish();
+    for c in drain(&mut a) {
+        if let Command::Post { text, .. } = c {
+            b.handle(Input::Notice(text));
+        }
+    }
+    drain(&mut b);
+    assert_ne!(b.record().key, key, "B still shows the attempt A finished");
+    b.submit("{}".into(), "fp".into(), Rc::new(options()));
+    drain(&mut b);
+    let mut cmds = pay_with_lock(&mut b, &mut idb);
+    if sent(&cmds).is_none() {
+        b.handle(Input::IdbWritten(Ok(())));
+        cmds = drain(&mut b);
+    }
+    let r = sent(&cmds).expect("the next order was not sent");
+    assert_ne!(r.key_value, key);
+    assert_eq!(r.key_value, b.record().key);
 }
 
 /// Every command `s` gives, the deadline timers included.

@@ -6,8 +6,9 @@ use super::io::{Command, EventKind};
 use super::mirror::{Fallback, ALL};
 use super::state::Scope;
 use crate::core::options::{Options, StorageKind};
-use crate::core::record::{quarantine_key, sweep_due, Record};
+use crate::core::record::{quarantine_key, Record};
 use crate::core::state::State;
+use crate::core::sweep::sweep_due;
 use crate::core::sync::{newer, Notice};
 use crate::prelude::*;
 
@@ -75,6 +76,12 @@ impl<H: Host> Scope<H> {
     /// tie; not an attempt a page ended. An unreadable one is set
     /// aside and the search goes on.
     pub(super) fn read_mirror(&mut self) -> Option<Record> {
+        let found = self.read_mirror_any();
+        self.live(found)
+    }
+
+    /// [`Scope::read_mirror`], an attempt a page ended included.
+    pub(super) fn read_mirror_any(&mut self) -> Option<Record> {
         let mut found: Option<Record> = None;
         for kind in ALL {
             if let Some(r) = self.read_in(kind) {
@@ -83,7 +90,7 @@ impl<H: Host> Scope<H> {
                 }
             }
         }
-        self.live(found)
+        found
     }
 
     /// The record in backend `kind`; unreadable text there is set aside and removed.
@@ -128,11 +135,11 @@ impl<H: Host> Scope<H> {
         Ok(r)
     }
 
-    /// Makes `rec` what the page shows (`stored`: it is the scope's stored record);
-    /// skipped while a `reset()` or `finish()` of the page waits for its turn (it decides
-    /// what is shown once done).
+    /// Makes `rec` what the page shows (`stored`: it is the scope's stored record); never
+    /// an attempt a page ended (this page's own submit stores the answer of a try that was
+    /// on the wire when the page ended its attempt: the page shows the new key).
     pub(super) fn show(&mut self, rec: &Record, stored: bool) {
-        if self.intents == 0 {
+        if rec.key == self.rec.key || self.live(Some(rec.clone())).is_some() {
             self.set_shown(rec, stored, true);
         }
     }

@@ -35,6 +35,8 @@ function moveOn(checkout, seen) {
   next.searchParams.set("phase", "2");
   next.searchParams.set("first", JSON.stringify(seen));
   if (query.get("leave") === "reload") history.replaceState(null, "", next);
+  // What else happens on the receipt route just before the end (a page clock set back).
+  window.beforeEnd?.();
   if (query.get("end") === "reset") checkout.reset();
   else checkout.finish();
   switch (query.get("leave")) {

@@ -68,10 +68,18 @@ impl PgStore {
         if cfg.get_application_name().is_none() {
             cfg.application_name("idemkey-server");
         }
-        let pool = pool(cfg)?;
+        let pool = pool(cfg).map_err(|e| e.to_string())?;
         bounded(async {
             let mut c = pool.get().await?;
-            migrate(&mut c, "server", MIGRATIONS).await
+            migrate(&mut c, "server", MIGRATIONS).await?;
+            // The key table's own migrations, under the crate's scope, after
+            // the server's (whose first version created the table 0.1.0 had).
+            migrate(
+                &mut c,
+                idemkey_axum::postgres::SCOPE,
+                idemkey_axum::postgres::MIGRATIONS,
+            )
+            .await
         })
         .await
         .map_err(|e| format!("cannot prepare the database: {e}"))?;
@@ -94,6 +102,10 @@ impl PgStore {
 impl Store for PgStore {
     fn keys(&self) -> &dyn KeyStore<Outcome> {
         &self.keys
+    }
+
+    fn shared_keys(&self) -> std::sync::Arc<dyn KeyStore<Outcome>> {
+        std::sync::Arc::new(self.keys.clone())
     }
 
     async fn insert_charge(&self, charge: &Charge) -> StoreResult<()> {

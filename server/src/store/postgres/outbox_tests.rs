@@ -37,10 +37,7 @@ async fn postgres_keeps_the_storage_contract() {
     let url = tokio::task::spawn_blocking(|| pg::Pg::shared().fresh_database())
         .await
         .unwrap();
-    let timing = Timing {
-        key_ttl: Duration::from_secs(60),
-        lock_timeout: Duration::from_secs(5),
-    };
+    let timing = Timing::new(Duration::from_secs(60), Duration::from_secs(5)).unwrap();
     let store = Arc::new(PgStore::connect(&url, timing).await.unwrap());
     contract::check(&Postgres { store }).await;
 }

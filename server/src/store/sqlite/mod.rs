@@ -15,7 +15,7 @@ pub mod secrets;
 use std::path::Path;
 
 use async_trait::async_trait;
-use idemkey_axum::sqlite::{SqliteCommit, SqliteKeys, KEYS_SCHEMA, STALE_INDEX};
+use idemkey_axum::sqlite::{self as keys, SqliteCommit, SqliteKeys, KEYS_SCHEMA, STALE_INDEX};
 use idemkey_axum::Written;
 use rusqlite::Connection;
 
@@ -64,7 +64,13 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// Opens (creating if needed) the file and its directory.
     pub fn open(path: &Path, timing: Timing) -> Result<SqliteStore, String> {
-        let db = Sqlite::open(path, "server", MIGRATIONS)?;
+        // The key table's own migrations, under the crate's scope, after the
+        // server's (whose first version created the table 0.1.0 had).
+        let db = Sqlite::open_with(
+            path,
+            &[("server", MIGRATIONS), (keys::SCOPE, keys::MIGRATIONS)],
+        )
+        .map_err(|e| e.to_string())?;
         Ok(SqliteStore {
             keys: SqliteKeys::new(db.clone(), timing),
             db,
@@ -76,6 +82,10 @@ impl SqliteStore {
 impl Store for SqliteStore {
     fn keys(&self) -> &dyn KeyStore<Outcome> {
         &self.keys
+    }
+
+    fn shared_keys(&self) -> std::sync::Arc<dyn KeyStore<Outcome>> {
+        std::sync::Arc::new(self.keys.clone())
     }
 
     async fn insert_charge(&self, charge: &Charge) -> StoreResult<()> {

@@ -14,10 +14,7 @@ struct Sqlite {
 
 fn open() -> Sqlite {
     let dir = tempfile::tempdir().unwrap();
-    let timing = Timing {
-        key_ttl: Duration::from_secs(60),
-        lock_timeout: Duration::from_secs(5),
-    };
+    let timing = Timing::new(Duration::from_secs(60), Duration::from_secs(5)).unwrap();
     let store = Arc::new(SqliteStore::open(&dir.path().join("t.db"), timing).unwrap());
     Sqlite { store, _dir: dir }
 }

@@ -64,7 +64,7 @@ impl ProviderPayments {
     /// Opens (creating if needed) the provider's SQLite file.
     pub fn open(path: &Path) -> Result<ProviderPayments, String> {
         Ok(ProviderPayments {
-            db: Sqlite::open(path, "provider", MIGRATIONS)?,
+            db: Sqlite::open(path, "provider", MIGRATIONS).map_err(|e| e.to_string())?,
         })
     }
 

@@ -1,0 +1,185 @@
+//! The limits the user docs admit, as the checker's only way to let a property's violation
+//! pass: each is named, bounded by what the docs promise, counted in the run's summary, and
+//! tied to the sentence of README.md or docs/ that admits it ([`Waiver::doc`]; a test of
+//! the crate finds each sentence in its file). A violation no waiver explains, or one whose
+//! waiver is out of its bound, fails the run; a mutation whose violations are only ever
+//! waived is not caught.
+
+use crate::property::Property;
+
+/// The longest a tab may take to hear of a `finish()` or `reset()` made in another tab, ms:
+/// the docs admit the few milliseconds a browser takes to hand a localStorage write over,
+/// and name this bound ("the simulator plays up to 400 ms").
+pub const MARK_LAG_MS: f64 = 400.0;
+
+/// A limit the docs admit to a user.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Waiver {
+    /// The key in use had expired by the page's clock (`past_ms` past its `expiresAt`):
+    /// the attempt may go on under a new key, and be charged under it.
+    KeyExpired {
+        /// How far past the key's expiry the page's clock was, ms (never negative).
+        past_ms: f64,
+    },
+    /// The server answered the key in use with a final failure (it charged nothing): the
+    /// next submit starts a new attempt with a new key.
+    FinalFailure,
+    /// A tab had not heard yet of the `finish()` or `reset()` made elsewhere `lag_ms`
+    /// before (the mark not yet in its localStorage): it may go on with the attempt ended.
+    MarkNotHeard {
+        /// How long after the call, ms (at most [`MARK_LAG_MS`]).
+        lag_ms: f64,
+    },
+    /// Without Web Locks, each tab's record and key are its own: another tab's key for the
+    /// same order, and its charge. `other_tab`: the two keys were sent from two tabs.
+    OwnTab {
+        /// The key before was sent from another tab (a tab's own keys are held to one).
+        other_tab: bool,
+    },
+    /// The submit's own tab was frozen or its timers ran late: its deadline ends when the
+    /// browser lets its timer fire.
+    TabSlowed,
+    /// The record of the key before, or of the page that sent the key after, had fallen to
+    /// its tab's sessionStorage or its page's memory (no Web Locks, or IndexedDB failed
+    /// there, and Web Storage refused): another tab has its own key, and a refresh of a page
+    /// whose record was in memory loses it.
+    FellBack {
+        /// The record was its tab's or page's own (not in IndexedDB nor localStorage).
+        own: bool,
+        /// The key after was sent from another tab, or, the record being in page memory,
+        /// from a later page of the tab.
+        elsewhere: bool,
+    },
+    /// The `finish()` or `reset()` returned `false`: Web Storage refused its mark, and the
+    /// end holds in its page only.
+    EndNotDurable,
+}
+
+/// Every waiver's name, in the order of [`Waiver::index`] (the summary's counts).
+pub const NAMES: [&str; 7] = [
+    "key-expired",
+    "final-failure",
+    "mark-not-heard",
+    "own-tab",
+    "tab-slowed",
+    "fell-back",
+    "end-not-durable",
+];
+
+/// One of each waiver, to list their sentences.
+pub const ALL: [Waiver; 7] = [
+    Waiver::KeyExpired { past_ms: 0.0 },
+    Waiver::FinalFailure,
+    Waiver::MarkNotHeard { lag_ms: 0.0 },
+    Waiver::OwnTab { other_tab: true },
+    Waiver::TabSlowed,
+    Waiver::FellBack {
+        own: true,
+        elsewhere: true,
+    },
+    Waiver::EndNotDurable,
+];
+
+impl Waiver {
+    /// Its number in [`NAMES`] and in the summary's counts.
+    pub fn index(self) -> usize {
+        match self {
+            Waiver::KeyExpired { .. } => 0,
+            Waiver::FinalFailure => 1,
+            Waiver::MarkNotHeard { .. } => 2,
+            Waiver::OwnTab { .. } => 3,
+            Waiver::TabSlowed => 4,
+            Waiver::FellBack { .. } => 5,
+            Waiver::EndNotDurable => 6,
+        }
+    }
+
+    /// Its name as printed.
+    pub fn name(self) -> &'static str {
+        NAMES[self.index()]
+    }
+
+    /// Whether it may let a violation of `p` pass.
+    pub fn waives(self, p: Property) -> bool {
+        use Property::*;
+        match self {
+            Waiver::KeyExpired { .. } => {
+                matches!(p, OnePayloadOneKey | UnknownKept | OneCharge) || p == OneViewPerPage
+            }
+            Waiver::FinalFailure => matches!(p, OnePayloadOneKey | UnknownKept),
+            Waiver::MarkNotHeard { .. } => matches!(
+                p,
+                OnePayloadOneKey
+                    | FinishDurable
+                    | ResetDurable
+                    | FinishedStaysFinished
+                    | BfcacheGaveUp
+            ),
+            Waiver::OwnTab { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
+            Waiver::TabSlowed => p == WaitBounded,
+            Waiver::FellBack { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
+            Waiver::EndNotDurable => matches!(
+                p,
+                FinishDurable | ResetDurable | FinishedStaysFinished | BfcacheGaveUp
+            ),
+        }
+    }
+
+    /// Whether it is within what the docs admit.
+    pub fn within_bound(self) -> bool {
+        match self {
+            Waiver::KeyExpired { past_ms } => past_ms >= 0.0,
+            Waiver::FinalFailure | Waiver::TabSlowed | Waiver::EndNotDurable => true,
+            Waiver::MarkNotHeard { lag_ms } => (0.0..=MARK_LAG_MS).contains(&lag_ms),
+            Waiver::OwnTab { other_tab } => other_tab,
+            Waiver::FellBack { own, elsewhere } => own && elsewhere,
+        }
+    }
+
+    /// The file of README.md or docs/ and the sentence in it (quoted word for word, but for
+    /// line breaks) that admits the limit to a user.
+    pub fn doc(self) -> (&'static str, &'static str) {
+        match self {
+            Waiver::KeyExpired { .. } => (
+                "docs/guide.md",
+                "a key older than this is never reused (also one stored by a page with a \
+                 longer `ttlSeconds`)",
+            ),
+            Waiver::FinalFailure => (
+                "docs/guide.md",
+                "After `failed` (the server said no, so nothing was done), the next \
+                 `submit()`, of any payload, starts a new attempt with a new key.",
+            ),
+            Waiver::MarkNotHeard { .. } => (
+                "docs/tabs-and-storage.md",
+                "Before that, in the few milliseconds a browser takes to hand one tab's \
+                 localStorage write to another (the simulator plays up to 400 ms, with every \
+                 channel notice lost), a Pay pressed in a tab that has not heard of it counts \
+                 as pressed before the end: it is answered by the attempt that ended, and a \
+                 try it sent before the mark reached it reports what it did.",
+            ),
+            Waiver::OwnTab { .. } => (
+                "docs/tabs-and-storage.md",
+                "Tabs are not coordinated: a second tab has its own record and its own key, \
+                 and paying in both may charge twice, as without idemkey.",
+            ),
+            Waiver::TabSlowed => (
+                "docs/guide.md",
+                "so does a wait the browser ends after the deadline or after the key's \
+                 `ttlSeconds` (a background tab's timers run late, a frozen tab's not at \
+                 all): no try is sent then",
+            ),
+            Waiver::FellBack { .. } => (
+                "docs/tabs-and-storage.md",
+                "Otherwise each step down protects less: `session` keeps the key across \
+                 refreshes of that tab only (another tab has its own key), and `memory` loses \
+                 it on refresh.",
+            ),
+            Waiver::EndNotDurable => (
+                "docs/tabs-and-storage.md",
+                "the end holds in this page, but a later page or another tab may take the \
+                 attempt for the live one and answer the next order from it.",
+            ),
+        }
+    }
+}
