@@ -258,7 +258,7 @@ test-csp: build server tool-npm tool-apt tool-geckodriver
 # materials against its schema and the crate graph, the verifier refusing tampered tarballs,
 # the package's install scripts, and in Chromium the audited payment page and the inventory.
 # Measured here with other engineers' builds running on the 2 cores (load 6 to 12): 160 to
-# 205 s in all, of which the second build took 106 to 151 s (86 s of CPU: the wasm's crates,
+# 205 s in all, of which the second build took 106 to 151 s (61 to 86 s of CPU: the wasm's crates,
 # core and alloc, and the procedural macros, in a target/ of its own; the downloaded crates,
 # under another CARGO_HOME path, and node_modules/ are shared) and tests/release/ 17 s.
 test-release: pack server tool-npm
