@@ -257,10 +257,10 @@ test-csp: build server tool-npm tool-apt tool-geckodriver
 # bill of materials, and looks for build paths in the wasm), then tests/release/: the bill of
 # materials against its schema and the crate graph, the verifier refusing tampered tarballs,
 # the package's install scripts, and in Chromium the audited payment page and the inventory.
-# Measured here with two other builds running (load 12 on 2 cores): 205 s in all, of which the
-# second build took 151 s (86 s of CPU: the wasm's crates, core and alloc, and the procedural
-# macros, in a target/ of its own; the downloaded crates and node_modules/ are shared) and
-# tests/release/ 17 s.
+# Measured here with other engineers' builds running on the 2 cores (load 6 to 12): 160 to
+# 205 s in all, of which the second build took 106 to 151 s (61 to 86 s of CPU: the wasm's crates,
+# core and alloc, and the procedural macros, in a target/ of its own; the downloaded crates,
+# under another CARGO_HOME path, and node_modules/ are shared) and tests/release/ 17 s.
 test-release: pack server tool-npm
 	bash scripts/verify.sh pkg/idemkey-$(VERSION).tgz
 	node --test --test-concurrency=1 tests/release/

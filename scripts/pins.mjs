@@ -7,13 +7,14 @@
 // toolchain is recorded in the release's bill of materials and checked by the verifier
 // (scripts/verify.sh), not here: a machine may build with another toolchain, but then it
 // makes other bytes, and the verifier says so.
-// Usage: node scripts/pins.mjs   (exit 1 with what differs)
+// Usage: node scripts/pins.mjs [ROOT]   (exit 1 with what differs; ROOT: the checkout, by
+// default this script's)
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
+const root = process.argv[2] ?? fileURLToPath(new URL("..", import.meta.url));
 const problems = [];
 
 /** The version of `name` in Cargo.lock (the one entry of that name). */

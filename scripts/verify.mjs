@@ -149,7 +149,7 @@ function checkSbom(files) {
   const tgz = readFileSync(opt.tarball);
   const main = sbom.metadata?.component;
   if (hashOf(main, "SHA-256") !== sha("sha256", tgz)) bad(`the tarball's SHA-256 is ${sha("sha256", tgz)}; the bill of materials gives ${hashOf(main, "SHA-256")}`);
-  else ok(`the tarball's SHA-256 ${sha("sha256", tgz)}`);
+  else ok(`the tarball's SHA-256 ${sha("sha256", tgz)} (npm's dist.integrity: sha512-${createHash("sha512").update(tgz).digest("base64")})`);
   const listed = new Map((sbom.components ?? []).filter((c) => c.type === "file").map((c) => [c.name, c]));
   for (const name of [...new Set([...files.keys(), ...listed.keys()])].sort()) {
     const c = listed.get(name);

@@ -11,7 +11,8 @@
 #   SBOM defaults to the bill of materials beside the tarball (idemkey-<version>.cdx.json).
 #   The clone is of HEAD; with changes not yet committed, of a commit of the working tree made
 #   aside (no branch, index or stash changes), so that `make test` checks what is there.
-#   The clone shares CARGO_HOME (the downloaded crates), and node_modules/ when its
+#   The clone builds with a CARGO_HOME of its own that links to this one's registry (the
+#   downloaded crates, under another path), and shares node_modules/ when its
 #   package-lock.json is this checkout's (scripts/pins.mjs checks the build's npm tools
 #   against the lock in the clone too); VERIFY_NPM_CI=1 runs `npm ci` in the clone instead.
 #   KEEP_VERIFY=1 keeps the clone.
@@ -58,6 +59,15 @@ if [[ -z ${VERIFY_NPM_CI:-} && -f $root/node_modules/.package-lock.json ]] \
   ln -s "$root/node_modules" "$clone/node_modules"
   # The lock is the same: its install is not made again (make would run npm ci through the link).
   make_args+=(-o node_modules/.package-lock.json)
+fi
+
+# Another CARGO_HOME, whose registry is this machine's (nothing is downloaded again): the
+# crates' sources sit under another path than in the first build, which must not matter.
+cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+if [[ -d $cargo_home/registry ]]; then
+  mkdir -p "$work/cargo-home"
+  ln -s "$cargo_home/registry" "$work/cargo-home/registry"
+  export CARGO_HOME="$work/cargo-home"
 fi
 
 start=$SECONDS
