@@ -217,12 +217,12 @@ impl Checker {
             (_, Some(l)) => l,
             (_, None) => return,
         };
-        let not_durable = self.gave_up.iter().any(|g| g.key == prev && !g.durable);
+        let not_durable = |k: &str| self.gave_up.iter().any(|g| g.key == k && !g.durable);
         let waiver = if failed(&prev) {
             Some(Waiver::FinalFailure)
-        } else if not_durable {
-            // The key before was given up by a call that said its end was not durable:
-            // another tab may take it for the live attempt.
+        } else if not_durable(&prev) || not_durable(key) {
+            // One of the two keys was given up by a call that said its end was not durable:
+            // another tab or a later page may take it for the live attempt.
             Some(Waiver::EndNotDurable)
         } else {
             self.between(&prev, before, from, clock)

@@ -4,6 +4,7 @@
 //! page memory) and IndexedDB.
 
 use super::*;
+use crate::core::record::Record;
 
 /// The next page of the same browser at `now`: Web Storage carried over, page memory gone.
 fn next_page(h: &TestHost, now: f64) -> TestHost {
@@ -205,4 +206,50 @@ fn a_page_that_slept_through_a_finish_elsewhere_sends_no_more_tries_of_its_key()
         )),
         "{cmds:?}"
     );
+}
+
+// P-end-without-clock: a clock set back before the next order makes its record look older
+// than the attempt finish() ended; the next page still shows and resumes the next order's.
+#[test]
+fn a_clock_set_back_does_not_bring_back_the_finished_attempt_over_the_next_one() {
+    let ended = Record::new(
+        "11111111-1111-4111-8111-111111111111",
+        "cart-1",
+        1_000_000.0,
+        86_400_000.0,
+    );
+    let mut next = Record::new(
+        "22222222-2222-4222-8222-222222222222",
+        "cart-1",
+        1_000_000.0 - 60_000.0,
+        86_400_000.0,
+    );
+    next.state = State::Pending;
+    next.fingerprint = Some("f1:next".into());
+    next.attempts = 1;
+    let at = String::from("idemkey:v1:cart-1");
+    let mark = crate::core::ended::Mark {
+        key: ended.key.clone(),
+        bound: true,
+        until: ended.expires_at,
+    };
+    let mut maps = BTreeMap::new();
+    maps.insert((StorageKind::Local as u8, at.clone()), ended.encode());
+    maps.insert((StorageKind::Session as u8, at), next.encode());
+    maps.insert(
+        (StorageKind::Local as u8, "idemkey:ended:cart-1".into()),
+        mark.line(),
+    );
+    let host = TestHost {
+        now: 1_000_000.0 - 50_000.0,
+        seed: 3,
+        maps,
+    };
+    let s = Scope::open(host, options().into(), false);
+    assert_eq!(
+        s.record().key,
+        next.key,
+        "the page shows the ended attempt again"
+    );
+    assert_eq!(s.record().state, State::Pending);
 }

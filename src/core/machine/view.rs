@@ -5,6 +5,7 @@ use super::host::{new_key, Host};
 use super::io::{Command, EventKind};
 use super::mirror::{Fallback, ALL};
 use super::state::Scope;
+use crate::core::ended::covers;
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{quarantine_key, Record};
 use crate::core::state::State;
@@ -80,17 +81,24 @@ impl<H: Host> Scope<H> {
         self.live(found)
     }
 
-    /// [`Scope::read_mirror`], an attempt a page ended included.
+    /// [`Scope::read_mirror`], an attempt a page ended included where no copy is live: a
+    /// live copy beats an ended one whatever their times (a clock set back makes the next
+    /// attempt look older than the one it follows).
     pub(super) fn read_mirror_any(&mut self) -> Option<Record> {
-        let mut found: Option<Record> = None;
+        let ended = self.ended();
+        let mut found: Option<(bool, Record)> = None;
         for kind in ALL {
             if let Some(r) = self.read_in(kind) {
-                if found.as_ref().is_none_or(|f| newer(&r, f)) {
-                    found = Some(r);
+                let live = !covers(&ended, &r);
+                let beats = found
+                    .as_ref()
+                    .is_none_or(|(l, f)| (live && !l) || (live == *l && newer(&r, f)));
+                if beats {
+                    found = Some((live, r));
                 }
             }
         }
-        found
+        found.map(|(_, r)| r)
     }
 
     /// The record in backend `kind`; unreadable text there is set aside and removed.
