@@ -106,7 +106,7 @@ try {
 // #region lifecycle
 // One record per scope; the key is stored before the first byte is sent.
 //
-//   fresh --submit(p)--> pending --2xx-----------------> succeeded --finish()--> forgotten
+//   fresh --submit(p)--> pending --2xx-----------------> succeeded --finish()--> ended
 //     ^                   |  ^                              |
 //     |                   |  | retry, same key: network     +- submit(p): stored result, fromCache
 //     |                   +--+ error, timeout, 408 409 425  +- submit(q): payload-conflict
@@ -119,7 +119,7 @@ try {
 //     |
 //     +-- reset() from any state, or ttlSeconds passed: new key
 checkout.reset();                 // abandon this attempt on purpose: new key, "fresh"
-checkout.finish();                // forget the record when the page moves on to the next order
+checkout.finish();                // end the attempt when the page moves on to the next order
 const fresh: string = newKey();   // a UUID v4
 // #endregion lifecycle
 
