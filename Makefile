@@ -142,10 +142,14 @@ STD_RUSTFLAGS := -Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=no
 # of the sources relative to their package (registry crates as name-version, the toolchain's
 # rust-src as /rustc/<commit>): a rebuild in another directory, or with another CARGO_HOME,
 # gives the same bytes (`make verify`, `make test-release`).
+# The module's release profile, for size; the workspace's other release builds (the server,
+# the simulator) keep cargo's defaults, which compile in a fraction of the time.
+WASM_PROFILE := CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=true \
+  CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_STRIP=debuginfo
 build: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-npm
 	node scripts/pins.mjs
 	PATH="$(CURDIR)/node_modules/.bin:$$PATH" RUSTC_BOOTSTRAP=1 RUSTFLAGS='$(STD_RUSTFLAGS)' \
-	  CARGO_TARGET_DIR='$(WASM_TARGET_DIR)' CARGO_PROFILE_RELEASE_TRIM_PATHS=all \
+	  CARGO_TARGET_DIR='$(WASM_TARGET_DIR)' CARGO_PROFILE_RELEASE_TRIM_PATHS=all $(WASM_PROFILE) \
 	  wasm-pack build --release --target web --out-dir pkg . -- $(STD_BUILD) -Ztrim-paths --locked
 	bash scripts/post-pack.sh
 
