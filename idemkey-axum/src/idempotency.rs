@@ -123,7 +123,7 @@ impl<W: Send + 'static> Idempotency<W> {
     }
 
     /// One round of recovery of this route's operations (see
-    /// [`recovery`](mod@crate::recovery)); returns how many it completed.
+    /// [`Recover`]); returns how many it completed.
     pub async fn recover_once(&self, recover: &dyn Recover<W>) -> usize {
         self.round(recover).run().await
     }

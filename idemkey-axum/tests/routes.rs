@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use axum::response::IntoResponse;
-use idemkey_axum::model::StaleKey;
+use idemkey_axum::StaleKey;
 use idemkey_axum::{Error, Recover, Reservation};
 use serde_json::json;
 

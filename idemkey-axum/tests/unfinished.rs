@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use idemkey_axum::model::StaleKey;
+use idemkey_axum::StaleKey;
 use idemkey_axum::{Recover, Reservation};
 use serde_json::json;
 

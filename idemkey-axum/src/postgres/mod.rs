@@ -14,8 +14,8 @@
 //! the pool. A database that is down, restarting or stuck is then
 //! [`StoreError::Unavailable`] (503 with `Retry-After`), never a hang.
 
-pub mod keys;
-pub mod migrate;
+mod keys;
+mod migrate;
 pub mod schema;
 
 use std::future::Future;
@@ -242,7 +242,7 @@ async fn bounded_by<T>(limit: Duration, f: impl Future<Output = StoreResult<T>>)
 /// ```
 /// use async_trait::async_trait;
 /// use deadpool_postgres::Transaction;
-/// use idemkey_axum::model::StoredResponse;
+/// use idemkey_axum::StoredResponse;
 /// use idemkey_axum::postgres::PgCommit;
 /// use idemkey_axum::{StoreResult, Written};
 ///

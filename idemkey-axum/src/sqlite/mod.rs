@@ -9,10 +9,10 @@
 //! phase 3 runs on the writer, inside the savepoint that stores the
 //! response.
 
-pub mod database;
-pub mod keys;
-pub mod migrate;
-pub mod writer;
+mod database;
+mod keys;
+mod migrate;
+mod writer;
 
 use async_trait::async_trait;
 use rusqlite::Connection;
@@ -114,7 +114,7 @@ pub const MIGRATIONS: &[Migration] = &[
 /// it runs on the writer's thread: keep it to SQL.
 ///
 /// ```
-/// use idemkey_axum::model::StoredResponse;
+/// use idemkey_axum::StoredResponse;
 /// use idemkey_axum::sqlite::SqliteCommit;
 /// use idemkey_axum::Written;
 ///
