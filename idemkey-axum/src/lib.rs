@@ -151,7 +151,7 @@ pub use key::{IdempotencyKey, KEY_HEADER, MAX_KEY_LEN};
 pub use migrations::Migration;
 pub use model::{StaleKey, StoredResponse, KEPT_HEADERS};
 pub use phases::{Answer, Keys, Operation, Reservation, REPLAYED};
-pub use recovery::Recover;
+pub use recovery::{Recover, RecoverError};
 pub use store::{
     KeyStore, StoreError, StoreResult, Timing, Written, MAX_DURATION, TTL_PER_LOCK_TIMEOUT,
 };

@@ -161,12 +161,13 @@ pub enum Completed {
 pub struct StaleKey {
     /// The route the key belongs to.
     pub route: String,
-    /// Customer scope.
-    pub customer: String,
+    /// The principal the key is scoped by.
+    pub principal: String,
     /// The client's key.
     pub key: String,
-    /// The operation the dead request was doing.
-    pub reservation: String,
+    /// The operation the dead request was doing: the id phase 2 gave the
+    /// provider.
+    pub operation_id: String,
     /// True when the key's TTL has passed: once recovery learns that its
     /// operation never reached the provider, the key is deleted.
     pub expired: bool,

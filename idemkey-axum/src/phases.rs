@@ -239,7 +239,7 @@ impl<W: Send + 'static> Drop for Operation<W> {
 
 impl<W: Send + 'static> Operation<W> {
     /// The principal the key is scoped by.
-    pub fn customer(&self) -> &str {
+    pub fn principal(&self) -> &str {
         &self.req.customer
     }
 

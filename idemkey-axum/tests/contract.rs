@@ -17,7 +17,7 @@ use idemkey_axum::implementers::KeyStore;
 use idemkey_axum::postgres::PgKeys;
 use idemkey_axum::Fingerprinter;
 use idemkey_axum::StaleKey;
-use idemkey_axum::{Error, Idempotency, Recover, Reservation};
+use idemkey_axum::{Error, Idempotency, Recover, RecoverError, Reservation};
 use serde_json::json;
 
 use common::*;
@@ -151,11 +151,11 @@ struct Paid(Vec<String>);
 
 #[async_trait]
 impl Recover<Note> for Paid {
-    async fn recover(&self, stale: &StaleKey) -> Result<Option<Note>, String> {
+    async fn recover(&self, stale: &StaleKey) -> Result<Option<Note>, RecoverError> {
         Ok(self
             .0
-            .contains(&stale.reservation)
-            .then(|| note(&stale.reservation, "recovered", false)))
+            .contains(&stale.operation_id)
+            .then(|| note(&stale.operation_id, "recovered", false)))
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use axum::response::IntoResponse;
 use idemkey_axum::StaleKey;
-use idemkey_axum::{Error, Recover, Reservation};
+use idemkey_axum::{Error, Recover, RecoverError, Reservation};
 use serde_json::json;
 
 use common::*;
@@ -56,9 +56,9 @@ struct Asked(Mutex<Vec<String>>);
 
 #[async_trait]
 impl Recover<Note> for Asked {
-    async fn recover(&self, stale: &StaleKey) -> Result<Option<Note>, String> {
+    async fn recover(&self, stale: &StaleKey) -> Result<Option<Note>, RecoverError> {
         self.0.lock().unwrap().push(stale.key.clone());
-        Ok(Some(note(&stale.reservation, &stale.key, false)))
+        Ok(Some(note(&stale.operation_id, &stale.key, false)))
     }
 }
 

@@ -26,7 +26,7 @@ use axum::{Json, Router};
 use idemkey_axum::postgres::{self, PgCommit, PgKeys};
 use idemkey_axum::sqlite::{self, Database, SqliteCommit, SqliteKeys};
 use idemkey_axum::{Fingerprinter, Migration, StaleKey, StoredResponse};
-use idemkey_axum::{Idempotency, IdempotencyKey, KeyStore, Recover, Reservation};
+use idemkey_axum::{Idempotency, IdempotencyKey, KeyStore, Recover, RecoverError, Reservation};
 use idemkey_axum::{StoreResult, Timing, Written};
 use serde_json::{json, Value};
 
@@ -158,14 +158,14 @@ struct AskProvider(Provider);
 
 #[async_trait]
 impl Recover<PlaceOrder> for AskProvider {
-    async fn recover(&self, stale: &StaleKey) -> Result<Option<PlaceOrder>, String> {
+    async fn recover(&self, stale: &StaleKey) -> Result<Option<PlaceOrder>, RecoverError> {
         Ok(self
             .0
-            .find(&stale.reservation)
+            .find(&stale.operation_id)
             .await?
             .map(|(payment, amount)| PlaceOrder {
-                customer: stale.customer.clone(),
-                operation: stale.reservation.clone(),
+                customer: stale.principal.clone(),
+                operation: stale.operation_id.clone(),
                 amount,
                 payment,
             }))

@@ -162,9 +162,9 @@ impl KeyStore<Outcome> for ModelStore {
             .map(|((c, k), r)| {
                 let s = StaleKey {
                     route: r.route.clone(),
-                    customer: c.clone(),
+                    principal: c.clone(),
                     key: k.clone(),
-                    reservation: r.reservation.clone(),
+                    operation_id: r.reservation.clone(),
                     expired: r.expires_at <= now,
                 };
                 (r.locked_at, s)
@@ -177,11 +177,11 @@ impl KeyStore<Outcome> for ModelStore {
     async fn take_over(&self, stale: &StaleKey) -> StoreResult<Option<Lock>> {
         let now = self.now();
         let mut rows = self.rows.lock().unwrap();
-        let Some(row) = rows.get_mut(&(stale.customer.clone(), stale.key.clone())) else {
+        let Some(row) = rows.get_mut(&(stale.principal.clone(), stale.key.clone())) else {
             return Ok(None);
         };
         if row.done.is_some()
-            || row.reservation != stale.reservation
+            || row.reservation != stale.operation_id
             || row.locked_at + LOCK_MS > now
         {
             return Ok(None);
@@ -198,7 +198,7 @@ impl KeyStore<Outcome> for ModelStore {
 
     async fn forget(&self, stale: &StaleKey, lock: &Lock) -> StoreResult<bool> {
         let mut rows = self.rows.lock().unwrap();
-        let k = (stale.customer.clone(), stale.key.clone());
+        let k = (stale.principal.clone(), stale.key.clone());
         let ours = rows
             .get(&k)
             .is_some_and(|r| r.owner == lock.owner && r.done.is_none());
