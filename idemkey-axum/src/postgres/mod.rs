@@ -137,7 +137,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 2,
         name: "the route of each key, the headers of each answer",
-        sql: &[schema::ROUTE_COLUMN],
+        sql: &[schema::ROUTES_AND_HEADERS],
     },
 ];
 
