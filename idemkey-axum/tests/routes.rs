@@ -86,3 +86,17 @@ async fn each_routes_recovery_sees_only_its_own_keys() {
         assert_eq!(*asked_refunds.0.lock().unwrap(), ["refund"], "{name}");
     }
 }
+
+#[tokio::test]
+#[should_panic(expected = "a route needs a name")]
+async fn a_route_without_a_name_is_refused() {
+    let db = sqlite_db(timing(600_000, 60_000)).await;
+    idem_on(&db, "");
+}
+
+#[tokio::test]
+#[should_panic(expected = "a zero timeout")]
+async fn a_zero_recovery_timeout_is_refused() {
+    let db = sqlite_db(timing(600_000, 60_000)).await;
+    let _ = idem(&db).with_recovery_timeout(Duration::ZERO);
+}
