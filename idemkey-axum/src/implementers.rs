@@ -1,7 +1,7 @@
-//! For code that implements a key store of its own, or reaches the key
-//! table beside the crate (a server sharing its SQL, its ids and its clock):
-//! the store's interface, the terms it answers in, and the rules both stores
-//! here judge keys by. An application that uses [`Idempotency`](crate::Idempotency)
+//! For code that implements a key store of its own ([`KeyStore`](crate::KeyStore)),
+//! or reaches the key table beside the crate (a server sharing its SQL, its
+//! ids and its clock): the terms a store answers in, and the rules both
+//! stores here judge keys by. An application that uses [`Idempotency`](crate::Idempotency)
 //! with the crate's stores needs none of it.
 
 pub use crate::fingerprint::canonical;
@@ -12,4 +12,4 @@ pub use crate::model::{
     completion, decide, lookup, reapable, reapable_sql, stale_sql, Completed, CompletionRow,
     Decision, KeyRequest, KeyRow, Lock, Lookup, Reserved,
 };
-pub use crate::store::{Cause, KeyStore};
+pub use crate::store::Cause;

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use axum::response::IntoResponse;
-use idemkey_axum::implementers::KeyStore;
 use idemkey_axum::postgres::PgKeys;
 use idemkey_axum::Fingerprinter;
+use idemkey_axum::KeyStore;
 use idemkey_axum::StaleKey;
 use idemkey_axum::{Error, Idempotency, Recover, RecoverError, Reservation};
 use serde_json::json;

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use idemkey_axum::implementers::KeyStore;
 use idemkey_axum::postgres::{self, PgCommit, PgKeys};
 use idemkey_axum::sqlite::{self, Database, SqliteCommit, SqliteKeys};
 use idemkey_axum::Fingerprinter;
+use idemkey_axum::KeyStore;
 use idemkey_axum::Migration;
 use idemkey_axum::StoredResponse;
 use idemkey_axum::{

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use self::model::{Charge, Outcome};
-pub use idemkey_axum::implementers::KeyStore;
+pub use idemkey_axum::KeyStore;
 pub use idemkey_axum::{StoreError, StoreResult, Timing};
 
 /// Versioned schema migrations, idemkey-axum's.
