@@ -143,15 +143,18 @@ mod replay_cache;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 mod store;
+mod store_error;
+mod stored;
 
 pub use error::{Error, RETRY_AFTER_SECS};
 pub use fingerprint::{random_secret, Fingerprinter, MIN_SECRET};
 pub use idempotency::{Idempotency, DEFAULT_RECOVERY_TIMEOUT, DEFAULT_REPLAY_CACHE};
 pub use key::{IdempotencyKey, KEY_HEADER, MAX_KEY_LEN};
 pub use migrations::Migration;
-pub use model::{StaleKey, StoredResponse, KEPT_HEADERS};
+pub use model::StaleKey;
 pub use phases::{Answer, Keys, Operation, Reservation, REPLAYED};
 pub use recovery::{Recover, RecoverError};
 pub use store::{
     KeyStore, StoreError, StoreResult, Timing, Written, MAX_DURATION, TTL_PER_LOCK_TIMEOUT,
 };
+pub use stored::{StoredResponse, KEPT_HEADERS};
