@@ -47,6 +47,7 @@ help:
 	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=..., CLUSTER=1, BROWSER=webkit, MOVE=tab-receipt)"
 	@echo "make fuzz   every cargo-fuzz target for FUZZ_SECONDS (default 60) each"
 	@echo "make sim    SEEDS=N more simulated schedules, or SEED=S [MUTATION=m] to replay one with its trace"
+	@echo "make publish-check-axum  idemkey-axum as crates.io builds it: publish dry run, sqlite-only and postgres-only builds, docs without a warning"
 
 ## ---- tools (idempotent: each step skips what is already there) ----
 tools: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver tool-npm

@@ -1,8 +1,8 @@
-//! Payload fingerprints: HMAC-SHA256, under a server secret, of a canonical
-//! JSON rendering.
+//! Payload fingerprints: HMAC-SHA256, under the application's secret, of a
+//! canonical JSON rendering.
 //!
 //! Keyed because the body holds the card number: a plain hash, stored with
-//! the key (and shown by `GET /api/faults`), would let anyone who reads it
+//! the key, would let anyone who reads it
 //! test guesses of a card number offline (there are few enough numbers under
 //! a known prefix). The secret is the same for every instance on a database
 //! and across restarts (see [`Fingerprinter`]), or a retry would be a 422.
@@ -62,9 +62,9 @@ pub fn canonical(v: &Value, out: &mut String) {
 
 /// Fingerprints payloads under one secret; cheap to clone.
 ///
-/// The secret comes from `--fingerprint-secret-file` (every instance given
-/// the same file), or else from the store, which keeps the first one any
-/// instance offered, so instances and restarts on one database agree.
+/// Give every instance on one database, and every restart, the same secret
+/// (from a file they share, say, or kept in the database the first time),
+/// or a retry that reaches another instance is a `422`.
 #[derive(Clone)]
 pub struct Fingerprinter {
     mac: Hmac<Sha256>,

@@ -50,16 +50,25 @@ impl<W> Clone for Idempotency<W> {
 
 impl<W: Send + 'static> Idempotency<W> {
     /// Keys of the route named `route` (its method and path template, such
-    /// as `"POST /orders"`, or any name the application gives it) in
-    /// `store`, payloads fingerprinted under `fingerprints`' secret
+    /// as `"POST /orders"`, or any name the application gives it; one
+    /// `Idempotency` per route) in `store`, payloads fingerprinted under `fingerprints`' secret
     /// (give every instance on one database the same secret, or a retry on
     /// another instance is a 422), with a cache of
     /// [`DEFAULT_REPLAY_CACHE`] completed answers.
+    ///
+    /// # Panics
+    ///
+    /// On an empty `route`: it names the keys stored before keys had routes.
     pub fn new(
         route: &str,
         store: Arc<dyn KeyStore<W>>,
         fingerprints: Fingerprinter,
     ) -> Idempotency<W> {
+        // The empty name is that of keys stored before keys had routes.
+        assert!(
+            !route.is_empty(),
+            "Idempotency::new: a route needs a name, such as \"POST /orders\""
+        );
         Idempotency {
             route: route.into(),
             store,
@@ -73,7 +82,15 @@ impl<W: Send + 'static> Idempotency<W> {
     /// The same, waiting at most `timeout` for each [`Recover::recover`] of
     /// recovery (a look-up that takes longer is asked again on the next
     /// tick).
+    ///
+    /// # Panics
+    ///
+    /// On a zero `timeout`, under which no look-up could ever answer.
     pub fn with_recovery_timeout(mut self, timeout: Duration) -> Idempotency<W> {
+        assert!(
+            !timeout.is_zero(),
+            "Idempotency::with_recovery_timeout: a zero timeout leaves no time to answer"
+        );
         self.recovery_timeout = timeout;
         self
     }
@@ -123,7 +140,7 @@ impl<W: Send + 'static> Idempotency<W> {
     }
 
     /// One round of recovery of this route's operations (see
-    /// [`recovery`](mod@crate::recovery)); returns how many it completed.
+    /// [`Recover`]); returns how many it completed.
     pub async fn recover_once(&self, recover: &dyn Recover<W>) -> usize {
         self.round(recover).run().await
     }

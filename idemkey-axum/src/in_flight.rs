@@ -1,6 +1,6 @@
 //! The keys this instance is working on right now.
 //!
-//! A request slower than `--lock-timeout` has a stale lock, and once the
+//! A request slower than the lock timeout has a stale lock, and once the
 //! provider has answered it the recovery would find something to complete and
 //! take the key over under the request's feet (which then answers 409). The
 //! recovery of the same instance skips the keys its own requests hold; another

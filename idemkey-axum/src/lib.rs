@@ -40,9 +40,9 @@
 //! use axum::extract::State;
 //! use axum::response::{IntoResponse, Response};
 //! use axum::Json;
-//! use idemkey_axum::fingerprint::Fingerprinter;
-//! use idemkey_axum::migrations::Migration;
-//! use idemkey_axum::model::StoredResponse;
+//! use idemkey_axum::Fingerprinter;
+//! use idemkey_axum::Migration;
+//! use idemkey_axum::StoredResponse;
 //! use idemkey_axum::sqlite::{self, Database, SqliteCommit, SqliteKeys};
 //! use idemkey_axum::{Idempotency, IdempotencyKey, Reservation, Timing, Written};
 //! use serde_json::{json, Value};
@@ -125,27 +125,36 @@
 //! application's own.
 #![deny(missing_docs)]
 
-pub mod error;
-pub mod fingerprint;
-pub mod idempotency;
-pub mod ids;
-pub mod in_flight;
-pub mod key;
-pub mod migrations;
-pub mod model;
-pub mod phases;
+mod error;
+mod fingerprint;
+mod idempotency;
+mod ids;
+pub mod implementers;
+mod in_flight;
+mod key;
+mod migrations;
+mod model;
+mod phases;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod problem;
-pub mod recovery;
-pub mod replay_cache;
+mod recovery;
+mod replay_cache;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
-pub mod store;
+mod store;
+mod store_error;
+mod stored;
 
-pub use error::Error;
-pub use idempotency::Idempotency;
-pub use key::IdempotencyKey;
-pub use phases::{Answer, Keys, Operation, Reservation};
-pub use recovery::Recover;
-pub use store::{KeyStore, StoreError, StoreResult, Timing, Written};
+pub use error::{Error, RETRY_AFTER_SECS};
+pub use fingerprint::{random_secret, Fingerprinter, MIN_SECRET};
+pub use idempotency::{Idempotency, DEFAULT_RECOVERY_TIMEOUT, DEFAULT_REPLAY_CACHE};
+pub use key::{IdempotencyKey, KEY_HEADER, MAX_KEY_LEN};
+pub use migrations::Migration;
+pub use model::StaleKey;
+pub use phases::{Answer, Keys, Operation, Reservation, REPLAYED};
+pub use recovery::{Recover, RecoverError};
+pub use store::{
+    KeyStore, StoreError, StoreResult, Timing, Written, MAX_DURATION, TTL_PER_LOCK_TIMEOUT,
+};
+pub use stored::{StoredResponse, KEPT_HEADERS};

@@ -32,13 +32,13 @@ pub const VERSIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
 )";
 
 /// The migrations of `all` a database with `applied` versions still needs;
-/// an error when it was migrated by a newer server than this one.
+/// an error when it was migrated by newer code than this.
 pub fn pending<'a>(all: &'a [Migration], applied: &[i64]) -> Result<Vec<&'a Migration>, String> {
     let known = all.last().map_or(0, |m| m.version);
     if let Some(newer) = applied.iter().copied().filter(|v| *v > known).max() {
         return Err(format!(
-            "the database's schema is at version {newer}, newer than this server knows \
-             ({known}): it was migrated by a newer idemkey-server"
+            "the database's schema is at version {newer}, newer than this code knows \
+             ({known}): it was migrated by a newer release"
         ));
     }
     Ok(all

@@ -215,7 +215,7 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
 /// own: the client's retry takes the operation over at once, with the same
 /// operation id, so the provider answers it the first call's result. Only a
 /// process that dies keeps the lock until the lock timeout; then a retry
-/// takes the operation over, or [`recovery`](crate::recovery) completes it.
+/// takes the operation over, or the [reaper](crate::Idempotency::reaper) completes it.
 ///
 /// It owns what it needs: it may move into a task of its own
 /// (`tokio::spawn`) and outlive the handler that began it.
@@ -239,7 +239,7 @@ impl<W: Send + 'static> Drop for Operation<W> {
 
 impl<W: Send + 'static> Operation<W> {
     /// The principal the key is scoped by.
-    pub fn customer(&self) -> &str {
+    pub fn principal(&self) -> &str {
         &self.req.customer
     }
 

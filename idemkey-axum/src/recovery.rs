@@ -35,6 +35,10 @@ const BATCH: usize = 500;
 /// [`Recover`] calls running at once in one tick.
 const CONCURRENT: usize = 8;
 
+/// Why a [`Recover::recover`] could not tell (the provider is unreachable,
+/// say): any error, kept as it is for the log.
+pub type RecoverError = Box<dyn std::error::Error + Send + Sync>;
+
 /// How an application completes an operation whose request died: what phase
 /// 3 should commit for it, found without redoing phase 2.
 #[async_trait]
@@ -45,7 +49,7 @@ pub trait Recover<W>: Send + Sync {
     /// waits for its retry, or, once expired, is deleted. An error (or no
     /// answer within the recovery timeout) is logged and the key is asked
     /// about again on the next tick.
-    async fn recover(&self, stale: &StaleKey) -> Result<Option<W>, String>;
+    async fn recover(&self, stale: &StaleKey) -> Result<Option<W>, RecoverError>;
 }
 
 /// One round of recovery of `route`'s operations.
@@ -87,13 +91,13 @@ impl<W: Send + 'static> Round<'_, W> {
         // A request of this process is still on it: merely slow, not dead.
         let dead = stale
             .into_iter()
-            .filter(|k| !self.in_flight.contains(&k.customer, &k.key));
+            .filter(|k| !self.in_flight.contains(&k.principal, &k.key));
         let outcomes: Vec<Outcome> = stream::iter(dead)
             .map(|k| async move {
                 match self.one(&k).await {
                     Ok(o) => o,
                     Err(e) => {
-                        tracing::warn!(customer = k.customer, key = k.key, error = %e,
+                        tracing::warn!(principal = k.principal, key = k.key, error = %e,
                             "recovery failed; will retry");
                         Outcome::Left
                     }
@@ -114,7 +118,8 @@ impl<W: Send + 'static> Round<'_, W> {
     async fn one(&self, k: &StaleKey) -> Result<Outcome, String> {
         let found = tokio::time::timeout(self.timeout, self.recover.recover(k))
             .await
-            .map_err(|_| format!("no answer from Recover within {:?}", self.timeout))??;
+            .map_err(|_| format!("no answer from Recover within {:?}", self.timeout))?
+            .map_err(|e| e.to_string())?;
         let write = match found {
             Some(write) => write,
             None if k.expired => return self.forget(k).await,
@@ -124,14 +129,14 @@ impl<W: Send + 'static> Round<'_, W> {
         let Some(lock) = self.store.take_over(k).await.map_err(|e| e.to_string())? else {
             return Ok(Outcome::Left);
         };
-        let completed = phases::complete(self.store, &k.customer, &k.key, &lock, write)
+        let completed = phases::complete(self.store, &k.principal, &k.key, &lock, write)
             .await
             .map_err(|e| e.to_string())?;
         let Completed::Stored(resp) = completed else {
             return Ok(Outcome::Left);
         };
         tracing::warn!(
-            customer = k.customer,
+            principal = k.principal,
             key = k.key,
             status = resp.status,
             "recovered an operation whose request died between phases"
@@ -152,7 +157,7 @@ impl<W: Send + 'static> Round<'_, W> {
             .map_err(|e| e.to_string())?
         {
             tracing::info!(
-                customer = k.customer,
+                principal = k.principal,
                 key = k.key,
                 "deleted an expired key whose operation never reached the provider"
             );

@@ -77,6 +77,7 @@ impl ReplayCache {
     }
 
     /// The cache that holds nothing.
+    #[cfg(test)]
     pub fn off() -> ReplayCache {
         ReplayCache::new(0)
     }
@@ -141,6 +142,7 @@ impl ReplayCache {
     }
 
     /// Entries held (both generations).
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.inner
             .as_ref()
@@ -149,6 +151,7 @@ impl ReplayCache {
     }
 
     /// True when nothing is held.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -13,10 +13,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use axum::response::IntoResponse;
-use idemkey_axum::fingerprint::Fingerprinter;
-use idemkey_axum::model::StaleKey;
 use idemkey_axum::postgres::PgKeys;
-use idemkey_axum::{Error, Idempotency, KeyStore, Recover, Reservation};
+use idemkey_axum::Fingerprinter;
+use idemkey_axum::KeyStore;
+use idemkey_axum::StaleKey;
+use idemkey_axum::{Error, Idempotency, Recover, RecoverError, Reservation};
 use serde_json::json;
 
 use common::*;
@@ -150,11 +151,11 @@ struct Paid(Vec<String>);
 
 #[async_trait]
 impl Recover<Note> for Paid {
-    async fn recover(&self, stale: &StaleKey) -> Result<Option<Note>, String> {
+    async fn recover(&self, stale: &StaleKey) -> Result<Option<Note>, RecoverError> {
         Ok(self
             .0
-            .contains(&stale.reservation)
-            .then(|| note(&stale.reservation, "recovered", false)))
+            .contains(&stale.operation_id)
+            .then(|| note(&stale.operation_id, "recovered", false)))
     }
 }
 
@@ -254,7 +255,7 @@ async fn a_dropped_operation_frees_its_key_for_the_retry_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_keeps_the_headers_the_answer_names() {
     use axum::http::{header, HeaderMap, HeaderValue};
-    use idemkey_axum::model::StoredResponse;
+    use idemkey_axum::StoredResponse;
     let mut sent = HeaderMap::new();
     sent.insert(header::LOCATION, HeaderValue::from_static("/notes/n1"));
     sent.insert(header::ETAG, HeaderValue::from_static("\"v1\""));

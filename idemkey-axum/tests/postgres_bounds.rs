@@ -60,7 +60,7 @@ async fn the_pool_and_its_statements_are_bounded_as_the_settings_say() {
     drop(c);
     // A migration is not bound by it.
     let mut c = pool.get().await.unwrap();
-    const SLOW: &[idemkey_axum::migrations::Migration] = &[idemkey_axum::migrations::Migration {
+    const SLOW: &[idemkey_axum::Migration] = &[idemkey_axum::Migration {
         version: 1,
         name: "slow",
         sql: &["SELECT pg_sleep(0.5)"],

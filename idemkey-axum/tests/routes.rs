@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use axum::response::IntoResponse;
-use idemkey_axum::model::StaleKey;
-use idemkey_axum::{Error, Recover, Reservation};
+use idemkey_axum::StaleKey;
+use idemkey_axum::{Error, Recover, RecoverError, Reservation};
 use serde_json::json;
 
 use common::*;
@@ -56,9 +56,9 @@ struct Asked(Mutex<Vec<String>>);
 
 #[async_trait]
 impl Recover<Note> for Asked {
-    async fn recover(&self, stale: &StaleKey) -> Result<Option<Note>, String> {
+    async fn recover(&self, stale: &StaleKey) -> Result<Option<Note>, RecoverError> {
         self.0.lock().unwrap().push(stale.key.clone());
-        Ok(Some(note(&stale.reservation, &stale.key, false)))
+        Ok(Some(note(&stale.operation_id, &stale.key, false)))
     }
 }
 
@@ -85,4 +85,18 @@ async fn each_routes_recovery_sees_only_its_own_keys() {
         assert_eq!(refunds.recover_once(&asked_refunds).await, 1, "{name}");
         assert_eq!(*asked_refunds.0.lock().unwrap(), ["refund"], "{name}");
     }
+}
+
+#[tokio::test]
+#[should_panic(expected = "a route needs a name")]
+async fn a_route_without_a_name_is_refused() {
+    let db = sqlite_db(timing(600_000, 60_000)).await;
+    idem_on(&db, "");
+}
+
+#[tokio::test]
+#[should_panic(expected = "a zero timeout")]
+async fn a_zero_recovery_timeout_is_refused() {
+    let db = sqlite_db(timing(600_000, 60_000)).await;
+    let _ = idem(&db).with_recovery_timeout(Duration::ZERO);
 }

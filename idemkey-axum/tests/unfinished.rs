@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use idemkey_axum::model::StaleKey;
-use idemkey_axum::{Recover, Reservation};
+use idemkey_axum::StaleKey;
+use idemkey_axum::{Recover, RecoverError, Reservation};
 use serde_json::json;
 
 use common::*;
@@ -51,11 +51,11 @@ struct Flaky {
 
 #[async_trait]
 impl Recover<Note> for Flaky {
-    async fn recover(&self, stale: &StaleKey) -> Result<Option<Note>, String> {
+    async fn recover(&self, stale: &StaleKey) -> Result<Option<Note>, RecoverError> {
         if !self.up.load(Ordering::SeqCst) {
             return Err("the provider's look-up failed".into());
         }
-        Ok(Some(note(&stale.reservation, "recovered", false)))
+        Ok(Some(note(&stale.operation_id, "recovered", false)))
     }
 }
 
@@ -90,11 +90,11 @@ struct OneHangs;
 
 #[async_trait]
 impl Recover<Note> for OneHangs {
-    async fn recover(&self, stale: &StaleKey) -> Result<Option<Note>, String> {
+    async fn recover(&self, stale: &StaleKey) -> Result<Option<Note>, RecoverError> {
         if stale.key == "hung" {
             std::future::pending::<()>().await;
         }
-        Ok(Some(note(&stale.reservation, &stale.key, false)))
+        Ok(Some(note(&stale.operation_id, &stale.key, false)))
     }
 }
 
@@ -130,7 +130,7 @@ struct NeverHeard;
 
 #[async_trait]
 impl Recover<Note> for NeverHeard {
-    async fn recover(&self, _: &StaleKey) -> Result<Option<Note>, String> {
+    async fn recover(&self, _: &StaleKey) -> Result<Option<Note>, RecoverError> {
         Ok(None)
     }
 }

@@ -6,7 +6,10 @@ pub mod cli;
 pub mod faults;
 pub mod http;
 pub mod idem;
-pub use idemkey_axum::ids;
+/// Random ids and the wall clock, idemkey-axum's.
+pub mod ids {
+    pub use idemkey_axum::implementers::{new_id, now_ms};
+}
 pub mod outbox;
 pub use idemkey_axum::problem as problem_doc;
 pub mod provider;

@@ -322,8 +322,47 @@ fn recovery_leaves_a_slow_but_live_request_alone(b: Backend) {
     assert_eq!(get_json(s.addr, "/api/provider", &c)["calls"], 1);
 }
 
+fn a_request_killed_between_phases_and_retried_after_the_ttl_is_paid_once(b: Backend) {
+    // The client comes back after the key's TTL, to a server restarted after
+    // it too: whichever recovers the operation first (the reaper's first tick
+    // or the retry), it is the first operation, under its own id, never a new
+    // one, and nothing deletes it on the way.
+    let db = Db::new(b);
+    let flags = [
+        "--faults",
+        "--provider-latency-ms",
+        "10",
+        "--lock-timeout",
+        "200ms",
+        "--key-ttl",
+        "2s",
+    ];
+    let (c, k) = (uid("cust"), uid("key"));
+    crash_between_phases(&db, &flags, &c, &k);
+    thread::sleep(Duration::from_millis(2_300));
+
+    let s2 = Server::start_on(&db, &flags);
+    // A 409 while the reaper holds the operation is retried, as a client does.
+    let t0 = Instant::now();
+    let retry = loop {
+        let r = charge(s2.addr, &c, &k, BODY);
+        if r.status != 409 || t0.elapsed() > Duration::from_secs(10) {
+            break r;
+        }
+        thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(retry.status, 201, "{}", retry.text());
+    let (_, payments) = provider_counts(s2.addr, &c);
+    assert_eq!(payments, 1, "paid once, under the first operation id");
+    let l = ledger(s2.addr, &c);
+    assert_eq!(l["count"], 1);
+    assert_eq!(l["charges"][0]["id"], retry.json()["id"]);
+    assert!(charge(s2.addr, &c, &k, BODY).replayed());
+}
+
 both_stores!(
     kill_9_mid_load_loses_no_acknowledged_charge_and_doubles_none,
+    a_request_killed_between_phases_and_retried_after_the_ttl_is_paid_once,
     a_request_killed_between_phases_completes_once_after_the_lock_timeout,
     a_request_killed_between_phases_is_completed_by_the_server_without_a_retry,
     a_request_that_died_before_the_provider_leaves_its_key_free_for_the_retry,

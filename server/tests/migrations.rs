@@ -162,7 +162,7 @@ fn a_database_migrated_by_a_newer_server_is_refused(b: Backend) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "started on a newer schema");
     assert!(
-        err.contains("version 99") && err.contains("newer idemkey-server"),
+        err.contains("version 99") && err.contains("newer release"),
         "{err}"
     );
 }

@@ -23,12 +23,10 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
-use idemkey_axum::fingerprint::Fingerprinter;
-use idemkey_axum::migrations::Migration;
-use idemkey_axum::model::{StaleKey, StoredResponse};
 use idemkey_axum::postgres::{self, PgCommit, PgKeys};
 use idemkey_axum::sqlite::{self, Database, SqliteCommit, SqliteKeys};
-use idemkey_axum::{Idempotency, IdempotencyKey, KeyStore, Recover, Reservation};
+use idemkey_axum::{Fingerprinter, Migration, StaleKey, StoredResponse};
+use idemkey_axum::{Idempotency, IdempotencyKey, KeyStore, Recover, RecoverError, Reservation};
 use idemkey_axum::{StoreResult, Timing, Written};
 use serde_json::{json, Value};
 
@@ -160,14 +158,14 @@ struct AskProvider(Provider);
 
 #[async_trait]
 impl Recover<PlaceOrder> for AskProvider {
-    async fn recover(&self, stale: &StaleKey) -> Result<Option<PlaceOrder>, String> {
+    async fn recover(&self, stale: &StaleKey) -> Result<Option<PlaceOrder>, RecoverError> {
         Ok(self
             .0
-            .find(&stale.reservation)
+            .find(&stale.operation_id)
             .await?
             .map(|(payment, amount)| PlaceOrder {
-                customer: stale.customer.clone(),
-                operation: stale.reservation.clone(),
+                customer: stale.principal.clone(),
+                operation: stale.operation_id.clone(),
                 amount,
                 payment,
             }))
@@ -225,7 +223,7 @@ async fn place_order_bare(State(app): State<App>, Json(body): Json<Value>) -> Re
     let Some(amount) = body["amount"].as_i64().filter(|a| *a > 0) else {
         return (StatusCode::BAD_REQUEST, "amount: a positive integer").into_response();
     };
-    let operation = idemkey_axum::ids::new_id("op");
+    let operation = idemkey_axum::implementers::new_id("op");
     let payment = match app.provider.pay(&operation, amount).await {
         Ok(payment) => payment,
         Err(e) => return (StatusCode::BAD_GATEWAY, e).into_response(),

@@ -13,14 +13,13 @@ use std::time::Duration;
 
 use idemkey_server::http::body::validate_charge;
 use idemkey_server::idem::error::IdemError;
-use idemkey_server::idem::in_flight::InFlight;
 use idemkey_server::idem::injected::NoChargeFaults;
-use idemkey_server::idem::replay_cache::ReplayCache;
-use idemkey_server::idem::{phases, recovery};
+use idemkey_server::idem::recovery::FromProvider;
+use idemkey_server::idem::{phases, Idempotency, IdempotencyKey};
 use idemkey_server::ids::new_id;
 use idemkey_server::provider::local::Local;
 use idemkey_server::provider::{PaymentRequest, Provider};
-use idemkey_server::store::model::{KeyRequest, Reserved};
+use idemkey_server::store::model::{Outcome, Reserved};
 use idemkey_server::store::{KeyStore, Store};
 use proptest::prelude::*;
 
@@ -71,6 +70,9 @@ struct Expect {
 
 struct Run {
     store: Arc<ModelStore>,
+    /// The charge route's idempotency on the model store. The model's clock is
+    /// not the host's: a cache would count its deadlines on the wrong one.
+    idem: Idempotency<Outcome>,
     provider: Provider,
     faults: NoChargeFaults,
     model: HashMap<(usize, usize), Expect>,
@@ -91,12 +93,12 @@ impl Run {
         (validate_charge(v).unwrap(), fp)
     }
 
-    /// The model's row for a key, if it is still alive at `now` (else forgotten).
+    /// The model's row for a key, if it is still alive at `now` (else forgotten):
+    /// only a done key expires; an unfinished operation stays, whatever its age.
     fn live(&mut self, c: usize, k: usize) -> Option<Expect> {
         let now = self.now();
         let e = self.model.get(&(c, k))?.clone();
-        let lock_live = e.answer.is_none() && e.locked_at.is_some_and(|t| t + LOCK_MS > now);
-        if e.expires_at <= now && !lock_live {
+        if e.answer.is_some() && e.expires_at <= now {
             return None;
         }
         Some(e)
@@ -108,14 +110,9 @@ impl Run {
         let now = self.now();
         let expect = self.live(c, k);
         let deps = phases::Deps {
-            store: self.store.as_ref(),
+            idem: &self.idem,
             provider: &self.provider,
             faults: &self.faults,
-            in_flight: &InFlight::default(),
-            // The model's clock is not the host's: a cache would count its
-            // deadlines on the wrong one.
-            cache: &ReplayCache::off(),
-            fingerprints: &fingerprints(),
         };
         let got = phases::phases(deps, CUSTOMERS[c].into(), KEYS[k].into(), input).await;
         match expect {
@@ -164,7 +161,7 @@ impl Run {
                     *self.payments.entry(c).or_default() += 1;
                 }
                 let expires_at = match &other {
-                    Some(e) => e.expires_at,
+                    Some(e) => e.expires_at.max(now + TTL_MS),
                     None => now + TTL_MS,
                 };
                 self.model.insert(
@@ -186,11 +183,10 @@ impl Run {
         let (input, fp) = Run::input(b);
         let now = self.now();
         let expect = self.live(c, k);
-        let req = KeyRequest {
-            customer: CUSTOMERS[c].into(),
-            key: KEYS[k].into(),
-            fingerprint: fp.clone(),
-        };
+        let v: serde_json::Value = serde_json::from_str(BODIES[b]).unwrap();
+        let req = self
+            .idem
+            .request(CUSTOMERS[c], &IdempotencyKey(KEYS[k].into()), &v);
         let Reserved::Proceed(lock) = self.store.reserve(&req).await.unwrap() else {
             assert!(expect.is_some(), "refused a key the model does not hold");
             return;
@@ -221,7 +217,7 @@ impl Run {
             paid = true;
         }
         let expires_at = match &expect {
-            Some(e) if taken_over => e.expires_at,
+            Some(e) if taken_over => e.expires_at.max(now + TTL_MS),
             _ => now + TTL_MS,
         };
         self.model.insert(
@@ -237,13 +233,20 @@ impl Run {
     }
 
     async fn recover(&mut self) {
-        let done =
-            recovery::run_once(self.store.as_ref(), &self.provider, &InFlight::default()).await;
-        // Completed operations are those the provider paid (or declined) whose lock is stale.
+        let done = self
+            .idem
+            .recover_once(&FromProvider(self.provider.clone()))
+            .await;
+        // Completed operations are those the provider paid (or declined) whose lock is
+        // stale; expired ones it never heard of are deleted.
         let now = self.now();
         let mut expected = 0;
+        let mut forgotten = Vec::new();
         for (&(c, k), e) in self.model.iter_mut() {
             let stale = e.answer.is_none() && e.locked_at.is_some_and(|t| t + LOCK_MS <= now);
+            if stale && !e.paid && e.expires_at <= now {
+                forgotten.push((c, k));
+            }
             if stale && e.paid {
                 expected += 1;
                 let rows = self.store.rows.lock().unwrap();
@@ -254,9 +257,13 @@ impl Run {
                 }
                 e.answer = Some((r.status, r.body));
                 e.locked_at = None;
+                e.expires_at = e.expires_at.max(now + TTL_MS);
             }
         }
         assert_eq!(done, expected, "recovered operations");
+        for ck in forgotten {
+            self.model.remove(&ck);
+        }
     }
 
     async fn reap(&mut self) {
@@ -308,8 +315,11 @@ proptest! {
         let provider = Provider::Local(Local::open(&dir.join("provider.db"), Duration::ZERO).unwrap());
         let store = Arc::new(ModelStore::default());
         store.now.store(1_000_000, Ordering::SeqCst);
+        let idem = Idempotency::new(phases::ROUTE, store.shared_keys(), fingerprints())
+            .with_replay_cache(0);
         let mut run = Run {
             store,
+            idem,
             provider,
             faults: NoChargeFaults,
             model: HashMap::new(),

@@ -295,9 +295,9 @@ pub async fn stale(
         .map(|r| {
             Ok(StaleKey {
                 route: r.try_get(0)?,
-                customer: r.try_get(1)?,
+                principal: r.try_get(1)?,
                 key: r.try_get(2)?,
-                reservation: r.try_get(3)?,
+                operation_id: r.try_get(3)?,
                 expired: r.try_get(4)?,
             })
         })
@@ -328,9 +328,9 @@ pub async fn take_over(
         .execute(
             &stmt,
             &[
-                &k.customer,
+                &k.principal,
                 &k.key,
-                &k.reservation,
+                &k.operation_id,
                 &owner,
                 &lock_ms,
                 &ttl_ms,
@@ -338,7 +338,7 @@ pub async fn take_over(
         )
         .await?;
     Ok((n == 1).then(|| Lock {
-        reservation: k.reservation.clone(),
+        reservation: k.operation_id.clone(),
         owner,
         recovered: true,
     }))
@@ -353,7 +353,7 @@ pub async fn forget(c: &impl GenericClient, k: &StaleKey, owner: &str) -> StoreR
              WHERE customer = $1 AND idem_key = $2 AND lock_owner = $3 AND state = 'in_progress'",
         )
         .await?;
-    Ok(c.execute(&stmt, &[&k.customer, &k.key, &owner]).await? == 1)
+    Ok(c.execute(&stmt, &[&k.principal, &k.key, &owner]).await? == 1)
 }
 
 /// Deletes up to `limit` of the keys [`reapable`](crate::model::reapable)

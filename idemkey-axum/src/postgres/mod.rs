@@ -14,9 +14,10 @@
 //! the pool. A database that is down, restarting or stuck is then
 //! [`StoreError::Unavailable`] (503 with `Retry-After`), never a hang.
 
-pub mod keys;
-pub mod migrate;
+mod keys;
+mod migrate;
 pub mod schema;
+mod settings;
 
 use std::future::Future;
 use std::time::Duration;
@@ -28,6 +29,7 @@ use deadpool_postgres::{
 use tokio_postgres::NoTls;
 
 pub use self::migrate::migrate;
+pub use self::settings::PgSettings;
 use crate::error::Error;
 use crate::migrations::Migration;
 use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey};
@@ -45,82 +47,6 @@ pub const OP_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest any statement runs before the database cancels it.
 pub const STATEMENT_TIMEOUT: Duration = OP_TIMEOUT;
 
-/// How a [`pool`] and the [`PgKeys`] on it are bounded; [`PgSettings::default`]
-/// is [`POOL_SIZE`], [`WAIT`], [`STATEMENT_TIMEOUT`] and [`OP_TIMEOUT`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PgSettings {
-    /// Most connections the pool opens.
-    pub max_connections: usize,
-    /// Longest wait for a pooled connection, and to open or check one.
-    pub wait: Duration,
-    /// Longest a statement runs before the database cancels it (the
-    /// server's `statement_timeout`). Migrations are exempt.
-    pub statement_timeout: Duration,
-    /// Longest a store call may take, as its caller sees it.
-    pub op_timeout: Duration,
-}
-
-impl Default for PgSettings {
-    fn default() -> PgSettings {
-        PgSettings {
-            max_connections: POOL_SIZE,
-            wait: WAIT,
-            statement_timeout: STATEMENT_TIMEOUT,
-            op_timeout: OP_TIMEOUT,
-        }
-    }
-}
-
-impl PgSettings {
-    /// The same with at most `n` connections (at least 1).
-    pub fn max_connections(mut self, n: usize) -> PgSettings {
-        self.max_connections = n;
-        self
-    }
-    /// The same with waits of `d`.
-    pub fn wait(mut self, d: Duration) -> PgSettings {
-        self.wait = d;
-        self
-    }
-    /// The same with a statement timeout of `d`.
-    pub fn statement_timeout(mut self, d: Duration) -> PgSettings {
-        self.statement_timeout = d;
-        self
-    }
-    /// The same with store calls bounded by `d`.
-    pub fn op_timeout(mut self, d: Duration) -> PgSettings {
-        self.op_timeout = d;
-        self
-    }
-
-    /// An error naming the setting out of range: no connection, or a time
-    /// under 1 ms; a statement timeout longer than the call's own lets a
-    /// statement run on after its caller gave up.
-    fn check(&self) -> Result<(), Error> {
-        let bad = |what: &str| {
-            Err(Error::InvalidSetting(format!(
-                "PostgreSQL settings: {what}"
-            )))
-        };
-        if self.max_connections == 0 {
-            return bad("at least one connection");
-        }
-        for (name, d) in [
-            ("wait", self.wait),
-            ("statement timeout", self.statement_timeout),
-            ("op timeout", self.op_timeout),
-        ] {
-            if d < Duration::from_millis(1) {
-                return bad(&format!("the {name} must be 1 ms at least, not {d:?}"));
-            }
-        }
-        if self.statement_timeout > self.op_timeout {
-            return bad("the statement timeout must not be longer than the op timeout");
-        }
-        Ok(())
-    }
-}
 /// Keys deleted per reaper statement.
 const REAP_BATCH: i64 = 10_000;
 
@@ -137,7 +63,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 2,
         name: "the route of each key, the headers of each answer",
-        sql: &[schema::ROUTE_COLUMN],
+        sql: &[schema::ROUTES_AND_HEADERS],
     },
 ];
 
@@ -242,7 +168,7 @@ async fn bounded_by<T>(limit: Duration, f: impl Future<Output = StoreResult<T>>)
 /// ```
 /// use async_trait::async_trait;
 /// use deadpool_postgres::Transaction;
-/// use idemkey_axum::model::StoredResponse;
+/// use idemkey_axum::StoredResponse;
 /// use idemkey_axum::postgres::PgCommit;
 /// use idemkey_axum::{StoreResult, Written};
 ///

@@ -39,7 +39,7 @@ CREATE INDEX IF NOT EXISTS idempotency_keys_stale ON idempotency_keys (locked_at
 /// Each key's route (keys stored before have none, `''`, and the first
 /// route that asks for one adopts it; recovery scans one route's keys), and
 /// the headers a stored answer names (a JSON array of pairs).
-pub const ROUTE_COLUMN: &str = "
+pub(crate) const ROUTES_AND_HEADERS: &str = "
 ALTER TABLE idempotency_keys ADD COLUMN IF NOT EXISTS route TEXT NOT NULL DEFAULT '';
 ALTER TABLE idempotency_keys ADD COLUMN IF NOT EXISTS response_headers TEXT;
 CREATE INDEX IF NOT EXISTS idempotency_keys_route_stale ON idempotency_keys (route, locked_at)

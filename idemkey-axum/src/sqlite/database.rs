@@ -89,7 +89,7 @@ impl Database {
     }
 
     /// Runs `f` with the writer connection, in the writer's next batch (see
-    /// [`Writer::write`]): `f` may open savepoints, not a transaction.
+    /// the writer thread): `f` may open savepoints, not a transaction.
     pub async fn write<T, F>(&self, f: F) -> StoreResult<T>
     where
         T: Send + 'static,

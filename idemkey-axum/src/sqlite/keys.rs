@@ -230,9 +230,9 @@ pub fn stale(
     let rows = stmt.query_map(params![now, lock_ms, limit as i64, route], |r| {
         Ok(StaleKey {
             route: r.get(0)?,
-            customer: r.get(1)?,
+            principal: r.get(1)?,
             key: r.get(2)?,
-            reservation: r.get(3)?,
+            operation_id: r.get(3)?,
             expired: r.get(4)?,
         })
     })?;
@@ -258,9 +258,9 @@ pub fn take_over(
             stale_sql("?5", "?6")
         ),
         params![
-            k.customer,
+            k.principal,
             k.key,
-            k.reservation,
+            k.operation_id,
             owner,
             now,
             lock_ms,
@@ -268,7 +268,7 @@ pub fn take_over(
         ],
     )?;
     Ok((n == 1).then(|| Lock {
-        reservation: k.reservation.clone(),
+        reservation: k.operation_id.clone(),
         owner,
         recovered: true,
     }))
@@ -280,7 +280,7 @@ pub fn forget(conn: &mut Connection, k: &StaleKey, owner: &str) -> rusqlite::Res
     let n = conn.execute(
         "DELETE FROM idempotency_keys
          WHERE customer = ?1 AND idem_key = ?2 AND lock_owner = ?3 AND state = 'in_progress'",
-        params![k.customer, k.key, owner],
+        params![k.principal, k.key, owner],
     )?;
     Ok(n == 1)
 }

@@ -9,10 +9,10 @@
 //! phase 3 runs on the writer, inside the savepoint that stores the
 //! response.
 
-pub mod database;
-pub mod keys;
-pub mod migrate;
-pub mod writer;
+mod database;
+mod keys;
+mod migrate;
+mod writer;
 
 use async_trait::async_trait;
 use rusqlite::Connection;
@@ -76,7 +76,7 @@ pub const STALE_INDEX: &str =
 /// Each key's route (keys stored before have none, `''`, and the first
 /// route that asks for one adopts it; recovery scans one route's keys), and
 /// the headers a stored answer names (a JSON array of pairs).
-pub const ROUTE_COLUMN: &str = "
+pub(crate) const ROUTES_AND_HEADERS: &str = "
 ALTER TABLE idempotency_keys ADD COLUMN route TEXT NOT NULL DEFAULT '';
 ALTER TABLE idempotency_keys ADD COLUMN response_headers TEXT;
 CREATE INDEX IF NOT EXISTS idempotency_keys_route_stale ON idempotency_keys (route, locked_at)
@@ -102,7 +102,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 3,
         name: "the route of each key, the headers of each answer",
-        sql: &[ROUTE_COLUMN],
+        sql: &[ROUTES_AND_HEADERS],
     },
 ];
 
@@ -114,7 +114,7 @@ pub const MIGRATIONS: &[Migration] = &[
 /// it runs on the writer's thread: keep it to SQL.
 ///
 /// ```
-/// use idemkey_axum::model::StoredResponse;
+/// use idemkey_axum::StoredResponse;
 /// use idemkey_axum::sqlite::SqliteCommit;
 /// use idemkey_axum::Written;
 ///

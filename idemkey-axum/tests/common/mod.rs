@@ -11,13 +11,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use idemkey_axum::fingerprint::Fingerprinter;
-use idemkey_axum::migrations::Migration;
-use idemkey_axum::model::StoredResponse;
 use idemkey_axum::postgres::{self, PgCommit, PgKeys};
 use idemkey_axum::sqlite::{self, Database, SqliteCommit, SqliteKeys};
+use idemkey_axum::Fingerprinter;
+use idemkey_axum::KeyStore;
+use idemkey_axum::Migration;
+use idemkey_axum::StoredResponse;
 use idemkey_axum::{
-    Idempotency, IdempotencyKey, KeyStore, Reservation, StoreError, StoreResult, Timing, Written,
+    Idempotency, IdempotencyKey, Reservation, StoreError, StoreResult, Timing, Written,
 };
 use serde_json::json;
 

@@ -27,7 +27,7 @@ use crate::provider::PaymentRequest;
 use crate::store::model::{Created, Outcome, StoredResponse};
 
 /// Header marking a replayed answer (the client's own name for it).
-pub use idemkey_axum::phases::REPLAYED;
+pub use idemkey_axum::REPLAYED;
 
 /// `POST /api/charges`.
 pub async fn create(State(st): State<AppState>, headers: HeaderMap, body: Body) -> Response {

@@ -8,9 +8,10 @@
 //! log, to store and to compare, so it is refused with a 400.
 
 use axum::http::HeaderMap;
-pub use idemkey_axum::key::{parse_key, KEY_HEADER, MAX_KEY_LEN};
-use idemkey_axum::key::{trim_ows, visible};
+pub use idemkey_axum::implementers::parse_key;
+use idemkey_axum::implementers::{trim_ows, visible};
 use idemkey_axum::IdempotencyKey;
+pub use idemkey_axum::{KEY_HEADER, MAX_KEY_LEN};
 
 use crate::http::problem::ApiError;
 
@@ -92,6 +93,6 @@ mod tests {
                 assert_eq!(parse_key(sent.as_bytes()).as_deref(), Ok(key), "{sent}");
             }
         }
-        assert_eq!(idemkey_axum::phases::REPLAYED, REPLAYED_HEADER);
+        assert_eq!(idemkey_axum::REPLAYED, REPLAYED_HEADER);
     }
 }

@@ -8,4 +8,10 @@ pub mod input;
 pub mod phases;
 pub mod reaper;
 pub mod recovery;
-pub use idemkey_axum::{fingerprint, in_flight, replay_cache};
+pub use idemkey_axum::{Idempotency, IdempotencyKey};
+
+/// Payload fingerprints, idemkey-axum's: HMAC-SHA256 of the canonical JSON.
+pub mod fingerprint {
+    pub use idemkey_axum::implementers::canonical;
+    pub use idemkey_axum::{random_secret, Fingerprinter};
+}

@@ -9,7 +9,7 @@
 //! left alone for its retry or its expiry.
 
 use async_trait::async_trait;
-use idemkey_axum::Recover;
+use idemkey_axum::{Recover, RecoverError};
 
 use crate::idem::phases;
 use crate::provider::Provider;
@@ -20,17 +20,17 @@ pub struct FromProvider(pub Provider);
 
 #[async_trait]
 impl Recover<Outcome> for FromProvider {
-    async fn recover(&self, k: &StaleKey) -> Result<Option<Outcome>, String> {
+    async fn recover(&self, k: &StaleKey) -> Result<Option<Outcome>, RecoverError> {
         let found = self
             .0
-            .find(k.customer.clone(), k.key.clone(), k.reservation.clone())
+            .find(k.principal.clone(), k.key.clone(), k.operation_id.clone())
             .await
             .map_err(|e| e.to_string())?;
         Ok(found.map(|rec| {
             phases::outcome(
-                &k.customer,
+                &k.principal,
                 Some(&k.key),
-                Some(&k.reservation),
+                Some(&k.operation_id),
                 rec.amount,
                 &rec.currency,
                 rec.payment,

@@ -227,7 +227,7 @@ async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
         tokio::time::sleep(LOCK + Duration::from_millis(100)).await;
         let stale = s.keys().stale_keys("POST /api/charges", 10).await.unwrap();
         assert_eq!(stale.len(), 1, "{name}");
-        assert_eq!(stale[0].reservation, first.reservation, "{name}");
+        assert_eq!(stale[0].operation_id, first.reservation, "{name}");
         let third = s
             .keys()
             .take_over(&stale[0])
@@ -239,7 +239,7 @@ async fn a_released_or_stale_lock_is_taken_over_with_the_same_operation() {
             "{name}: claimed once"
         );
         let gone = StaleKey {
-            reservation: "op_other".into(),
+            operation_id: "op_other".into(),
             ..stale[0].clone()
         };
         assert!(

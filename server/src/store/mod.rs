@@ -17,8 +17,13 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use self::model::{Charge, Outcome};
-pub use idemkey_axum::migrations;
-pub use idemkey_axum::store::{KeyStore, StoreError, StoreResult, Timing};
+pub use idemkey_axum::KeyStore;
+pub use idemkey_axum::{StoreError, StoreResult, Timing};
+
+/// Versioned schema migrations, idemkey-axum's.
+pub mod migrations {
+    pub use idemkey_axum::Migration;
+}
 
 /// The server's store: its key table (the idemkey-axum crate's, whose phase 3
 /// writes a charge: [`Outcome`]), its ledger, and the secrets instances share.

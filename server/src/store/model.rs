@@ -5,7 +5,11 @@
 
 use serde::Serialize;
 
-pub use idemkey_axum::model::*;
+pub use idemkey_axum::implementers::{
+    completion, decide, lookup, reapable, Completed, CompletionRow, Decision, KeyRequest, KeyRow,
+    Lock, Lookup, Reserved,
+};
+pub use idemkey_axum::{StaleKey, StoredResponse};
 
 /// The `201` answer that creates a charge.
 pub trait Created {

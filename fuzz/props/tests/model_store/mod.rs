@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use idemkey_server::idem::fingerprint::Fingerprinter;
@@ -24,6 +24,7 @@ pub const TTL_MS: i64 = 10_000;
 
 #[derive(Debug, Clone)]
 pub struct Row {
+    route: String,
     fingerprint: String,
     reservation: String,
     pub done: Option<StoredResponse>,
@@ -35,6 +36,7 @@ pub struct Row {
 impl Row {
     fn key_row(&self) -> KeyRow {
         KeyRow {
+            route: self.route.clone(),
             fingerprint: self.fingerprint.clone(),
             reservation: self.reservation.clone(),
             done: self.done.clone(),
@@ -44,12 +46,12 @@ impl Row {
     }
 }
 
-/// The model store: one map, one lock, the test's clock.
-#[derive(Default)]
+/// The model store: one map, one lock, the test's clock; clones share them.
+#[derive(Default, Clone)]
 pub struct ModelStore {
-    pub now: AtomicI64,
-    pub rows: Mutex<HashMap<(String, String), Row>>,
-    pub charges: Mutex<Vec<Charge>>,
+    pub now: Arc<AtomicI64>,
+    pub rows: Arc<Mutex<HashMap<(String, String), Row>>>,
+    pub charges: Arc<Mutex<Vec<Charge>>>,
 }
 
 impl ModelStore {
@@ -59,12 +61,7 @@ impl ModelStore {
     fn judge(&self, req: &KeyRequest) -> (Option<Row>, Decision) {
         let rows = self.rows.lock().unwrap();
         let row = rows.get(&(req.customer.clone(), req.key.clone())).cloned();
-        let d = decide(
-            row.as_ref().map(Row::key_row),
-            &req.fingerprint,
-            self.now(),
-            LOCK_MS,
-        );
+        let d = decide(row.as_ref().map(Row::key_row), req, self.now(), LOCK_MS);
         (row, d)
     }
 }
@@ -74,12 +71,7 @@ impl KeyStore<Outcome> for ModelStore {
     async fn lookup(&self, req: &KeyRequest) -> StoreResult<Lookup> {
         let rows = self.rows.lock().unwrap();
         let row = rows.get(&(req.customer.clone(), req.key.clone()));
-        Ok(lookup(
-            row.map(Row::key_row),
-            &req.fingerprint,
-            self.now(),
-            LOCK_MS,
-        ))
+        Ok(lookup(row.map(Row::key_row), req, self.now(), LOCK_MS))
     }
 
     async fn reserve(&self, req: &KeyRequest) -> StoreResult<Reserved> {
@@ -93,13 +85,15 @@ impl KeyStore<Outcome> for ModelStore {
             Decision::New => (new_id("op"), false, now + TTL_MS),
             Decision::TakeOver { reservation } => {
                 let rows = self.rows.lock().unwrap();
+                // A takeover keeps the key one TTL from now at least.
                 let exp = rows[&(req.customer.clone(), req.key.clone())].expires_at;
-                (reservation, true, exp)
+                (reservation, true, exp.max(now + TTL_MS))
             }
         };
         self.rows.lock().unwrap().insert(
             (req.customer.clone(), req.key.clone()),
             Row {
+                route: req.route.clone(),
                 fingerprint: req.fingerprint.clone(),
                 reservation: reservation.clone(),
                 done: None,
@@ -159,17 +153,19 @@ impl KeyStore<Outcome> for ModelStore {
         Ok(())
     }
 
-    async fn stale_keys(&self, limit: usize) -> StoreResult<Vec<StaleKey>> {
+    async fn stale_keys(&self, route: &str, limit: usize) -> StoreResult<Vec<StaleKey>> {
         let now = self.now();
         let rows = self.rows.lock().unwrap();
         let mut stale: Vec<(i64, StaleKey)> = rows
             .iter()
-            .filter(|(_, r)| r.done.is_none() && r.locked_at + LOCK_MS <= now)
+            .filter(|(_, r)| r.route == route && r.done.is_none() && r.locked_at + LOCK_MS <= now)
             .map(|((c, k), r)| {
                 let s = StaleKey {
-                    customer: c.clone(),
+                    route: r.route.clone(),
+                    principal: c.clone(),
                     key: k.clone(),
-                    reservation: r.reservation.clone(),
+                    operation_id: r.reservation.clone(),
+                    expired: r.expires_at <= now,
                 };
                 (r.locked_at, s)
             })
@@ -181,17 +177,18 @@ impl KeyStore<Outcome> for ModelStore {
     async fn take_over(&self, stale: &StaleKey) -> StoreResult<Option<Lock>> {
         let now = self.now();
         let mut rows = self.rows.lock().unwrap();
-        let Some(row) = rows.get_mut(&(stale.customer.clone(), stale.key.clone())) else {
+        let Some(row) = rows.get_mut(&(stale.principal.clone(), stale.key.clone())) else {
             return Ok(None);
         };
         if row.done.is_some()
-            || row.reservation != stale.reservation
+            || row.reservation != stale.operation_id
             || row.locked_at + LOCK_MS > now
         {
             return Ok(None);
         }
         row.owner = new_id("own");
         row.locked_at = now;
+        row.expires_at = row.expires_at.max(now + TTL_MS);
         Ok(Some(Lock {
             reservation: row.reservation.clone(),
             owner: row.owner.clone(),
@@ -199,14 +196,24 @@ impl KeyStore<Outcome> for ModelStore {
         }))
     }
 
+    async fn forget(&self, stale: &StaleKey, lock: &Lock) -> StoreResult<bool> {
+        let mut rows = self.rows.lock().unwrap();
+        let k = (stale.principal.clone(), stale.key.clone());
+        let ours = rows
+            .get(&k)
+            .is_some_and(|r| r.owner == lock.owner && r.done.is_none());
+        if ours {
+            rows.remove(&k);
+        }
+        Ok(ours)
+    }
+
     async fn reap(&self) -> StoreResult<u64> {
         let now = self.now();
         let mut rows = self.rows.lock().unwrap();
         let before = rows.len();
-        rows.retain(|_, r| {
-            let live_lock = r.done.is_none() && r.locked_at + LOCK_MS > now;
-            r.expires_at > now || live_lock
-        });
+        // Only done keys expire; an unfinished operation is never reaped.
+        rows.retain(|_, r| r.done.is_none() || r.expires_at > now);
         Ok((before - rows.len()) as u64)
     }
 }
@@ -215,6 +222,10 @@ impl KeyStore<Outcome> for ModelStore {
 impl Store for ModelStore {
     fn keys(&self) -> &dyn KeyStore<Outcome> {
         self
+    }
+
+    fn shared_keys(&self) -> Arc<dyn KeyStore<Outcome>> {
+        Arc::new(self.clone())
     }
 
     async fn insert_charge(&self, charge: &Charge) -> StoreResult<()> {
