@@ -138,17 +138,19 @@ impl<H: Host> Scope<H> {
     /// has none for this payload; else core's plan (which includes "another tab failed this
     /// very payload while we waited: its answer is ours"), then the first try.
     fn submit_plan(&mut self, j: &mut SubmitJob, cur: Current) -> Option<At> {
-        if let Current::Ended(_) | Current::Lost = cur {
-            let answer = match &cur {
-                Current::Ended(r) if r.fingerprint.as_deref() == Some(&j.fp) => cached(r),
-                _ => None,
-            };
-            let attempts = match &cur {
-                Current::Ended(r) => r.attempts,
-                _ => 0,
-            };
+        let ended = match &cur {
+            Current::Ended(r) => Some(Some(r)),
+            Current::Lost => Some(None),
+            _ => None,
+        };
+        if let Some(ended) = ended {
+            // Its answer for this payload, or outcome-unknown: never a try.
+            let answer = ended.filter(|r| r.fingerprint.as_deref() == Some(&j.fp));
+            let attempts = ended.map_or(0, |r| r.attempts);
+            let outcome = answer
+                .and_then(cached)
+                .ok_or_else(|| unknown(attempts, "abandoned".into(), true));
             self.release_lock();
-            let outcome = answer.ok_or_else(|| unknown(attempts, "abandoned".into(), true));
             self.settle(j.no, outcome);
             return None;
         }
