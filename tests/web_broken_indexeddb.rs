@@ -54,9 +54,30 @@ async fn without_indexeddb_an_answer_too_large_for_local_storage_leaves_the_key_
     let copy = copy.expect("localStorage lost the order's key");
     let rec = idemkey::core::record::Record::decode(&copy).unwrap();
     assert_eq!(rec.key, c.key());
-    c.finish();
-    let gone = || local().get_item(&t.key()).unwrap().is_none();
-    assert!(until(gone, 5000.0).await, "finish() left the copy");
+    // The order is over: after finish() a later page shows a new key and pays the same
+    // basket under it, never answered from the finished attempt.
+    let k = c.key();
+    assert!(c.finish(), "finish() said its end is not durable");
+    drop(c);
+    let page = Tab::open().await;
+    hide_indexed_db(&page.window());
+    let next = page.open_checkout(&opts(&t.scope, &t.customer, "{}"));
+    assert_ne!(next.key(), k, "a later page shows the finished attempt");
+    assert_eq!(next.state(), "fresh");
+    let r = next.submit(&js(PAY)).await;
+    assert_eq!(num(&r, "status"), 201.0, "{r:?}");
+    assert!(
+        !flag(&r, "fromCache"),
+        "answered from the finished attempt: {r:?}"
+    );
+    assert_ne!(text(&r, "key"), k);
+    assert_eq!(
+        t.ledger().await,
+        vec![text(&r, "key")],
+        "one charge, the next order's"
+    );
+    next.finish();
+    page.close();
 }
 
 // P-event-storage-reopened: a lost IndexedDB connection is opened again, the request made once more, with an event
@@ -64,10 +85,11 @@ async fn without_indexeddb_an_answer_too_large_for_local_storage_leaves_the_key_
 async fn a_lost_indexeddb_connection_is_reopened_and_the_request_tried_once_more() {
     let t = case("idb-lost");
     let (c, ev) = t.open(FAST);
-    // A key stored (reset() stores its new one) opens the page's IndexedDB connection.
-    c.reset();
-    t.wait_stored().await;
+    // A first order, paid and finished, opened the page's IndexedDB connection.
+    let first = text(&pay(&c).await.unwrap(), "key");
+    assert!(c.finish(), "finish() said its end is not durable");
     let k = c.key();
+    assert_ne!(k, first);
     // The browser loses its IndexedDB server (WebKit: "Connection to Indexed Database
     // server lost"): the page's connection is closed under the module.
     close_idb_connections();
@@ -87,7 +109,8 @@ async fn a_lost_indexeddb_connection_is_reopened_and_the_request_tried_once_more
     let stored = idb_get(&t.key()).await.expect("IndexedDB holds the record");
     let rec = idemkey::core::record::Record::decode(&stored).unwrap();
     assert_eq!((rec.key, rec.state), (k.clone(), State::Succeeded));
-    assert_eq!(t.ledger().await, vec![k]);
+    let charged = t.ledger().await;
+    assert!(charged.len() == 2 && charged.contains(&k), "{charged:?}");
     c.finish();
 }
 
@@ -137,9 +160,8 @@ async fn indexeddb_out_of_quota_in_the_middle_of_a_submit_keeps_the_answer() {
         }
         let c = open(&o);
         if !from_the_start {
-            // IndexedDB holds the scope's key (reset() stores its new one) when it fills up.
-            c.reset();
-            t.wait_stored().await;
+            // IndexedDB holds the scope's record (a declined card's) when it fills up.
+            t.declined(&c).await;
         }
         schedule(&t.customer, ONE_503).await;
         quota_on_idb_put();
@@ -198,23 +220,19 @@ async fn a_record_indexeddb_lacks_is_resumed_if_pending_and_stays_finished_other
     assert!(flag(&r, "replayed"));
     assert_eq!(t.ledger().await, vec![k.clone()], "charged once");
     c.finish();
-    // Succeeded: the copy a tab left in localStorage after another tab's finish() removed
-    // the record from IndexedDB. That attempt is over: the next order gets a new key.
+    // Succeeded: a copy left in localStorage of a record IndexedDB no longer holds (an
+    // earlier release's finish() removed it there, or the browser evicted it). That
+    // attempt is over: the next order gets a new key.
     let t = case("idb-finished");
     let (c, _) = t.open("{}");
     let r = pay(&c).await.unwrap();
     let k = text(&r, "key");
-    let copy = local()
-        .get_item(&t.key())
-        .unwrap()
-        .expect("the answer's copy");
-    c.finish();
-    assert!(
-        until(|| local().get_item(&t.key()).unwrap().is_none(), 5000.0).await,
-        "finish() left the copy"
-    );
+    assert!(t.stored().is_some(), "the answer's copy");
+    // The page is reloaded (this page's checkout of the scope freed first, as a reload
+    // does) once IndexedDB lost the record.
+    drop(c);
+    idb_delete(&t.key()).await;
     assert_eq!(idb_get(&t.key()).await, None);
-    local().set_item(&t.key(), &copy).unwrap();
     let (again, _) = t.open("{}");
     let r = pay(&again).await.unwrap();
     assert!(

@@ -112,7 +112,7 @@ async fn storage_that_throws_only_on_reads_resumes_the_pending_key_indexeddb_hol
 }
 
 // P-storage-fallback-order: a quota hit between two tries moves the record to sessionStorage
-// P-open-finds-fallen-back: a reload finds the record in sessionStorage; finish() removes it everywhere
+// P-open-finds-fallen-back: a reload finds the record in sessionStorage; after finish() a later page pays anew
 #[wasm_bindgen_test]
 async fn quota_exceeded_in_the_middle_of_a_submit_keeps_the_key_after_a_reload() {
     let t = case("quota-mid");
@@ -136,19 +136,24 @@ async fn quota_exceeded_in_the_middle_of_a_submit_keeps_the_key_after_a_reload()
     let cached = again.submit(&js(PAY)).await;
     assert!(flag(&cached, "fromCache"), "{cached:?}");
     assert_eq!(t.ledger().await.len(), 1, "charged once");
-    // finish() forgets the record wherever a fallback left it.
+    // finish() ends the attempt wherever a fallback left its record: a later page shows a
+    // new key and pays the same basket under it.
     again.finish();
-    let gone = || {
-        session().get_item(&t.key()).unwrap().is_none()
-            && local().get_item(&t.key()).unwrap().is_none()
-    };
-    assert!(
-        until(gone, 5000.0).await,
-        "finish() left a copy: session {:?}, local {:?}",
-        session().get_item(&t.key()).unwrap(),
-        local().get_item(&t.key()).unwrap()
-    );
     page.close();
+    let later = Tab::open().await;
+    let next = later.open_checkout(&opts(&t.scope, &t.customer, "{}"));
+    assert_ne!(next.key(), key, "a later page shows the finished attempt");
+    assert_eq!(next.state(), "fresh");
+    let r = next.submit(&js(PAY)).await;
+    assert_eq!(num(&r, "status"), 201.0, "{r:?}");
+    assert!(
+        !flag(&r, "fromCache"),
+        "answered from the finished attempt: {r:?}"
+    );
+    assert_ne!(text(&r, "key"), key);
+    assert_eq!(t.ledger().await.len(), 2, "the next order was not charged");
+    next.finish();
+    later.close();
 }
 
 // P-storage-fallback-order: an answer too large to store moves the record to sessionStorage

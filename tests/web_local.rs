@@ -1,5 +1,6 @@
-//! Browser tests that need no server: options, the fresh record, refresh, reset/finish,
-//! memory storage, payloads JSON cannot carry.
+//! Browser tests of one page that need little of the server: options, the fresh record,
+//! refresh, reset/finish, the storage options (a declined card stores a key, charging
+//! nothing), payloads JSON cannot carry.
 #![cfg(target_arch = "wasm32")]
 
 mod support;
@@ -113,39 +114,53 @@ fn new_key_is_a_fresh_uuid_v4() {
     }
 }
 
-/// The record at `rk` in localStorage, decoded.
-fn stored_key(rk: &str) -> Option<String> {
-    local()
-        .get_item(rk)
-        .unwrap()
-        .map(|t| Record::decode(&t).unwrap().key)
-}
-
+// P-reset-final: reset() shows a new key at once, kept in the page until a submit stores it
+// P-finish-final: finish() shows a new key at once, fresh, and no open() in the page sees the old one
 #[wasm_bindgen_test]
 async fn reset_and_finish() {
     let scope = uniq("reset");
     let (o, _ev) = recorded_opts(&scope, "nobody", "{}");
     let c = open(&o);
     let k1 = c.key();
-    c.reset();
+    assert!(c.reset(), "reset() said its end is not durable");
     let k2 = c.key();
     assert_ne!(k1, k2, "the new key shows at once");
     assert_eq!(c.state(), "fresh");
+    assert_eq!(open(&opts(&scope, "nobody", "{}")).key(), k2);
+    // Like the key open() shows, it is kept in the page: nothing is stored, and another
+    // tab shows a key of its own, never the one reset() ended.
     let rk = record_key("idemkey", &scope);
-    assert!(
-        until(|| stored_key(&rk).as_deref() == Some(k2.as_str()), 5000.0).await,
-        "reset's record was not stored: {:?}",
-        stored_key(&rk)
+    sleep(300).await;
+    assert_eq!(
+        local().get_item(&rk).unwrap(),
+        None,
+        "reset() stored a record"
+    );
+    let other = Tab::open().await;
+    let theirs = other.open_checkout(&opts(&scope, "nobody", "{}"));
+    assert_ne!(theirs.key(), k1, "another tab shows the key reset() ended");
+    assert_ne!(
+        theirs.key(),
+        k2,
+        "another tab shows the key kept in this page"
+    );
+    other.close();
+    assert!(c.finish(), "finish() said its end is not durable");
+    assert_ne!(c.key(), k2);
+    assert_ne!(c.key(), k1);
+    assert_eq!(c.state(), "fresh");
+    let again = open(&opts(&scope, "nobody", "{}"));
+    assert_eq!(
+        again.key(),
+        c.key(),
+        "open() after finish() shows another key"
+    );
+    assert_eq!(
+        local().get_item(&rk).unwrap(),
+        None,
+        "finish() stored a record"
     );
     c.finish();
-    assert_ne!(c.key(), k2);
-    assert_eq!(c.state(), "fresh");
-    assert!(
-        until(|| stored_key(&rk).is_none(), 5000.0).await,
-        "finish did not forget the record"
-    );
-    assert_ne!(open(&opts(&scope, "nobody", "{}")).key(), k2);
-    local().remove_item(&rk).unwrap();
 }
 
 // P-option-storage: "memory" keeps the record in this page, out of Web Storage
@@ -199,9 +214,9 @@ async fn the_namespace_prefixes_the_storage_key() {
         "nobody",
         &format!(r#"{{"namespace":"{ns}"}}"#),
     ));
-    // reset() stores its new key for the other tabs.
-    c.reset();
-    let key = c.key();
+    // A submit stores the key it sends (a declined card: nothing charged).
+    let r = submit(&c, &js(DECLINED)).await.unwrap();
+    let key = text(&r, "key");
     let mine = format!("{ns}:v1:{scope}");
     assert!(
         until(
@@ -227,8 +242,8 @@ async fn session_storage_keeps_the_record_in_session_storage() {
     let scope = uniq("session");
     let c = open(&opts(&scope, "nobody", r#"{"storage":"session"}"#));
     assert_eq!(c.storage(), "session");
-    // reset() stores its new key.
-    c.reset();
+    // A submit stores the key it sends (a declined card: nothing charged).
+    submit(&c, &js(DECLINED)).await.unwrap();
     let rk = format!("idemkey:v1:{scope}");
     let stored = || {
         session()
@@ -245,11 +260,16 @@ async fn session_storage_keeps_the_record_in_session_storage() {
     // A refresh of the tab finds it there.
     let again = open(&opts(&scope, "nobody", r#"{"storage":"session"}"#));
     assert_eq!(again.key(), c.key());
-    c.finish();
-    assert!(
-        until(|| stored().is_none(), 5000.0).await,
-        "finish() left it"
-    );
+    assert_eq!(again.state(), "failed");
+    // After finish(), a reload of the tab shows a new key, not the attempt it ended.
+    let k = c.key();
+    assert!(c.finish(), "finish() said its end is not durable");
+    drop((c, again));
+    let reload = Tab::open().await;
+    let next = reload.open_checkout(&opts(&scope, "nobody", r#"{"storage":"session"}"#));
+    assert_ne!(next.key(), k, "a reload shows the finished attempt");
+    assert_eq!(next.state(), "fresh");
+    reload.close();
 }
 
 /// Payloads whose canonical JSON is easy to get wrong: names that look like array indexes

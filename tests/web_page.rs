@@ -88,17 +88,29 @@ async fn finish_tells_the_tabs_it_gave_the_key_up_whatever_its_state() {
     let (c, _) = t.open("{}");
     let r = pay(&c).await.unwrap();
     assert_eq!(num(&r, "status"), 201.0);
-    c.finish();
     let key = text(&r, "key");
-    let removed = format!("R{key}");
+    // Another tab shows the paid attempt.
+    let other = Tab::open().await;
+    let theirs = other.open_checkout(&opts(&t.scope, &t.customer, "{}"));
+    assert_eq!(
+        (theirs.key(), theirs.state()),
+        (key.clone(), "succeeded".into())
+    );
+    assert!(c.finish(), "finish() said its end is not durable");
+    // The mark goes to the other tabs by the channel, ahead of localStorage's own copy: a
+    // paid key as well (a tab that has not heard must not answer from it).
     assert!(
-        until(|| seen(&chan).contains(&removed), 10_000.0).await,
-        "no removal notice: {:?}",
+        until(|| gives_up(&seen(&chan), &key), 10_000.0).await,
+        "no abandon notice: {:?}",
         seen(&chan)
     );
-    // The mark goes to the other tabs by the channel too, ahead of localStorage's own
-    // copy: a paid key as well (a tab that has not heard must not answer from it).
-    assert!(gives_up(&seen(&chan), &key), "{:?}", seen(&chan));
+    // The other tab follows: a new key, fresh.
+    assert!(
+        until(|| theirs.key() != key, 5000.0).await,
+        "the other tab still shows the finished attempt"
+    );
+    assert_eq!(theirs.state(), "fresh");
+    other.close();
     // And a key nobody has an answer for, which may be on its way in another tab.
     let (fresh, _) = t.open("{}");
     let next = fresh.key();

@@ -24,9 +24,14 @@ async fn local_storage_that_throws_falls_back_to_session() {
     // open() found no record, so it wrote nothing and found nothing out.
     assert_eq!(c.storage(), "local");
     assert!(events_of(&ev, "storage-fallback").is_empty());
-    // reset() writes its mark before it returns: that write throws.
-    c.reset();
+    // reset() writes its mark before it returns: that write throws, the mark goes to
+    // sessionStorage, and reset() says the end holds in this tab only.
+    let durable = c.reset();
     restore(&undo);
+    assert!(
+        !durable,
+        "reset() said an end sessionStorage holds is durable"
+    );
     assert_eq!(c.storage(), "session");
     let fb = events_of(&ev, "storage-fallback");
     assert_eq!(fb.len(), 1);
@@ -43,12 +48,14 @@ async fn local_storage_that_throws_falls_back_to_session() {
         .unwrap()
         .unwrap();
     let rk = record_key("idemkey", &scope);
-    // reset()'s key, stored by the lock holder in the background: the record is still
-    // shared through IndexedDB, and only its copy moved.
-    assert!(
-        until(|| session.get_item(&rk).unwrap().is_some(), 5000.0).await,
-        "record in sessionStorage"
-    );
+    // The key a submit stores (a declined card's: nothing charged) has its copy there too:
+    // the record is still shared through IndexedDB, and only its copy moved.
+    let r = submit(&c, &js(DECLINED)).await.unwrap();
+    let stored = session
+        .get_item(&rk)
+        .unwrap()
+        .map(|t| Record::decode(&t).unwrap().key);
+    assert_eq!(stored, Some(text(&r, "key")), "record in sessionStorage");
     assert_eq!(local().get_item(&rk).unwrap(), None);
     c.finish();
     session.remove_item(&rk).unwrap();
@@ -63,9 +70,11 @@ async fn storage_that_always_throws_falls_back_to_memory() {
     let c = Checkout::open(o.clone());
     let again = Checkout::open(o);
     let (c, again) = (c.unwrap(), again.unwrap());
-    // reset() writes its mark before it returns: every backend refuses it but memory.
-    c.reset();
+    // reset() writes its mark before it returns: every backend refuses it but memory, and
+    // reset() says the end holds in this page only.
+    let durable = c.reset();
     restore(&undo);
+    assert!(!durable, "reset() said an end page memory holds is durable");
     assert_eq!(c.storage(), "memory");
     assert_eq!(again.storage(), "memory");
     let mut hops: Vec<(String, String)> = events_of(&ev, "storage-fallback")
@@ -86,8 +95,7 @@ async fn storage_that_always_throws_falls_back_to_memory() {
             ("session".into(), "memory".into())
         ]
     );
-    // The record is still shared (IndexedDB), and its copy in memory page-wide: a second
-    // open of the scope ends up with the same key once the first one's is stored.
+    // The key reset() made is the page's: a second checkout of the scope shows it too.
     assert!(
         until(|| again.key() == c.key(), 5000.0).await,
         "two keys: {} and {}",
@@ -105,10 +113,11 @@ async fn a_write_that_throws_later_falls_back_too() {
     let c = open(&o);
     assert_eq!(c.storage(), "local");
     let undo = break_storage(false);
-    c.reset();
-    // reset()'s first write (the mark of the attempt it ended) throws at once; its record
-    // is stored once it holds the scope's lock.
+    // The first submit's write (its key, before the first byte goes out) throws: its copy
+    // goes to sessionStorage (a declined card: nothing charged).
+    let r = submit(&c, &js(DECLINED)).await;
     wait_events(&ev, "storage-fallback", 1).await;
+    assert_eq!(num(&r.unwrap(), "status"), 402.0);
     let rk = record_key("idemkey", &scope);
     let in_session = || {
         let s = web_sys::window()

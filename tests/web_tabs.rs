@@ -2,7 +2,8 @@
 //! frame with its own instance of the module), real storage, locks and channels, the real
 //! reference server. One key in use per scope across tabs: the stored record wins over a
 //! key a tab made up at open, the waiting tab resolves from the holder's stored result,
-//! reset() and finish() in one tab wait for the other tab's sequence; a page's first open()
+//! reset() and finish() in one tab stop the other tab's sequence before its next try (a try
+//! on the wire is reported); a page's first open()
 //! of a namespace sweeps IndexedDB; the `storage` event another tab fires keeps `checkout.state` current.
 //! Two tabs without a working IndexedDB are in web_broken_indexeddb.rs.
 #![cfg(target_arch = "wasm32")]
@@ -127,14 +128,11 @@ async fn a_key_stored_in_one_tab_is_the_key_another_tab_opens_with() {
     let scope = uniq("cart");
     let o = opts(&scope, "nobody", "{}");
     let c = open(&o);
-    // reset() stores its new key for the other tabs (a submit stores the key it sends).
-    c.reset();
+    // A submit stores the key it sends (a declined card: nothing charged).
+    let r = submit(&c, &js(DECLINED)).await.unwrap();
+    assert_eq!(text(&r, "key"), c.key());
     let rk = record_key("idemkey", &scope);
-    assert!(
-        until(|| mirrored(&scope).is_some(), 5000.0).await,
-        "the new key was not stored"
-    );
-    assert_eq!(mirrored(&scope).unwrap().key, c.key());
+    assert_eq!(mirrored(&scope).map(|r| r.key), Some(c.key()));
     let stored = Record::decode(&idb_get(&rk).await.unwrap()).unwrap();
     assert_eq!(stored.key, c.key());
     let tab = Tab::open().await;
@@ -188,11 +186,11 @@ async fn reset_in_one_tab_stops_the_other_tabs_retries_then_takes_effect() {
     let Paying {
         tab,
         customer,
-        scope,
         o,
         a,
         a_ev,
         pa,
+        ..
     } = paying(
         r#"{"mode":"respond","count":3,"status":503,"retry_after":"1"}"#,
         "retry",
@@ -201,7 +199,7 @@ async fn reset_in_one_tab_stops_the_other_tabs_retries_then_takes_effect() {
     let b = open(&o);
     let k1 = b.key();
     assert_eq!(tab_get(&a, "key").as_string().unwrap(), k1);
-    b.reset();
+    assert!(b.reset(), "reset() said its end is not durable");
     let k2 = b.key();
     assert_ne!(k2, k1, "the new key shows at once");
     let ra = settled(pa).await;
@@ -212,16 +210,24 @@ async fn reset_in_one_tab_stops_the_other_tabs_retries_then_takes_effect() {
         1,
         "the old key was re-sent"
     );
+    // The other tab follows: a new key (one of its own: the key reset() made is kept in
+    // this page until a submit stores it).
     assert!(
-        until(|| mirrored(&scope).is_some_and(|r| r.key == k2), 5000.0).await,
-        "the reset was not stored once the other tab let go"
+        until(|| tab_get(&a, "key").as_string().unwrap() != k1, 5000.0).await,
+        "the other tab still shows the attempt reset() ended"
     );
-    assert_eq!(mirrored(&scope).unwrap().state, State::Fresh);
-    // The other tab follows, and the next submit anywhere uses the new key.
-    assert!(until(|| tab_get(&a, "key").as_string().unwrap() == k2, 5000.0).await);
+    assert_eq!(tab_get(&a, "state").as_string().unwrap(), "fresh");
     schedule(&customer, r#"{"mode":"none"}"#).await;
-    let ra = settled(tab_submit(&a, &js(PAY))).await;
-    assert_eq!(text(&ra, "key"), k2, "{ra:?}");
+    // Its Pay pressed again belongs to the attempt it was pressed in, which ended with no
+    // answer: outcome-unknown again, nothing sent, never a new key.
+    let again = settled(tab_submit(&a, &js(PAY))).await;
+    assert_eq!(text(&again, "error"), "outcome-unknown", "{again:?}");
+    assert_eq!(events_of(&a_ev, "attempt").len(), 1, "a key was sent");
+    // The next submit of this page sends the key reset() showed; the other tab then
+    // shows it.
+    let rb = submit(&b, &js(PAY)).await.unwrap();
+    assert_eq!((text(&rb, "key"), num(&rb, "status")), (k2.clone(), 201.0));
+    assert!(until(|| tab_get(&a, "key").as_string().unwrap() == k2, 5000.0).await);
     assert_eq!(ledger(&customer).await, vec![k2]);
     tab.close();
     b.finish();
@@ -241,20 +247,35 @@ async fn finish_in_one_tab_waits_for_the_other_tabs_try_on_the_wire() {
     } = paying(SLOW, "attempt").await;
     let b = open(&o);
     let k1 = b.key();
-    b.finish();
+    assert!(b.finish(), "finish() said its end is not durable");
     assert_ne!(b.key(), k1);
     // The try already sent ends as it would have: the charge is made and reported.
     let ra = settled(pa).await;
     assert_eq!(num(&ra, "status"), 201.0, "{ra:?}");
     assert_eq!(text(&ra, "key"), k1);
-    assert!(
-        until(|| mirrored(&scope).is_none(), 5000.0).await,
-        "finish did not remove the record after the other tab's sequence"
-    );
-    assert_eq!(idb_get(&record_key("idemkey", &scope)).await, None);
     assert!(until(|| tab_get(&a, "key").as_string().unwrap() != k1, 5000.0).await);
     assert_eq!(tab_get(&a, "state").as_string().unwrap(), "fresh");
-    assert_eq!(ledger(&customer).await, vec![k1]);
+    assert_eq!(ledger(&customer).await, vec![k1.clone()]);
+    // The finished attempt is passed over for the next order: a page loaded now shows a
+    // new key, and the same basket paid there is charged under it.
+    let later = Tab::open().await;
+    let next = later.open_checkout(&opts(&scope, &customer, "{}"));
+    assert_ne!(next.key(), k1, "a later page shows the finished attempt");
+    assert_eq!(next.state(), "fresh");
+    let r = next.submit(&js(PAY)).await;
+    assert_eq!(num(&r, "status"), 201.0, "{r:?}");
+    assert!(
+        !flag(&r, "fromCache"),
+        "answered from the finished attempt: {r:?}"
+    );
+    assert_ne!(text(&r, "key"), k1);
+    assert_eq!(
+        ledger(&customer).await.len(),
+        2,
+        "the next order was not charged"
+    );
+    next.finish();
+    later.close();
     tab.close();
 }
 
@@ -367,7 +388,9 @@ async fn the_storage_event_keeps_state_current() {
     fire_storage(&record_key("idemkey", "another-scope"), Some("junk".into()));
     assert_eq!(c.state(), "succeeded");
     // The other tab calls finish(): the next attempt here gets a new key.
-    other.local().remove_item(&rk).unwrap();
+    let done = other.open_checkout(&opts(&scope, "nobody", "{}"));
+    assert_eq!(done.key(), theirs.key);
+    assert!(done.finish(), "finish() said its end is not durable");
     assert!(
         until(|| c.state() == "fresh", 5000.0).await,
         "{}",

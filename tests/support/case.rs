@@ -5,7 +5,9 @@ use idemkey::core::record::Record;
 use js_sys::Function;
 use wasm_bindgen::JsValue;
 
-use super::{ledger, local, open, record_key, recorded_opts, until, Checkout};
+use super::{
+    js, ledger, local, num, open, record_key, recorded_opts, submit, text, Checkout, DECLINED,
+};
 
 /// A new customer and a new scope, so a test shares no record or charge with another.
 pub struct Case {
@@ -44,13 +46,14 @@ impl Case {
         text.map(|t| Record::decode(&t).expect("the stored record reads"))
     }
 
-    /// Waits until the scope's record is stored (after a `reset()`, which stores its new key
-    /// with the lock, in the background); panics after 10 s.
-    pub async fn wait_stored(&self) {
-        assert!(
-            until(|| self.stored().is_some(), 10_000.0).await,
-            "the new key was not stored within 10 s"
-        );
+    /// A declined card paid on `c`: the scope's record stored (state failed, in IndexedDB
+    /// and localStorage) with nothing charged, the way a first submit stores a key; the
+    /// declined key.
+    pub async fn declined(&self, c: &Checkout) -> String {
+        let r = submit(c, &js(DECLINED)).await.expect("a decline resolves");
+        assert_eq!(num(&r, "status"), 402.0, "{r:?}");
+        assert_eq!(self.stored().map(|r| r.key), Some(text(&r, "key")));
+        text(&r, "key")
     }
 
     /// The keys of this customer's charges in the ledger.

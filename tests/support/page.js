@@ -111,6 +111,19 @@ export function idbPut(key, value) {
     };
   });
 }
+export function idbDelete(key) {
+  return new Promise((ok, no) => {
+    const r = indexedDB.open("idemkey", 1);
+    r.onupgradeneeded = () => r.result.createObjectStore("records");
+    r.onerror = () => no(r.error);
+    r.onsuccess = () => {
+      const db = r.result, t = db.transaction("records", "readwrite");
+      t.objectStore("records").delete(key);
+      t.oncomplete = () => { db.close(); ok(); };
+      t.onabort = () => no(t.error);
+    };
+  });
+}
 export function idbGet(key) {
   return new Promise((ok, no) => {
     const r = indexedDB.open("idemkey", 1);
@@ -145,7 +158,7 @@ export function tabSubmit(c, payload) {
     (e) => ({ error: e.code, message: e.message }));
 }
 export function tabClose(tab) { tab.frame.remove(); }
-export function tabFinish(c) { c.finish(); }
+export function tabFinish(c) { return c.finish(); }
 export function listenChannel(name) {
   const c = new BroadcastChannel("idemkey");
   c.seen = [];

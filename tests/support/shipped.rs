@@ -17,9 +17,9 @@ extern "C" {
     #[wasm_bindgen(method, js_class = "Checkout")]
     fn submit(this: &Shipped, payload: JsValue) -> Promise;
     #[wasm_bindgen(method, js_class = "Checkout")]
-    fn reset(this: &Shipped);
+    fn reset(this: &Shipped) -> bool;
     #[wasm_bindgen(method, js_class = "Checkout")]
-    fn finish(this: &Shipped);
+    fn finish(this: &Shipped) -> bool;
     #[wasm_bindgen(method, js_class = "Checkout")]
     fn free(this: &Shipped);
     #[wasm_bindgen(method, getter, js_class = "Checkout")]
@@ -62,13 +62,13 @@ impl Checkout {
         self.js().submit(payload)
     }
 
-    /// `checkout.reset()`.
-    pub fn reset(&self) {
+    /// `checkout.reset()`: whether the end is durable (kept for every later page).
+    pub fn reset(&self) -> bool {
         self.js().reset()
     }
 
-    /// `checkout.finish()`.
-    pub fn finish(&self) {
+    /// `checkout.finish()`: whether the end is durable (kept for every later page).
+    pub fn finish(&self) -> bool {
         self.js().finish()
     }
 

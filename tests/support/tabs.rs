@@ -21,6 +21,8 @@ extern "C" {
     fn idb_put_js(key: &str, value: &str) -> Promise;
     #[wasm_bindgen(js_name = idbGet)]
     fn idb_get_js(key: &str) -> Promise;
+    #[wasm_bindgen(js_name = idbDelete)]
+    fn idb_delete_js(key: &str) -> Promise;
     #[wasm_bindgen(js_name = openTab)]
     fn open_tab_js() -> Promise;
     #[wasm_bindgen(js_name = tabOpen, catch)]
@@ -34,7 +36,7 @@ extern "C" {
     #[wasm_bindgen(js_name = tabSubmit)]
     fn tab_submit_js(checkout: &JsValue, payload: &JsValue) -> Promise;
     #[wasm_bindgen(js_name = tabFinish)]
-    fn tab_finish_js(checkout: &JsValue);
+    fn tab_finish_js(checkout: &JsValue) -> bool;
     #[wasm_bindgen(js_name = holdLockIn)]
     fn hold_lock_in_js(w: &JsValue, name: &str) -> Promise;
     /// Removes the frame of a [`Tab`], as closing a tab ends its page.
@@ -52,6 +54,11 @@ extern "C" {
     /// counting and returns how many.
     #[wasm_bindgen(js_name = countRequests)]
     pub fn count_requests() -> Function;
+}
+
+/// Deletes `key` from the IndexedDB store idemkey uses, as a browser that lost it would.
+pub async fn idb_delete(key: &str) {
+    JsFuture::from(idb_delete_js(key)).await.unwrap();
 }
 
 /// Stores `value` at `key` in the IndexedDB store idemkey uses, as another tab would.
@@ -160,8 +167,8 @@ impl TabCheckout {
             .unwrap()
     }
 
-    /// `checkout.finish()`.
-    pub fn finish(&self) {
+    /// `checkout.finish()`: whether the end is durable.
+    pub fn finish(&self) -> bool {
         tab_finish_js(&self.0)
     }
 }
