@@ -237,7 +237,7 @@ $('#move-new').addEventListener('click', () => {
   openCheckout();
   ledger.refresh();
   setOutcome('#outcome', 'info', 'New order, new key.',
-    `finish() forgot the ${was} attempt, so this order starts fresh with key ${shortKey(checkout.key)}. Your earlier charges stay in the ledger.`);
+    `finish() ended the ${was} attempt, so this order starts fresh with key ${shortKey(checkout.key)}. Your earlier charges stay in the ledger.`);
 });
 
 $('#move-reset').addEventListener('click', () => {

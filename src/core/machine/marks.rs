@@ -35,21 +35,22 @@ impl<H: Host> Scope<H> {
     /// Ends the attempt of `mark` for every later reader, in this page or any other: the
     /// mark is in Web Storage when this returns (moving down the fallback chain where a
     /// backend refuses it, with its event; the marks there before are kept). Whether it is
-    /// where every page that reads the record reads it: not when it went down the chain,
-    /// nor when it is in sessionStorage while IndexedDB shares the record, nor in page
-    /// memory where the record may outlive the page (an earlier copy in Web Storage).
+    /// where every page that reads the record reads it: in the backend the scope was opened
+    /// for (localStorage, or the tab's sessionStorage without Web Locks), not one further
+    /// down the chain, where an earlier copy of the record in a better backend outlives it
+    /// for the other tabs or the next page.
     pub(super) fn end(&mut self, mark: Mark) -> bool {
         let now = self.host.now_ms();
         let text = with(&self.ended(), &mark, now);
         let at = ended_key(&self.opts.namespace, &self.opts.scope);
         let key = self.rec.key.clone();
         let fb = self.store.set(&mut self.host, &at, &text, true);
-        let reaches = match self.store.kind() {
-            StorageKind::Local => true,
-            StorageKind::Session => !self.idb,
-            StorageKind::Memory => self.opts.storage == StorageKind::Memory,
+        let intended = if self.opts.storage == StorageKind::Local && !self.listening {
+            StorageKind::Session
+        } else {
+            self.opts.storage
         };
-        let durable = fb.is_empty() && reaches;
+        let durable = fb.is_empty() && self.store.kind() == intended;
         self.report(&key, fb);
         durable
     }

@@ -8,7 +8,7 @@ use super::io::EventKind;
 use super::mutation::{on, Mutation};
 use super::state::Scope;
 use super::state::Stage;
-use crate::core::ended::{belongs, Belongs};
+use crate::core::ended::{belongs, covers, Belongs};
 use crate::core::record::Record;
 use crate::core::sync::{may_lead, on_lock, Current, Notice};
 use crate::prelude::*;
@@ -46,7 +46,9 @@ impl<H: Host> Scope<H> {
             None => {}
         }
         // Always read: the mirror may hold a write IndexedDB refused.
-        let web = self.read_mirror_any();
+        // The marks, read once for every decision below.
+        let marks = self.ended();
+        let web = self.read_mirror_any(&marks);
         let now = self.host.now_ms();
         let (stored, mirror) = match idb_text {
             Some(Some(t)) => match self.decode_or_set_aside(&t) {
@@ -67,22 +69,22 @@ impl<H: Host> Scope<H> {
             _ => None,
         };
         let heard = if on(Mutation::HeardAtLock) {
-            self.ended()
+            &marks
         } else {
-            heard.into()
+            heard
         };
-        match belongs(found.as_ref(), &self.ended(), &heard) {
+        match belongs(found.as_ref(), &marks, heard) {
             _ if on(Mutation::DropEndedAnswer) => {}
             Belongs::Ended => return found.map_or(Current::Lost, Current::Ended),
             Belongs::Lost => return Current::Lost,
             Belongs::Live => {}
         }
         // An attempt a page ended is no record any more, whatever the store holds.
-        let stored = self.live(stored);
-        let mirror = self.live(mirror);
+        let live = |r: Option<Record>| r.filter(|r| !covers(&marks, r));
+        let (stored, mirror) = (live(stored), live(mirror));
         match on_lock(stored, mirror, &self.rec, self.rec_stored, now) {
             // What this page shows, never stored, but ended by a page whose mark is here now.
-            Current::Mine if self.live(Some(self.rec.clone())).is_none() => Current::Fresh,
+            Current::Mine if covers(&marks, &self.rec) => Current::Fresh,
             cur => cur,
         }
     }

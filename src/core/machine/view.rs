@@ -77,19 +77,19 @@ impl<H: Host> Scope<H> {
     /// tie; not an attempt a page ended. An unreadable one is set
     /// aside and the search goes on.
     pub(super) fn read_mirror(&mut self) -> Option<Record> {
-        let found = self.read_mirror_any();
-        self.live(found)
+        let ended = self.ended();
+        self.read_mirror_any(&ended).filter(|r| !covers(&ended, r))
     }
 
     /// [`Scope::read_mirror`], an attempt a page ended included where no copy is live: a
     /// live copy beats an ended one whatever their times (a clock set back makes the next
     /// attempt look older than the one it follows).
-    pub(super) fn read_mirror_any(&mut self) -> Option<Record> {
-        let ended = self.ended();
+    /// `ended`: the marks of ended attempts, as read once by the caller.
+    pub(super) fn read_mirror_any(&mut self, ended: &str) -> Option<Record> {
         let mut found: Option<(bool, Record)> = None;
         for kind in ALL {
             if let Some(r) = self.read_in(kind) {
-                let live = !covers(&ended, &r);
+                let live = !covers(ended, &r);
                 let beats = found
                     .as_ref()
                     .is_none_or(|(l, f)| (live && !l) || (live == *l && newer(&r, f)));
