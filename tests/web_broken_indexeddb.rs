@@ -54,10 +54,15 @@ async fn without_indexeddb_an_answer_too_large_for_local_storage_leaves_the_key_
     let copy = copy.expect("localStorage lost the order's key");
     let rec = idemkey::core::record::Record::decode(&copy).unwrap();
     assert_eq!(rec.key, c.key());
-    // The order is over: after finish() a later page shows a new key and pays the same
-    // basket under it, never answered from the finished attempt.
+    // The order is over. finish() says its end is not durable: the other tabs read the
+    // copy localStorage kept, and the end is in this tab's sessionStorage only
+    // (P-end-not-durable). A later page of this tab reads it there: it shows a new key and
+    // pays the same basket under it, never answered from the finished attempt.
     let k = c.key();
-    assert!(c.finish(), "finish() said its end is not durable");
+    assert!(
+        !c.finish(),
+        "finish() said its end is durable, though the other tabs read only the copy localStorage kept"
+    );
     drop(c);
     let page = Tab::open().await;
     hide_indexed_db(&page.window());
