@@ -81,7 +81,13 @@ impl World {
             Act::Back(tab) => self.back(tab),
             Act::Submit(tab) => {
                 if let Some(page) = self.in_use(tab) {
-                    self.submit(page, self.order);
+                    // The same basket pressed again after this page's last submit ended
+                    // outcome-unknown goes on with that submit's order, as the docs say,
+                    // even where another tab ended it meanwhile.
+                    let unknown = self.pages[page]
+                        .unknown_order
+                        .filter(|_| self.p.same_basket);
+                    self.submit(page, unknown.unwrap_or(self.order));
                 }
             }
             Act::Again(tab) => {

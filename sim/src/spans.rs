@@ -59,7 +59,26 @@ impl World {
         let Some(g) = self.check.dead(key, order) else {
             return;
         };
-        let unheard = self.waiver_of(&g, page, key);
+        // A submit of this order called before the page had heard of the end counts as
+        // called before it (the docs), though the page has heard by the time it sends.
+        let called_unheard = self.pages[page]
+            .promises
+            .values()
+            .filter(|pr| pr.order == order)
+            .filter(|pr| {
+                !pr.heard
+                    .lines()
+                    .filter_map(Mark::decode)
+                    .any(|m| m.key == key)
+            })
+            .map(|pr| pr.called)
+            .next();
+        let unheard = match self.waiver_of(&g, page, key) {
+            None if g.durable => called_unheard.map(|called| Waiver::MarkNotHeard {
+                lag_ms: called - g.at,
+            }),
+            w => w,
+        };
         if let Some(Waiver::MarkNotHeard { lag_ms }) = unheard.filter(|w| w.within_bound()) {
             self.check.unheard_sent.insert((page, key.into(), order));
             if self.check.sent_before(key, order) {

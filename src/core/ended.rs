@@ -14,7 +14,8 @@
 //! heard when `submit()` was called: the marks in its Web Storage then. No clock is read,
 //! so a clock set back or rounded, or two calls in one millisecond, cannot reorder them. A
 //! submit called before an end it had not heard of belongs to the attempt that end ended:
-//! it resolves with that attempt's answer, or rejects, and never sends a new key.
+//! it resolves with that attempt's answer, goes on with that attempt under its own key
+//! where it has no answer yet, or rejects, and never sends a new key.
 //!
 //! The stored text is one mark per line, `key bound until` (`bound` is `1` or `0`), newest
 //! first; it is read as text, line by line, and a line that does not read so (edited by

@@ -24,7 +24,7 @@ pub enum Current {
     /// finished it, or it expired): a new attempt with a new key.
     Fresh,
     /// The submit belongs to this attempt, ended since it was called (core::ended's
-    /// `belongs`): its answer, or a refusal; nothing is sent.
+    /// `belongs`): its answer, its own key again where it has none yet, or a refusal.
     Ended(Record),
     /// The submit belongs to an attempt ended since it was called whose record is gone:
     /// `outcome-unknown`; nothing is sent.

@@ -184,6 +184,9 @@ pub(super) struct SubmitJob {
     /// The key of the failed attempt the page showed when `submit()` was called: Pay
     /// pressed again after that failure means a new attempt (core::plan).
     pub(super) seen_failed: Option<String>,
+    /// It goes on with an attempt ended since it was called that has no answer yet: its
+    /// key is sent again for its own payload, not given up as another end's would be.
+    pub(super) resumes_ended: bool,
     /// The key was given up (`reset()`, `finish()`, another tab): no more tries.
     pub(super) abandoned: bool,
     /// The record it sends with, once read.
@@ -212,6 +215,7 @@ impl SubmitJob {
             started,
             heard,
             seen_failed,
+            resumes_ended: false,
             abandoned: false,
             rec: None,
             retries: 0,

@@ -138,6 +138,19 @@ impl<H: Host> Scope<H> {
     /// has none for this payload; else core's plan (which includes "another tab failed this
     /// very payload while we waited: its answer is ours"), then the first try.
     fn submit_plan(&mut self, j: &mut SubmitJob, cur: Current) -> Option<At> {
+        // An attempt ended since the call with no answer yet, for this very payload: it is
+        // the submit's own attempt, gone on with under its own key (the server answers it
+        // once), never under a new one.
+        if let Current::Ended(r) = &cur {
+            if !j.abandoned && r.fingerprint.as_deref() == Some(&j.fp) && r.response.is_none() {
+                let mut rec = r.clone();
+                self.set_shown(&rec, true, true);
+                rec.state = State::Pending;
+                j.resumes_ended = true;
+                j.rec = Some(rec);
+                return self.next_try(j);
+            }
+        }
         let ended = match &cur {
             Current::Ended(r) => Some(Some(r)),
             Current::Lost => Some(None),
@@ -214,7 +227,7 @@ impl<H: Host> Scope<H> {
     fn held_back(&mut self, j: &SubmitJob, sent: u32, reason: &str) -> Option<Error> {
         let rec = j.rec.clone()?;
         let now = self.host.now_ms();
-        if j.abandoned || self.live(Some(rec.clone())).is_none() {
+        if j.abandoned || (!j.resumes_ended && self.live(Some(rec.clone())).is_none()) {
             return Some(unknown(sent, "abandoned".into(), true));
         }
         let late = j.send.retry_policy().out_of_time(now - j.started) || rec.is_expired(now);
