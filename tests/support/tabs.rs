@@ -6,7 +6,7 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::{get, recorder};
+use super::{flag, get, js, num, recorder, text, PAY};
 
 #[wasm_bindgen(module = "/tests/support/page.js")]
 extern "C" {
@@ -170,6 +170,27 @@ impl TabCheckout {
     /// `checkout.finish()`: whether the end is durable.
     pub fn finish(&self) -> bool {
         tab_finish_js(&self.0)
+    }
+
+    /// The checkout of a page loaded after the attempt of key `finished` ended: it shows a
+    /// new key, fresh, and the same basket paid there is charged under a new key, never
+    /// answered from the attempt that ended. The key it was charged under.
+    pub async fn pays_anew(&self, finished: &str) -> String {
+        assert_ne!(
+            self.key(),
+            finished,
+            "a later page shows the finished attempt"
+        );
+        assert_eq!(self.state(), "fresh");
+        let r = self.submit(&js(PAY)).await;
+        assert_eq!(num(&r, "status"), 201.0, "{r:?}");
+        assert!(
+            !flag(&r, "fromCache"),
+            "answered from the finished attempt: {r:?}"
+        );
+        let key = text(&r, "key");
+        assert_ne!(key, finished);
+        key
     }
 }
 
