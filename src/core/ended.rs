@@ -17,19 +17,19 @@
 //! it resolves with that attempt's answer, goes on with that attempt under its own key
 //! where it has no answer yet, or rejects, and never sends a new key.
 //!
-//! The stored text is one mark per line, `key bound until` (`bound` is `1` or `0`), newest
-//! first; it is read as text, line by line, and a line that does not read so (edited by
-//! hand, another version) is passed over while the others still count. A line an earlier
-//! release wrote holds the time of the end where `bound` is: it reads as bound.
+//! Each mark is a Web Storage entry of its own, `<ns>:ended:<scope>:<key>` holding the line
+//! `key bound until` (`bound` is `1` or `0`): two tabs that end attempts before either has
+//! the other's write (localStorage reaches other tabs late) each write their own entry, so
+//! neither end is lost. The marks are read as one text, a line per entry in no order; a line
+//! that does not read so (edited by hand, another version) is passed over while the others
+//! still count. An earlier release kept every mark of a scope in one entry,
+//! `<ns>:ended:<scope>`, newest first, and wrote the time of the end where `bound` is: it is
+//! read too, and such a line reads as bound.
 
 use crate::core::ascii::{digits, rsplit_byte};
 use crate::core::json::push_u64;
 use crate::core::record::Record;
 use crate::prelude::*;
-
-/// How many marks a scope keeps: one record is stored per scope, so only the keys of the
-/// last few attempts can still be found anywhere; a page ends one attempt per order.
-pub const MARKS_KEPT: usize = 8;
 
 /// One attempt given up.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,7 +88,7 @@ fn first_line(text: &str) -> (&str, &str) {
     }
 }
 
-/// The readable marks of the stored `text`, newest first.
+/// The readable marks of the stored `text`.
 fn marks(mut text: &str) -> impl Iterator<Item = Mark> + '_ {
     core::iter::from_fn(move || {
         while !text.is_empty() {
@@ -133,37 +133,24 @@ pub enum Belongs {
     Lost,
 }
 
-/// The one rule of an end that a submit had not heard of when it was called: the first
-/// such end (the oldest mark not in `heard`) that ended something that may have been paid
-/// is the end of the attempt the submit was called in. Its record, if `rec` is still it,
-/// holds the answer ([`Belongs::Ended`]); if not, the answer is lost ([`Belongs::Lost`]).
-/// An end of a key the page saw fresh, with nothing bound under it, passes the submit on.
+/// The one rule of the ends a submit had not heard of when it was called (the marks not in
+/// `heard`), in whatever order they are read. An end of an attempt that may have been paid
+/// (bound) other than the stored `rec`'s is the end of the attempt the submit was called in,
+/// whose record a later attempt's replaced (a record is replaced only once its attempt has
+/// ended): its answer is lost ([`Belongs::Lost`]). Otherwise an end of `rec`'s attempt,
+/// bound, is it: the record holds the answer ([`Belongs::Ended`]). An end of a key the page
+/// saw fresh, with nothing bound under it, passes the submit on.
 pub fn belongs(rec: Option<&Record>, text: &str, heard: &str) -> Belongs {
-    let unheard: Vec<Mark> = marks(text).filter(|m| !names(heard, &m.key)).collect();
-    for m in unheard.iter().rev() {
+    let mut found = Belongs::Live;
+    for m in marks(text).filter(|m| !names(heard, &m.key)) {
         match rec {
-            Some(r) if m.covers(r) && r.fingerprint.is_some() => return Belongs::Ended,
+            Some(r) if m.covers(r) && r.fingerprint.is_some() => found = Belongs::Ended,
             Some(r) if m.covers(r) => {}
             _ if m.bound => return Belongs::Lost,
             _ => {}
         }
     }
-    Belongs::Live
-}
-
-/// The stored text with `mark` added first, the marks whose key expired by `now_ms` (and
-/// unreadable lines) dropped, and no more than [`MARKS_KEPT`] kept.
-pub fn with(text: &str, mark: &Mark, now_ms: f64) -> String {
-    let mut out = String::new();
-    mark.push_line(&mut out);
-    for m in marks(text)
-        .filter(|m| m.until > now_ms)
-        .take(MARKS_KEPT - 1)
-    {
-        out.push('\n');
-        m.push_line(&mut out);
-    }
-    out
+    found
 }
 
 /// Whether every mark of the stored `text` names a key expired at `now_ms` (nothing left

@@ -171,7 +171,8 @@ pub fn record_key(namespace: &str, scope: &str) -> String {
     join(namespace, ":v1:", scope)
 }
 
-/// Storage key of the attempts the page ended for `scope` (core::ended): `{ns}:ended:{scope}`.
+/// Storage key where an earlier release kept every attempt ended for `scope` (core::ended):
+/// `{ns}:ended:{scope}`. Followed by `:`, the start of the key of each attempt ended now.
 pub fn ended_key(namespace: &str, scope: &str) -> String {
     join(namespace, ":ended:", scope)
 }

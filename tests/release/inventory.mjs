@@ -18,10 +18,10 @@ export function inventory(text = readFileSync(DOC, "utf8")) {
   return rows;
 }
 
-/** A row's name as a RegExp, its placeholders filled in (`<ms>`: any number). */
+/** A row's name as a RegExp, its placeholders filled in (`<ms>`: any number, `<key>`: any key). */
 export function pattern(row, fill) {
   const escaped = row.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const filled = escaped.replace(/<(\w+)>/g, (m, p) => (p === "ms" ? "\\d+" : fill[p]?.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") ?? m));
+  const filled = escaped.replace(/<(\w+)>/g, (m, p) => (p === "ms" ? "\\d+" : p === "key" ? "[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}" : fill[p]?.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") ?? m));
   return new RegExp(`^${filled}$`);
 }
 

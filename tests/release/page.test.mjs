@@ -159,7 +159,8 @@ test("the inventory check fails when the docs leave out any row the checkout nee
   const text = readFileSync(path.join(ROOT, "docs/payment-pages.md"), "utf8");
   const rows = inventory(text);
   const touched = rows.filter((r) => !r.optional).map((r) => [r.kind, r.name
-    .replaceAll("<namespace>", NAMESPACE).replaceAll("<scope>", SCOPE).replaceAll("<method>", "POST").replaceAll("<endpoint>", "/api/charges")]);
+    .replaceAll("<namespace>", NAMESPACE).replaceAll("<scope>", SCOPE).replaceAll("<method>", "POST").replaceAll("<endpoint>", "/api/charges")
+    .replaceAll("<key>", "00000000-0000-4000-8000-000000000000")]);
   const fill = { namespace: NAMESPACE, scope: SCOPE, method: "POST", endpoint: "/api/charges" };
   assert.deepEqual(compare(rows, touched, fill), { undocumented: [], unseen: [] });
   for (const row of rows.filter((r) => !r.optional)) {

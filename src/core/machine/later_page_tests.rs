@@ -253,3 +253,31 @@ fn a_clock_set_back_does_not_bring_back_the_finished_attempt_over_the_next_one()
     );
     assert_eq!(s.record().state, State::Pending);
 }
+
+// P-finish-durable: two tabs end attempts before either tab's localStorage has the other's
+// write (a browser hands a tab's writes to the others late); the browser then holds the
+// later writer's value for each key it wrote. Both ends still hold for a later page.
+#[test]
+fn two_tabs_ending_before_either_heard_the_other_both_ends_hold_for_a_later_page() {
+    let (mut a, mut idb) = paid_page();
+    let old = a.record().key.clone();
+    // Tab B opened before A's writes reached its copy of localStorage: a key of its own.
+    let mut b = Scope::open(
+        next_page(&TestHost::default(), 900.0),
+        options().into(),
+        false,
+    );
+    drain(&mut b);
+    a.host.now = 1_000.0;
+    a.finish();
+    drain(&mut a);
+    b.host.now = 1_001.0;
+    b.reset();
+    drain(&mut b);
+    let mut both = next_page(&a.host, 1_002.0);
+    for (at, text) in &b.host.maps {
+        both.maps.insert(at.clone(), text.clone());
+    }
+    let gone = Scope::open(both, options().into(), false);
+    later_page_pays_anew(&gone, &old, &mut idb);
+}

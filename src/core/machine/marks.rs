@@ -5,21 +5,29 @@
 use super::host::Host;
 use super::mirror::ALL;
 use super::state::Scope;
-use crate::core::ended::{covers, with, Mark};
+use crate::core::ended::{covers, Mark};
 use crate::core::options::StorageKind;
 use crate::core::record::{ended_key, Record};
 use crate::prelude::*;
 
 impl<H: Host> Scope<H> {
-    /// The stored marks of every backend, as one text.
+    /// The stored marks of every backend, as one text: each mark's own entry (not those of
+    /// a scope whose name goes on after a `:`, whose entries start the same), and the one
+    /// entry an earlier release kept them all in.
     #[inline(never)]
     pub(super) fn ended(&mut self) -> String {
-        let at = ended_key(&self.opts.namespace, &self.opts.scope);
+        let old = ended_key(&self.opts.namespace, &self.opts.scope);
+        let prefix = old.clone() + ":";
         let mut all = String::new();
         for kind in ALL {
-            if let Ok(Some(text)) = self.host.storage_get(kind, &at) {
-                all.push_str(&text);
-                all.push('\n');
+            let mut at = self.host.storage_keys(kind, &prefix);
+            at.retain(|k| k.as_bytes()[prefix.len()..].iter().all(|&b| b != b':'));
+            at.push(old.clone());
+            for k in at {
+                if let Ok(Some(text)) = self.host.storage_get(kind, &k) {
+                    all.push_str(&text);
+                    all.push('\n');
+                }
             }
         }
         all
@@ -34,17 +42,16 @@ impl<H: Host> Scope<H> {
 
     /// Ends the attempt of `mark` for every later reader, in this page or any other: the
     /// mark is in Web Storage when this returns (moving down the fallback chain where a
-    /// backend refuses it, with its event; the marks there before are kept). Whether it is
+    /// backend refuses it, with its event; the marks there before are kept; a mark is an
+    /// entry of its own, so no other page's write, arriving late, takes it away). Whether it is
     /// where every page that reads the record reads it: in the backend the scope was opened
     /// for (localStorage, or the tab's sessionStorage without Web Locks), not one further
     /// down the chain, where an earlier copy of the record in a better backend outlives it
     /// for the other tabs or the next page.
     pub(super) fn end(&mut self, mark: Mark) -> bool {
-        let now = self.host.now_ms();
-        let text = with(&self.ended(), &mark, now);
-        let at = ended_key(&self.opts.namespace, &self.opts.scope);
+        let at = ended_key(&self.opts.namespace, &self.opts.scope) + ":" + &mark.key;
         let key = self.rec.key.clone();
-        let fb = self.store.set(&mut self.host, &at, &text, true);
+        let fb = self.store.set(&mut self.host, &at, &mark.line(), true);
         let intended = if self.opts.storage == StorageKind::Local && !self.listening {
             StorageKind::Session
         } else {
