@@ -281,3 +281,25 @@ fn two_tabs_ending_before_either_heard_the_other_both_ends_hold_for_a_later_page
     let gone = Scope::open(both, options().into(), false);
     later_page_pays_anew(&gone, &old, &mut idb);
 }
+
+// P-outcome-unknown-keeps-key: another tab's finish() stopped this tab's payment on the
+// wire; Pay pressed again here before that payment reported goes on under its key (the
+// server answers it once), never under a new one.
+#[test]
+fn pay_pressed_again_after_another_tab_ended_the_payment_on_the_wire_keeps_its_key() {
+    let (mut b, mut idb) = settled(TestHost::default());
+    let first = first_try(&mut b, &mut idb, options());
+    let key = sent(&first).expect("a first try").key_value.clone();
+    let mark = crate::core::ended::Mark {
+        key: key.clone(),
+        bound: true,
+        until: b.record().expires_at,
+    };
+    b.handle(Input::Notice(format!("A{}", mark.line())));
+    drain(&mut b);
+    b.submit("{}".into(), "fp".into(), Rc::new(options()));
+    drain(&mut b);
+    b.handle(Input::NoAnswer(NoAnswer::Network));
+    let cmds = drain(&mut b);
+    sent_under(&run(&mut b, &mut idb, cmds), &key);
+}

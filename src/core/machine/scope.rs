@@ -146,7 +146,8 @@ impl<H: Host> Scope<H> {
         self.flight = Some(Flight { no, fp: fp.clone() });
         let started = self.host.now_ms();
         // What the page has heard of ended attempts as it is called; a submit of the payload
-        // of one that did not settle with an answer goes on as that one had heard.
+        // of one that has no answer (it settled without one, or another tab's end stopped
+        // it and it has not settled) goes on as that one had heard.
         let heard = match self.resume.take() {
             Some(r) if r.unknown && r.fp == fp => r.heard,
             _ => self.ended(),
@@ -155,7 +156,7 @@ impl<H: Host> Scope<H> {
             no,
             fp: fp.clone(),
             heard: heard.clone(),
-            unknown: false,
+            unknown: true,
         });
         self.out.push(Command::Wake {
             ms: send.deadline_ms as f64,

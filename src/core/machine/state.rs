@@ -23,8 +23,9 @@ pub enum Submitted {
     Refused(Error),
 }
 
-/// The page's last submit sequence: once it settled `outcome-unknown`, the next submit of
-/// its payload goes on in the attempt it was called in, as what the page had heard then.
+/// The page's last submit sequence: where it settled `outcome-unknown`, or has not settled
+/// yet (another tab's end stopped it before its next try), the next submit of its payload
+/// goes on in the attempt it was called in, as what the page had heard then.
 pub(super) struct Resume {
     /// Its number.
     pub(super) no: u32,
@@ -32,7 +33,7 @@ pub(super) struct Resume {
     pub(super) fp: String,
     /// The marks of ended attempts the page had heard of when it was called.
     pub(super) heard: String,
-    /// It settled `outcome-unknown`.
+    /// It has no answer: it settled `outcome-unknown`, or has not settled.
     pub(super) unknown: bool,
 }
 
