@@ -82,10 +82,12 @@ impl World {
             Act::Submit(tab) => {
                 if let Some(page) = self.in_use(tab) {
                     // The same basket pressed again after this page's last submit ended
-                    // outcome-unknown goes on with that submit's order, as the docs say,
-                    // even where another tab ended it meanwhile.
+                    // outcome-unknown, or while it has not settled (another tab's end
+                    // stopped it), goes on with that submit's order, as the docs say, even
+                    // where another tab ended it meanwhile.
                     let unknown = self.pages[page]
                         .unknown_order
+                        .or_else(|| self.unsettled_order(page))
                         .filter(|_| self.p.same_basket);
                     self.submit(page, unknown.unwrap_or(self.order));
                 }
@@ -214,6 +216,19 @@ impl World {
         };
         self.drain(page);
         out
+    }
+
+    /// The order of `page`'s submit that has not settled, unless the page ended that
+    /// order itself since (its next Pay is the next order's).
+    fn unsettled_order(&self, page: PageId) -> Option<usize> {
+        let p = &self.pages[page];
+        let order = p
+            .promises
+            .values()
+            .filter(|pr| pr.settled.is_none())
+            .max_by(|a, b| a.called.total_cmp(&b.called))?
+            .order;
+        (!p.ended.iter().any(|(_, _, o)| *o >= order)).then_some(order)
     }
 
     /// A submit of `order` in `page` settled (`answered`: with a 2xx answer; `unknown`:

@@ -34,7 +34,7 @@ impl World {
         let has = |text: Option<String>| {
             text.is_some_and(|t| t.lines().filter_map(Mark::decode).any(|m| m.key == key))
         };
-        let name = ended_key(&self.opts.namespace, &self.opts.scope);
+        let name = self.mark_key(key);
         let e = self.env.borrow();
         let unheard = has(e.local.latest(&name)) && !has(e.local.get(page, &name));
         unheard.then(|| Waiver::MarkNotHeard { lag_ms: e.now - at })
@@ -146,10 +146,21 @@ impl World {
         self.check.check(g.property(), false, unheard, msg);
     }
 
-    /// The marks of ended attempts in `page`'s copy of localStorage now.
+    /// The localStorage key of the mark of `key` given up (one entry per mark).
+    fn mark_key(&self, key: &str) -> String {
+        ended_key(&self.opts.namespace, &self.opts.scope) + ":" + key
+    }
+
+    /// The marks of ended attempts in `page`'s copy of localStorage now, a line each.
     pub(crate) fn heard_marks(&self, page: PageId) -> String {
-        let name = ended_key(&self.opts.namespace, &self.opts.scope);
-        self.env.borrow().local.get(page, &name).unwrap_or_default()
+        let prefix = ended_key(&self.opts.namespace, &self.opts.scope) + ":";
+        let e = self.env.borrow();
+        e.local
+            .keys(page, &prefix)
+            .iter()
+            .filter_map(|k| e.local.get(page, k))
+            .map(|line| line + "\n")
+            .collect()
     }
 
     /// Checks what an `open()` in `page` shows: not an attempt the page finished, nor
