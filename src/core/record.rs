@@ -30,10 +30,13 @@ pub struct StoredResponse {
 pub struct Record {
     /// Format version, [`RECORD_VERSION`].
     pub version: u32,
-    /// How many times the scope's lock holders stored this key's record; 0 for a record
-    /// that was never stored, one an older release wrote (it had no such field), or a
-    /// Web Storage copy that IndexedDB does not hold (its write failed or it is missing).
-    /// Another tab's copy with a higher `rev` of the same key is newer.
+    /// How many times the scope's lock holders stored a record, counted on from attempt to
+    /// attempt: a new attempt's first store counts on from the highest `rev` its lock
+    /// holder read (core::sync's `began_after` orders two attempts by it, not by the clock,
+    /// which can be set back between them). 0 for a record that was never stored, one an
+    /// older release wrote (it had no such field), or a Web Storage copy that IndexedDB
+    /// does not hold (its write failed or it is missing). Another tab's copy with a higher
+    /// `rev` of the same key is newer.
     pub rev: u64,
     /// The idempotency key (UUID).
     pub key: String,

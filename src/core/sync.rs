@@ -67,14 +67,14 @@ pub fn on_lock(
 /// store refused, or a record it lost. The mirror is written once the store has committed
 /// (a pending record's as its write is asked for, a submit's final answer just before it),
 /// with the lock held until the store has it, so a late copy in another tab is only ever
-/// older: the same key with a higher `rev`, or a later attempt, is news. `rev` 0 marks a copy the store does not hold (written while it
+/// older: the same key with a higher `rev`, or a later attempt ([`began_after`]), is news. `rev` 0 marks a copy the store does not hold (written while it
 /// failed, or by a release before it). With nothing stored, a copy with a `rev` was
 /// finished by a tab, unless its outcome is unknown: a key that may have charged is kept
 /// rather than lost to a store that was cleared.
 pub fn store_missed(m: &Record, stored: Option<&Record>) -> bool {
     match stored {
         Some(s) if s.key == m.key => m.rev == 0 || m.rev > s.rev,
-        Some(s) => m.created_at > s.created_at,
+        Some(s) => began_after(m, s),
         None => m.rev == 0 || may_lead(m),
     }
 }
@@ -90,7 +90,7 @@ pub fn may_lead(rec: &Record) -> bool {
 
 /// Whether another tab's stored record (`incoming`, from a notice or a `storage` event)
 /// replaces what this tab shows: always over a key that was never stored; for the same key
-/// when it is as recent or more (`rev`); for another key when that attempt began later.
+/// when it is as recent or more (`rev`); for another key unless that attempt began earlier.
 /// Copies can arrive late and out of order; an older one must not undo a newer.
 pub fn supersedes(incoming: &Record, shown: &Record, shown_stored: bool) -> bool {
     if !shown_stored {
@@ -99,7 +99,7 @@ pub fn supersedes(incoming: &Record, shown: &Record, shown_stored: bool) -> bool
     if incoming.key == shown.key {
         incoming.rev >= shown.rev
     } else {
-        incoming.created_at >= shown.created_at
+        !began_after(shown, incoming)
     }
 }
 
@@ -110,7 +110,21 @@ pub fn newer(a: &Record, b: &Record) -> bool {
     if a.key == b.key {
         a.rev > b.rev || (a.rev == b.rev && a.updated_at > b.updated_at)
     } else {
+        began_after(a, b)
+    }
+}
+
+/// Whether attempt `a` began after attempt `b` (another key): the one stored later, by
+/// `rev`, which a new attempt counts on from every record its lock holder read, and which
+/// no clock set back or rounded can reorder. By `createdAt` only where that cannot tell:
+/// a copy IndexedDB does not hold (`rev` 0), or two attempts begun by tabs that could not
+/// read each other's (one `rev`).
+#[inline(never)]
+pub fn began_after(a: &Record, b: &Record) -> bool {
+    if a.rev == 0 || b.rev == 0 || a.rev == b.rev {
         a.created_at > b.created_at
+    } else {
+        a.rev > b.rev
     }
 }
 

@@ -96,8 +96,16 @@ fn another_tabs_copy_supersedes_by_rev_for_the_same_key() {
 #[test]
 fn another_tabs_copy_of_another_key_supersedes_when_that_attempt_began_later() {
     let shown = rec(K1, NOW, 3);
-    assert!(supersedes(&rec(K2, NOW + 1.0, 1), &shown, true));
-    assert!(!supersedes(&rec(K2, NOW - 1.0, 9), &shown, true));
+    // Begun later: stored after it (its stores count on from K1's), whatever the clock
+    // said, set back a minute between them or not.
+    assert!(supersedes(&rec(K2, NOW - 60_000.0, 4), &shown, true));
+    assert!(!supersedes(&rec(K2, NOW + 60_000.0, 2), &shown, true));
+    // Where the stores cannot tell (one count: tabs that could not read each other's; 0:
+    // a copy IndexedDB does not hold), the clock does.
+    for rev in [3, 0] {
+        assert!(supersedes(&rec(K2, NOW + 1.0, rev), &shown, true));
+        assert!(!supersedes(&rec(K2, NOW - 1.0, rev), &shown, true));
+    }
     // A key this tab made up and never stored yields to any stored record.
     let provisional = rec(K2, NOW + 10.0, 0);
     assert!(supersedes(&rec(K1, NOW, 1), &provisional, false));
@@ -135,8 +143,10 @@ fn a_mirror_copy_the_store_missed_wins() {
     for m in [rec(K1, NOW - 5.0, 1), rec(K1, NOW - 5.0, 2)] {
         assert!(!store_missed(&m, Some(&stored)));
     }
-    // Another key: only a later attempt than the stored one.
-    assert!(store_missed(&rec(K2, NOW, 1), Some(&stored)));
+    // Another key: only a later attempt than the stored one, by the stores counted, not
+    // by a clock set back between them.
+    assert!(store_missed(&rec(K2, NOW - 60_000.0, 3), Some(&stored)));
+    assert!(!store_missed(&rec(K2, NOW + 60_000.0, 1), Some(&stored)));
     assert!(!store_missed(&rec(K2, NOW - 9.0, 0), Some(&stored)));
     // An expired copy never wins.
     let old = rec(K1, NOW - TTL - 1.0, 9);

@@ -303,3 +303,56 @@ fn pay_pressed_again_after_another_tab_ended_the_payment_on_the_wire_keeps_its_k
     let cmds = drain(&mut b);
     sent_under(&run(&mut b, &mut idb, cmds), &key);
 }
+
+// P-end-without-clock: the clock was set back 60 s between two attempts of the basket; an
+// older copy of the first, in this page's memory, still looks the later one by its time.
+// The page that pays takes the second attempt's answer, which IndexedDB holds.
+#[test]
+fn a_clock_set_back_between_two_attempts_does_not_bring_back_the_first_at_the_lock() {
+    let mut first = Record::new(
+        "11111111-1111-4111-8111-111111111111",
+        "cart-1",
+        1_000_000.0,
+        86_400_000.0,
+    );
+    first.state = State::Failed;
+    first.fingerprint = Some("fp".into());
+    first.attempts = 1;
+    first.rev = 2;
+    let mut second = Record::new(
+        "22222222-2222-4222-8222-222222222222",
+        "cart-1",
+        1_000_000.0 - 60_000.0,
+        86_400_000.0,
+    );
+    second.state = State::Succeeded;
+    second.fingerprint = Some("fp".into());
+    second.attempts = 1;
+    second.rev = 4;
+    second.response = Some(crate::core::record::StoredResponse {
+        status: 201,
+        body: "{}".into(),
+        replayed: false,
+    });
+    let mut maps = BTreeMap::new();
+    maps.insert(
+        (StorageKind::Memory as u8, "idemkey:v1:cart-1".into()),
+        first.encode(),
+    );
+    let host = TestHost {
+        now: 1_000_000.0 - 50_000.0,
+        seed: 5,
+        maps,
+    };
+    let mut idb = Some(second.encode());
+    let mut s = Scope::open(host, options().into(), false);
+    let opened = drain(&mut s);
+    run(&mut s, &mut idb, opened);
+    let cmds = pay_again(&mut s, &mut idb);
+    assert!(sent(&cmds).is_none(), "a try went out: {cmds:?}");
+    let answered = cmds.iter().find_map(|c| match c {
+        Command::Settle { outcome: Ok(r), .. } => Some((r.key.clone(), r.status)),
+        _ => None,
+    });
+    assert_eq!(answered, Some((second.key.clone(), 201)), "{cmds:?}");
+}

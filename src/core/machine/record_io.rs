@@ -30,12 +30,13 @@ impl<H: Host> Scope<H> {
     /// the ended attempts in `heard`, once IndexedDB answered `got` (`None`: not asked):
     /// the attempt ended since the submit was called, if it belongs to one (core::ended's
     /// [`belongs`]); else core::sync's [`on_lock`] of IndexedDB's record and the mirror's,
-    /// ended attempts left out.
+    /// ended attempts left out. With it, the highest `rev` of the records read, IndexedDB's
+    /// and the mirror's, ended ones included: a new attempt's stores count on from it.
     pub(super) fn current_of(
         &mut self,
         got: Option<Result<Option<String>, String>>,
         heard: &str,
-    ) -> Current {
+    ) -> (Current, u64) {
         let mut idb_text = None;
         match got {
             Some(Ok(t)) => idb_text = Some(t),
@@ -57,13 +58,17 @@ impl<H: Host> Scope<H> {
                 // finished. The mirror's live copy, if any, is what is left of it: gone on
                 // from, and stored again in its place.
                 None => match web.filter(|m| !m.is_expired(now)) {
-                    Some(m) => return Current::Legacy(m),
+                    Some(m) => {
+                        let rev = m.rev;
+                        return (Current::Legacy(m), rev);
+                    }
                     None => (None, None),
                 },
             },
             Some(None) => (None, web),
             None => (web, None),
         };
+        let rev = stored.iter().chain(&mirror).fold(0, |n, r| n.max(r.rev));
         let found = match on_lock(stored.clone(), mirror.clone(), &self.rec, true, now) {
             Current::Stored(r) | Current::Legacy(r) => Some(r),
             _ => None,
@@ -75,18 +80,19 @@ impl<H: Host> Scope<H> {
         };
         match belongs(found.as_ref(), &marks, heard) {
             _ if on(Mutation::DropEndedAnswer) => {}
-            Belongs::Ended => return found.map_or(Current::Lost, Current::Ended),
-            Belongs::Lost => return Current::Lost,
+            Belongs::Ended => return (found.map_or(Current::Lost, Current::Ended), rev),
+            Belongs::Lost => return (Current::Lost, rev),
             Belongs::Live => {}
         }
         // An attempt a page ended is no record any more, whatever the store holds.
         let live = |r: Option<Record>| r.filter(|r| !covers(&marks, r));
         let (stored, mirror) = (live(stored), live(mirror));
-        match on_lock(stored, mirror, &self.rec, self.rec_stored, now) {
+        let cur = match on_lock(stored, mirror, &self.rec, self.rec_stored, now) {
             // What this page shows, never stored, but ended by a page whose mark is here now.
             Current::Mine if covers(&marks, &self.rec) => Current::Fresh,
             cur => cur,
-        }
+        };
+        (cur, rev)
     }
 
     /// What [`Scope::current_of`] told, as a record shown in this page; and whether it

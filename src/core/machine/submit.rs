@@ -38,13 +38,13 @@ impl<H: Host> Scope<H> {
                 if self.read_begin() {
                     Some(At::Locking(Stage::Read))
                 } else {
-                    let cur = self.current_of(None, &j.heard);
-                    self.submit_plan(&mut j, cur)
+                    let (cur, rev) = self.current_of(None, &j.heard);
+                    self.submit_plan(&mut j, cur, rev)
                 }
             }
             (At::Locking(Stage::Read), Step::Read(got)) => {
-                let cur = self.current_of(Some(got), &j.heard);
-                self.submit_plan(&mut j, cur)
+                let (cur, rev) = self.current_of(Some(got), &j.heard);
+                self.submit_plan(&mut j, cur, rev)
             }
             (At::Storing(text), Step::Written(done)) => {
                 let rec = j.rec.clone().unwrap_or_else(|| self.rec.clone());
@@ -137,7 +137,9 @@ impl<H: Host> Scope<H> {
     /// called, which it belongs to, or `outcome-unknown` (`abandoned`) where that attempt
     /// has none for this payload; else core's plan (which includes "another tab failed this
     /// very payload while we waited: its answer is ours"), then the first try.
-    fn submit_plan(&mut self, j: &mut SubmitJob, cur: Current) -> Option<At> {
+    /// `rev`: the highest `rev` the lock holder read, which a record stored for the first
+    /// time counts on from (a new attempt, or a copy only the mirror held, now the scope's).
+    fn submit_plan(&mut self, j: &mut SubmitJob, cur: Current, rev: u64) -> Option<At> {
         // An attempt ended since the call with no answer yet, for this very payload: it is
         // the submit's own attempt, gone on with under its own key (the server answers it
         // once), never under a new one.
@@ -200,6 +202,9 @@ impl<H: Host> Scope<H> {
             rec.fingerprint = Some(j.fp.clone());
         }
         rec.state = State::Pending;
+        if rec.rev == 0 {
+            rec.rev = rev;
+        }
         j.rec = Some(rec);
         self.next_try(j)
     }
