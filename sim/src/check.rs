@@ -157,9 +157,30 @@ impl Checker {
         }
     }
 
-    /// The waiver, if any, for a key sent or charged from `from` after `prev`, sent from
-    /// `before`: `prev` expired, lost with the page memory it lived in, or another tab's own.
-    fn between(&self, prev: &str, before: From, from: From, clock: f64) -> Option<Waiver> {
+    /// The shortest time between the first try of `prev` for `order` and that of another
+    /// key of the order from another tab, IndexedDB failed in one of the two (its record in
+    /// localStorage alone): within localStorage's lag, either tab may have missed the
+    /// other's record, or replaced it, and a later Pay goes on from what is left.
+    fn collision(&self, order: usize, prev: &str) -> Option<f64> {
+        let keys = &self.orders.get(&order)?.keys;
+        let (_, a) = keys.iter().find(|(k, _)| k == prev)?;
+        keys.iter()
+            .filter(|(k, b)| k != prev && a.tab != b.tab && (a.unordered || b.unordered))
+            .map(|(_, b)| (b.at - a.at).abs())
+            .reduce(f64::min)
+    }
+
+    /// The waiver, if any, for a key of `order` sent or charged from `from` after `prev`,
+    /// sent from `before`: `prev` expired, lost with the page memory it lived in, another
+    /// tab's own, or `prev`'s record unordered with another tab's ([`Checker::collision`]).
+    fn between(
+        &self,
+        order: usize,
+        prev: &str,
+        before: From,
+        from: From,
+        clock: f64,
+    ) -> Option<Waiver> {
         if let Some(w) = self.expired(prev, clock) {
             Some(w)
         } else if !self.web_locks && before.tab != from.tab {
@@ -172,10 +193,8 @@ impl Checker {
                 own: true,
                 elsewhere: before.tab != from.tab || later,
             })
-        } else if (before.unordered || from.unordered) && before.tab != from.tab {
-            Some(Waiver::Unordered {
-                lag_ms: from.at - before.at,
-            })
+        } else if let Some(lag_ms) = self.collision(order, prev) {
+            Some(Waiver::Unordered { lag_ms })
         } else {
             (!self.web_locks).then_some(Waiver::OwnTab { other_tab: false })
         }
@@ -225,7 +244,7 @@ impl Checker {
             // another tab or a later page may take it for the live attempt.
             Some(Waiver::EndNotDurable)
         } else {
-            self.between(&prev, before, from, clock)
+            self.between(order, &prev, before, from, clock)
                 .or(unheard.map(|lag_ms| Waiver::MarkNotHeard { lag_ms }))
         };
         let (p, what) = if self.orders[&order].unknown.contains(&prev) {
@@ -290,7 +309,7 @@ impl Checker {
             let not_durable = self.gave_up.iter().any(|g| g.key == prev && !g.durable);
             let waiver = match (before, from) {
                 _ if not_durable => Some(Waiver::EndNotDurable),
-                (Some(b), Some(f)) => self.between(&prev, b, f, clock),
+                (Some(b), Some(f)) => self.between(order, &prev, b, f, clock),
                 _ => None,
             };
             let msg = || format!("order {order} charged under {key} after a charge under {prev}");

@@ -50,10 +50,10 @@ pub enum Waiver {
         /// from a later page of the tab.
         elsewhere: bool,
     },
-    /// IndexedDB failed in the page that sent one of the two keys, `lag_ms` apart, from two
-    /// tabs: the record was in localStorage alone, which the other tab read late.
+    /// Two keys of the order left two tabs `lag_ms` apart, IndexedDB failed in one of them:
+    /// its record was in localStorage alone, which the other tab read late, or replaced.
     Unordered {
-        /// How long after the first key's try the second's left, ms (at most
+        /// How long after the one key's first try the other's left, ms (at most
         /// [`MARK_LAG_MS`], the longest localStorage lag the simulator plays).
         lag_ms: f64,
     },
@@ -197,7 +197,9 @@ impl Waiver {
             Waiver::Unordered { .. } => (
                 "docs/tabs-and-storage.md",
                 "if it saw none at all, its own: a Pay pressed in two tabs within that lag may \
-                 then charge the order twice, once under each key.",
+                 then charge the order twice, once under each key, or, where one tab's write \
+                 replaced the other's record that only localStorage held, once more under a \
+                 new key at a later Pay of that order.",
             ),
             Waiver::EndNotDurable => (
                 "docs/tabs-and-storage.md",
