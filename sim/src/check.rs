@@ -244,8 +244,12 @@ impl Checker {
             // another tab or a later page may take it for the live attempt.
             Some(Waiver::EndNotDurable)
         } else {
-            self.between(order, &prev, before, from, clock)
-                .or(unheard.map(|lag_ms| Waiver::MarkNotHeard { lag_ms }))
+            // Either may admit it: the first that does, within its bound.
+            let unheard = unheard.map(|lag_ms| Waiver::MarkNotHeard { lag_ms });
+            match self.between(order, &prev, before, from, clock) {
+                Some(w) if !w.within_bound() && unheard.is_some() => unheard,
+                w => w.or(unheard),
+            }
         };
         let (p, what) = if self.orders[&order].unknown.contains(&prev) {
             (Property::UnknownKept, "whose outcome is unknown")
