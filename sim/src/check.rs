@@ -78,6 +78,9 @@ pub struct From {
     /// IndexedDB failed in the page: its record is in localStorage alone, which other tabs
     /// read late.
     pub unordered: bool,
+    /// The page's Web Storage copy of the record had stepped down from localStorage (it
+    /// refused it): a tab that reads Web Storage alone does not see it.
+    pub fell: bool,
     /// When the try left (simulated ms).
     pub at: f64,
 }
@@ -192,6 +195,15 @@ impl Checker {
             Some(Waiver::FellBack {
                 own: true,
                 elsewhere: before.tab != from.tab || later,
+            })
+        } else if before.tab != from.tab
+            && ((before.fell && from.unordered) || (from.fell && before.unordered))
+        {
+            // One tab's copy stepped down to its own storage, the other tab has no
+            // IndexedDB: that tab has its own key.
+            Some(Waiver::FellBack {
+                own: true,
+                elsewhere: true,
             })
         } else if let Some(lag_ms) = self.collision(order, prev) {
             Some(Waiver::Unordered { lag_ms })

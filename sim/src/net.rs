@@ -42,6 +42,7 @@ impl World {
             memory: storage == StorageKind::Memory,
             own: !self.p.web_locks || (p.idb_failed && storage != StorageKind::Local),
             unordered: p.idb_failed,
+            fell: storage != StorageKind::Local,
             at: self.now(),
         };
         let clock = env_now(&self.env);
