@@ -256,12 +256,7 @@ impl Checker {
             // another tab or a later page may take it for the live attempt.
             Some(Waiver::EndNotDurable)
         } else {
-            // Either may admit it: the first that does, within its bound.
-            let unheard = unheard.map(|lag_ms| Waiver::MarkNotHeard { lag_ms });
-            match self.between(order, &prev, before, from, clock) {
-                Some(w) if !w.within_bound() && unheard.is_some() => unheard,
-                w => w.or(unheard),
-            }
+            self.or_unheard(self.between(order, &prev, before, from, clock), unheard)
         };
         let (p, what) = if self.orders[&order].unknown.contains(&prev) {
             (Property::UnknownKept, "whose outcome is unknown")
@@ -311,6 +306,13 @@ impl Checker {
     /// The server charged `order` under `key`; `clock`: the pages' clock (ms since the
     /// epoch).
     pub fn on_charge(&mut self, order: usize, key: &str, clock: f64) {
+        // A key sent for an earlier order is that order's attempt: a tab that had not heard
+        // of its end sent it for this one, which the docs count as pressed before the end.
+        let first = self
+            .orders
+            .iter()
+            .find(|(_, o)| o.keys.iter().any(|(k, _)| k == key));
+        let order = first.map_or(order, |(n, _)| *n);
         let o = self.orders.entry(order).or_default();
         let before = o.charged.clone();
         o.charged.push(key.into());
@@ -321,6 +323,7 @@ impl Checker {
             .filter(|k| k != key)
             .map(|k| (k.clone(), sent_from(&k)))
             .collect();
+        let unheard = o.unheard;
         for (prev, before) in pairs {
             let not_durable = self.gave_up.iter().any(|g| g.key == prev && !g.durable);
             let waiver = match (before, from) {
@@ -328,8 +331,20 @@ impl Checker {
                 (Some(b), Some(f)) => self.between(order, &prev, b, f, clock),
                 _ => None,
             };
+            let waiver = self.or_unheard(waiver, unheard);
             let msg = || format!("order {order} charged under {key} after a charge under {prev}");
             self.check(Property::OneCharge, false, waiver, msg);
+        }
+    }
+
+    /// `waiver`, or where it is missing or out of its bound, [`Waiver::MarkNotHeard`] if a
+    /// tab that had not heard the order's first key was given up sent it for the order
+    /// (`unheard`: how long after the end): either may admit a second key or charge.
+    fn or_unheard(&self, waiver: Option<Waiver>, unheard: Option<f64>) -> Option<Waiver> {
+        let unheard = unheard.map(|lag_ms| Waiver::MarkNotHeard { lag_ms });
+        match waiver {
+            Some(w) if !w.within_bound() && unheard.is_some() => unheard,
+            w => w.or(unheard),
         }
     }
 
