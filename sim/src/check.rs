@@ -328,6 +328,9 @@ impl Checker {
             let not_durable = self.gave_up.iter().any(|g| g.key == prev && !g.durable);
             let waiver = match (before, from) {
                 _ if not_durable => Some(Waiver::EndNotDurable),
+                // This key's try left before it expired and was charged after: a page that
+                // found it expired meanwhile paid under a new one (`prev`), as the docs say.
+                _ if self.expired(key, clock).is_some() => self.expired(key, clock),
                 (Some(b), Some(f)) => self.between(order, &prev, b, f, clock),
                 _ => None,
             };
