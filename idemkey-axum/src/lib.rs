@@ -127,6 +127,7 @@
 
 mod error;
 mod fingerprint;
+mod hold;
 mod idempotency;
 mod ids;
 pub mod implementers;

@@ -10,6 +10,7 @@
 //! response.
 
 mod database;
+mod held;
 mod keys;
 mod migrate;
 mod writer;
@@ -18,6 +19,8 @@ use async_trait::async_trait;
 use rusqlite::Connection;
 
 pub use self::database::Database;
+use self::held::SqliteHeld;
+use crate::hold::Hold;
 use crate::ids::now_ms;
 use crate::migrations::Migration;
 use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey};
@@ -179,6 +182,25 @@ impl<W: SqliteCommit> KeyStore<W> for SqliteKeys {
                 .await
         };
         reserve_to_the_end::<_, W, _, _>(self, req, |lock| lock, reserve).await
+    }
+
+    async fn hold(&self, req: &KeyRequest) -> StoreResult<Hold<W>> {
+        let Some(holding) = self.db.holds().take(&req.customer, &req.key) else {
+            return Ok(Hold::Answered(Lookup::InProgress));
+        };
+        let (r, lock_ms) = (req.clone(), self.timing.lock_ms());
+        let found = self
+            .db
+            .read(move |conn| keys::held(conn, &r, now_ms(), lock_ms))
+            .await?;
+        Ok(match found {
+            Some(found) => Hold::Answered(found),
+            None => Hold::Proceed(Box::new(SqliteHeld {
+                db: self.db.clone(),
+                ttl_ms: self.timing.ttl_ms(),
+                holding,
+            })),
+        })
     }
 
     async fn complete(
