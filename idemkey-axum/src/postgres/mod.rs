@@ -14,6 +14,7 @@
 //! the pool. A database that is down, restarting or stuck is then
 //! [`StoreError::Unavailable`] (503 with `Retry-After`), never a hang.
 
+mod held;
 mod keys;
 mod migrate;
 pub mod schema;
@@ -31,6 +32,7 @@ use tokio_postgres::NoTls;
 pub use self::migrate::migrate;
 pub use self::settings::PgSettings;
 use crate::error::Error;
+use crate::hold::Hold;
 use crate::migrations::Migration;
 use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey};
 use crate::store::{
@@ -289,6 +291,10 @@ impl<W: PgCommit> KeyStore<W> for PgKeys {
             reserve,
         ))
         .await
+    }
+
+    async fn hold(&self, req: &KeyRequest) -> StoreResult<Hold<W>> {
+        held::hold(self.pool.clone(), req.clone(), self.timing, self.op_timeout).await
     }
 
     async fn complete(
