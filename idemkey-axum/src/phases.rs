@@ -9,6 +9,9 @@
 //! 1. [`Keys::reserve`]: atomically, and judged again (the look-up may have
 //!    raced another request): the key becomes this request's, with an
 //!    operation id ([`Operation::operation_id`]), or is answered after all.
+//!    In the one-commit mode the key is held with a lock that writes
+//!    nothing ([`KeyStore::hold`]), the operation id derived from the
+//!    request.
 //! 2. The handler's own work that must not run twice (the provider call,
 //!    made with the operation id as its idempotency key), outside any
 //!    transaction.
@@ -300,7 +303,9 @@ impl<W: Send + 'static> Operation<W> {
     }
 
     /// The operation's id: the same for every try of one operation (a
-    /// takeover keeps it), new when an expired key starts another. Pass it
+    /// takeover keeps it), new when an expired key starts another; in the
+    /// one-commit mode derived from the route, principal, key and payload
+    /// fingerprint, the same for every try of them. Pass it
     /// to the provider as its idempotency key, so that a second call of an
     /// operation returns the first call's answer.
     pub fn operation_id(&self) -> &str {

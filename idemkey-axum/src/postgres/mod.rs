@@ -13,6 +13,10 @@
 //! statement whose caller gave up does not run on in a connection back in
 //! the pool. A database that is down, restarting or stuck is then
 //! [`StoreError::Unavailable`] (503 with `Retry-After`), never a hang.
+//!
+//! In the one-commit mode a running operation holds one pooled connection
+//! from phase 1 to phase 3 (its transaction's advisory lock is the key's
+//! lock): size the pool for the operations in flight.
 
 mod held;
 mod keys;

@@ -7,7 +7,8 @@
 //! reader thread to every new request); a key that has a row is then looked
 //! up on reader connections beside the writer. The application's write of
 //! phase 3 runs on the writer, inside the savepoint that stores the
-//! response.
+//! response. In the one-commit mode a key is held in this process's memory
+//! (one process per file) and has no row until that savepoint writes it.
 
 mod database;
 mod held;
