@@ -133,6 +133,7 @@ per_request() {
     fi
     printf '%s %s ' "$(ratio "$syncs" "$n")" "$(ratio "$trips" "$n")"
   done
+  echo
   SHOP_MODE=""
 }
 pg_port=""

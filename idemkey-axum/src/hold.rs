@@ -29,7 +29,7 @@ pub enum Hold<W> {
 
 /// A key this request holds without a durable write; dropping it lets go.
 #[async_trait]
-pub trait HeldKey<W>: Send {
+pub trait HeldKey<W>: Send + Sync {
     /// Phase 3: the application's `write`, the stored response and the key's
     /// row, done, under `operation_id`, in one transaction; the key is let go
     /// with it. A row that appeared meanwhile (a request of the two-commit
