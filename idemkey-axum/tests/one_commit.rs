@@ -137,3 +137,50 @@ async fn an_unfinished_two_commit_operation_is_finished_in_that_mode() {
         assert_eq!((db.count)(), 1, "{name}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_written_meanwhile_rolls_the_write_back() {
+    for db in both(timing(60_000, 1_000)).await {
+        let name = db.name;
+        let body = json!({ "amount": 4200 });
+        let held = proceed(&one_commit(&db, NOTES_ROUTE), "alice", "k", &body).await;
+        // Meanwhile a request of the two-commit mode (another instance, say)
+        // reserves the key: the held operation's commit is lost, and its
+        // write with it.
+        let two = proceed(&idem(&db), "alice", "k", &body).await;
+        let id = held.operation_id().to_string();
+        let lost = held.commit(note(&id, "paid", false)).await;
+        assert!(matches!(lost, Err(Error::InProgress)), "{name}: {lost:?}");
+        assert_eq!((db.count)(), 0, "{name}: the write was rolled back");
+        let id = two.operation_id().to_string();
+        two.commit(note(&id, "paid", false)).await.unwrap();
+        assert_eq!((db.count)(), 1, "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_key_is_a_new_answer_over_its_row() {
+    for db in both(timing(500, 50)).await {
+        let name = db.name;
+        let idem = one_commit(&db, NOTES_ROUTE);
+        let body = json!({ "amount": 4200 });
+        let first = proceed(&idem, "alice", "k", &body).await;
+        let id = first.operation_id().to_string();
+        first.commit(note("first", "paid", false)).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let again = proceed(&idem, "alice", "k", &body).await;
+        assert_eq!(again.operation_id(), id, "{name}: the same operation id");
+        let answer = again
+            .commit(note("second", "paid again", false))
+            .await
+            .unwrap();
+        assert!(!answer.replayed, "{name}");
+        match idem.begin("alice", &key("k"), &body).await {
+            Ok(Reservation::Answered(replay)) => {
+                assert_eq!(replay.response, answer.response, "{name}")
+            }
+            other => panic!("{name}: a replay expected, got {other:?}"),
+        }
+        assert_eq!((db.count)(), 2, "{name}");
+    }
+}

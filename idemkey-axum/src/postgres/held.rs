@@ -11,8 +11,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::{Pool, Transaction};
-use futures_util::future::try_join;
+use futures_util::future::{join, try_join};
 use tokio::sync::oneshot;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
 
 use super::keys::{completion_row, key_row, select_row};
 use super::schema::NOW_MS;
@@ -87,10 +89,10 @@ async fn run<W: PgCommit>(
         Ok(tx) => tx,
         Err(e) => return drop(answer.send(Err(e))),
     };
-    let commit = match bounded_by(limit, read(&tx, &req, timing.lock_ms())).await {
+    let (commit, over_row) = match bounded_by(limit, read(&tx, &req, timing.lock_ms())).await {
         Err(e) => return drop(answer.send(Err(e))),
-        Ok(Some(found)) => return drop(answer.send(Ok(Hold::Answered(found)))),
-        Ok(None) => {
+        Ok(Found::Answered(found)) => return drop(answer.send(Ok(Hold::Answered(found)))),
+        Ok(Found::New { row }) => {
             let (commit, to_commit) = oneshot::channel();
             if answer
                 .send(Ok(Hold::Proceed(Box::new(PgHeld { commit }))))
@@ -98,7 +100,7 @@ async fn run<W: PgCommit>(
             {
                 return; // the caller is gone: rolled back
             }
-            to_commit
+            (to_commit, row)
         }
     };
     // Phase 2 runs in the handler meanwhile; an Operation dropped ends it here.
@@ -107,16 +109,23 @@ async fn run<W: PgCommit>(
     };
     let outcome = bounded_by(
         limit,
-        finish(tx, &req, &operation_id, timing.ttl_ms(), write),
+        finish(tx, &req, &operation_id, timing.ttl_ms(), write, over_row),
     )
     .await;
     let _ = done.send(outcome);
 }
 
-/// Takes the key's lock and reads its row: `None` when the request runs a
-/// new operation ([`held`](crate::model::held)), [`Lookup::InProgress`] when
+/// What a held key's row says.
+enum Found {
+    /// A new operation; `row`: over an expired done row.
+    New { row: bool },
+    /// What the key answers instead ([`held`](crate::model::held)).
+    Answered(Lookup),
+}
+
+/// Takes the key's lock and reads its row; [`Lookup::InProgress`] when
 /// another transaction holds the lock.
-async fn read(tx: &Transaction<'_>, req: &KeyRequest, lock_ms: i64) -> StoreResult<Option<Lookup>> {
+async fn read(tx: &Transaction<'_>, req: &KeyRequest, lock_ms: i64) -> StoreResult<Found> {
     let lock = tx
         .prepare_cached("SELECT pg_try_advisory_xact_lock($1)")
         .await?;
@@ -131,25 +140,42 @@ async fn read(tx: &Transaction<'_>, req: &KeyRequest, lock_ms: i64) -> StoreResu
     )
     .await?;
     if !locked.try_get::<_, bool>(0)? {
-        return Ok(Some(Lookup::InProgress));
+        return Ok(Found::Answered(Lookup::InProgress));
     }
     let Some(r) = found else {
-        return Ok(None);
+        return Ok(Found::New { row: false });
     };
     let (row, now) = key_row(&r)?;
-    Ok(model::held(Some(row), req, now, lock_ms))
+    Ok(match model::held(Some(row), req, now, lock_ms) {
+        Some(found) => Found::Answered(found),
+        None => Found::New { row: true },
+    })
+}
+
+/// The statement that writes the key's row, done, from `$1` to `$11`, with
+/// `on_conflict` at its end.
+fn insert_done(on_conflict: &str) -> String {
+    format!(
+        "INSERT INTO idempotency_keys
+             (customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at,
+              expires_at, route, response_status, response_type, response_body, charge_id, response_headers)
+         VALUES ($1, $2, $3, $4, 'done', '', 0, {NOW_MS}, {NOW_MS} + $5, $6, $7, $8, $9, $10, $11)
+         {on_conflict}"
+    )
 }
 
 /// Phase 3 in the held transaction: the application's write and the key's
-/// row, done, where the key has no row or an expired done one; committed
-/// then, rolled back otherwise, and a row that appeared meanwhile answered as
-/// the two-commit mode's phase 3 answers it.
+/// row, done; committed, or rolled back with the write when the key has a
+/// row after all (a request of the two-commit mode wrote it meanwhile),
+/// which is then answered as that mode's phase 3 answers it. `over_row`:
+/// the key had an expired done row, which the new one replaces.
 async fn finish<W: PgCommit>(
     tx: Transaction<'_>,
     req: &KeyRequest,
     operation_id: &str,
     ttl_ms: i64,
     write: W,
+    over_row: bool,
 ) -> StoreResult<Completed> {
     let written = write.write(&tx).await?;
     let Some(response) = written.response else {
@@ -160,44 +186,61 @@ async fn finish<W: PgCommit>(
         tx.rollback().await?;
         return Ok(Completed::LockLost);
     };
-    let stmt = tx
-        .prepare_cached(&format!(
-            "INSERT INTO idempotency_keys
-                 (customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at,
-                  expires_at, route, response_status, response_type, response_body, charge_id, response_headers)
-             VALUES ($1, $2, $3, $4, 'done', '', 0, {NOW_MS}, {NOW_MS} + $5, $6, $7, $8, $9, $10, $11)
-             ON CONFLICT (customer, idem_key) DO UPDATE SET
-                 fingerprint = EXCLUDED.fingerprint, reservation = EXCLUDED.reservation, state = 'done',
-                 lock_owner = '', locked_at = 0, created_at = EXCLUDED.created_at,
-                 expires_at = EXCLUDED.expires_at, route = EXCLUDED.route,
-                 response_status = EXCLUDED.response_status, response_type = EXCLUDED.response_type,
-                 response_body = EXCLUDED.response_body, charge_id = EXCLUDED.charge_id,
-                 response_headers = EXCLUDED.response_headers
-             WHERE idempotency_keys.state = 'done' AND idempotency_keys.expires_at <= {NOW_MS}"
-        ))
-        .await?;
     let status = i32::from(response.status);
-    let n = tx
-        .execute(
-            &stmt,
-            &[
-                &req.customer,
-                &req.key,
-                &req.fingerprint,
-                &operation_id,
-                &ttl_ms,
-                &req.route,
-                &status,
-                &response.content_type,
-                &response.body,
-                &written.record_id,
-                &response.headers_text(),
-            ],
+    let headers = response.headers_text();
+    let params: [&(dyn ToSql + Sync); 11] = [
+        &req.customer,
+        &req.key,
+        &req.fingerprint,
+        &operation_id,
+        &ttl_ms,
+        &req.route,
+        &status,
+        &response.content_type,
+        &response.body,
+        &written.record_id,
+        &headers,
+    ];
+    if over_row {
+        let stmt = tx
+            .prepare_cached(&insert_done(&format!(
+                "ON CONFLICT (customer, idem_key) DO UPDATE SET
+                     fingerprint = EXCLUDED.fingerprint, reservation = EXCLUDED.reservation,
+                     state = 'done', lock_owner = '', locked_at = 0, created_at = EXCLUDED.created_at,
+                     expires_at = EXCLUDED.expires_at, route = EXCLUDED.route,
+                     response_status = EXCLUDED.response_status, response_type = EXCLUDED.response_type,
+                     response_body = EXCLUDED.response_body, charge_id = EXCLUDED.charge_id,
+                     response_headers = EXCLUDED.response_headers
+                 WHERE idempotency_keys.state = 'done' AND idempotency_keys.expires_at <= {NOW_MS}"
+            )))
+            .await?;
+        let n = tx.execute(&stmt, &params).await?;
+        if n == 1 {
+            tx.commit().await?;
+            return Ok(Completed::Stored(response));
+        }
+    } else {
+        // The key had no row: a plain INSERT, and the commit in the same
+        // round trip. A row that appeared meanwhile fails the INSERT, which
+        // aborts the transaction, and the commit then rolls it back, the
+        // application's write with it. AND CHAIN opens an empty transaction
+        // that dropping `tx` rolls back: `tx` cannot know that the COMMIT
+        // ran, and its ROLLBACK outside a transaction would be a warning in
+        // the server's log.
+        let stmt = tx.prepare_cached(&insert_done("")).await?;
+        let (inserted, committed) = join(
+            tx.execute(&stmt, &params),
+            tx.batch_execute("COMMIT AND CHAIN"),
         )
-        .await?;
-    if n == 1 {
-        tx.commit().await?;
-        return Ok(Completed::Stored(response));
+        .await;
+        match inserted {
+            Ok(_) => {
+                committed?;
+                return Ok(Completed::Stored(response));
+            }
+            Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {}
+            Err(e) => return Err(e.into()),
+        }
     }
     let row = completion_row(&tx, &req.customer, &req.key, operation_id).await?;
     tx.rollback().await?;
