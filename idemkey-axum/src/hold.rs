@@ -12,7 +12,7 @@
 use async_trait::async_trait;
 
 use crate::model::{Completed, KeyRequest, Lookup};
-use crate::store::StoreResult;
+use crate::store_error::StoreError;
 
 /// What [`KeyStore::hold`](crate::KeyStore::hold) found.
 pub enum Hold<W> {
@@ -39,5 +39,5 @@ pub trait HeldKey<W>: Send + Sync {
         req: &KeyRequest,
         operation_id: &str,
         write: W,
-    ) -> StoreResult<Completed>;
+    ) -> Result<Completed, StoreError>;
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::migrations::Migration;
-use crate::sqlite::held::Holds;
+use crate::sqlite::holds::Holds;
 use crate::sqlite::migrate::migrate;
 use crate::sqlite::writer::Writer;
 use crate::store::{StoreError, StoreResult};

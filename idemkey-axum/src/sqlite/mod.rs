@@ -12,6 +12,7 @@
 
 mod database;
 mod held;
+mod holds;
 mod keys;
 mod migrate;
 mod writer;
@@ -20,7 +21,6 @@ use async_trait::async_trait;
 use rusqlite::Connection;
 
 pub use self::database::Database;
-use self::held::SqliteHeld;
 use crate::hold::Hold;
 use crate::ids::now_ms;
 use crate::migrations::Migration;
@@ -196,7 +196,7 @@ impl<W: SqliteCommit> KeyStore<W> for SqliteKeys {
             .await?;
         Ok(match found {
             Some(found) => Hold::Answered(found),
-            None => Hold::Proceed(Box::new(SqliteHeld {
+            None => Hold::Proceed(Box::new(held::SqliteHeld {
                 db: self.db.clone(),
                 ttl_ms: self.timing.ttl_ms(),
                 holding,
