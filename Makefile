@@ -31,7 +31,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 VERSION := $(shell sed -n '/^\[package\]/,/^\[/{s/^version *= *"\([^"]*\)".*/\1/p}' Cargo.toml | head -n1)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
-        build server demo verify test-release test test-host test-backend tool-npm-examples test-wasm test-e2e test-pages test-csp test-consumer test-storm storm test-chaos chaos pack bench clean cluster \
+        build server demo verify test-release test test-host test-backend tool-npm-examples test-wasm test-e2e test-pages test-csp test-consumer test-storm storm test-chaos chaos pack bench bench-crate clean cluster \
         fuzz tool-cargo-fuzz test-sim sim tool-npm-conformance test-conformance conformance \
         publish-check-axum
 
@@ -44,6 +44,7 @@ help:
 	@echo "make storm  the long bad-input storm against the server (20,000 requests)"
 	@echo "make conformance URL=...  does a backend honour the key? (ARGS='-H ...'; without URL: the reference server)"
 	@echo "make bench  sizes, client overhead and server throughput, written to target/bench/"
+	@echo "make bench-crate  idemkey-axum's part of make bench alone (target/bench/crate.md)"
 	@echo "make chaos  1,000 checkouts under faults, user moves and kill -9 restarts (SEED=..., CHECKOUTS=..., CLUSTER=1, BROWSER=webkit, MOVE=tab-receipt)"
 	@echo "make fuzz   every cargo-fuzz target for FUZZ_SECONDS (default 60) each"
 	@echo "make sim    SEEDS=N more simulated schedules, or SEED=S [MUTATION=m] to replay one with its trace"
@@ -356,6 +357,12 @@ verify: tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-npm
 bench: build server tool-npm tool-twiggy
 	cargo build --release -p idemkey-example-orders
 	bash bench/run.sh
+
+# idemkey-axum's table of make bench alone (the example shop against its bare route, in both
+# of the crate's modes, on SQLite and PostgreSQL), written to target/bench/crate.md.
+bench-crate: tool-rust tool-apt
+	cargo build --release -p idemkey-example-orders
+	BENCH_ONLY=crate bash bench/server.sh target/bench/server.md target/bench/crate.md
 
 clean:
 	cargo clean

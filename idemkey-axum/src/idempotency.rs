@@ -33,6 +33,7 @@ pub struct Idempotency<W> {
     in_flight: InFlight,
     cache: ReplayCache,
     recovery_timeout: Duration,
+    one_commit: bool,
 }
 
 impl<W> Clone for Idempotency<W> {
@@ -44,6 +45,7 @@ impl<W> Clone for Idempotency<W> {
             in_flight: self.in_flight.clone(),
             cache: self.cache.clone(),
             recovery_timeout: self.recovery_timeout,
+            one_commit: self.one_commit,
         }
     }
 }
@@ -76,7 +78,41 @@ impl<W: Send + 'static> Idempotency<W> {
             in_flight: InFlight::default(),
             cache: ReplayCache::new(DEFAULT_REPLAY_CACHE),
             recovery_timeout: DEFAULT_RECOVERY_TIMEOUT,
+            one_commit: false,
         }
+    }
+
+    /// The same for a provider that deduplicates by the idempotency key it
+    /// is given (Stripe, Adyen, Braintree do): one durable commit per
+    /// operation instead of two.
+    ///
+    /// The operation id is derived from the route, the principal, the key
+    /// and the payload's fingerprint instead of drawn at random, so a retry
+    /// calls the provider under the id the first try used and gets its
+    /// first answer. The key then needs no row before the provider is
+    /// called: while a request runs, a lock that costs no write holds its
+    /// key (on PostgreSQL an advisory lock of the connection the request
+    /// holds from phase 1 to phase 3, seen by every instance; on SQLite this
+    /// process's map of held keys, so one process per file), and the
+    /// operation's one durable commit is phase 3, the answer with the
+    /// application's write. A request killed between the provider's answer
+    /// and that commit leaves nothing behind: its retry, at once, is the
+    /// operation again, and the provider answers it the first payment.
+    ///
+    /// What changes for a client: another request of a running key is a
+    /// `409` whatever its payload (the payload is compared once the first
+    /// is done; then another payload is the `422` it always was), and a key
+    /// whose request died is free at once, not after the lock timeout.
+    /// What changes for the application: there is no unfinished row for the
+    /// [reaper](Idempotency::reaper) to recover, so an operation whose
+    /// request died and whose client never retries reaches the provider but
+    /// not the application's table (reconcile from the provider's records if
+    /// that matters); a key the store still holds from the two-commit mode
+    /// is finished in that mode. Only for a provider that deduplicates: with
+    /// one that does not, a retry after a crash would pay twice.
+    pub fn provider_deduplicates(mut self) -> Idempotency<W> {
+        self.one_commit = true;
+        self
     }
 
     /// The same, waiting at most `timeout` for each [`Recover::recover`] of
@@ -123,6 +159,7 @@ impl<W: Send + 'static> Idempotency<W> {
             store: &self.store,
             in_flight: &self.in_flight,
             cache: &self.cache,
+            one_commit: self.one_commit,
         }
     }
 

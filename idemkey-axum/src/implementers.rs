@@ -5,11 +5,12 @@
 //! with the crate's stores needs none of it.
 
 pub use crate::fingerprint::canonical;
-pub use crate::ids::{new_id, now_ms};
+pub use crate::hold::{HeldKey, Hold};
+pub use crate::ids::{key_number, new_id, now_ms, operation_id};
 pub use crate::key::{parse_key, trim_ows, visible};
 pub use crate::migrations::{pending, VERSIONS_TABLE};
 pub use crate::model::{
-    completion, decide, lookup, reapable, reapable_sql, stale_sql, Completed, CompletionRow,
+    completion, decide, held, lookup, reapable, reapable_sql, stale_sql, Completed, CompletionRow,
     Decision, KeyRequest, KeyRow, Lock, Lookup, Reserved,
 };
 pub use crate::store::Cause;

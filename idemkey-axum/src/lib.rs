@@ -29,6 +29,13 @@
 //! principal the application supplies: two customers' keys never meet, and
 //! a key reused on another route is refused with `422`.
 //!
+//! For a provider that deduplicates by the key it is given,
+//! [`Idempotency::provider_deduplicates`] makes phase 3 the operation's one
+//! durable commit: phase 1 holds the key with a lock that writes nothing
+//! ([`KeyStore::hold`]) and the operation id is derived from the request, so
+//! a request killed before phase 3 leaves nothing to recover and its retry,
+//! at once, calls the provider under the same id.
+//!
 //! # A route, tested
 //!
 //! An orders route on SQLite (the example application under `examples/`
@@ -127,6 +134,7 @@
 
 mod error;
 mod fingerprint;
+mod hold;
 mod idempotency;
 mod ids;
 pub mod implementers;

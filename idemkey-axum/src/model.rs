@@ -184,16 +184,26 @@ pub fn stale_sql(now: &str, lock_ms: &str) -> String {
 
 /// The read-only look-up's answer for `req`'s `row`, judged by [`decide`].
 pub fn lookup(row: Option<KeyRow>, req: &KeyRequest, now: i64, lock_ms: i64) -> Lookup {
+    held(row, req, now, lock_ms).unwrap_or(Lookup::Free)
+}
+
+/// The one-commit mode's rule, for a request that holds `req`'s key without
+/// a write: `None` when it runs a new operation (no row, or an expired done
+/// one); otherwise what the key answers, judged by [`decide`], with
+/// [`Lookup::Free`] for an unfinished operation whose lock went stale (the
+/// two-commit mode takes it over).
+pub fn held(row: Option<KeyRow>, req: &KeyRequest, now: i64, lock_ms: i64) -> Option<Lookup> {
     let expires_at = row.as_ref().map_or(now, |r| r.expires_at);
-    match decide(row, req, now, lock_ms) {
+    Some(match decide(row, req, now, lock_ms) {
         Decision::Replay(response) => Lookup::Replay {
             response,
             expires_in_ms: expires_at - now,
         },
         Decision::KeyReused => Lookup::KeyReused,
         Decision::InProgress => Lookup::InProgress,
-        Decision::New | Decision::TakeOver { .. } => Lookup::Free,
-    }
+        Decision::TakeOver { .. } => Lookup::Free,
+        Decision::New => return None,
+    })
 }
 
 /// Judges `row` for the request `req` at `now` (ms, the store's clock).

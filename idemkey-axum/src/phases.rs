@@ -9,6 +9,9 @@
 //! 1. [`Keys::reserve`]: atomically, and judged again (the look-up may have
 //!    raced another request): the key becomes this request's, with an
 //!    operation id ([`Operation::operation_id`]), or is answered after all.
+//!    In the one-commit mode the key is held with a lock that writes
+//!    nothing ([`KeyStore::hold`]), the operation id derived from the
+//!    request.
 //! 2. The handler's own work that must not run twice (the provider call,
 //!    made with the operation id as its idempotency key), outside any
 //!    transaction.
@@ -27,6 +30,8 @@ use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::Error;
+use crate::hold::{HeldKey, Hold};
+use crate::ids::operation_id;
 use crate::in_flight::{Held, InFlight};
 use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StoredResponse};
 use crate::replay_cache::{Cached, ReplayCache};
@@ -94,6 +99,8 @@ pub struct Keys<'a, W> {
     pub(crate) store: &'a Arc<dyn KeyStore<W>>,
     pub(crate) in_flight: &'a InFlight,
     pub(crate) cache: &'a ReplayCache,
+    /// The one-commit mode: the provider deduplicates by the operation id.
+    pub(crate) one_commit: bool,
 }
 
 /// What phase 1 decided.
@@ -139,7 +146,19 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
     /// The look-up in the store; a replay it finds goes into the cache.
     async fn look_in_store(&self, req: &KeyRequest) -> Result<Option<Answer>, Error> {
         let asked = Instant::now();
-        match self.store.lookup(req).await? {
+        let found = self.store.lookup(req).await?;
+        self.answer(req, asked, found)
+    }
+
+    /// What a look-up `found` (asked at `asked`) answers; a replay goes into
+    /// the cache.
+    fn answer(
+        &self,
+        req: &KeyRequest,
+        asked: Instant,
+        found: Lookup,
+    ) -> Result<Option<Answer>, Error> {
+        match found {
             Lookup::Replay {
                 response,
                 expires_in_ms,
@@ -155,8 +174,16 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
     }
 
     /// Phase 1. From here until the [`Operation`] is committed, released or
-    /// dropped, this process's recovery leaves the key to this request.
+    /// dropped, this process's recovery leaves the key to this request. In
+    /// the one-commit mode the key is held without a write
+    /// ([`KeyStore::hold`]), unless an unfinished operation of the
+    /// two-commit mode has it.
     pub async fn reserve(&self, req: KeyRequest) -> Result<Reservation<W>, Error> {
+        if self.one_commit {
+            if let Some(r) = self.hold(&req).await? {
+                return Ok(r);
+            }
+        }
         let held = self.in_flight.hold(&req.customer, &req.key);
         let lock = match self.store.reserve(&req).await? {
             Reserved::Proceed(lock) => lock,
@@ -176,6 +203,9 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
         if let Some(answer) = self.cached(&req)? {
             return Ok(Reservation::Answered(answer));
         }
+        if self.one_commit {
+            return self.reserve(req).await;
+        }
         let held = self.in_flight.hold(&req.customer, &req.key);
         if let Some(lock) = self.store.reserve_new(&req).await? {
             return Ok(Reservation::Proceed(self.operation(req, lock, held)));
@@ -185,6 +215,27 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
             return Ok(Reservation::Answered(answer));
         }
         self.reserve(req).await
+    }
+
+    /// The one-commit mode's phase 1: the operation, a replay or a refusal;
+    /// `None` when an unfinished operation of the two-commit mode has the
+    /// key.
+    async fn hold(&self, req: &KeyRequest) -> Result<Option<Reservation<W>>, Error> {
+        let (asked, held) = (Instant::now(), self.in_flight.hold(&req.customer, &req.key));
+        match self.store.hold(req).await? {
+            Hold::Proceed(key) => {
+                let lock = Lock {
+                    reservation: operation_id(req),
+                    owner: String::new(),
+                    recovered: false,
+                };
+                let mut op = self.operation(req.clone(), lock, held);
+                op.holding = Some(key);
+                Ok(Some(Reservation::Proceed(op)))
+            }
+            Hold::Answered(Lookup::Free) => Ok(None),
+            Hold::Answered(found) => Ok(self.answer(req, asked, found)?.map(Reservation::Answered)),
+        }
     }
 
     /// The operation `lock` starts, holding the key in this process.
@@ -200,6 +251,7 @@ impl<'a, W: Send + 'static> Keys<'a, W> {
             store: self.store.clone(),
             req,
             lock,
+            holding: None,
             settled: false,
             _held: held,
         }
@@ -223,6 +275,8 @@ pub struct Operation<W: Send + 'static> {
     store: Arc<dyn KeyStore<W>>,
     req: KeyRequest,
     lock: Lock,
+    /// The one-commit mode's hold of the key (dropping it lets go).
+    holding: Option<Box<dyn HeldKey<W>>>,
     /// True once phase 3 answered or the lock was released.
     settled: bool,
     _held: Held,
@@ -230,7 +284,7 @@ pub struct Operation<W: Send + 'static> {
 
 impl<W: Send + 'static> Drop for Operation<W> {
     fn drop(&mut self) {
-        if !self.settled {
+        if !self.settled && self.holding.is_none() {
             self.store
                 .release_in_background(&self.req.customer, &self.req.key, &self.lock);
         }
@@ -249,7 +303,9 @@ impl<W: Send + 'static> Operation<W> {
     }
 
     /// The operation's id: the same for every try of one operation (a
-    /// takeover keeps it), new when an expired key starts another. Pass it
+    /// takeover keeps it), new when an expired key starts another; in the
+    /// one-commit mode derived from the route, principal, key and payload
+    /// fingerprint, the same for every try of them. Pass it
     /// to the provider as its idempotency key, so that a second call of an
     /// operation returns the first call's answer.
     pub fn operation_id(&self) -> &str {
@@ -274,14 +330,22 @@ impl<W: Send + 'static> Operation<W> {
     /// and finished first, its stored answer is the answer (a replay); if it
     /// still runs, [`Error::InProgress`].
     pub async fn commit(mut self, write: W) -> Result<Answer, Error> {
-        let done = complete(
-            &*self.store,
-            &self.req.customer,
-            &self.req.key,
-            &self.lock,
-            write,
-        )
-        .await;
+        let done = match self.holding.take() {
+            Some(key) => key
+                .complete(&self.req, &self.lock.reservation, write)
+                .await
+                .map_err(Error::from),
+            None => {
+                complete(
+                    &*self.store,
+                    &self.req.customer,
+                    &self.req.key,
+                    &self.lock,
+                    write,
+                )
+                .await
+            }
+        };
         // Answered (or released by `complete` after a failure): nothing left to hand back.
         self.settled = true;
         match done? {
@@ -299,7 +363,9 @@ impl<W: Send + 'static> Operation<W> {
     /// be reached, say): the next try takes the operation over at once, with
     /// the same operation id.
     pub async fn release(mut self) {
-        release(&*self.store, &self.req.customer, &self.req.key, &self.lock).await;
+        if self.holding.take().is_none() {
+            release(&*self.store, &self.req.customer, &self.req.key, &self.lock).await;
+        }
         self.settled = true;
     }
 }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::error::Error;
+use crate::hold::Hold;
 use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey, StoredResponse};
 
 pub use crate::store_error::{Cause, StoreError};
@@ -169,6 +170,22 @@ pub trait KeyStore<W: Send + 'static>: Send + Sync + 'static {
     async fn reserve_new(&self, req: &KeyRequest) -> StoreResult<Option<Lock>> {
         let _ = req;
         Ok(None)
+    }
+
+    /// The one-commit mode's phase 1 (see
+    /// [`Idempotency::provider_deduplicates`](crate::Idempotency::provider_deduplicates)):
+    /// holds the key for this request with a lock that costs no durable
+    /// write, then reads its row, and says whether the request runs a new
+    /// operation. A key another request holds is
+    /// [`Lookup::InProgress`]. Like [`KeyStore::reserve`], a hold whose
+    /// caller is gone must be let go. The default refuses: a store of your
+    /// own that has no such lock keeps the two-commit mode.
+    async fn hold(&self, req: &KeyRequest) -> StoreResult<Hold<W>> {
+        let _ = req;
+        Err(StoreError::failed(
+            "this key store cannot hold a key without a write (KeyStore::hold); \
+             keep the two-commit mode",
+        ))
     }
 
     /// Phase 3, one transaction: the application's `write`, the stored

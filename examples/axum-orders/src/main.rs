@@ -6,8 +6,11 @@
 //!
 //! `orders --database sqlite:PATH|postgres://USER@HOST:PORT/DB --provider
 //! http://ADDR|instant --secret TEXT [--addr ADDR] [--lock-timeout-ms N]
-//! [--pause-after-provider-ms N]` prints `listening on http://ADDR`
-//! (`instant`: a provider in process that answers at once, for `make bench`). With `--pause-after-provider-ms` each
+//! [--pause-after-provider-ms N] [--provider-dedups]` prints `listening on
+//! http://ADDR` (`instant`: a provider in process that answers at once, for
+//! `make bench`). `--provider-dedups`: the provider deduplicates by the key
+//! it is given (both providers here do), so each order makes one durable
+//! commit instead of two. With `--pause-after-provider-ms` each
 //! order waits that long between the provider's answer and the commit, after
 //! printing `provider answered KEY`: the window a `kill -9` is aimed at.
 
@@ -312,6 +315,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let provider = Provider::new(&need("--provider")?)?;
     let secret = Fingerprinter::new(need("--secret")?.as_bytes())?;
     let idem = Idempotency::new("POST /orders", store, secret);
+    let idem = match args.iter().any(|a| a == "--provider-dedups") {
+        true => idem.provider_deduplicates(),
+        false => idem,
+    };
     tokio::spawn(
         idem.clone()
             .reaper(AskProvider(provider.clone()), timing.lock_timeout() / 2),

@@ -21,7 +21,7 @@ use crate::model::{
 use crate::store::{StoreError, StoreResult};
 
 /// Columns [`key_row`] reads, then the database's clock.
-fn select_row(lock: &str) -> String {
+pub(super) fn select_row(lock: &str) -> String {
     format!(
         "SELECT fingerprint, reservation, state, locked_at, expires_at,
                 response_status, response_type, response_body, response_headers, {NOW_MS}, route
@@ -32,7 +32,7 @@ fn select_row(lock: &str) -> String {
 /// Reads `response_status, response_type, response_body, response_headers`
 /// from `r`, starting at column `first`: `None` unless the first three are
 /// set (only a `done` key has them).
-fn stored_response(r: &Row, first: usize) -> StoreResult<Option<StoredResponse>> {
+pub(super) fn stored_response(r: &Row, first: usize) -> StoreResult<Option<StoredResponse>> {
     let status: Option<i32> = r.try_get(first).map_err(StoreError::from)?;
     let ctype: Option<String> = r.try_get(first + 1).map_err(StoreError::from)?;
     let body: Option<Vec<u8>> = r.try_get(first + 2).map_err(StoreError::from)?;
@@ -49,7 +49,7 @@ fn stored_response(r: &Row, first: usize) -> StoreResult<Option<StoredResponse>>
 }
 
 /// The row and the database's clock.
-fn key_row(r: &Row) -> StoreResult<(KeyRow, i64)> {
+pub(super) fn key_row(r: &Row) -> StoreResult<(KeyRow, i64)> {
     let state: String = r.try_get(2)?;
     let done = stored_response(r, 5)?;
     Ok((
@@ -237,25 +237,32 @@ pub async fn complete<W: PgCommit>(
             "the application's write found this operation already recorded"
         );
     }
-    let stmt = tx
+    let row = completion_row(tx, customer, key, &lock.reservation).await?;
+    // Still this request's (the write found its operation recorded): lost.
+    Ok(completion(row, lock).unwrap_or(Completed::LockLost))
+}
+
+/// The key's row of operation `reservation`, as phase 3 judges it.
+pub(super) async fn completion_row(
+    c: &impl GenericClient,
+    customer: &str,
+    key: &str,
+    reservation: &str,
+) -> StoreResult<Option<CompletionRow>> {
+    let stmt = c
         .prepare_cached(
             "SELECT state, lock_owner, response_status, response_type, response_body, response_headers
              FROM idempotency_keys WHERE customer = $1 AND idem_key = $2 AND reservation = $3",
         )
         .await?;
-    let row = tx
-        .query_opt(&stmt, &[&customer, &key, &lock.reservation])
-        .await?;
-    let row = match row {
-        Some(r) => Some(CompletionRow {
-            done: r.try_get::<_, String>(0)? == "done",
-            owner: r.try_get(1)?,
-            stored: stored_response(&r, 2)?,
-        }),
-        None => None,
+    let Some(r) = c.query_opt(&stmt, &[&customer, &key, &reservation]).await? else {
+        return Ok(None);
     };
-    // Still this request's (the write found its operation recorded): lost.
-    Ok(completion(row, lock).unwrap_or(Completed::LockLost))
+    Ok(Some(CompletionRow {
+        done: r.try_get::<_, String>(0)? == "done",
+        owner: r.try_get(1)?,
+        stored: stored_response(&r, 2)?,
+    }))
 }
 
 /// Gives up a lock (the reservation is kept).

@@ -13,7 +13,12 @@
 //! statement whose caller gave up does not run on in a connection back in
 //! the pool. A database that is down, restarting or stuck is then
 //! [`StoreError::Unavailable`] (503 with `Retry-After`), never a hang.
+//!
+//! In the one-commit mode a running operation holds one pooled connection
+//! from phase 1 to phase 3 (its transaction's advisory lock is the key's
+//! lock): size the pool for the operations in flight.
 
+mod held;
 mod keys;
 mod migrate;
 pub mod schema;
@@ -31,6 +36,7 @@ use tokio_postgres::NoTls;
 pub use self::migrate::migrate;
 pub use self::settings::PgSettings;
 use crate::error::Error;
+use crate::hold::Hold;
 use crate::migrations::Migration;
 use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey};
 use crate::store::{
@@ -289,6 +295,10 @@ impl<W: PgCommit> KeyStore<W> for PgKeys {
             reserve,
         ))
         .await
+    }
+
+    async fn hold(&self, req: &KeyRequest) -> StoreResult<Hold<W>> {
+        held::hold(self.pool.clone(), req.clone(), self.timing, self.op_timeout).await
     }
 
     async fn complete(

@@ -17,6 +17,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::migrations::Migration;
+use crate::sqlite::holds::Holds;
 use crate::sqlite::migrate::migrate;
 use crate::sqlite::writer::Writer;
 use crate::store::{StoreError, StoreResult};
@@ -38,6 +39,8 @@ pub struct Database {
     path: Arc<PathBuf>,
     writer: Writer,
     readers: Arc<Mutex<Vec<Connection>>>,
+    /// The keys this process's requests hold in the one-commit mode.
+    holds: Holds,
 }
 
 fn open_conn(path: &Path) -> rusqlite::Result<Connection> {
@@ -85,7 +88,13 @@ impl Database {
             path: Arc::new(path.to_path_buf()),
             writer: Writer::start(conn, name)?,
             readers: Arc::new(Mutex::new(Vec::new())),
+            holds: Holds::default(),
         })
+    }
+
+    /// The keys this process's requests hold in the one-commit mode.
+    pub(crate) fn holds(&self) -> &Holds {
+        &self.holds
     }
 
     /// Runs `f` with the writer connection, in the writer's next batch (see

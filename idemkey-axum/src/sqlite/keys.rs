@@ -60,6 +60,19 @@ fn key_row(conn: &Connection, customer: &str, key: &str) -> rusqlite::Result<Opt
     .optional()
 }
 
+/// The one-commit mode's read of a key this process holds, on a reader
+/// connection: `None` when the request runs a new operation
+/// ([`held`](crate::model::held)).
+pub fn held(
+    conn: &Connection,
+    req: &KeyRequest,
+    now: i64,
+    lock_ms: i64,
+) -> rusqlite::Result<Option<Lookup>> {
+    let row = key_row(conn, &req.customer, &req.key)?;
+    Ok(model::held(row, req, now, lock_ms))
+}
+
 /// The read-only look-up, on a reader connection (WAL: beside the writer).
 pub fn lookup(
     conn: &Connection,
@@ -155,29 +168,13 @@ pub fn complete<W: SqliteCommit>(
     write: W,
 ) -> rusqlite::Result<Completed> {
     conn.prepare_cached("SAVEPOINT complete")?.execute([])?;
-    let row = conn
-        .prepare_cached(
-            "SELECT state, lock_owner, response_status, response_type, response_body, response_headers
-             FROM idempotency_keys WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3",
-        )?
-        .query_row(params![customer, key, lock.reservation], |r| {
-            Ok(CompletionRow {
-                done: r.get::<_, String>(0)? == "done",
-                owner: r.get(1)?,
-                stored: stored_response(r, 2)?,
-            })
-        })
-        .optional()?;
-    if let Some(answer) = completion(row, lock) {
+    if let Some(answer) = completion(
+        completion_row(conn, customer, key, &lock.reservation)?,
+        lock,
+    ) {
         return Ok(answer);
     }
-    let written = write.write(conn)?;
-    let Some(response) = written.response else {
-        conn.prepare_cached("ROLLBACK TO complete")?.execute([])?;
-        tracing::error!(
-            key,
-            "the application's write found this operation already recorded"
-        );
+    let Some((response, record_id)) = app_write(conn, key, write)? else {
         return Ok(Completed::LockLost);
     };
     conn.prepare_cached(
@@ -192,10 +189,109 @@ pub fn complete<W: SqliteCommit>(
         response.status,
         response.content_type,
         response.body,
-        written.record_id,
+        record_id,
         response.headers_text()
     ])?;
     Ok(Completed::Stored(response))
+}
+
+/// The one-commit mode's phase 3, for a key this process holds: the
+/// application's write and the key's row, done under `operation_id`, in one
+/// savepoint (as [`complete`]), where the key has no row or an expired done
+/// one. A row that appeared meanwhile is answered as [`complete`] answers it.
+pub fn complete_held<W: SqliteCommit>(
+    conn: &mut Connection,
+    req: &KeyRequest,
+    operation_id: &str,
+    now: i64,
+    ttl_ms: i64,
+    write: W,
+) -> rusqlite::Result<Completed> {
+    conn.prepare_cached("SAVEPOINT complete")?.execute([])?;
+    let Some((response, record_id)) = app_write(conn, &req.key, write)? else {
+        return Ok(Completed::LockLost);
+    };
+    let n = conn
+        .prepare_cached(
+            "INSERT INTO idempotency_keys
+                 (customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at,
+                  expires_at, route, response_status, response_type, response_body, charge_id, response_headers)
+             VALUES (?1, ?2, ?3, ?4, 'done', '', 0, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+             ON CONFLICT (customer, idem_key) DO UPDATE SET
+                 fingerprint = excluded.fingerprint, reservation = excluded.reservation, state = 'done',
+                 lock_owner = '', locked_at = 0, created_at = excluded.created_at,
+                 expires_at = excluded.expires_at, route = excluded.route,
+                 response_status = excluded.response_status, response_type = excluded.response_type,
+                 response_body = excluded.response_body, charge_id = excluded.charge_id,
+                 response_headers = excluded.response_headers
+             WHERE idempotency_keys.state = 'done' AND idempotency_keys.expires_at <= ?5",
+        )?
+        .execute(params![
+            req.customer,
+            req.key,
+            req.fingerprint,
+            operation_id,
+            now,
+            now + ttl_ms,
+            req.route,
+            response.status,
+            response.content_type,
+            response.body,
+            record_id,
+            response.headers_text()
+        ])?;
+    if n == 1 {
+        return Ok(Completed::Stored(response));
+    }
+    conn.prepare_cached("ROLLBACK TO complete")?.execute([])?;
+    let lock = Lock {
+        reservation: operation_id.to_string(),
+        owner: String::new(),
+        recovered: false,
+    };
+    let row = completion_row(conn, &req.customer, &req.key, operation_id)?;
+    Ok(completion(row, &lock).unwrap_or(Completed::LockLost))
+}
+
+/// The key's row of operation `reservation`, as phase 3 judges it.
+fn completion_row(
+    conn: &Connection,
+    customer: &str,
+    key: &str,
+    reservation: &str,
+) -> rusqlite::Result<Option<CompletionRow>> {
+    conn.prepare_cached(
+        "SELECT state, lock_owner, response_status, response_type, response_body, response_headers
+         FROM idempotency_keys WHERE customer = ?1 AND idem_key = ?2 AND reservation = ?3",
+    )?
+    .query_row(params![customer, key, reservation], |r| {
+        Ok(CompletionRow {
+            done: r.get::<_, String>(0)? == "done",
+            owner: r.get(1)?,
+            stored: stored_response(r, 2)?,
+        })
+    })
+    .optional()
+}
+
+/// The application's write, inside the savepoint `complete`: the response to
+/// store and its record id, or `None` (the savepoint rolled back) when the
+/// write found its operation already recorded.
+fn app_write<W: SqliteCommit>(
+    conn: &mut Connection,
+    key: &str,
+    write: W,
+) -> rusqlite::Result<Option<(StoredResponse, Option<String>)>> {
+    let written = write.write(conn)?;
+    let Some(response) = written.response else {
+        conn.prepare_cached("ROLLBACK TO complete")?.execute([])?;
+        tracing::error!(
+            key,
+            "the application's write found this operation already recorded"
+        );
+        return Ok(None);
+    };
+    Ok(Some((response, written.record_id)))
 }
 
 /// Gives up a lock (the reservation is kept).

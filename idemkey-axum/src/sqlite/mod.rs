@@ -7,9 +7,12 @@
 //! reader thread to every new request); a key that has a row is then looked
 //! up on reader connections beside the writer. The application's write of
 //! phase 3 runs on the writer, inside the savepoint that stores the
-//! response.
+//! response. In the one-commit mode a key is held in this process's memory
+//! (one process per file) and has no row until that savepoint writes it.
 
 mod database;
+mod held;
+mod holds;
 mod keys;
 mod migrate;
 mod writer;
@@ -18,6 +21,7 @@ use async_trait::async_trait;
 use rusqlite::Connection;
 
 pub use self::database::Database;
+use crate::hold::Hold;
 use crate::ids::now_ms;
 use crate::migrations::Migration;
 use crate::model::{Completed, KeyRequest, Lock, Lookup, Reserved, StaleKey};
@@ -179,6 +183,25 @@ impl<W: SqliteCommit> KeyStore<W> for SqliteKeys {
                 .await
         };
         reserve_to_the_end::<_, W, _, _>(self, req, |lock| lock, reserve).await
+    }
+
+    async fn hold(&self, req: &KeyRequest) -> StoreResult<Hold<W>> {
+        let Some(holding) = self.db.holds().take(&req.customer, &req.key) else {
+            return Ok(Hold::Answered(Lookup::InProgress));
+        };
+        let (r, lock_ms) = (req.clone(), self.timing.lock_ms());
+        let found = self
+            .db
+            .read(move |conn| keys::held(conn, &r, now_ms(), lock_ms))
+            .await?;
+        Ok(match found {
+            Some(found) => Hold::Answered(found),
+            None => Hold::Proceed(Box::new(held::SqliteHeld {
+                db: self.db.clone(),
+                ttl_ms: self.timing.ttl_ms(),
+                holding,
+            })),
+        })
     }
 
     async fn complete(
