@@ -71,18 +71,22 @@ tool-apt:
 	if [ "$$n" -ne $(words $(APT_PACKAGES)) ]; then \
 	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(APT_PACKAGES); fi
 
-# geckodriver is compiled without optimisation (opt-level 0; cargo install's release profile
-# otherwise): in a test run it relays WebDriver commands to Firefox, which does the work.
-# Compiled side by side under the same load here, the install took 220 s of CPU (196 user +
-# 23 sys) against 434 s at opt-level 3; tests/csp and tests/pages in Firefox, run side by
-# side with each build, took the same time within 2 %.
+# geckodriver and wasm-pack are compiled without optimisation (opt-level 0; cargo install's
+# release profile otherwise): in a test run they hand the work on (WebDriver commands to
+# Firefox; cargo, wasm-bindgen and wasm-opt), which does not wait on their own code. Each
+# compiled twice side by side under the same load here: geckodriver took 220 s of CPU (196
+# user + 23 sys) against 434 s at opt-level 3, wasm-pack 138 s against 352 s. With either
+# build, tests/csp and tests/pages in Firefox took the same time within 2 %, and `make
+# build` the same 8 to 12 s for the same bytes. wasm-bindgen-cli keeps opt-level 3: it
+# rewrites each of the browser tests' binaries, for each engine.
+UNOPTIMISED_TOOL := CARGO_PROFILE_RELEASE_OPT_LEVEL=0
 tool-geckodriver:
 	@command -v geckodriver >/dev/null && geckodriver --version | grep -q '$(GECKODRIVER_VERSION)' \
-	  || CARGO_PROFILE_RELEASE_OPT_LEVEL=0 cargo install --locked geckodriver --version $(GECKODRIVER_VERSION)
+	  || $(UNOPTIMISED_TOOL) cargo install --locked geckodriver --version $(GECKODRIVER_VERSION)
 
 tool-wasm-pack:
 	@command -v wasm-pack >/dev/null && wasm-pack --version | grep -q '$(WASM_PACK_VERSION)' \
-	  || cargo install --locked wasm-pack --version $(WASM_PACK_VERSION)
+	  || $(UNOPTIMISED_TOOL) cargo install --locked wasm-pack --version $(WASM_PACK_VERSION)
 
 tool-twiggy:
 	@command -v twiggy >/dev/null && twiggy --version | grep -q '$(TWIGGY_VERSION)' \
