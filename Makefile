@@ -31,7 +31,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 VERSION := $(shell sed -n '/^\[package\]/,/^\[/{s/^version *= *"\([^"]*\)".*/\1/p}' Cargo.toml | head -n1)
 
 .PHONY: help tools tool-rust tool-wasm-pack tool-wasm-bindgen tool-geckodriver tool-twiggy tool-apt tool-node tool-npm \
-        build server demo verify test-release test test-host test-backend tool-npm-examples test-wasm test-e2e test-pages test-csp test-consumer test-storm storm test-chaos chaos pack bench bench-crate clean cluster \
+        build server test-server demo verify test-release test test-host test-backend tool-npm-examples test-wasm test-e2e test-pages test-csp test-consumer test-storm storm test-chaos chaos pack bench bench-crate clean cluster \
         fuzz tool-cargo-fuzz test-sim sim tool-npm-conformance test-conformance conformance \
         publish-check-axum
 
@@ -72,13 +72,22 @@ tool-apt:
 	if [ "$$n" -ne $(words $(APT_PACKAGES)) ]; then \
 	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(APT_PACKAGES); fi
 
+# geckodriver and wasm-pack are compiled without optimisation (opt-level 0; cargo install's
+# release profile otherwise): in a test run they hand the work on (WebDriver commands to
+# Firefox; cargo, wasm-bindgen and wasm-opt), which does not wait on their own code. Each
+# compiled twice side by side under the same load here: geckodriver took 220 s of CPU (196
+# user + 23 sys) against 434 s at opt-level 3, wasm-pack 138 s against 352 s. With either
+# build, tests/csp and tests/pages in Firefox took the same time within 2 %, and `make
+# build` the same 8 to 12 s for the same bytes. wasm-bindgen-cli keeps opt-level 3: it
+# rewrites each of the browser tests' binaries, for each engine.
+UNOPTIMISED_TOOL := CARGO_PROFILE_RELEASE_OPT_LEVEL=0
 tool-geckodriver:
 	@command -v geckodriver >/dev/null && geckodriver --version | grep -q '$(GECKODRIVER_VERSION)' \
-	  || cargo install --locked geckodriver --version $(GECKODRIVER_VERSION)
+	  || $(UNOPTIMISED_TOOL) cargo install --locked geckodriver --version $(GECKODRIVER_VERSION)
 
 tool-wasm-pack:
 	@command -v wasm-pack >/dev/null && wasm-pack --version | grep -q '$(WASM_PACK_VERSION)' \
-	  || cargo install --locked wasm-pack --version $(WASM_PACK_VERSION)
+	  || $(UNOPTIMISED_TOOL) cargo install --locked wasm-pack --version $(WASM_PACK_VERSION)
 
 tool-twiggy:
 	@command -v twiggy >/dev/null && twiggy --version | grep -q '$(TWIGGY_VERSION)' \
@@ -174,23 +183,37 @@ cluster: build server
 	bash scripts/cluster.sh $(DEMO_ADDR) "$(DEMO_CSP)"
 
 ## ---- tests ----
+# The server the suites run (IDEMKEY_SERVER): the debug binary that `cargo test --workspace`
+# builds for the server's own tests, the same command test-host runs, so that make test
+# compiles the workspace's dependencies once. The release build of the server compiled
+# all of them again, the bundled SQLite among them (139 crates: 491 s of CPU here, as
+# much as the whole debug build of the workspace's tests, 481 s); `make demo`, `make server`,
+# `make chaos`, `make storm` and the benchmarks keep the release build.
+TEST_SERVER := $(CURDIR)/target/debug/idemkey-server
+test-server: tool-rust
+	cargo test --workspace --no-run
+
+test-backend test-wasm test-e2e test-pages test-csp test-release test-consumer test-storm test-chaos \
+  test-conformance: export IDEMKEY_SERVER := $(TEST_SERVER)
+
 test: tools test-promises test-host test-backend test-sim test-wasm test-e2e test-pages test-csp test-release test-consumer test-storm test-chaos test-conformance
 	@echo "make test: all suites passed"
 
 # Host tests, and no import circles between the files of the client and of the simulator
-# (scripts/circles.mjs).
-# The example shop runs in test-backend.
-test-host: tool-node
-	cargo test --workspace --exclude idemkey-example-orders
+# (scripts/circles.mjs). The example shop's tests run here too (PostgreSQL: tool-apt): built
+# on its own (`-p`), its dependencies took other features (tokio's, serde's) and 20 of
+# them were compiled a second time.
+test-host: tool-node tool-apt
+	cargo test --workspace
 	node scripts/circles.mjs src sim/src
 
-# The axum shop on idemkey-axum (examples/axum-orders/): built, killed with kill -9 between
-# the provider's answer and its commit, on SQLite and on a PostgreSQL the test starts; then
-# docs/backend-crate.md's code blocks against its files, and the module built in pkg/ paying
-# at the shop's binaries cargo test just built, in Chromium: a double-click and a reload
-# mid-payment, one order and one payment each (tests/backend/browser.test.mjs, about 10 s).
-test-backend: build tool-node tool-apt tool-npm
-	cargo test -p idemkey-example-orders
+# The axum shop on idemkey-axum (examples/axum-orders/; its cargo tests, run by test-host,
+# kill it with kill -9 between the provider's answer and its commit, on SQLite and on a
+# PostgreSQL the test starts): docs/backend-crate.md's code blocks against its files, and
+# the module built in pkg/ paying at the shop's debug binaries (test-server builds them), in
+# Chromium: a double-click and a reload mid-payment, one order and one payment each
+# (tests/backend/browser.test.mjs, about 10 s).
+test-backend: build test-server tool-node tool-apt tool-npm
 	node --test tests/backend/
 	cargo package --no-verify --allow-dirty -p idemkey-axum
 
@@ -233,11 +256,11 @@ test-promises: tool-node
 	node scripts/links.mjs
 
 # The browser tests run the package `make build` writes to pkg/ (scripts/wasm-test.sh).
-test-wasm: build tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver
+test-wasm: build test-server tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver
 	bash scripts/wasm-test.sh
 
 # The same scenarios in Chromium (playwright-core), then in WebKit through WebDriver.
-test-e2e: build server tool-npm
+test-e2e: build test-server tool-npm
 	node --test --test-concurrency=1 tests/e2e/
 	IDEMKEY_E2E_BROWSER=webkit node --test --test-concurrency=1 tests/e2e/
 
@@ -250,12 +273,12 @@ test-e2e: build server tool-npm
 # WebDriver, WebKit's under xvfb-run). finish() and reset() with localStorage full of the
 # shop's data (10 times a case, the same three engines); and a tab stopped by the debugger
 # while another tab pays (Chromium).
-test-pages: build server tool-npm tool-apt tool-geckodriver
+test-pages: build test-server tool-npm tool-apt tool-geckodriver
 	node --test --test-concurrency=1 tests/pages/
 
 # The strict-CSP checkout, the refused and the tampered wasm, and SRI, in Chromium, Firefox and
 # WebKit (W3C WebDriver; WebKit's under xvfb-run).
-test-csp: build server tool-npm tool-apt tool-geckodriver
+test-csp: build test-server tool-npm tool-apt tool-geckodriver
 	node --test --test-concurrency=1 tests/csp/
 
 # The release as a security team checks it: the package built a second time from a clean clone
@@ -267,11 +290,11 @@ test-csp: build server tool-npm tool-apt tool-geckodriver
 # 205 s in all, of which the second build took 106 to 151 s (61 to 86 s of CPU: the wasm's crates,
 # core and alloc, and the procedural macros, in a target/ of its own; the downloaded crates,
 # under another CARGO_HOME path, and node_modules/ are shared) and tests/release/ 17 s.
-test-release: pack server tool-npm
+test-release: pack test-server tool-npm
 	bash scripts/verify.sh pkg/idemkey-$(VERSION).tgz
 	node --test --test-concurrency=1 tests/release/
 
-test-consumer: build server tool-npm tool-npm-examples
+test-consumer: build test-server tool-npm tool-npm-examples
 	bash tests/consumer/run.sh
 
 # The chaos suite (tests/chaos/run.mjs): SEED repeats a run's plan (each run prints its
@@ -291,7 +314,7 @@ CLUSTER ?=
 BROWSER ?= chromium
 # make chaos only: every checkout makes this move (tests/chaos/plan.mjs), instead of drawn ones.
 MOVE ?=
-test-chaos: build server tool-npm
+test-chaos: build test-server tool-npm
 	CLUSTER='$(CLUSTER)' CHECKOUTS=$${CHECKOUTS:-$(CHAOS_CHECKOUTS)} node tests/chaos/run.mjs
 	node --test tests/chaos/windows.test.mjs
 	BROWSER=webkit CLUSTER='$(CLUSTER)' CHECKOUTS=$(WEBKIT_CHAOS_CHECKOUTS) node tests/chaos/run.mjs
@@ -299,12 +322,12 @@ test-chaos: build server tool-npm
 chaos: build server tool-npm
 	BROWSER='$(BROWSER)' CLUSTER='$(CLUSTER)' MOVE='$(MOVE)' CHECKOUTS=$${CHECKOUTS:-1000} node tests/chaos/run.mjs
 
-# The bad-input storm against the release server (raw sockets, seeded): 2,000 requests
-# on SQLite, then 2,000 on a PostgreSQL the storm starts (about 15 s each, most of it
-# waiting out the server's 10 s timeouts; the fd-limit phase runs with the first);
-# `make storm` sends 20,000 with more slowloris connections held. STORM_SEED replays a run.
+# The bad-input storm against the server (raw sockets, seeded): 2,000 requests on SQLite,
+# then 2,000 on a PostgreSQL the storm starts (about 15 s each, most of it waiting out the
+# server's 10 s timeouts; the fd-limit phase runs with the first); `make storm` sends
+# 20,000, with more slowloris connections held, to the release build. STORM_SEED replays a run.
 STORM_SEED ?= 1
-test-storm: server tool-node tool-apt
+test-storm: test-server tool-node tool-apt
 	node tests/storm/run.mjs --requests 2000 --seed $(STORM_SEED)
 	node tests/storm/run.mjs --requests 2000 --seed $(STORM_SEED) --store postgres --skip-fd-limit
 
@@ -320,7 +343,7 @@ conformance/fixtures/express-idempotency/node_modules/.package-lock.json: \
 	cd conformance/fixtures/express-idempotency && npm ci --no-audit --no-fund
 	@touch $@
 
-test-conformance: server tool-node tool-npm-conformance
+test-conformance: test-server tool-node tool-npm-conformance
 	node --test conformance/test/
 
 # make conformance URL=https://staging.example/api/charges ARGS='-H "Authorization: Bearer ..." --ledger ...'

@@ -2,9 +2,10 @@
 # Browser tests of the idemkey crate (tests/*.rs, wasm-bindgen-test) in headless Chromium,
 # headless Firefox ESR and WebKit (WebKitGTK's MiniBrowser, driven by Debian's
 # WebKitWebDriver in a virtual X display: it has no headless mode), against the real
-# reference server, which this script builds, starts and always stops. Extra arguments go
-# to `wasm-pack test` (e.g. `--test web_submit`); IDEMKEY_BROWSERS="chrome" (or
-# "firefox", "webkit", or any of them) runs those browsers only.
+# reference server, which this script starts and always stops (IDEMKEY_SERVER names the
+# binary; without it the script builds one). Extra arguments go to `wasm-pack test` (e.g.
+# `--test web_submit`); IDEMKEY_BROWSERS="chrome" (or "firefox", "webkit", or any of
+# them) runs those browsers only.
 # The tests run the package in pkg/ as `make build` leaves it (tests/support/page.js imports
 # pkg/idemkey.js, which the test runner serves from this directory, and its init() loads
 # idemkey_bg.wasm from beside it): run `make build` first (`make test-wasm` does).
@@ -37,7 +38,13 @@ if [ -n "$stale" ]; then
   exit 1
 fi
 
-cargo build -p idemkey-server
+# IDEMKEY_SERVER: a server binary already built (make test-wasm passes the one the host tests
+# built); without it, this script builds the debug one.
+server="${IDEMKEY_SERVER:-}"
+if [ -z "$server" ]; then
+  cargo build -p idemkey-server
+  server="$target/debug/idemkey-server"
+fi
 
 tmp="$(mktemp -d)"
 server_pid=""
@@ -50,7 +57,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-"$target/debug/idemkey-server" --addr 127.0.0.1:0 --db "$tmp/t.db" --faults --cors \
+"$server" --addr 127.0.0.1:0 --db "$tmp/t.db" --faults --cors \
   --provider-latency-ms 50 --lock-timeout 2s >"$tmp/out" 2>"$tmp/err" &
 server_pid=$!
 

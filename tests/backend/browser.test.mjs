@@ -18,7 +18,7 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { ROOT, launchChromium, mustExist } from "../support/reference.mjs";
 
-// Built by `cargo test -p idemkey-example-orders`, which make test-backend runs first.
+// Built by `cargo test --workspace` (make test-backend builds them first: make test-server).
 const BIN = path.join(ROOT, "target", "debug");
 // Long enough for a second click, or a reload, to land while the first request is at the shop.
 const PAUSE_MS = 1500;
@@ -26,7 +26,7 @@ const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "applic
 
 /** Starts `bin` with `args`; resolves once it prints its address. `lines` gets every stdout line. */
 function start(bin, args, lines = () => {}) {
-  mustExist(bin, "build it with `cargo test -p idemkey-example-orders` (make test-backend)");
+  mustExist(bin, "build it with `cargo test --workspace --no-run` (make test-server)");
   const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d) => { stderr = (stderr + d).slice(-4000); });
