@@ -28,7 +28,7 @@ impl<H: Host> Scope<H> {
             return self.abandon(Some(text));
         };
         self.abandon(Some(&mark.key));
-        if !holds(&self.ended(), &mark) {
+        if !holds(&self.marks_of(Some(&mark.key)), &mark) {
             // Where this page's storage refuses it, the page that ended it was told.
             let _ = self.end(mark.clone());
         }

@@ -14,13 +14,24 @@ impl<H: Host> Scope<H> {
     /// The stored marks of every backend, as one text: each mark's own entry (not those of
     /// a scope whose name goes on after a `:`, whose entries start the same), and the one
     /// entry an earlier release kept them all in.
-    #[inline(never)]
     pub(super) fn ended(&mut self) -> String {
+        self.marks_of(None)
+    }
+
+    /// [`Scope::ended`], or with `key`, only what ends that key: its mark's own entry and
+    /// the earlier release's, read directly rather than by listing every key of every
+    /// backend (which [`Scope::live`] would do before every try and for every copy another
+    /// tab posts).
+    #[inline(never)]
+    pub(super) fn marks_of(&mut self, key: Option<&str>) -> String {
         let old = ended_key(&self.opts.namespace, &self.opts.scope);
         let prefix = old.clone() + ":";
         let mut all = String::new();
         for kind in ALL {
-            let mut at = self.host.storage_keys(kind, &prefix);
+            let mut at = match key {
+                Some(k) => vec![prefix.clone() + k],
+                None => self.host.storage_keys(kind, &prefix),
+            };
             at.retain(|k| k.as_bytes()[prefix.len()..].iter().all(|&b| b != b':'));
             at.push(old.clone());
             for k in at {
@@ -37,7 +48,7 @@ impl<H: Host> Scope<H> {
     #[inline(never)]
     pub(super) fn live(&mut self, rec: Option<Record>) -> Option<Record> {
         let rec = rec?;
-        (!covers(&self.ended(), &rec)).then_some(rec)
+        (!covers(&self.marks_of(Some(&rec.key)), &rec)).then_some(rec)
     }
 
     /// Ends the attempt of `mark` for every later reader, in this page or any other: the
