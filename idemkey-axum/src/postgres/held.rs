@@ -91,7 +91,12 @@ async fn run<W: PgCommit>(
     };
     let (commit, over_row) = match bounded_by(limit, read(&tx, &req, timing.lock_ms())).await {
         Err(e) => return drop(answer.send(Err(e))),
-        Ok(Found::Answered(found)) => return drop(answer.send(Ok(Hold::Answered(found)))),
+        Ok(Found::Answered(found)) => {
+            // The lock goes with the transaction: let go of it before answering, or the
+            // caller's next request of this key, sent at once, can find it still held.
+            let _ = tx.rollback().await;
+            return drop(answer.send(Ok(Hold::Answered(found))));
+        }
         Ok(Found::New { row }) => {
             let (commit, to_commit) = oneshot::channel();
             if answer
