@@ -55,11 +55,13 @@ export const EXAMPLES = {
     "examples/vue/index.html", "examples/vue/main.js", "examples/vue/PayForm.vue", "examples/vue/vite.config.js",
     "examples/svelte/index.html", "examples/svelte/main.js", "examples/svelte/PayForm.svelte",
     "examples/svelte/vite.config.js"],
-  // The axum shop on idemkey-axum: built and run, killed with kill -9 between its phases, by
-  // make test-backend (cargo test -p idemkey-example-orders); docs/backend-crate.md quotes it.
+  // The axum shop on idemkey-axum: built and run, killed with kill -9 between its phases, in
+  // both of the crate's modes, by make test-host's cargo test --workspace (its tests and the
+  // helpers they share); docs/backend-crate.md quotes it.
   backend: ["examples/axum-orders/Cargo.toml", "examples/axum-orders/src/main.rs",
     "examples/axum-orders/src/provider.rs", "examples/axum-orders/src/bin/provider.rs",
-    "examples/axum-orders/tests/kill9.rs"],
+    "examples/axum-orders/tests/kill9.rs", "examples/axum-orders/tests/kill9_dedup.rs",
+    "examples/axum-orders/tests/common/mod.rs"],
 };
 
 /** A fresh directory with the tarball `npm install`ed (offline: it has no dependencies),
