@@ -163,6 +163,10 @@ function showTabNote(text) {
 // ---------------------------------------------------------------- paying
 function pay(source) {
   if (!checkout) return;
+  if (!run && follow(store.get(cartSlot))) {
+    return setOutcome('#outcome', 'info', 'Another tab finished that order.',
+      'This tab now shows the new order that tab started. Nothing was sent.');
+  }
   if (cartView.card.length < 12) {
     const err = $('#card-error');
     err.textContent = 'Enter a card number, or pick one of the test cards.';
@@ -229,9 +233,13 @@ $('#move-tab').addEventListener('click', () => {
 $('#move-new').addEventListener('click', () => {
   if (run) return setOutcome('#outcome', 'info', 'One moment.', 'Wait for the payment in flight to finish before starting a new order.');
   const was = checkout.state;
-  checkout.finish();
+  // The other tabs hear of the next order before the module tells them this one ended: a
+  // tab still showing the paid order after its checkout heard of finish() would pay it
+  // again under the new key.
   cart = newCartId();
   store.set(cartSlot, cart);
+  orders.postMessage(cart);
+  checkout.finish();
   cartView.reload();
   $('#tab-note').hidden = true;
   openCheckout();
@@ -254,15 +262,23 @@ $('#move-reset').addEventListener('click', () => {
 });
 
 // ---------------------------------------------------------------- other tabs
+// Another tab started a new order: follow it. Told on a channel of the demo's own, posted
+// before that tab's finish() (localStorage's event can reach this tab well after the
+// module's notice: over a second in WebKit), and by localStorage's event.
+const orders = new BroadcastChannel(`${NS}:orders:${customer}`);
+orders.onmessage = (ev) => follow(ev.data);
+function follow(next) {
+  if (typeof next !== 'string' || !next || next === cart) return false;
+  cart = next;
+  cartView.reload();
+  openCheckout();
+  showTabNote('Another tab started a new order; this tab follows it.');
+  return true;
+}
+
 window.addEventListener('storage', (ev) => {
-  if (ev.key === cartSlot && ev.newValue && ev.newValue !== cart) {
-    cart = ev.newValue;                         // another tab started a new order: follow it
-    cartView.reload();
-    openCheckout();
-    showTabNote('Another tab started a new order; this tab follows it.');
-  } else if (ev.key === draftSlot()) {
-    cartView.reload();
-  }
+  if (ev.key === cartSlot) follow(ev.newValue);
+  else if (ev.key === draftSlot()) cartView.reload();
   // Let the module apply the change first, then read its state.
   setTimeout(() => { renderAttempt(); ledger.refresh(); }, 30);
 });

@@ -279,11 +279,15 @@ function receiptRoute(cart) {
   return true;
 }
 
-/** Pay in a tab that still shows the order `cart` (true), or not at all (false). Runs in the page. */
+/**
+ * Pay in a tab that still shows the order `cart`, or not at all (null); what the tab showed
+ * when it did (its key and state). Runs in the page.
+ */
 function payIfShowing(cart) {
-  if (document.getElementById('cart-id').textContent.trim() !== cart) return false;
+  if (document.getElementById('cart-id').textContent.trim() !== cart) return null;
+  const shown = { key: document.getElementById('key').textContent, state: document.getElementById('state').dataset.state };
   document.getElementById('pay').click();
-  return true;
+  return shown;
 }
 
 /**
@@ -306,7 +310,8 @@ async function tabThenReceipt({ rec, tab1, open, pageUrl, gate }, p) {
   await nextPost(rec, sent);
   await sleep(p.lagMs);
   const pressed2 = await tab2.page.evaluate(payIfShowing, order.cart);
-  if (!pressed2) rec.notes.push('tab 2 came too late: the order had moved on');
+  rec.notes.push(pressed2 ? `tab 2 pressed Pay showing key ${pressed2.key.slice(0, 8)}, ${pressed2.state}`
+    : 'tab 2 came too late: the order had moved on');
   await Promise.all([tab1.settled(seq1, PRESS_MS), pressed2 && tab2.settled(seq2, PRESS_MS)]);
   return order;
 }

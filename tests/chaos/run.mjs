@@ -232,6 +232,7 @@ function report(cfg, records, verdicts, restarts, planned, ms) {
       + ` faults ${JSON.stringify(r.plan.faults.map((f) => `${f.mode}${f.status ? `-${f.status}` : ''}x${f.count}`))}`);
     for (const p of v.problems) console.error(`  ${p}`);
     console.error(`  requests: ${r.posts.map((p) => `${p.tab}:${(p.key || 'no key').slice(0, 8)}`).join(' ')}`);
+    if (r.notes.length) console.error(`  notes: ${r.notes.join('; ')}`);
     console.error(`  outcomes: ${r.outcomes.map((o) => `${o.tab}:${o.kind}${o.status ? `/${o.status}` : ''}${o.reason ? `/${o.reason}` : ''}${o.key ? `:${o.key.slice(0, 8)}` : ''}`).join(' ')}`);
   }
   if (failing.length > 8) console.error(`chaos: ${failing.length - 8} more failing checkouts in target/chaos/report.json`);
