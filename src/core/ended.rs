@@ -135,11 +135,13 @@ pub enum Belongs {
 
 /// The one rule of the ends a submit had not heard of when it was called (the marks not in
 /// `heard`), in whatever order they are read. An end of an attempt that may have been paid
-/// (bound) other than the stored `rec`'s is the end of the attempt the submit was called in,
-/// whose record a later attempt's replaced (a record is replaced only once its attempt has
-/// ended): its answer is lost ([`Belongs::Lost`]). Otherwise an end of `rec`'s attempt,
-/// bound, is it: the record holds the answer ([`Belongs::Ended`]). An end of a key the page
-/// saw fresh, with nothing bound under it, passes the submit on.
+/// (bound) other than the stored `rec`'s is taken for the end of the attempt the submit was
+/// called in, whose record a later attempt's replaced (a record is replaced only once its
+/// attempt has ended): its answer is lost ([`Belongs::Lost`]), even where an end of `rec`'s
+/// attempt is among them too, or the other end is an older one the page heard of late; the
+/// submit then rejects rather than guess which attempt it was called in. Otherwise an end
+/// of `rec`'s attempt, bound, is it: the record holds the answer ([`Belongs::Ended`]). An
+/// end of a key the page saw fresh, with nothing bound under it, passes the submit on.
 pub fn belongs(rec: Option<&Record>, text: &str, heard: &str) -> Belongs {
     let mut found = Belongs::Live;
     for m in marks(text).filter(|m| !names(heard, &m.key)) {

@@ -1,3 +1,7 @@
+//! Host tests of core::ended: marks read back as written, unreadable lines passed over,
+//! the sweep's rule, and which attempt a submit called before an end belongs to, in any
+//! order the marks are read in.
+
 use super::*;
 use crate::core::state::State;
 

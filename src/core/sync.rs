@@ -67,10 +67,11 @@ pub fn on_lock(
 /// store refused, or a record it lost. The mirror is written once the store has committed
 /// (a pending record's as its write is asked for, a submit's final answer just before it),
 /// with the lock held until the store has it, so a late copy in another tab is only ever
-/// older: the same key with a higher `rev`, or a later attempt ([`began_after`]), is news. `rev` 0 marks a copy the store does not hold (written while it
-/// failed, or by a release before it). With nothing stored, a copy with a `rev` was
-/// finished by a tab, unless its outcome is unknown: a key that may have charged is kept
-/// rather than lost to a store that was cleared.
+/// older: the same key with a higher `rev`, or a later attempt ([`began_after`]), is news.
+/// `rev` 0 marks a copy the store does not hold (written while it failed, or by a release
+/// before it). With nothing stored, a copy with a `rev` was finished by a tab, unless its
+/// outcome is unknown: a key that may have charged is kept rather than lost to a store that
+/// was cleared.
 pub fn store_missed(m: &Record, stored: Option<&Record>) -> bool {
     match stored {
         Some(s) if s.key == m.key => m.rev == 0 || m.rev > s.rev,
@@ -116,9 +117,11 @@ pub fn newer(a: &Record, b: &Record) -> bool {
 
 /// Whether attempt `a` began after attempt `b` (another key): the one stored later, by
 /// `rev`, which a new attempt counts on from every record its lock holder read, and which
-/// no clock set back or rounded can reorder. By `createdAt` only where that cannot tell:
-/// a copy IndexedDB does not hold (`rev` 0), or two attempts begun by tabs that could not
-/// read each other's (one `rev`).
+/// no clock set back or rounded can reorder. By `createdAt` only where `rev` cannot tell: a
+/// copy IndexedDB does not hold (`rev` 0), or one count on both. Two attempts begun by tabs
+/// that could not read each other's count on from the same number: the clock decides while
+/// both were stored as often, and once one of them was stored again (its answer, say) the
+/// count takes it for the later one, whichever began first.
 #[inline(never)]
 pub fn began_after(a: &Record, b: &Record) -> bool {
     if a.rev == 0 || b.rev == 0 || a.rev == b.rev {

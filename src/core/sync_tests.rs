@@ -1,3 +1,7 @@
+//! Host tests of core::sync: which record the lock holder goes on from, which copy of
+//! another tab's beats the one shown (by `rev`, and by the clock only where `rev` cannot
+//! tell), and the notices' text.
+
 use super::*;
 use crate::core::state::State;
 

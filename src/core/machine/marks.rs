@@ -54,11 +54,11 @@ impl<H: Host> Scope<H> {
     /// Ends the attempt of `mark` for every later reader, in this page or any other: the
     /// mark is in Web Storage when this returns (moving down the fallback chain where a
     /// backend refuses it, with its event; the marks there before are kept; a mark is an
-    /// entry of its own, so no other page's write, arriving late, takes it away). Whether it is
-    /// where every page that reads the record reads it: in the backend the scope was opened
-    /// for (localStorage, or the tab's sessionStorage without Web Locks), not one further
-    /// down the chain, where an earlier copy of the record in a better backend outlives it
-    /// for the other tabs or the next page.
+    /// entry of its own, so no other page's write, arriving late, takes it away). Returns
+    /// whether it is where every page that reads the record reads it: in the backend the
+    /// scope was opened for (localStorage, or the tab's sessionStorage without Web Locks),
+    /// not one further down the chain, where an earlier copy of the record in a better
+    /// backend outlives it for the other tabs or the next page.
     pub(super) fn end(&mut self, mark: Mark) -> bool {
         let at = ended_key(&self.opts.namespace, &self.opts.scope) + ":" + &mark.key;
         let key = self.rec.key.clone();
