@@ -4,8 +4,9 @@
 //! run; the user's `finish()` or `reset()` (in any tab) ends the current order and begins
 //! the next. Every `submit()` carries the number of the order current when it is called in
 //! its body (a customer who presses Pay again after an `outcome-unknown`, the order of that
-//! submit), so each request and each charge belongs to exactly one order. A submit called
-//! before the order ended belongs to it, whenever it runs: one key, one charge.
+//! submit), so each request belongs to exactly one order; a charge belongs to the first
+//! order its key was sent for ([`Checker::on_charge`]). A submit called before the order
+//! ended belongs to it, whenever it runs: one key, one charge.
 //!
 //! A violation passes only through a [`Waiver`], a limit the docs admit to a user, within
 //! its bound; each one met is counted ([`Checker::waived`]). An attempt given up by
@@ -308,6 +309,9 @@ impl Checker {
     pub fn on_charge(&mut self, order: usize, key: &str, clock: f64) {
         // A key sent for an earlier order is that order's attempt: a tab that had not heard
         // of its end sent it for this one, which the docs count as pressed before the end.
+        // Whether the tab had heard is not asked here: a try of a later order under a key
+        // given up is checked as it leaves (spans.rs's check_send). This moves the charge to
+        // that order without a waiver, so the summary does not count it.
         let first = self
             .orders
             .iter()
@@ -328,8 +332,10 @@ impl Checker {
             let not_durable = self.gave_up.iter().any(|g| g.key == prev && !g.durable);
             let waiver = match (before, from) {
                 _ if not_durable => Some(Waiver::EndNotDurable),
-                // This key's try left before it expired and was charged after: a page that
-                // found it expired meanwhile paid under a new one (`prev`), as the docs say.
+                // This key had expired by the pages' clock when the server charged it: a page
+                // that found it expired paid under a new one (`prev`), as the docs say. That
+                // its try left before the expiry is assumed, not checked: nothing checks a
+                // try sent under a key already expired.
                 _ if self.expired(key, clock).is_some() => self.expired(key, clock),
                 (Some(b), Some(f)) => self.between(order, &prev, b, f, clock),
                 _ => None,
@@ -342,7 +348,9 @@ impl Checker {
 
     /// `waiver`, or where it is missing or out of its bound, [`Waiver::MarkNotHeard`] if a
     /// tab that had not heard the order's first key was given up sent it for the order
-    /// (`unheard`: how long after the end): either may admit a second key or charge.
+    /// (`unheard`: how long after the end): either may admit a second key.
+    /// [`Waiver::MarkNotHeard`] never waives a second charge ([`Waiver::waives`]): in
+    /// [`Checker::on_charge`] it changes no verdict, only the message.
     fn or_unheard(&self, waiver: Option<Waiver>, unheard: Option<f64>) -> Option<Waiver> {
         let unheard = unheard.map(|lag_ms| Waiver::MarkNotHeard { lag_ms });
         match waiver {
