@@ -22,9 +22,9 @@
 //! the other's write (localStorage reaches other tabs late) each write their own entry, so
 //! neither end is lost. The marks are read as one text, a line per entry in no order; a line
 //! that does not read so (edited by hand, another version) is passed over while the others
-//! still count. An earlier release kept every mark of a scope in one entry,
-//! `<ns>:ended:<scope>`, newest first, and wrote the time of the end where `bound` is: it is
-//! read too, and such a line reads as bound.
+//! still count. Earlier builds of this unreleased version (0.1.0 wrote no marks) kept every
+//! mark of a scope in one entry, `<ns>:ended:<scope>`, newest first, and wrote the time of
+//! the end where `bound` is: it is read too, and such a line reads as bound.
 
 use crate::core::ascii::{digits, rsplit_byte};
 use crate::core::json::push_u64;

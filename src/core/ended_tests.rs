@@ -52,7 +52,7 @@ fn a_mark_of_a_key_seen_fresh_leaves_a_payment_another_tab_made_under_it() {
 }
 
 #[test]
-fn marks_read_back_as_written_and_an_earlier_releases_line_reads_as_bound() {
+fn marks_read_back_as_written_and_an_earlier_builds_line_reads_as_bound() {
     let t = text(&[mark(K1, true), mark(K2, false)]);
     assert_eq!(t.lines().count(), 2);
     assert_eq!(

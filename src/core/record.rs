@@ -174,7 +174,7 @@ pub fn record_key(namespace: &str, scope: &str) -> String {
     join(namespace, ":v1:", scope)
 }
 
-/// Storage key where an earlier release kept every attempt ended for `scope` (core::ended):
+/// Storage key where earlier builds kept every attempt ended for `scope` (core::ended):
 /// `{ns}:ended:{scope}`. Followed by `:`, the start of the key of each attempt ended now.
 pub fn ended_key(namespace: &str, scope: &str) -> String {
     join(namespace, ":ended:", scope)

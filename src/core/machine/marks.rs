@@ -13,13 +13,13 @@ use crate::prelude::*;
 impl<H: Host> Scope<H> {
     /// The stored marks of every backend, as one text: each mark's own entry (not those of
     /// a scope whose name goes on after a `:`, whose entries start the same), and the one
-    /// entry an earlier release kept them all in.
+    /// entry earlier builds kept them all in (core::ended).
     pub(super) fn ended(&mut self) -> String {
         self.marks_of(None)
     }
 
     /// [`Scope::ended`], or with `key`, only what ends that key: its mark's own entry and
-    /// the earlier release's, read directly rather than by listing every key of every
+    /// the earlier builds' one, read directly rather than by listing every key of every
     /// backend (which [`Scope::live`] would do before every try and for every copy another
     /// tab posts).
     #[inline(never)]
