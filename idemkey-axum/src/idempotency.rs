@@ -101,15 +101,21 @@ impl<W: Send + 'static> Idempotency<W> {
     ///
     /// What changes for a client: another request of a running key is a
     /// `409` whatever its payload (the payload is compared once the first
-    /// is done; then another payload is the `422` it always was), and a key
-    /// whose request died is free at once, not after the lock timeout.
+    /// is done; then another payload is the `422` it always was); a key
+    /// whose request died is free once its lock goes (on PostgreSQL, once
+    /// the database sees the connection close), not after the lock timeout,
+    /// and no lock timeout frees a key whose request still runs; a retry
+    /// with another payload after a request died is another operation, which
+    /// the provider pays too (the default mode answers it `422`).
     /// What changes for the application: there is no unfinished row for the
     /// [reaper](Idempotency::reaper) to recover, so an operation whose
     /// request died and whose client never retries reaches the provider but
     /// not the application's table (reconcile from the provider's records if
-    /// that matters); a key the store still holds from the two-commit mode
-    /// is finished in that mode. Only for a provider that deduplicates: with
-    /// one that does not, a retry after a crash would pay twice.
+    /// that matters); a key sent again after its TTL with the same payload is
+    /// the same operation id, so the write must be unique by it; a key the
+    /// store still holds from the two-commit mode is finished in that mode.
+    /// Only for a provider that deduplicates: with one that does not, a
+    /// retry after a crash would pay twice.
     pub fn provider_deduplicates(mut self) -> Idempotency<W> {
         self.one_commit = true;
         self
