@@ -328,7 +328,10 @@ impl<W: Send + 'static> Operation<W> {
     /// key's `done` state in one transaction; the answer is returned once
     /// that commit is durable. If another request took the operation over
     /// and finished first, its stored answer is the answer (a replay); if it
-    /// still runs, [`Error::InProgress`].
+    /// still runs, [`Error::InProgress`]. In the one-commit mode a row that
+    /// a request of the two-commit mode wrote meanwhile, under an operation
+    /// id of its own, is [`Error::InProgress`] whether that request finished
+    /// or not (the write rolled back); the retry is then answered from it.
     pub async fn commit(mut self, write: W) -> Result<Answer, Error> {
         let done = match self.holding.take() {
             Some(key) => key
