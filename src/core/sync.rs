@@ -119,9 +119,9 @@ pub fn newer(a: &Record, b: &Record) -> bool {
 /// `rev`, which a new attempt counts on from every record its lock holder read, and which
 /// no clock set back or rounded can reorder. By `createdAt` only where `rev` cannot tell: a
 /// copy IndexedDB does not hold (`rev` 0), or one count on both. Two attempts begun by tabs
-/// that could not read each other's count on from the same number: the clock decides while
-/// both were stored as often, and once one of them was stored again (its answer, say) the
-/// count takes it for the later one, whichever began first.
+/// that could not read each other's count on from what each read, often the same number:
+/// the clock decides while both were stored as often, and once one of them was stored
+/// again (its answer, say) the count takes it for the later one, whichever began first.
 #[inline(never)]
 pub fn began_after(a: &Record, b: &Record) -> bool {
     if a.rev == 0 || b.rev == 0 || a.rev == b.rev {
