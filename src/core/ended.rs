@@ -22,9 +22,8 @@
 //! the other's write (localStorage reaches other tabs late) each write their own entry, so
 //! neither end is lost. The marks are read as one text, a line per entry in no order; a line
 //! that does not read so (edited by hand, another version) is passed over while the others
-//! still count. Earlier builds of this unreleased version (0.1.0 wrote no marks) kept every
-//! mark of a scope in one entry, `<ns>:ended:<scope>`, newest first, and wrote the time of
-//! the end where `bound` is: it is read too, and such a line reads as bound.
+//! still count. A key's entry is never weakened: once a page ended the key bound, a page
+//! that ended it where it saw it fresh writes it bound too.
 
 use crate::core::ascii::{digits, rsplit_byte};
 use crate::core::json::push_u64;
@@ -107,10 +106,9 @@ pub fn covers(text: &str, rec: &Record) -> bool {
     marks(text).any(|m| m.covers(rec))
 }
 
-/// Whether the stored `text` holds `mark` already (line by line: a substring search would
-/// link a searcher of its own, and could match inside a longer line).
-pub fn holds(text: &str, mark: &Mark) -> bool {
-    marks(text).any(|m| m == *mark)
+/// Whether a mark of the stored `text` ends `key` where a page saw it bound.
+pub fn bound(text: &str, key: &str) -> bool {
+    marks(text).any(|m| m.key == key && m.bound)
 }
 
 /// Whether the stored `text` names `key` as given up: a page that had heard so when it

@@ -99,16 +99,14 @@ fn marks_are_due_for_the_sweep_once_every_key_they_name_has_expired() {
 }
 
 #[test]
-fn a_mark_is_held_only_by_a_line_that_is_that_mark() {
-    let m = mark(K1, true);
-    let stored = text(&[m.clone()]);
-    assert!(holds(&stored, &m));
-    assert!(holds(&text(&[mark(K2, true), m.clone()]), &m));
-    assert!(!holds(&stored, &mark(K1, false)));
-    assert!(!holds(&stored, &mark(K2, true)));
-    let longer = format!("{} 1", m.line());
-    assert!(!holds(&longer, &m) && longer.contains(&m.line()));
-    assert!(!holds("", &m));
+fn a_key_reads_bound_only_where_a_line_of_that_key_says_bound() {
+    let stored = text(&[mark(K1, true)]);
+    assert!(bound(&stored, K1));
+    assert!(bound(&text(&[mark(K1, false), mark(K1, true)]), K1));
+    assert!(!bound(&text(&[mark(K1, false)]), K1));
+    assert!(!bound(&stored, K2));
+    assert!(!bound(&format!("{K1}x 1 1"), K1));
+    assert!(!bound("", K1));
 }
 
 #[test]

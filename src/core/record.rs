@@ -174,8 +174,8 @@ pub fn record_key(namespace: &str, scope: &str) -> String {
     join(namespace, ":v1:", scope)
 }
 
-/// Storage key where earlier builds kept every attempt ended for `scope` (core::ended):
-/// `{ns}:ended:{scope}`. Followed by `:`, the start of the key of each attempt ended now.
+/// The start of the storage keys of the attempts ended for `scope` (core::ended):
+/// `{ns}:ended:{scope}`, then `:` and the attempt's key.
 pub fn ended_key(namespace: &str, scope: &str) -> String {
     join(namespace, ":ended:", scope)
 }

@@ -237,7 +237,10 @@ fn a_clock_set_back_does_not_bring_back_the_finished_attempt_over_the_next_one()
     maps.insert((StorageKind::Local as u8, at.clone()), ended.encode());
     maps.insert((StorageKind::Session as u8, at), next.encode());
     maps.insert(
-        (StorageKind::Local as u8, "idemkey:ended:cart-1".into()),
+        (
+            StorageKind::Local as u8,
+            format!("idemkey:ended:cart-1:{}", ended.key),
+        ),
         mark.line(),
     );
     let host = TestHost {
@@ -355,4 +358,25 @@ fn a_clock_set_back_between_two_attempts_does_not_bring_back_the_first_at_the_lo
         _ => None,
     });
     assert_eq!(answered, Some((second.key.clone(), 201)), "{cmds:?}");
+}
+
+// P-finish-durable: the mark of a paid attempt, then another tab's notice that it ended the
+// same key where it showed it fresh (a record an older release stored at `reset()`, say):
+// the end of the paid attempt still holds for a later page.
+#[test]
+fn a_later_end_of_the_same_key_seen_fresh_does_not_bring_back_the_paid_attempt() {
+    let (mut a, mut idb) = paid_page();
+    let old = a.record().key.clone();
+    a.host.now = 1_000.0;
+    a.finish();
+    drain(&mut a);
+    let fresh = crate::core::ended::Mark {
+        key: old.clone(),
+        bound: false,
+        until: a.record().expires_at,
+    };
+    a.handle(Input::Notice(format!("A{}", fresh.line())));
+    drain(&mut a);
+    let later = Scope::open(next_page(&a.host, 1_500.0), options().into(), false);
+    later_page_pays_anew(&later, &old, &mut idb);
 }

@@ -5,7 +5,7 @@
 
 use super::host::Host;
 use super::state::Scope;
-use crate::core::ended::{holds, Mark};
+use crate::core::ended::Mark;
 use crate::core::sync::{supersedes, Notice};
 use crate::prelude::*;
 
@@ -28,10 +28,10 @@ impl<H: Host> Scope<H> {
             return self.abandon(Some(text));
         };
         self.abandon(Some(&mark.key));
-        if !holds(&self.marks_of(Some(&mark.key)), &mark) {
-            // Where this page's storage refuses it, the page that ended it was told.
-            let _ = self.end(mark.clone());
-        }
+        // Written again where it is there already: Web Storage fires no event for a value
+        // set to what it holds. Where this page's storage refuses it, the page that ended it
+        // was told.
+        let _ = self.end(mark.clone());
         if self.rec_stored && mark.covers(&self.rec) {
             let next = self.fresh();
             self.show(&next, false);

@@ -5,27 +5,24 @@
 use super::host::Host;
 use super::mirror::ALL;
 use super::state::Scope;
-use crate::core::ended::{covers, Mark};
+use crate::core::ended::{bound, covers, Mark};
 use crate::core::options::StorageKind;
 use crate::core::record::{ended_key, Record};
 use crate::prelude::*;
 
 impl<H: Host> Scope<H> {
     /// The stored marks of every backend, as one text: each mark's own entry (not those of
-    /// a scope whose name goes on after a `:`, whose entries start the same), and the one
-    /// entry earlier builds kept them all in (core::ended).
+    /// a scope whose name goes on after a `:`, whose entries start the same).
     pub(super) fn ended(&mut self) -> String {
         self.marks_of(None)
     }
 
-    /// [`Scope::ended`], or with `key`, only what ends that key: its mark's own entry and
-    /// the earlier builds' one, read directly rather than by listing every key of every
-    /// backend (which [`Scope::live`] would do before every try and for every copy another
+    /// [`Scope::ended`], or with `key`, only what ends that key: its mark's own entry, read
+    /// directly rather than by listing every key of every backend (which [`Scope::live`] would do before every try and for every copy another
     /// tab posts).
     #[inline(never)]
     pub(super) fn marks_of(&mut self, key: Option<&str>) -> String {
-        let old = ended_key(&self.opts.namespace, &self.opts.scope);
-        let prefix = old.clone() + ":";
+        let prefix = ended_key(&self.opts.namespace, &self.opts.scope) + ":";
         let mut all = String::new();
         for kind in ALL {
             let mut at = match key {
@@ -33,7 +30,6 @@ impl<H: Host> Scope<H> {
                 None => self.host.storage_keys(kind, &prefix),
             };
             at.retain(|k| k.as_bytes()[prefix.len()..].iter().all(|&b| b != b':'));
-            at.push(old.clone());
             for k in at {
                 if let Ok(Some(text)) = self.host.storage_get(kind, &k) {
                     all.push_str(&text);
@@ -59,7 +55,10 @@ impl<H: Host> Scope<H> {
     /// scope was opened for (localStorage, or the tab's sessionStorage without Web Locks),
     /// not one further down the chain, where an earlier copy of the record in a better
     /// backend outlives it for the other tabs or the next page.
-    pub(super) fn end(&mut self, mark: Mark) -> bool {
+    pub(super) fn end(&mut self, mut mark: Mark) -> bool {
+        // A key's entry only grows: ended where a page saw it bound, it stays so when a page
+        // that saw it fresh ends it later.
+        mark.bound |= bound(&self.marks_of(Some(&mark.key)), &mark.key);
         let at = ended_key(&self.opts.namespace, &self.opts.scope) + ":" + &mark.key;
         let key = self.rec.key.clone();
         let fb = self.store.set(&mut self.host, &at, &mark.line(), true);
