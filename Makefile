@@ -196,7 +196,25 @@ test-server: tool-rust
 test-backend test-wasm test-e2e test-pages test-csp test-release test-consumer test-storm test-chaos \
   test-conformance: export IDEMKEY_SERVER := $(TEST_SERVER)
 
-test: tools test-promises test-host test-backend test-sim test-wasm test-e2e test-pages test-csp test-release test-consumer test-storm test-chaos test-conformance
+# make test first makes what the suites share, side by side (make -j): the installs, which
+# wait on the network and the disk (apt-get on a new machine: 234 s, 86 s of it CPU), beside
+# the compiles (the tools' cargo installs, the workspace's tests, the module). Output is held
+# per step (-O) so each step's lines stay together. Then each suite runs alone, in order (never
+# two browser suites at once), in a make of its own that takes the shared steps as made (-o),
+# and its wall time is printed.
+TEST_SHARED := tool-rust tool-node tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver \
+  tool-npm tool-npm-examples tool-npm-conformance test-server build
+TEST_SUITES := test-promises test-host test-backend test-sim test-wasm test-e2e test-pages test-csp \
+  test-release test-consumer test-storm test-chaos test-conformance
+test: tool-rust
+	@echo "make test: installs and builds, side by side: $(filter-out tool-rust,$(TEST_SHARED))"
+	@s=$$SECONDS; $(MAKE) --no-print-directory -j -O $(TEST_SHARED) \
+	  || { echo "make test: installs and builds failed after $$((SECONDS - s)) s" >&2; exit 1; }; \
+	echo "make test: installs and builds took $$((SECONDS - s)) s"
+	@for t in $(TEST_SUITES); do s=$$SECONDS; \
+	  $(MAKE) --no-print-directory $(TEST_SHARED:%=-o %) $$t \
+	    || { echo "make test: $$t failed after $$((SECONDS - s)) s" >&2; exit 1; }; \
+	  echo "make test: $$t took $$((SECONDS - s)) s"; done
 	@echo "make test: all suites passed"
 
 # Host tests, and no import circles between the files of the client and of the simulator
