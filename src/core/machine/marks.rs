@@ -18,8 +18,8 @@ impl<H: Host> Scope<H> {
     }
 
     /// [`Scope::ended`], or with `key`, only what ends that key: its mark's own entry, read
-    /// directly rather than by listing every key of every backend (which [`Scope::live`] would do before every try and for every copy another
-    /// tab posts).
+    /// directly rather than by listing every key of every backend (which [`Scope::live`]
+    /// would do before every try and for every copy another tab posts).
     #[inline(never)]
     pub(super) fn marks_of(&mut self, key: Option<&str>) -> String {
         let prefix = ended_key(&self.opts.namespace, &self.opts.scope) + ":";
