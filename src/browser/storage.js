@@ -59,8 +59,15 @@ export function storageRemove(kind, key) {
 export function storageKeys(kind, prefix) {
   try {
     const s = area(kind);
-    const keys = s ? Array.from({ length: s.length }, (_, i) => s.key(i)) : [...memory.keys()];
-    return keys.filter((k) => k != null && k.startsWith(prefix));
+    if (!s) return [...memory.keys()].filter((k) => k.startsWith(prefix));
+    // A loop, not a closure per key: the listing runs for every entry of the origin's
+    // storage, a few times per checkout.
+    const keys = [];
+    for (let i = 0, n = s.length; i < n; i++) {
+      const k = s.key(i);
+      if (k?.startsWith(prefix)) keys.push(k);
+    }
+    return keys;
   } catch {
     return [];
   }

@@ -40,11 +40,16 @@ impl<H: Host> Scope<H> {
         all
     }
 
-    /// `rec` unless it is an attempt a page ended.
+    /// Whether `rec` is an attempt a page ended, by its key's own entry.
     #[inline(never)]
+    pub(super) fn ended_here(&mut self, rec: &Record) -> bool {
+        covers(&self.marks_of(Some(&rec.key)), rec)
+    }
+
+    /// `rec` unless it is an attempt a page ended.
     pub(super) fn live(&mut self, rec: Option<Record>) -> Option<Record> {
         let rec = rec?;
-        (!covers(&self.marks_of(Some(&rec.key)), &rec)).then_some(rec)
+        (!self.ended_here(&rec)).then_some(rec)
     }
 
     /// Ends the attempt of `mark` for every later reader, in this page or any other: the

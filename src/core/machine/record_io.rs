@@ -49,7 +49,7 @@ impl<H: Host> Scope<H> {
         // Always read: the mirror may hold a write IndexedDB refused.
         // The marks, read once for every decision below.
         let marks = self.ended();
-        let web = self.read_mirror_any(&marks);
+        let web = self.read_mirror_any(Some(&marks)).map(|(_, r)| r);
         let now = self.host.now_ms();
         let (stored, mirror) = match idb_text {
             Some(Some(t)) => match self.decode_or_set_aside(&t) {

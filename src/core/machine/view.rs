@@ -77,19 +77,25 @@ impl<H: Host> Scope<H> {
     /// tie; not an attempt a page ended. An unreadable one is set
     /// aside and the search goes on.
     pub(super) fn read_mirror(&mut self) -> Option<Record> {
-        let ended = self.ended();
-        self.read_mirror_any(&ended).filter(|r| !covers(&ended, r))
+        self.read_mirror_any(None)
+            .filter(|(live, _)| *live)
+            .map(|(_, r)| r)
     }
 
     /// [`Scope::read_mirror`], an attempt a page ended included where no copy is live: a
     /// live copy beats an ended one whatever their times (a clock set back makes the next
-    /// attempt look older than the one it follows).
-    /// `ended`: the marks of ended attempts, as read once by the caller.
-    pub(super) fn read_mirror_any(&mut self, ended: &str) -> Option<Record> {
+    /// attempt look older than the one it follows); with whether it is live.
+    /// `ended`: the marks of ended attempts, as read once by the caller; `None` reads each
+    /// copy's own (a scope's ended attempts outnumber its copies, and listing them goes
+    /// through every entry of the origin's storage).
+    pub(super) fn read_mirror_any(&mut self, ended: Option<&str>) -> Option<(bool, Record)> {
         let mut found: Option<(bool, Record)> = None;
         for kind in ALL {
             if let Some(r) = self.read_in(kind) {
-                let live = !covers(ended, &r);
+                let live = match ended {
+                    Some(text) => !covers(text, &r),
+                    None => !self.ended_here(&r),
+                };
                 let beats = found
                     .as_ref()
                     .is_none_or(|(l, f)| (live && !l) || (live == *l && newer(&r, f)));
@@ -98,7 +104,7 @@ impl<H: Host> Scope<H> {
                 }
             }
         }
-        found.map(|(_, r)| r)
+        found
     }
 
     /// The record in backend `kind`; unreadable text there is set aside and removed.
