@@ -239,26 +239,30 @@ $('#move-new').addEventListener('click', () => {
   cart = newCartId();
   store.set(cartSlot, cart);
   orders.postMessage(cart);
-  checkout.finish();
+  // false: Web Storage refused to keep the end for later pages; the next order's cart is
+  // new anyway, which is what the docs ask of a page then.
+  const durable = checkout.finish();
   cartView.reload();
   $('#tab-note').hidden = true;
   openCheckout();
   ledger.refresh();
   setOutcome('#outcome', 'info', 'New order, new key.',
-    `finish() ended the ${was} attempt, so this order starts fresh with key ${shortKey(checkout.key)}. Your earlier charges stay in the ledger.`);
+    `finish() ended the ${was} attempt, so this order starts fresh with key ${shortKey(checkout.key)}. Your earlier charges stay in the ledger.` +
+    (durable ? '' : ' finish() returned false: Web Storage refused to keep the end for later pages. This order has a cart of its own, so no page pays it under the old key.'));
 });
 
 $('#move-reset').addEventListener('click', () => {
   if (run) return setOutcome('#outcome', 'info', 'One moment.', 'Wait for the payment in flight to finish before abandoning its key.');
   const was = checkout.state;
   const old = checkout.key;
-  checkout.reset();
+  const durable = checkout.reset();
   lastState = checkout.state;                   // our own move, not another tab's
   renderAttempt();
   setOutcome('#outcome', 'info', 'This order has a new key.',
     `reset() abandoned ${shortKey(old)} (${was}) on purpose; the next Pay uses ${shortKey(checkout.key)}.` +
     (was === 'pending' ? ' Careful: that attempt\'s outcome was unknown, so paying again may charge twice. That is why idemkey never does this by itself.' : '') +
-    (was === 'succeeded' ? ' This order is already paid, so paying again charges it a second time: the ledger will show it.' : ''));
+    (was === 'succeeded' ? ' This order is already paid, so paying again charges it a second time: the ledger will show it.' : '') +
+    (durable ? '' : ' reset() returned false: Web Storage refused to keep the end, so a later page may still show the old key.'));
 });
 
 // ---------------------------------------------------------------- other tabs
