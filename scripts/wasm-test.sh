@@ -79,7 +79,7 @@ echo "wasm-test: reference server at $url"
 # The tests read it at compile time (env!): without it they do not build.
 export IDEMKEY_TEST_SERVER="$url"
 # The runner gives a test binary 20 s by default, for all of its tests; the one binary's
-# take about 40 s per browser on an idle 2-core machine, and a loaded CI machine can need
+# took 36 to 55 s per browser on a shared 2-core machine, and a loaded CI machine can need
 # several times that. A binary that hangs still fails, after this many seconds.
 export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-600}"
 for browser in ${IDEMKEY_BROWSERS:-chrome firefox webkit}; do
