@@ -1,7 +1,7 @@
 // The documents' promises about the client, traced to browser tests. A sentence a user
 // relies on, in README.md or docs/*.md, is followed in the Markdown source by its id in an
 // HTML comment, `<!-- P-some-name -->`, which renders as nothing; a browser test
-// (tests/web_*.rs, or a node test under tests/e2e/, tests/consumer/, tests/csp/ or
+// (tests/web/*.rs, or a node test under tests/e2e/, tests/consumer/, tests/csp/ or
 // tests/pages/) that checks it has, in the comment lines directly above it,
 // `// P-some-name: the sentence in short` (one line per id).
 // Fails, listing what is wrong, when an id of the documents has no test naming it, when a
@@ -82,7 +82,7 @@ function documentIds(problems, sentences) {
   return ids;
 }
 
-/** The browser test files: tests/web_*.rs and the node tests under tests/e2e, tests/consumer, tests/csp and tests/pages. */
+/** The browser test files: tests/web/*.rs and the node tests under tests/e2e, tests/consumer, tests/csp and tests/pages. */
 function testFiles() {
   const walk = (dir) =>
     readdirSync(dir).flatMap((f) => {
@@ -90,9 +90,9 @@ function testFiles() {
       if (f === "node_modules") return [];
       return statSync(p).isDirectory() ? walk(p) : [p];
     });
-  const web = readdirSync(join(ROOT, "tests"))
-    .filter((f) => /^web_.*\.rs$/.test(f))
-    .map((f) => join(ROOT, "tests", f));
+  const web = readdirSync(join(ROOT, "tests", "web"))
+    .filter((f) => /\.rs$/.test(f))
+    .map((f) => join(ROOT, "tests", "web", f));
   const node = ["e2e", "consumer", "csp", "pages"].flatMap((d) => walk(join(ROOT, "tests", d))).filter((f) => /\.m?js$/.test(f));
   return [...web, ...node].sort();
 }

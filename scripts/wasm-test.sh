@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Browser tests of the idemkey crate (tests/*.rs, wasm-bindgen-test) in headless Chromium,
+# Browser tests of the idemkey crate (tests/web/, wasm-bindgen-test) in headless Chromium,
 # headless Firefox ESR and WebKit (WebKitGTK's MiniBrowser, driven by Debian's
 # WebKitWebDriver in a virtual X display: it has no headless mode), against the real
 # reference server, which this script starts and always stops (IDEMKEY_SERVER names the
-# binary; without it the script builds one). Extra arguments go to `wasm-pack test` (e.g.
-# `--test web_submit`); IDEMKEY_BROWSERS="chrome" (or "firefox", "webkit", or any of
-# them) runs those browsers only.
+# binary; without it the script builds one). The tests are one test binary, run in one page
+# per browser (tests/web/main.rs says why). Extra arguments go to `wasm-pack test` (e.g.
+# `--test web -- submit::` runs the tests of tests/web/submit.rs); IDEMKEY_BROWSERS="chrome"
+# (or "firefox", "webkit", or any of them) runs those browsers only.
 # The tests run the package in pkg/ as `make build` leaves it (tests/support/page.js imports
 # pkg/idemkey.js, which the test runner serves from this directory, and its init() loads
 # idemkey_bg.wasm from beside it): run `make build` first (`make test-wasm` does).
@@ -27,7 +28,7 @@ done
 # files a test page would fetch too, and the test runner's server stalls a page that opens
 # more than four connections at once). The tests reach the module through
 # tests/support/shipped.rs only; a test naming the crate's own surface is refused here too.
-if grep -nE 'idemkey::(\{[^}]*)?\b(Checkout|new_key)\b' tests/*.rs tests/support/*.rs >&2; then
+if grep -rnE --include='*.rs' 'idemkey::(\{[^}]*)?\b(Checkout|new_key)\b' tests >&2; then
   echo "wasm-test: the lines above use the crate's own browser code; use the shipped module's (tests/support/shipped.rs)" >&2
   exit 1
 fi
@@ -77,9 +78,10 @@ echo "wasm-test: reference server at $url"
 
 # The tests read it at compile time (env!): without it they do not build.
 export IDEMKEY_TEST_SERVER="$url"
-# The runner gives a test binary 20 s by default; a loaded CI machine can need more. A
-# binary that hangs still fails, after this many seconds.
-export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-180}"
+# The runner gives a test binary 20 s by default, for all of its tests; the one binary's
+# took 36 to 55 s per browser on a shared 2-core machine, and a loaded CI machine can need
+# several times that. A binary that hangs still fails, after this many seconds.
+export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-600}"
 for browser in ${IDEMKEY_BROWSERS:-chrome firefox webkit}; do
   echo "wasm-test: $browser"
   case "$browser" in

@@ -168,7 +168,7 @@ export function listenChannel(name) {
   return c;
 }
 
-// Storage broken on purpose (web_broken_storage): each patch overrides methods of the
+// Storage broken on purpose (tests/web/broken_storage.rs): each patch overrides methods of the
 // browser's own Storage and IndexedDB objects; repair() puts the real ones back.
 const SP = Storage.prototype;
 const realStorage = {};

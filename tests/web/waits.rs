@@ -2,17 +2,12 @@
 //! the backoff with full jitter between tries, and `deadlineMs`, which bounds the whole
 //! submit and ends it at once when a wait would pass it. All against the real reference
 //! server, whose fault log (`GET /api/faults`) counts the requests and compares their keys
-//! and bodies, as in web_retry.rs.
-#![cfg(target_arch = "wasm32")]
+//! and bodies, as in retry.rs.
 
-mod support;
-
+use crate::support::*;
 use js_sys::Array;
-use support::*;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 // P-deadline: deadlineMs cuts a slow try: outcome-unknown within the budget
 #[wasm_bindgen_test]

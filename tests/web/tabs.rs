@@ -5,19 +5,14 @@
 //! reset() and finish() in one tab stop the other tab's sequence before its next try (a try
 //! on the wire is reported); a page's first open()
 //! of a namespace sweeps IndexedDB; the `storage` event another tab fires keeps `checkout.state` current.
-//! Two tabs without a working IndexedDB are in web_broken_indexeddb.rs.
-#![cfg(target_arch = "wasm32")]
+//! Two tabs without a working IndexedDB are in broken_indexeddb.rs.
 
-mod support;
-
+use crate::support::*;
 use idemkey::core::record::Record;
 use idemkey::core::state::State;
 use js_sys::Array;
-use support::*;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 /// A second tab paying a new customer's scope, its first try out (`until`: "attempt") or
 /// its first retry scheduled ("retry"), with `faults` (a `POST /api/faults` body) armed.

@@ -1,7 +1,6 @@
 //! The module's allocator (lol_alloc's free list, `src/lib.rs`), which this test binary
 //! links too: many blocks of many sizes, freed in a scrambled order and made again, keep
 //! their bytes, and a heap that is emptied and filled again the same way does not grow.
-#![cfg(target_arch = "wasm32")]
 
 // Linked for its `#[global_allocator]`: a test that names nothing of the crate would run
 // on std's allocator.
@@ -9,8 +8,6 @@ extern crate idemkey;
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 /// A xorshift generator: the same scramble on every run.
 struct Scramble(u32);

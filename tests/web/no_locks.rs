@@ -3,16 +3,11 @@
 //! `storage: "session"`, and one `storage-fallback` event says so; a double-click, the
 //! retries and a reload of the tab keep one key and one charge. Against the real reference
 //! server, in every engine the suite runs in.
-#![cfg(target_arch = "wasm32")]
 
-mod support;
-
-use support::*;
+use crate::support::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 // P-no-web-locks-own-tab: without Web Locks, local acts as session, with one storage-fallback event naming Web Locks; a double-click and a reload of the tab keep one key and one charge
 #[wasm_bindgen_test]

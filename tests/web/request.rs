@@ -2,18 +2,13 @@
 //! server (started by scripts/wasm-test.sh): the key in its header (`headerName`,
 //! `headerFormat`), the method, credentials and extra headers as given, and the record
 //! holding each key stored before its request, without the payload.
-#![cfg(target_arch = "wasm32")]
 
-mod support;
-
+use crate::support::*;
 use idemkey::core::fingerprint::fingerprint;
 use idemkey::core::record::Record;
 use idemkey::core::state::State;
 use js_sys::Array;
-use support::*;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 // P-option-header-name: headerName carries the bare key
 // P-option-header-format: sf-string sends the key quoted

@@ -3,19 +3,14 @@
 //! the lock, and not after a finish() of its own page; one made as the first resolves gets
 //! the stored answer too, and the lock goes once IndexedDB holds it. Against the real
 //! reference server.
-#![cfg(target_arch = "wasm32")]
 
-mod support;
-
+use crate::support::*;
 use idemkey::core::record::{Record, StoredResponse};
 use idemkey::core::state::State;
 use js_sys::{Array, Function};
-use support::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 // P-abandoned: reset() between tries stops the submit (outcome-unknown, abandoned); the next submit uses the new key
 #[wasm_bindgen_test]

@@ -3,17 +3,12 @@
 //! exceeded in the middle of a submit; a record edited by hand between two tries; a record
 //! from a future version. Each ends in a defined state with an event, against the real
 //! reference server, and no key whose outcome is unknown is ever silently given up.
-#![cfg(target_arch = "wasm32")]
 
-mod support;
-
+use crate::support::*;
 use idemkey::core::record::Record;
 use js_sys::Function;
-use support::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 // P-storage-fallback-order: storage that throws on every call: local -> session -> memory
 #[wasm_bindgen_test]

@@ -1,16 +1,11 @@
 //! Browser tests of the records in storage (no server needed): fallback when storage
 //! throws, corrupt records set aside, expiry and sweep. The cross-tab `storage` event is in
-//! web_tabs.rs.
-#![cfg(target_arch = "wasm32")]
+//! tabs.rs.
 
-mod support;
-
+use crate::support::*;
 use idemkey::core::record::{quarantine_key, Record};
 use idemkey::core::state::State;
-use support::*;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 // P-storage-fallback-order: a throwing localStorage moves the record to sessionStorage; checkout.storage says so
 // P-event-storage-fallback: a storage-fallback event with from, to, reason and the key

@@ -3,17 +3,12 @@
 //! Each ends in a defined state with a `storage-fallback` event, against the real
 //! reference server: the pending key is kept and, once IndexedDB is back, nothing is sent
 //! again with a new key.
-#![cfg(target_arch = "wasm32")]
 
-mod support;
-
+use crate::support::*;
 use idemkey::core::state::State;
-use support::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 // P-no-indexeddb: without IndexedDB, a storage-fallback event and the pending key kept in localStorage
 // P-indexeddb-back: once IndexedDB is back, the success stays and nothing is sent

@@ -4,17 +4,12 @@
 //! Web Storage at the first `open()` of the page; the endpoint and headers checked with
 //! the browser once; and a finish() that asks the other tabs to stop sending its key only
 //! while a tab may still be sending it. Against the real reference server.
-#![cfg(target_arch = "wasm32")]
 
-mod support;
-
+use crate::support::*;
 use idemkey::core::record::Record;
 use js_sys::Array;
-use support::*;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 /// The notice texts a [`listen_channel`] member has got so far.
 fn seen(chan: &JsValue) -> Vec<String> {

@@ -5,14 +5,9 @@
 //! scope, one key wins before anything is sent and the loser is told; `finish()` and
 //! `reset()` are final for the page as soon as they return. Real storage, locks and
 //! channels, the real reference server.
-#![cfg(target_arch = "wasm32")]
 
-mod support;
-
-use support::*;
+use crate::support::*;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 /// The keys of a customer's charges, sorted (the ledger's order is not the point).
 async fn charged(t: &Case) -> Vec<String> {

@@ -1,18 +1,13 @@
 //! Browser tests of one page that need little of the server: options, the fresh record,
 //! refresh, reset/finish, the storage options (a declined card stores a key, charging
 //! nothing), payloads JSON cannot carry.
-#![cfg(target_arch = "wasm32")]
 
-mod support;
-
+use crate::support::*;
 use idemkey::core::fingerprint::fingerprint;
 use idemkey::core::record::Record;
 use idemkey::core::state::State;
-use support::*;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 fn bad_options(o: JsValue, option: &str) {
     match Checkout::open(o) {

@@ -1,20 +1,15 @@
 //! Browser tests of the retry loop: timeouts, every retried status, dropped connections and
 //! network errors retried with the same key and body; exhausted retries; which statuses
-//! are final; how bodies resolve. How long it waits between tries is web_waits.rs.
+//! are final; how bodies resolve. How long it waits between tries is waits.rs.
 //! All against the real reference server: its `respond` fault answers with an exact status,
 //! Retry-After, body and Content-Type, `drop-before-commit` closes the connection unanswered,
 //! and `GET /api/faults` logs every request that took a fault unit with its key and payload
 //! fingerprint, which is how these tests count requests and compare keys and bodies.
-#![cfg(target_arch = "wasm32")]
 
-mod support;
-
+use crate::support::*;
 use js_sys::Array;
-use support::*;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 // P-timeout-retried: a timed-out try is retried with the same key
 // P-retry-statuses: a timeout is retried

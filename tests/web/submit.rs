@@ -1,16 +1,11 @@
 //! Browser tests of `submit()` against the real reference server (started by
 //! scripts/wasm-test.sh): one charge per attempt through double-clicks, refreshes and
-//! tabs; stored results, payload conflicts, declines. What each try sends is web_request.rs.
-#![cfg(target_arch = "wasm32")]
+//! tabs; stored results, payload conflicts, declines. What each try sends is request.rs.
 
-mod support;
-
+use crate::support::*;
 use js_sys::Array;
-use support::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 // P-json-body: the payload goes as the JSON body, with the key
 // P-final-resolves: a 201 resolves ok and makes the state succeeded
