@@ -2,10 +2,10 @@
 //! (`Idempotency::provider_deduplicates`), on both stores: a key has no row
 //! until its answer commits; while a request holds it, its other requests
 //! are 409 whatever their payload; once done, a replay or a 422, on its
-//! route only; the operation id is the same for every try of one payload,
-//! so a retry after a request that went away is that operation again; and a
-//! key an unfinished operation of the two-commit mode holds is finished in
-//! that mode, under its own operation id.
+//! route only; the operation id is the same for every try of one key,
+//! whatever its payload, so a retry after a request that went away is that
+//! operation again; and a key an unfinished operation of the two-commit
+//! mode holds is finished in that mode, under its own operation id.
 
 mod common;
 
@@ -81,22 +81,26 @@ async fn a_held_key_has_no_row_and_its_other_requests_are_409() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_retry_is_the_same_operation_and_another_payload_another() {
+async fn a_retry_is_the_same_operation_whatever_its_payload() {
     for db in both(timing(60_000, 1_000)).await {
         let name = db.name;
         let idem = one_commit(&db, NOTES_ROUTE);
         let body = json!({ "amount": 4200 });
         let first = proceed(&idem, "alice", "k", &body).await;
         let operation = first.operation_id().to_string();
-        // The request goes away (its client hung up): the key is let go, and
-        // the retry, on another instance as well, is the same operation.
+        // The request goes away (its client hung up, or its process died
+        // after the provider's answer): nothing is stored, and the retry, on
+        // another instance as well, is the same operation.
         drop(first);
         let again = proceed_soon(&one_commit(&db, NOTES_ROUTE), "k", &body).await;
         assert_eq!(again.operation_id(), operation, "{name}");
         assert!(!again.recovered(), "{name}");
         again.release().await;
+        // A retry with another payload reaches the provider under the same
+        // id, which the provider deduplicates (or refuses): never a second
+        // payment under an id of its own.
         let other = proceed_soon(&idem, "k", &json!({ "amount": 1 })).await;
-        assert_ne!(other.operation_id(), operation, "{name}: another payload");
+        assert_eq!(other.operation_id(), operation, "{name}: another payload");
         let elsewhere = idem_on(&db, "POST /refunds").provider_deduplicates();
         other.release().await;
         let op = proceed_soon(&elsewhere, "k", &body).await;
@@ -109,6 +113,10 @@ async fn a_retry_is_the_same_operation_and_another_payload_another() {
             matches!(refused, Err(Error::KeyReused)),
             "{name}: {refused:?}"
         );
+        // Another principal's key of the same text is another operation.
+        let bob = proceed(&idem, "bob", "k", &body).await;
+        assert_ne!(bob.operation_id(), operation, "{name}: another principal");
+        bob.release().await;
         assert_eq!((db.count)(), 1, "{name}");
     }
 }
