@@ -103,8 +103,10 @@ impl<W: Send + 'static> Idempotency<W> {
     /// `409` whatever its payload (the payload is compared once the first
     /// is done; then another payload is the `422` it always was); a key
     /// whose request died is free once its lock goes (on PostgreSQL, once
-    /// the database sees the connection close), not after the lock timeout,
-    /// and no lock timeout frees a key whose request still runs; a retry
+    /// the database sees the connection close), not after the lock timeout;
+    /// on PostgreSQL a key whose request still runs is let go after the lock
+    /// timeout (its transaction rolls back, and that request's commit is
+    /// then refused), on SQLite only when its request ends; a retry
     /// with another payload after a request died reaches the provider under
     /// the same operation id, which answers its first payment or refuses the
     /// other payload (the default mode answers it `422`).

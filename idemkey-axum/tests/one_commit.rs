@@ -4,15 +4,17 @@
 //! are 409 whatever their payload; once done, a replay or a 422, on its
 //! route only; the operation id is the same for every try of one key,
 //! whatever its payload, so a retry after a request that went away is that
-//! operation again; and a key an unfinished operation of the two-commit
-//! mode holds is finished in that mode, under its own operation id.
+//! operation again; on PostgreSQL a key is held no longer than the lock
+//! timeout, its connection with it; and a key an unfinished operation of
+//! the two-commit mode holds is finished in that mode, under its own
+//! operation id.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
 use idemkey_axum::implementers::Lookup;
-use idemkey_axum::{Error, Idempotency, Operation, Reservation};
+use idemkey_axum::{Error, Idempotency, Operation, Reservation, StoreError};
 use serde_json::json;
 
 use common::*;
@@ -191,4 +193,54 @@ async fn an_expired_key_is_a_new_answer_over_its_row() {
         }
         assert_eq!((db.count)(), 2, "{name}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_request_lets_go_of_its_key_and_connection_after_the_lock_timeout() {
+    let (db, pool) = postgres_db(timing(10_000, 500)).await;
+    let idem = one_commit(&db, NOTES_ROUTE);
+    let body = json!({ "amount": 4200 });
+    // Phase 2 hangs: the request holds its key and never commits.
+    let hung = proceed(&idem, "alice", "k", &body).await;
+    let operation = hung.operation_id().to_string();
+    let busy = idem.begin("alice", &key("k"), &body).await;
+    assert!(matches!(busy, Err(Error::InProgress)), "{busy:?}");
+    let idle = |pool: &deadpool_postgres::Pool| {
+        let s = pool.status();
+        (s.size, s.available)
+    };
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    // The key is free (the retry is the same operation) and the hung
+    // request's connection is back in the pool, not idle in a transaction.
+    let retry = proceed(&idem, "alice", "k", &body).await;
+    assert_eq!(retry.operation_id(), operation);
+    retry.release().await;
+    let waited = Instant::now();
+    while idle(&pool).0 != idle(&pool).1 && waited.elapsed() < Duration::from_secs(1) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        idle(&pool).0,
+        idle(&pool).1,
+        "every connection back in the pool"
+    );
+    let c = pool.get().await.unwrap();
+    let open: i64 = c
+        .query_one(
+            "SELECT COUNT(*) FROM pg_stat_activity
+             WHERE datname = current_database() AND state LIKE 'idle in transaction%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(open, 0, "no connection left idle in a transaction");
+    drop(c);
+    // Its late commit is refused and writes nothing.
+    let late = hung.commit(note(&operation, "paid", false)).await;
+    assert!(
+        matches!(late, Err(Error::Store(StoreError::Unavailable { .. }))),
+        "{late:?}"
+    );
+    assert_eq!((db.count)(), 0);
 }
