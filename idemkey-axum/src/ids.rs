@@ -7,6 +7,7 @@
 //! length-prefixed so that no two requests' parts run together.
 
 use std::collections::hash_map::RandomState;
+use std::fmt::Write;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -64,8 +65,13 @@ fn digest(parts: &[&str]) -> [u8; 32] {
 /// pays again.
 pub fn operation_id(req: &KeyRequest) -> String {
     let d = digest(&[&req.route, &req.customer, &req.key]);
-    let hex: String = d[..16].iter().map(|b| format!("{b:02x}")).collect();
-    format!("op_{hex}")
+    let mut id = String::with_capacity(3 + 32);
+    id.push_str("op_");
+    for b in &d[..16] {
+        // Writing to a String cannot fail.
+        let _ = write!(id, "{b:02x}");
+    }
+    id
 }
 
 /// A 64-bit number for the key `(principal, key)` (a PostgreSQL advisory
