@@ -244,3 +244,17 @@ async fn a_hung_request_lets_go_of_its_key_and_connection_after_the_lock_timeout
     );
     assert_eq!((db.count)(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_timeout_longer_than_the_database_can_count_still_holds_keys() {
+    // 30 days: PostgreSQL's idle_in_transaction_session_timeout stops at
+    // about 24.8 days.
+    let day = 86_400_000;
+    let (db, _pool) = postgres_db(timing(300 * day, 30 * day)).await;
+    let idem = one_commit(&db, NOTES_ROUTE);
+    let body = json!({ "amount": 4200 });
+    let op = proceed(&idem, "alice", "k", &body).await;
+    let id = op.operation_id().to_string();
+    op.commit(note(&id, "paid", false)).await.unwrap();
+    assert_eq!((db.count)(), 1);
+}

@@ -154,7 +154,9 @@ async fn read(
                     set_config('idle_in_transaction_session_timeout', $2, true)",
         )
         .await?;
-    let idle_ms = idle_limit.as_millis().to_string();
+    // The setting counts milliseconds in an i32 (about 24.8 days); a longer
+    // bound is as good as that one.
+    let idle_ms = idle_limit.as_millis().min(i32::MAX as u128).to_string();
     let row = tx.prepare_cached(&select_row("")).await?;
     let number = key_number(&req.customer, &req.key);
     // One round trip. The row's statement runs after the lock's, with a
