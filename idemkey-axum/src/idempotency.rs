@@ -86,8 +86,8 @@ impl<W: Send + 'static> Idempotency<W> {
     /// is given (Stripe, Adyen, Braintree do): one durable commit per
     /// operation instead of two.
     ///
-    /// The operation id is derived from the route, the principal, the key
-    /// and the payload's fingerprint instead of drawn at random, so a retry
+    /// The operation id is derived from the route, the principal and the
+    /// key (not the payload) instead of drawn at random, so a retry
     /// calls the provider under the id the first try used and gets its
     /// first answer. The key then needs no row before the provider is
     /// called: while a request runs, a lock that costs no write holds its
@@ -103,15 +103,18 @@ impl<W: Send + 'static> Idempotency<W> {
     /// `409` whatever its payload (the payload is compared once the first
     /// is done; then another payload is the `422` it always was); a key
     /// whose request died is free once its lock goes (on PostgreSQL, once
-    /// the database sees the connection close), not after the lock timeout,
-    /// and no lock timeout frees a key whose request still runs; a retry
-    /// with another payload after a request died is another operation, which
-    /// the provider pays too (the default mode answers it `422`).
+    /// the database sees the connection close), not after the lock timeout;
+    /// on PostgreSQL a key whose request still runs is let go after the lock
+    /// timeout (its transaction rolls back, and that request's commit is
+    /// then refused), on SQLite only when its request ends; a retry
+    /// with another payload after a request died reaches the provider under
+    /// the same operation id, which answers its first payment or refuses the
+    /// other payload (the default mode answers it `422`).
     /// What changes for the application: there is no unfinished row for the
     /// [reaper](Idempotency::reaper) to recover, so an operation whose
     /// request died and whose client never retries reaches the provider but
     /// not the application's table (reconcile from the provider's records if
-    /// that matters); a key sent again after its TTL with the same payload is
+    /// that matters); a key sent again after its TTL, with any payload, is
     /// the same operation id, so the write must be unique by it; a key the
     /// store still holds from the two-commit mode is finished in that mode.
     /// Only for a provider that deduplicates: with one that does not, a

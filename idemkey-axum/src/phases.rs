@@ -304,8 +304,8 @@ impl<W: Send + 'static> Operation<W> {
 
     /// The operation's id: the same for every try of one operation (a
     /// takeover keeps it), new when an expired key starts another; in the
-    /// one-commit mode derived from the route, principal, key and payload
-    /// fingerprint, the same for every try of them. Pass it
+    /// one-commit mode derived from the route, principal and key, the same
+    /// for every try of them whatever its payload. Pass it
     /// to the provider as its idempotency key, so that a second call of an
     /// operation returns the first call's answer.
     pub fn operation_id(&self) -> &str {

@@ -2,17 +2,19 @@
 //! (`Idempotency::provider_deduplicates`), on both stores: a key has no row
 //! until its answer commits; while a request holds it, its other requests
 //! are 409 whatever their payload; once done, a replay or a 422, on its
-//! route only; the operation id is the same for every try of one payload,
-//! so a retry after a request that went away is that operation again; and a
-//! key an unfinished operation of the two-commit mode holds is finished in
-//! that mode, under its own operation id.
+//! route only; the operation id is the same for every try of one key,
+//! whatever its payload, so a retry after a request that went away is that
+//! operation again; on PostgreSQL a key is held no longer than the lock
+//! timeout, its connection with it; and a key an unfinished operation of
+//! the two-commit mode holds is finished in that mode, under its own
+//! operation id.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
 use idemkey_axum::implementers::Lookup;
-use idemkey_axum::{Error, Idempotency, Operation, Reservation};
+use idemkey_axum::{Error, Idempotency, Operation, Reservation, StoreError};
 use serde_json::json;
 
 use common::*;
@@ -81,22 +83,26 @@ async fn a_held_key_has_no_row_and_its_other_requests_are_409() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_retry_is_the_same_operation_and_another_payload_another() {
+async fn a_retry_is_the_same_operation_whatever_its_payload() {
     for db in both(timing(60_000, 1_000)).await {
         let name = db.name;
         let idem = one_commit(&db, NOTES_ROUTE);
         let body = json!({ "amount": 4200 });
         let first = proceed(&idem, "alice", "k", &body).await;
         let operation = first.operation_id().to_string();
-        // The request goes away (its client hung up): the key is let go, and
-        // the retry, on another instance as well, is the same operation.
+        // The request goes away (its client hung up, or its process died
+        // after the provider's answer): nothing is stored, and the retry, on
+        // another instance as well, is the same operation.
         drop(first);
         let again = proceed_soon(&one_commit(&db, NOTES_ROUTE), "k", &body).await;
         assert_eq!(again.operation_id(), operation, "{name}");
         assert!(!again.recovered(), "{name}");
         again.release().await;
+        // A retry with another payload reaches the provider under the same
+        // id, which the provider deduplicates (or refuses): never a second
+        // payment under an id of its own.
         let other = proceed_soon(&idem, "k", &json!({ "amount": 1 })).await;
-        assert_ne!(other.operation_id(), operation, "{name}: another payload");
+        assert_eq!(other.operation_id(), operation, "{name}: another payload");
         let elsewhere = idem_on(&db, "POST /refunds").provider_deduplicates();
         other.release().await;
         let op = proceed_soon(&elsewhere, "k", &body).await;
@@ -109,6 +115,10 @@ async fn a_retry_is_the_same_operation_and_another_payload_another() {
             matches!(refused, Err(Error::KeyReused)),
             "{name}: {refused:?}"
         );
+        // Another principal's key of the same text is another operation.
+        let bob = proceed(&idem, "bob", "k", &body).await;
+        assert_ne!(bob.operation_id(), operation, "{name}: another principal");
+        bob.release().await;
         assert_eq!((db.count)(), 1, "{name}");
     }
 }
@@ -183,4 +193,68 @@ async fn an_expired_key_is_a_new_answer_over_its_row() {
         }
         assert_eq!((db.count)(), 2, "{name}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_request_lets_go_of_its_key_and_connection_after_the_lock_timeout() {
+    let (db, pool) = postgres_db(timing(10_000, 500)).await;
+    let idem = one_commit(&db, NOTES_ROUTE);
+    let body = json!({ "amount": 4200 });
+    // Phase 2 hangs: the request holds its key and never commits.
+    let hung = proceed(&idem, "alice", "k", &body).await;
+    let operation = hung.operation_id().to_string();
+    let busy = idem.begin("alice", &key("k"), &body).await;
+    assert!(matches!(busy, Err(Error::InProgress)), "{busy:?}");
+    let idle = |pool: &deadpool_postgres::Pool| {
+        let s = pool.status();
+        (s.size, s.available)
+    };
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    // The key is free (the retry is the same operation) and the hung
+    // request's connection is back in the pool, not idle in a transaction.
+    let retry = proceed(&idem, "alice", "k", &body).await;
+    assert_eq!(retry.operation_id(), operation);
+    retry.release().await;
+    let waited = Instant::now();
+    while idle(&pool).0 != idle(&pool).1 && waited.elapsed() < Duration::from_secs(1) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        idle(&pool).0,
+        idle(&pool).1,
+        "every connection back in the pool"
+    );
+    let c = pool.get().await.unwrap();
+    let open: i64 = c
+        .query_one(
+            "SELECT COUNT(*) FROM pg_stat_activity
+             WHERE datname = current_database() AND state LIKE 'idle in transaction%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(open, 0, "no connection left idle in a transaction");
+    drop(c);
+    // Its late commit is refused and writes nothing.
+    let late = hung.commit(note(&operation, "paid", false)).await;
+    assert!(
+        matches!(late, Err(Error::Store(StoreError::Unavailable { .. }))),
+        "{late:?}"
+    );
+    assert_eq!((db.count)(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_timeout_longer_than_the_database_can_count_still_holds_keys() {
+    // 30 days: PostgreSQL's idle_in_transaction_session_timeout stops at
+    // about 24.8 days.
+    let day = 86_400_000;
+    let (db, _pool) = postgres_db(timing(300 * day, 30 * day)).await;
+    let idem = one_commit(&db, NOTES_ROUTE);
+    let body = json!({ "amount": 4200 });
+    let op = proceed(&idem, "alice", "k", &body).await;
+    let id = op.operation_id().to_string();
+    op.commit(note(&id, "paid", false)).await.unwrap();
+    assert_eq!((db.count)(), 1);
 }

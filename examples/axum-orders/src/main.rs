@@ -33,7 +33,7 @@ use idemkey_axum::{Idempotency, IdempotencyKey, KeyStore, Recover, RecoverError,
 use idemkey_axum::{StoreResult, Timing, Written};
 use serde_json::{json, Value};
 
-use crate::provider::Provider;
+use crate::provider::{Provider, Refused};
 
 /// The shop's own table, on either database.
 const ORDERS: &[Migration] = &[Migration {
@@ -138,7 +138,13 @@ async fn place_order(
         Ok(payment) => payment,
         Err(e) => {
             op.release().await; // nothing to commit: the retry may start at once
-            return (StatusCode::BAD_GATEWAY, e).into_response();
+            let status = match e {
+                // The key's first try paid another amount (a retry with
+                // another payload after a crash): as the crate's 422.
+                Refused::OtherAmount(_) => StatusCode::UNPROCESSABLE_ENTITY,
+                Refused::Failed(_) => StatusCode::BAD_GATEWAY,
+            };
+            return (status, e.to_string()).into_response();
         }
     };
     app.pause_if_asked(key.as_str()).await;
@@ -229,7 +235,7 @@ async fn place_order_bare(State(app): State<App>, Json(body): Json<Value>) -> Re
     let operation = idemkey_axum::implementers::new_id("op");
     let payment = match app.provider.pay(&operation, amount).await {
         Ok(payment) => payment,
-        Err(e) => return (StatusCode::BAD_GATEWAY, e).into_response(),
+        Err(e) => return (StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
     };
     let order = PlaceOrder {
         customer: "bare".into(),

@@ -7,6 +7,27 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 
+/// Why a payment was not made.
+#[derive(Debug)]
+pub enum Refused {
+    /// The provider could not be reached, or answered an error.
+    Failed(String),
+    /// The key's payment at the provider is of this other amount.
+    OtherAmount(i64),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Failed(e) => f.write_str(e),
+            Refused::OtherAmount(paid) => write!(
+                f,
+                "this key already paid {paid} at the provider, another amount"
+            ),
+        }
+    }
+}
+
 /// Where the provider listens (`None`: `make bench`'s provider, which
 /// answers at once and remembers nothing); cheap to clone.
 #[derive(Clone)]
@@ -29,8 +50,10 @@ impl Provider {
     }
 
     /// Pays `amount` under `key` (a second call with the key answers the
-    /// first payment); the payment's id.
-    pub async fn pay(&self, key: &str, amount: i64) -> Result<String, String> {
+    /// first payment); the payment's id. A first payment of another amount
+    /// under the key (a retry with another payload after a crash, which the
+    /// shop had nothing stored to compare with) is [`Refused::OtherAmount`].
+    pub async fn pay(&self, key: &str, amount: i64) -> Result<String, Refused> {
         let Some(addr) = &self.addr else {
             return Ok(format!("pay_{key}"));
         };
@@ -42,9 +65,10 @@ impl Provider {
             json!({ "amount": amount }),
         )
         .await?;
-        match (status, body["id"].as_str()) {
-            (StatusCode::OK, Some(id)) => Ok(id.to_string()),
-            _ => Err(format!("provider answered {status}")),
+        match (status, body["id"].as_str(), body["amount"].as_i64()) {
+            (StatusCode::OK, Some(id), Some(paid)) if paid == amount => Ok(id.to_string()),
+            (StatusCode::OK, Some(_), Some(paid)) => Err(Refused::OtherAmount(paid)),
+            _ => Err(Refused::Failed(format!("provider answered {status}"))),
         }
     }
 
@@ -60,7 +84,8 @@ impl Provider {
             None,
             Value::Null,
         )
-        .await?;
+        .await
+        .map_err(|e| e.to_string())?;
         match (status, body["id"].as_str(), body["amount"].as_i64()) {
             (StatusCode::OK, Some(id), Some(amount)) => Ok(Some((id.to_string(), amount))),
             (StatusCode::NOT_FOUND, ..) => Ok(None),
@@ -69,6 +94,18 @@ impl Provider {
     }
 
     async fn call(
+        addr: &str,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        body: Value,
+    ) -> Result<(StatusCode, Value), Refused> {
+        Self::exchange(addr, method, path, key, body)
+            .await
+            .map_err(Refused::Failed)
+    }
+
+    async fn exchange(
         addr: &str,
         method: Method,
         path: &str,

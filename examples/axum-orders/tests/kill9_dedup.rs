@@ -4,8 +4,9 @@
 //! and before that commit, the order is repaired by its retry, at once (no
 //! lock waits for a timeout): the provider is called again under the same
 //! operation id and answers its first payment, so it is one order and one
-//! payment. While a request holds a key, on any instance, the key's other
-//! requests are 409. On SQLite and on a real PostgreSQL, on one instance and
+//! payment; retried with another payload instead, it reaches the provider
+//! under the same operation id and is refused, paid once. While a request
+//! holds a key, on any instance, the key's other requests are 409. On SQLite and on a real PostgreSQL, on one instance and
 //! on two sharing the database.
 
 mod common;
@@ -25,19 +26,38 @@ fn order(addr: &str, key: &str, body: &str) -> Reply {
     http(addr, "POST", "/orders", Some(key), body).expect("an answer")
 }
 
+/// The order "k-dedup" of `body` at `addr` once the key is free: a 409
+/// only while PostgreSQL has yet to see a killed shop's connection close.
+fn retry(addr: &str, body: &str) -> Reply {
+    let started = std::time::Instant::now();
+    loop {
+        let r = order(addr, "k-dedup", body);
+        if r.status != 409 || started.elapsed() > std::time::Duration::from_millis(LOCK_MS / 2) {
+            return r;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// A shop on `database` killed with `kill -9` between the provider's answer
+/// to the order "k-dedup" of 4200 and its commit; the provider, its URL and
+/// its address.
+fn killed_after_the_provider(database: &str) -> (Proc, String, String) {
+    let (provider, provider_url, provider_addr) = provider();
+    let (mut first, addr) = shop(database, &provider_url, &[DEDUP, PAUSE].concat());
+    let client = order_in_background(&addr, "k-dedup");
+    assert_eq!(first.expect("provider answered "), "k-dedup");
+    first.kill9();
+    assert!(client.join().unwrap().is_none(), "a killed shop answered");
+    (provider, provider_url, provider_addr)
+}
+
 /// After the kill, the retry at `addr` is the order with the first payment,
 /// paid once, well within the lock timeout (a 409, with `Retry-After`, only
 /// while PostgreSQL has yet to see the killed shop's connection close); its
 /// replay is byte for byte, another payload a 422.
 fn the_retry_is_one_order_paid_once(addr: &str, provider_addr: &str) {
-    let started = std::time::Instant::now();
-    let done = loop {
-        let r = order(addr, "k-dedup", r#"{"amount":4200}"#);
-        if r.status != 409 || started.elapsed() > std::time::Duration::from_millis(LOCK_MS / 2) {
-            break r;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let done = retry(addr, r#"{"amount":4200}"#);
     assert_eq!(done.status, 201, "{}", String::from_utf8_lossy(&done.body));
     assert_eq!(done.header("idempotent-replayed"), None);
     assert_eq!(done.json()["amount"], 4200);
@@ -60,12 +80,7 @@ fn the_retry_is_one_order_paid_once(addr: &str, provider_addr: &str) {
 }
 
 fn killed_after_the_provider_then_retried_at_once(database: &str) {
-    let (_provider, provider_url, provider_addr) = provider();
-    let (mut first, addr) = shop(database, &provider_url, &[DEDUP, PAUSE].concat());
-    let client = order_in_background(&addr, "k-dedup");
-    assert_eq!(first.expect("provider answered "), "k-dedup");
-    first.kill9();
-    assert!(client.join().unwrap().is_none(), "a killed shop answered");
+    let (_provider, provider_url, provider_addr) = killed_after_the_provider(database);
     assert_eq!(provider_stats(&provider_addr)["payments"], 1);
 
     let (_second, addr) = shop(database, &provider_url, DEDUP);
@@ -85,6 +100,44 @@ fn sqlite_a_killed_order_is_repaired_by_its_retry_at_once() {
 #[test]
 fn postgres_a_killed_order_is_repaired_by_its_retry_at_once() {
     killed_after_the_provider_then_retried_at_once(&pg::Pg::shared().fresh_database());
+}
+
+/// Killed after the provider's answer, then retried with another payload:
+/// nothing is stored to compare it with, so the retry reaches the provider
+/// under the first try's operation id, which answers the first payment; the
+/// shop finds that payment of another amount and refuses the order (422),
+/// paid once and recorded nowhere. The first payload's retry is then the
+/// order.
+fn killed_after_the_provider_then_retried_with_another_payload(database: &str) {
+    let (_provider, provider_url, provider_addr) = killed_after_the_provider(database);
+    let (_second, addr) = shop(database, &provider_url, DEDUP);
+    let other = retry(&addr, r#"{"amount":1}"#);
+    assert_eq!(
+        other.status,
+        422,
+        "{}",
+        String::from_utf8_lossy(&other.body)
+    );
+    let stats = provider_stats(&provider_addr);
+    assert_eq!(stats["payments"], 1, "never paid again: {stats}");
+    assert!(orders(&addr).is_empty(), "no order of the other amount");
+
+    let done = order(&addr, "k-dedup", r#"{"amount":4200}"#);
+    assert_eq!(done.status, 201, "{}", String::from_utf8_lossy(&done.body));
+    assert_eq!(done.json()["payment"], "pay_1", "the first call's payment");
+    assert_eq!(provider_stats(&provider_addr)["payments"], 1);
+    assert_eq!(orders(&addr).len(), 1);
+}
+
+#[test]
+fn sqlite_a_killed_order_retried_with_another_payload_is_refused_and_paid_once() {
+    let (_dir, db) = sqlite_db();
+    killed_after_the_provider_then_retried_with_another_payload(&db);
+}
+
+#[test]
+fn postgres_a_killed_order_retried_with_another_payload_is_refused_and_paid_once() {
+    killed_after_the_provider_then_retried_with_another_payload(&pg::Pg::shared().fresh_database());
 }
 
 /// Two instances on one database: while the first holds a key, between the

@@ -5,7 +5,12 @@
 //! dies lets go of it with its connection; phase 3 commits the application's
 //! write and the key's row, done, in that same transaction, whose commit lets
 //! go of the lock. A request that goes away (its [`HeldKey`] dropped) rolls
-//! the transaction back.
+//! the transaction back; so does one that has not committed within the lock
+//! timeout (its phase 2 hangs), which frees the key and the connection and
+//! makes that request's late commit fail. The transaction also sets
+//! `idle_in_transaction_session_timeout` to the lock timeout and the op
+//! timeout together, so the database ends it if this process stops
+//! answering.
 
 use std::time::Duration;
 
@@ -56,8 +61,9 @@ impl<W: PgCommit> HeldKey<W> for PgHeld<W> {
 }
 
 /// [`KeyStore::hold`](crate::KeyStore::hold) on `pool`: the task that holds
-/// the key runs to its end whatever its caller does; a hold nobody takes is
-/// rolled back. Each statement is bounded by `limit`.
+/// the key runs to its end whatever its caller does; a hold nobody takes, or
+/// nobody commits within `timing`'s lock timeout, is rolled back. Each
+/// statement is bounded by `limit`.
 pub(super) async fn hold<W: PgCommit>(
     pool: Pool,
     req: KeyRequest,
@@ -89,27 +95,32 @@ async fn run<W: PgCommit>(
         Ok(tx) => tx,
         Err(e) => return drop(answer.send(Err(e))),
     };
-    let (commit, over_row) = match bounded_by(limit, read(&tx, &req, timing.lock_ms())).await {
-        Err(e) => return drop(answer.send(Err(e))),
-        Ok(Found::Answered(found)) => {
-            // The lock goes with the transaction: let go of it before answering, or the
-            // caller's next request of this key, sent at once, can find it still held.
-            let _ = tx.rollback().await;
-            return drop(answer.send(Ok(Hold::Answered(found))));
-        }
-        Ok(Found::New { row }) => {
-            let (commit, to_commit) = oneshot::channel();
-            if answer
-                .send(Ok(Hold::Proceed(Box::new(PgHeld { commit }))))
-                .is_err()
-            {
-                return; // the caller is gone: rolled back
+    let idle_limit = timing.lock_timeout() + limit;
+    let (commit, over_row) =
+        match bounded_by(limit, read(&tx, &req, timing.lock_ms(), idle_limit)).await {
+            Err(e) => return drop(answer.send(Err(e))),
+            Ok(Found::Answered(found)) => {
+                // The lock goes with the transaction: let go of it before answering, or the
+                // caller's next request of this key, sent at once, can find it still held.
+                let _ = tx.rollback().await;
+                return drop(answer.send(Ok(Hold::Answered(found))));
             }
-            (to_commit, row)
-        }
-    };
-    // Phase 2 runs in the handler meanwhile; an Operation dropped ends it here.
-    let Ok((write, operation_id, done)) = commit.await else {
+            Ok(Found::New { row }) => {
+                let (commit, to_commit) = oneshot::channel();
+                if answer
+                    .send(Ok(Hold::Proceed(Box::new(PgHeld { commit }))))
+                    .is_err()
+                {
+                    return; // the caller is gone: rolled back
+                }
+                (to_commit, row)
+            }
+        };
+    // Phase 2 runs in the handler meanwhile; an Operation dropped, or one
+    // still running after the lock timeout, ends it here.
+    let Ok(Ok((write, operation_id, done))) =
+        tokio::time::timeout(timing.lock_timeout(), commit).await
+    else {
         return;
     };
     let outcome = bounded_by(
@@ -129,18 +140,30 @@ enum Found {
 }
 
 /// Takes the key's lock and reads its row; [`Lookup::InProgress`] when
-/// another transaction holds the lock.
-async fn read(tx: &Transaction<'_>, req: &KeyRequest, lock_ms: i64) -> StoreResult<Found> {
+/// another transaction holds the lock. The transaction is ended by the
+/// database once idle for `idle_limit`.
+async fn read(
+    tx: &Transaction<'_>,
+    req: &KeyRequest,
+    lock_ms: i64,
+    idle_limit: Duration,
+) -> StoreResult<Found> {
     let lock = tx
-        .prepare_cached("SELECT pg_try_advisory_xact_lock($1)")
+        .prepare_cached(
+            "SELECT pg_try_advisory_xact_lock($1),
+                    set_config('idle_in_transaction_session_timeout', $2, true)",
+        )
         .await?;
+    // The setting counts milliseconds in an i32 (about 24.8 days); a longer
+    // bound is as good as that one.
+    let idle_ms = idle_limit.as_millis().min(i32::MAX as u128).to_string();
     let row = tx.prepare_cached(&select_row("")).await?;
     let number = key_number(&req.customer, &req.key);
     // One round trip. The row's statement runs after the lock's, with a
     // snapshot of its own: it sees every commit made before the lock was
     // granted, the last holder's included.
     let (locked, found) = try_join(
-        tx.query_one(&lock, &[&number]),
+        tx.query_one(&lock, &[&number, &idle_ms]),
         tx.query_opt(&row, &[&req.customer, &req.key]),
     )
     .await?;

@@ -16,7 +16,8 @@
 //!
 //! In the one-commit mode a running operation holds one pooled connection
 //! from phase 1 to phase 3 (its transaction's advisory lock is the key's
-//! lock): size the pool for the operations in flight.
+//! lock), for the lock timeout at most: size the pool for the operations in
+//! flight.
 
 mod held;
 mod keys;

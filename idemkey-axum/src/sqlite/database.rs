@@ -8,7 +8,8 @@
 //! `BEGIN IMMEDIATE` and a busy timeout, so a second process on the same file
 //! (an old server still shutting down) is handled by SQLite's own locking.
 //! Reads use a small pool of extra connections; WAL lets them run beside the
-//! writer. Reads run on tokio's blocking pool.
+//! writer. Reads run on tokio's blocking pool, but for the one-commit mode's
+//! read of one key, which runs on the calling task ([`Database::read_here`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -107,6 +108,44 @@ impl Database {
         self.writer.write(f).await
     }
 
+    /// Runs `f` with an idle read connection on the calling thread, never
+    /// waiting for a lock: the hop to the blocking pool and back costs more
+    /// than a read of one row by its primary key, which WAL lets run beside
+    /// the writer without waiting. Where no connection is idle, or SQLite
+    /// answers busy (a checkpoint or recovery holds the file), `f` runs again
+    /// through [`Database::read`], which waits as usual.
+    pub(crate) async fn read_here<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> rusqlite::Result<T> + Clone + Send + 'static,
+    {
+        let idle = self.readers.lock().ok().and_then(|mut idle| idle.pop());
+        if let Some(conn) = idle {
+            let out = conn
+                .busy_timeout(Duration::ZERO)
+                .and_then(|_| f.clone()(&conn))
+                .and_then(|out| conn.busy_timeout(BUSY_TIMEOUT).map(|_| out));
+            let busy = matches!(
+                out.as_ref().map_err(|e| e.sqlite_error_code()),
+                Err(Some(
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ))
+            );
+            if busy {
+                let _ = conn.busy_timeout(BUSY_TIMEOUT);
+            }
+            if let Ok(mut idle) = self.readers.lock() {
+                if idle.len() < MAX_IDLE_READERS {
+                    idle.push(conn);
+                }
+            }
+            if !busy {
+                return out.map_err(StoreError::from);
+            }
+        }
+        self.read(f).await
+    }
+
     /// Runs `f` with a read connection on the blocking pool.
     pub async fn read<T, F>(&self, f: F) -> StoreResult<T>
     where
@@ -179,5 +218,39 @@ mod tests {
             expected,
             "reader"
         );
+    }
+
+    /// A read on the calling task that SQLite answers busy (another process
+    /// holds the file) runs again on the blocking pool, which waits for the
+    /// lock as every read does, instead of failing at once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_read_here_answered_busy_runs_again_where_reads_wait() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Database::open(
+            &dir.path().join("t.db"),
+            super::super::SCOPE,
+            super::super::MIGRATIONS,
+        )
+        .unwrap();
+        // An idle reader for read_here to take.
+        store.read(|_| Ok(())).await.unwrap();
+        let tries = Arc::new(AtomicUsize::new(0));
+        let read = {
+            let tries = tries.clone();
+            move |c: &Connection| {
+                if tries.fetch_add(1, Ordering::SeqCst) == 0 {
+                    return Err(rusqlite::Error::SqliteFailure(
+                        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+                        None,
+                    ));
+                }
+                c.query_row("SELECT COUNT(*) FROM idempotency_keys", [], |r| {
+                    r.get::<_, i64>(0)
+                })
+            }
+        };
+        assert_eq!(store.read_here(read).await.unwrap(), 0);
+        assert_eq!(tries.load(Ordering::SeqCst), 2, "busy, then read");
     }
 }

@@ -192,7 +192,7 @@ impl<W: SqliteCommit> KeyStore<W> for SqliteKeys {
         let (r, lock_ms) = (req.clone(), self.timing.lock_ms());
         let found = self
             .db
-            .read(move |conn| keys::held(conn, &r, now_ms(), lock_ms))
+            .read_here(move |conn| keys::held(conn, &r, now_ms(), lock_ms))
             .await?;
         Ok(match found {
             Some(found) => Hold::Answered(found),
