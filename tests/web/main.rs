@@ -12,6 +12,7 @@ mod support;
 mod alloc;
 mod broken_indexeddb;
 mod broken_storage;
+mod expiry;
 mod local;
 mod lock;
 mod no_locks;
