@@ -134,11 +134,7 @@ impl Database {
             if busy {
                 let _ = conn.busy_timeout(BUSY_TIMEOUT);
             }
-            if let Ok(mut idle) = self.readers.lock() {
-                if idle.len() < MAX_IDLE_READERS {
-                    idle.push(conn);
-                }
-            }
+            give_back(&self.readers, conn);
             if !busy {
                 return out.map_err(StoreError::from);
             }
@@ -164,15 +160,20 @@ impl Database {
                 None => open_conn(&path)?,
             };
             let out = f(&conn).map_err(StoreError::from);
-            if let Ok(mut idle) = readers.lock() {
-                if idle.len() < MAX_IDLE_READERS {
-                    idle.push(conn);
-                }
-            }
+            give_back(&readers, conn);
             out
         })
         .await
         .map_err(|e| StoreError::failed_by("a read task failed", e))?
+    }
+}
+
+/// Puts a read connection back among the idle ones, unless enough are idle.
+fn give_back(readers: &Mutex<Vec<Connection>>, conn: Connection) {
+    if let Ok(mut idle) = readers.lock() {
+        if idle.len() < MAX_IDLE_READERS {
+            idle.push(conn);
+        }
     }
 }
 
