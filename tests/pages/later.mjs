@@ -53,16 +53,17 @@ async function hung(session) {
 }
 
 /**
- * TRIES tries in `engine`'s browser, against `server` (suite.mjs), of: (a second tab of the scope
- * opened first, if `tab`) pay, end the attempt with `end`, leave with `leave` at once, pay
- * again on the next page; `page` and `query` (more of its address) pick the checkout page.
+ * `count` tries (TRIES unless given) in `engine`'s browser, against `server` (suite.mjs), of:
+ * (a second tab of the scope opened first, if `tab`) pay, end the attempt with `end`, leave
+ * with `leave` at once, pay again on the next page; `page` and `query` (more of its
+ * address) pick the checkout page.
  * Asserts that every try charged the second order under a new key; the message counts
  * what each failed try saw.
  */
-export async function tries(server, engine, t, { end, leaves, tab = false, page = 'checkout.html', query = '' }) {
+export async function tries(server, engine, t, { end, leaves, tab = false, page = 'checkout.html', query = '', count = TRIES }) {
   const outcomes = new Map();
   let stalls = 0;
-  for (let i = 0; i < TRIES; i += 1) {
+  for (let i = 0; i < count; i += 1) {
     const id = Math.random().toString(36).slice(2, 10);
     const scope = `cart-${end}-${i}-${id}`;
     const customer = `later-${id}`;
@@ -89,9 +90,9 @@ export async function tries(server, engine, t, { end, leaves, tab = false, page 
     const what = wrong(report, charged) || 'ok';
     outcomes.set(what, (outcomes.get(what) || 0) + 1);
   }
-  const lines = [...outcomes].map(([what, n]) => `${n} of ${TRIES}: ${what}`);
+  const lines = [...outcomes].map(([what, n]) => `${n} of ${count}: ${what}`);
   for (const line of lines) t.diagnostic(line);
   const summary = lines.join('\n  ');
-  assert.equal(outcomes.get('ok'), TRIES, `not every try charged the second order:\n  ${summary}`);
+  assert.equal(outcomes.get('ok'), count, `not every try charged the second order:\n  ${summary}`);
 }
 
