@@ -280,20 +280,23 @@ test-promises: tool-node
 test-wasm: build test-server tool-rust tool-apt tool-wasm-bindgen tool-wasm-pack tool-geckodriver
 	bash scripts/wasm-test.sh
 
-# The same scenarios in Chromium (playwright-core), then in WebKit through WebDriver.
+# The same scenarios in Chromium (playwright-core) and in WebKit through WebDriver, side by
+# side (scripts/together.sh): one after the other they took 239 s here, of which 68 s was
+# the suite's CPU; most of it is pages loading and servers holding answers.
 test-e2e: build test-server tool-npm
-	node --test --test-concurrency=1 tests/e2e/
-	IDEMKEY_E2E_BROWSER=webkit node --test --test-concurrency=1 tests/e2e/
+	bash scripts/together.sh 'node --test --test-concurrency=1 tests/e2e/' \
+	  'IDEMKEY_E2E_BROWSER=webkit node --test --test-concurrency=1 tests/e2e/'
 
 # Pages that end: a checkout that calls finish() or reset() and leaves at once (a link,
-# location.assign, a reload), then pays the same basket again on the next page, also with
-# the page's clock set back 2 s or 60 s before the end or rounded to 100 ms; two tabs of one
-# cart paying while the first tab's request is on the wire, the first ending the attempt
-# on its receipt route (one charge, the second tab gets the first one's answer, also after
-# its deadline ran out); each 20 times a case in Chromium, Firefox and WebKit (W3C
-# WebDriver, WebKit's under xvfb-run). finish() and reset() with localStorage full of the
-# shop's data (10 times a case, the same three engines); and a tab stopped by the debugger
-# while another tab pays (Chromium).
+# location.assign, a reload), then pays the same basket again on the next page; two tabs of
+# one cart paying while the first tab's request is on the wire, the first ending the
+# attempt on its receipt route (one charge, the second tab gets the first one's answer, also
+# after its deadline ran out); each 20 times a case in Chromium, Firefox and WebKit (W3C
+# WebDriver, WebKit's under xvfb-run), the engines side by side. The same later page with
+# the page's clock set back 2 s or 60 s before the end or rounded to 100 ms, 4 times a case
+# (the clock is set, not drawn: each try plays the same steps). finish() and reset() with
+# localStorage full of the shop's data (10 times a case, the same three engines); and a tab
+# stopped by the debugger while another tab pays (Chromium).
 test-pages: build test-server tool-npm tool-apt tool-geckodriver
 	node --test --test-concurrency=1 tests/pages/
 
