@@ -4,9 +4,10 @@
 # WebKitWebDriver in a virtual X display: it has no headless mode), against the real
 # reference server, which this script starts and always stops (IDEMKEY_SERVER names the
 # binary; without it the script builds one). The tests are one test binary, run in one page
-# per browser (tests/web/main.rs says why), the three browsers side by side. Extra arguments go to `wasm-pack test` (e.g.
-# `--test web -- submit::` runs the tests of tests/web/submit.rs); IDEMKEY_BROWSERS="chrome"
-# (or "firefox", "webkit", or any of them) runs those browsers only.
+# per browser (tests/web/main.rs says why), the three browsers side by side. Extra
+# arguments go to `wasm-pack test` (e.g. `--test web -- submit::` runs the tests of
+# tests/web/submit.rs); IDEMKEY_BROWSERS="chrome" (or "firefox", "webkit", or any of
+# them) runs those browsers only.
 # The tests run the package in pkg/ as `make build` leaves it (tests/support/page.js imports
 # pkg/idemkey.js, which the test runner serves from this directory, and its init() loads
 # idemkey_bg.wasm from beside it): run `make build` first (`make test-wasm` does).
@@ -91,6 +92,7 @@ run_in() {
     # same W3C protocol, an empty capability set that makes it start MiniBrowser).
     webkit) xvfb-run -a -s '-screen 0 1280x1024x24' \
       wasm-pack test --headless --safari --safaridriver /usr/bin/WebKitWebDriver --no-default-features "${@:2}" ;;
+    *) echo "wasm-test: unknown browser $1" >&2; return 2 ;;
   esac
 }
 

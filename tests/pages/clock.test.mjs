@@ -4,9 +4,10 @@
 // and the next page pays the next order of the same basket under the same scope: it is
 // sent under a new key and charged, never answered from the attempt that ended. Date.now
 // is set on each page before the module loads (tests/pages/www/clock.js). In Chromium,
-// Firefox and WebKit, CLOCK_TRIES tries a case, half leaving by a link, half by a reload:
-// the clock each page reads is set, not drawn, so a try plays the same steps each time; the
-// race of a page leaving at once after its end is later-page.test.mjs's, 20 tries a case.
+// Firefox and WebKit, CLOCK_TRIES (4) tries a case, half leaving by a link, half by a
+// reload: the clock each page reads is set, not drawn, so what the clock changes plays
+// out the same in every try. Each try also leaves at once after its end, a race that
+// later-page.test.mjs plays 20 times a case with the page's own clock.
 import { test } from 'node:test';
 import { eachEngine, pagesServer } from './suite.mjs';
 import { tries as laterTries } from './later.mjs';
