@@ -14,6 +14,10 @@ test('two tabs paying the same checkout at once make one charge', { timeout: 600
     // of them pays; the other then switches to that key before it sends anything.
     const a = await attempt(one);
     const b = await attempt(two);
+    // Which order each tab is on, for the message below: a tab that follows another tab's
+    // new order (www/app.js, follow()) shows a new key, of that order.
+    const carts = () => Promise.all([one, two].map((p) => p.textContent('#cart-id')));
+    const cartsBefore = await carts();
 
     const s1 = await seq(one);
     const s2 = await seq(two);
@@ -25,7 +29,8 @@ test('two tabs paying the same checkout at once make one charge', { timeout: 600
     assert.equal(o1.kind, 'paid', `tab one: ${o1.title} ${o1.text}`);
     assert.equal(o2.kind, 'paid', `tab two: ${o2.title} ${o2.text}`);
     assert.equal(o2.key, o1.key, 'both tabs paid under one key');
-    assert.ok([a.key, b.key].includes(o1.key), `a key neither tab showed: ${o1.key}`);
+    assert.ok([a.key, b.key].includes(o1.key),
+      `a key neither tab showed: ${o1.key} (shown: ${a.key} and ${b.key} on orders ${cartsBefore}; orders now ${await carts()})`);
     const waited = [o1, o2].filter((o) => o.waited === 'true');
     assert.equal(waited.length, 1, 'one tab waited for the other one, which was still paying, and found its result');
     assert.equal(waited[0].fromCache, 'true');
