@@ -14,14 +14,15 @@ use crate::prelude::*;
 pub enum Current {
     /// The live record stored for the scope: every tab uses it.
     Stored(Record),
-    /// A live record the Web Storage mirror holds and the store lacks ([`store_missed`]):
-    /// used, and moved into the store by the next write.
+    /// A live record the store lacks: the Web Storage mirror's ([`store_missed`]), or the
+    /// one this tab shows, stored once and bound to a payload, that neither holds now
+    /// ([`on_lock`]). Used, and moved into the store by the next write.
     Legacy(Record),
     /// Nothing live is stored and this tab's record was never stored (made at `open()` or
     /// by `reset()`): it becomes the scope's record.
     Mine,
-    /// Nothing live is stored and the record this tab showed was stored once (another tab
-    /// finished it, or it expired): a new attempt with a new key.
+    /// Nothing live is stored, and the record this tab shows expired, or was stored once
+    /// with nothing sent under it (fresh): a new attempt with a new key.
     Fresh,
     /// The submit belongs to this attempt, ended since it was called (core::ended's
     /// `belongs`): its answer, its own key again where it has none yet, or a refusal.
@@ -40,11 +41,18 @@ impl Current {
 
 /// Decides [`Current`] at `now_ms` from the store's record (`stored`), the mirror's
 /// (`mirror`), and what this tab shows (`shown`, `shown_stored`: it was read from or
-/// written to the store).
+/// written to the store, or another tab posted it as stored). Records ended by a page are
+/// the caller's to leave out: `shown` is `None` where a page ended it.
+///
+/// A shown record that was stored and bound to a payload, and that neither the store nor
+/// the mirror returns now, is gone on from: the read failed, the mirror has not had
+/// another tab's copy yet (localStorage reaches other tabs late), or the origin's storage
+/// was cleared. Its key may have charged, and nothing but an end or its expiry retires a
+/// stored record, so a new key here could charge the cart a second time.
 pub fn on_lock(
     stored: Option<Record>,
     mirror: Option<Record>,
-    shown: &Record,
+    shown: Option<&Record>,
     shown_stored: bool,
     now_ms: f64,
 ) -> Current {
@@ -56,10 +64,10 @@ pub fn on_lock(
     if let Some(r) = stored {
         return Current::Stored(r);
     }
-    if !shown_stored && live(shown) {
-        Current::Mine
-    } else {
-        Current::Fresh
+    match shown.filter(|s| live(s)) {
+        Some(_) if !shown_stored => Current::Mine,
+        Some(s) if s.fingerprint.is_some() => Current::Legacy(s.clone()),
+        _ => Current::Fresh,
     }
 }
 

@@ -21,12 +21,12 @@ fn the_stored_record_wins_over_a_key_made_at_open() {
     let stored = rec(K1, NOW - 5.0, 2);
     let mine = rec(K2, NOW, 0);
     assert_eq!(
-        on_lock(Some(stored.clone()), None, &mine, false, NOW),
+        on_lock(Some(stored.clone()), None, Some(&mine), false, NOW),
         Current::Stored(stored.clone())
     );
     // Also when this tab had stored its own record before (another tab reset since).
     assert_eq!(
-        on_lock(Some(stored.clone()), None, &mine, true, NOW),
+        on_lock(Some(stored.clone()), None, Some(&mine), true, NOW),
         Current::Stored(stored)
     );
 }
@@ -34,18 +34,18 @@ fn the_stored_record_wins_over_a_key_made_at_open() {
 #[test]
 fn with_nothing_stored_a_key_made_here_becomes_the_scopes() {
     let mine = rec(K2, NOW, 0);
-    assert_eq!(on_lock(None, None, &mine, false, NOW), Current::Mine);
+    assert_eq!(on_lock(None, None, Some(&mine), false, NOW), Current::Mine);
     assert!(Current::Mine.unstored());
 }
 
 #[test]
-fn a_shown_record_whose_store_entry_is_gone_is_not_brought_back() {
-    // Another tab finished it: the next attempt gets a new key.
+fn a_shown_record_with_nothing_sent_whose_store_entry_is_gone_is_not_brought_back() {
+    // Fresh: no key was sent under it, so the next attempt may have a new one.
     let shown = rec(K1, NOW - 5.0, 3);
-    assert_eq!(on_lock(None, None, &shown, true, NOW), Current::Fresh);
+    assert_eq!(on_lock(None, None, Some(&shown), true, NOW), Current::Fresh);
     // Its mirror copy is late to disappear (rev > 0: it was in the store once).
     assert_eq!(
-        on_lock(None, Some(shown.clone()), &shown, true, NOW),
+        on_lock(None, Some(shown.clone()), Some(&shown), true, NOW),
         Current::Fresh
     );
 }
@@ -56,13 +56,13 @@ fn a_record_an_older_release_left_in_the_mirror_is_moved_over() {
     old.state = State::Pending;
     old.fingerprint = Some("f1:00".into());
     let mine = rec(K2, NOW, 0);
-    let c = on_lock(None, Some(old.clone()), &mine, false, NOW);
+    let c = on_lock(None, Some(old.clone()), Some(&mine), false, NOW);
     assert_eq!(c, Current::Legacy(old.clone()));
     assert!(c.unstored());
     // The store's own record wins over any mirror copy.
     let stored = rec(K2, NOW - 1.0, 1);
     assert_eq!(
-        on_lock(Some(stored.clone()), Some(old), &mine, false, NOW),
+        on_lock(Some(stored.clone()), Some(old), Some(&mine), false, NOW),
         Current::Stored(stored)
     );
 }
@@ -72,17 +72,20 @@ fn expired_records_count_as_none() {
     let old = rec(K1, NOW - TTL - 1.0, 4);
     let mine = rec(K2, NOW, 0);
     assert_eq!(
-        on_lock(Some(old.clone()), None, &mine, false, NOW),
+        on_lock(Some(old.clone()), None, Some(&mine), false, NOW),
         Current::Mine
     );
     let legacy = rec(K1, NOW - TTL - 1.0, 0);
     assert_eq!(
-        on_lock(None, Some(legacy), &mine, false, NOW),
+        on_lock(None, Some(legacy), Some(&mine), false, NOW),
         Current::Mine
     );
     // This tab's own key expired while the page stayed open: a new one.
     let stale = rec(K2, NOW - TTL, 0);
-    assert_eq!(on_lock(None, None, &stale, false, NOW), Current::Fresh);
+    assert_eq!(
+        on_lock(None, None, Some(&stale), false, NOW),
+        Current::Fresh
+    );
     assert!(!Current::Stored(old).unstored());
 }
 
@@ -139,7 +142,13 @@ fn a_mirror_copy_the_store_missed_wins() {
     for m in [rec(K1, NOW - 5.0, 3), rec(K1, NOW - 5.0, 0)] {
         assert!(store_missed(&m, Some(&stored)));
         assert_eq!(
-            on_lock(Some(stored.clone()), Some(m.clone()), &mine, true, NOW),
+            on_lock(
+                Some(stored.clone()),
+                Some(m.clone()),
+                Some(&mine),
+                true,
+                NOW
+            ),
             Current::Legacy(m)
         );
     }
@@ -155,7 +164,7 @@ fn a_mirror_copy_the_store_missed_wins() {
     // An expired copy never wins.
     let old = rec(K1, NOW - TTL - 1.0, 9);
     assert_eq!(
-        on_lock(Some(stored.clone()), Some(old), &mine, true, NOW),
+        on_lock(Some(stored.clone()), Some(old), Some(&mine), true, NOW),
         Current::Stored(stored)
     );
 }
@@ -168,17 +177,43 @@ fn with_nothing_stored_a_pending_copy_is_kept_and_a_finished_one_is_not() {
     pending.fingerprint = Some("f1:00".into());
     // The store lost it (cleared, or its writes failed): the key that may have charged stays.
     assert_eq!(
-        on_lock(None, Some(pending.clone()), &shown, true, NOW),
+        on_lock(None, Some(pending.clone()), Some(&shown), true, NOW),
         Current::Legacy(pending)
     );
     for state in [State::Fresh, State::Succeeded, State::Failed] {
         let mut m = shown.clone();
         m.state = state;
         assert!(!store_missed(&m, None), "{state:?}");
-        assert_eq!(on_lock(None, Some(m), &shown, true, NOW), Current::Fresh);
+        assert_eq!(
+            on_lock(None, Some(m), Some(&shown), true, NOW),
+            Current::Fresh
+        );
         // Unless it was written while the store failed.
         let mut z = rec(K1, NOW - 5.0, 0);
         z.state = state;
         assert!(store_missed(&z, None), "{state:?}");
+    }
+}
+
+#[test]
+fn a_shown_record_bound_to_a_payload_that_no_store_returns_is_gone_on_from() {
+    // Another tab's payment, posted to this tab; the store's read failed or was cleared,
+    // and the mirror has not had the copy yet: its key, never a new one.
+    for state in [State::Pending, State::Succeeded, State::Failed] {
+        let mut shown = rec(K1, NOW - 5.0, 3);
+        shown.state = state;
+        shown.fingerprint = Some("f1:00".into());
+        assert_eq!(
+            on_lock(None, None, Some(&shown), true, NOW),
+            Current::Legacy(shown.clone()),
+            "{state:?}"
+        );
+        // Ended by a page (the caller leaves it out): a new attempt.
+        assert_eq!(on_lock(None, None, None, true, NOW), Current::Fresh);
+        // Expired: nothing to go on from.
+        assert_eq!(
+            on_lock(None, None, Some(&shown), true, NOW + TTL),
+            Current::Fresh
+        );
     }
 }

@@ -204,3 +204,42 @@ fn the_deadline_of_a_submit_sending_does_not_end_it_early() {
         }
     )));
 }
+
+/// Tab A's payment is on the wire (its pending record stored, and posted to tab B, which
+/// shows it); B's Web Storage has not had A's copy yet (localStorage reaches other tabs
+/// late). B's Pay, at its lock, reads nothing live: IndexedDB failed, or holds nothing
+/// (cleared): B goes on with the key it shows, A's, and never mints another.
+#[test]
+fn a_pay_in_a_tab_showing_another_tabs_payment_on_the_wire_sends_that_key_whatever_the_read() {
+    for got in [Err("UnknownError".to_string()), Ok(None)] {
+        let (mut a, mut idb) = settled(TestHost::default());
+        let host = TestHost {
+            now: 100.0,
+            seed: 7,
+            maps: a.host.maps.clone(),
+        };
+        let mut b = Scope::open(host, options().into(), false);
+        drain(&mut b);
+        let cmds = first_try(&mut a, &mut idb, options());
+        let key = sent(&cmds).expect("A sent nothing").key_value.clone();
+        for c in cmds {
+            if let Command::Post { text, .. } = c {
+                b.handle(Input::Notice(text));
+            }
+        }
+        drain(&mut b);
+        assert_eq!(b.record().key, key, "B does not show A's payment");
+        b.submit("{}".into(), "fp".into(), Rc::new(options()));
+        drain(&mut b);
+        b.handle(Input::LockGranted);
+        drain(&mut b);
+        b.handle(Input::IdbRead(got.clone()));
+        let mut cmds = drain(&mut b);
+        if sent(&cmds).is_none() {
+            b.handle(Input::IdbWritten(Ok(())));
+            cmds = drain(&mut b);
+        }
+        let r = sent(&cmds).unwrap_or_else(|| panic!("B sent nothing ({got:?}): {cmds:?}"));
+        assert_eq!(r.key_value, key, "B sent a key it never showed ({got:?})");
+    }
+}
