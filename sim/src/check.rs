@@ -223,16 +223,17 @@ impl Checker {
 
     /// A try of `order` goes out of `tab` under `key` (`expires`: the record's expiry, and
     /// `clock`: the page's clock, both ms since the epoch); `failed(k)`: the server answered
-    /// key `k` with a final failure. The key before is the order's last one, or without Web
+    /// key `k` with a final failure; `seen(k)`: the sending page showed key `k` bound to a
+    /// payload before it showed `key` so. The key before is the order's last one, or without Web
     /// Locks this tab's last one (another tab's is its own: [`Waiver::OwnTab`]).
     pub fn on_send(
         &mut self,
         order: usize,
         key: &str,
         from: From,
-        expires: f64,
-        clock: f64,
+        (expires, clock): (f64, f64),
         failed: impl Fn(&str) -> bool,
+        seen: impl Fn(&str) -> bool,
     ) {
         self.expiry.entry(key.into()).or_insert(expires);
         let o = self.orders.entry(order).or_default();
@@ -257,7 +258,13 @@ impl Checker {
             // another tab or a later page may take it for the live attempt.
             Some(Waiver::EndNotDurable)
         } else {
-            self.or_unheard(self.between(order, &prev, before, from, clock), unheard)
+            let waiver = match self.between(order, &prev, before, from, clock) {
+                // The docs hold a tab without IndexedDB to the key it saw: only a page that
+                // never showed `prev` bound may have missed it.
+                Some(Waiver::Unordered { .. }) if seen(&prev) => None,
+                w => w,
+            };
+            self.or_unheard(waiver, unheard)
         };
         let (p, what) = if self.orders[&order].unknown.contains(&prev) {
             (Property::UnknownKept, "whose outcome is unknown")

@@ -48,8 +48,18 @@ impl World {
         let clock = env_now(&self.env);
         let server = &self.server;
         let failed = |k: &str| server.failed(k);
-        self.check
-            .on_send(order, &r.key_value, from, shown.expires_at, clock, failed);
+        // Whether the page showed key `k` before the key it sends.
+        let saw = &self.pages[page].saw_bound;
+        let sent_at = saw.get(&r.key_value).copied().unwrap_or(u64::MAX);
+        let seen = |k: &str| saw.get(k).is_some_and(|at| *at < sent_at);
+        self.check.on_send(
+            order,
+            &r.key_value,
+            from,
+            (shown.expires_at, clock),
+            failed,
+            seen,
+        );
         self.check_send(page, &r.key_value, order);
         let id = self.id();
         self.stats.tries += 1;

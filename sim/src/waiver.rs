@@ -52,6 +52,7 @@ pub enum Waiver {
     },
     /// Two keys of the order left two tabs `lag_ms` apart, IndexedDB failed in one of them:
     /// its record was in localStorage alone, which the other tab read late, or replaced.
+    /// Never for a page that had shown the key before (the checker's `on_send`).
     Unordered {
         /// How long after the one key's first try the other's left, ms (at most
         /// [`MARK_LAG_MS`], the longest localStorage lag the simulator plays).

@@ -77,6 +77,9 @@ pub(crate) struct Page {
     pub unknown_order: Option<usize>,
     /// IndexedDB failed in the page (a `storage-fallback` event from it).
     pub idb_failed: bool,
+    /// Keys the page showed bound to a payload (its own, or another tab's it heard of),
+    /// each with the run's step when it first did.
+    pub saw_bound: BTreeMap<String, u64>,
 }
 
 /// A run.
@@ -325,8 +328,21 @@ impl World {
         if let Some(l) = self.live(page, inst) {
             l.m.handle(input);
         }
+        self.saw(page);
         self.drain(page);
         self.pages[page].answered = None;
+    }
+
+    /// Notes the key `page` shows if it is bound to a payload.
+    fn saw(&mut self, page: PageId) {
+        let p = &mut self.pages[page];
+        let Some(l) = p.live.as_ref().filter(|_| p.alive) else {
+            return;
+        };
+        if l.m.record().fingerprint.is_some() {
+            let key = l.m.record().key.clone();
+            p.saw_bound.entry(key).or_insert(self.steps);
+        }
     }
 
     /// A page loads in `tab` and opens the checkout.
@@ -352,6 +368,7 @@ impl World {
             restored: false,
             unknown_order: None,
             idb_failed: false,
+            saw_bound: BTreeMap::new(),
         });
         self.tab_page.insert(tab, id);
         self.open_scope(id, true);
@@ -378,6 +395,7 @@ impl World {
             name,
         });
         self.note(|| format!("p{page} opened machine m{inst}"));
+        self.saw(page);
         self.opened(page);
         self.drain(page);
     }

@@ -23,6 +23,10 @@ pub enum Mutation {
     /// The ended attempt's answer is not kept for the submits called before the end: they
     /// start a new attempt with a new key.
     DropEndedAnswer,
+    /// A tab that shows another tab's payment and reads nothing live at its lock (its
+    /// IndexedDB read failed, its localStorage not yet written) starts a new attempt with
+    /// a new key, as if the record it shows had been finished.
+    ShownReplaced,
 }
 
 #[cfg(feature = "sim-mutations")]
