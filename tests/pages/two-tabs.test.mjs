@@ -91,11 +91,48 @@ async function twoTabsTry(session, { end, short }) {
   return problems.join('; ');
 }
 
+/**
+ * One try of the cleared case: B pays; A shows B's payment (posted to it); while B's
+ * request is on the wire, the customer closes tab B (its lock goes with it), the record's
+ * copies are cleared from the origin's storage, and the customer presses Pay in A. A's
+ * lock reads nothing, and A must not take that for a finished attempt: it sends B's key,
+ * which the server answers with B's charge.
+ */
+async function clearedTry(session) {
+  const id = Math.random().toString(36).slice(2, 10);
+  const customer = `tabs-${id}`;
+  const where = `${server.url}/cart.html?scope=cart-${id}&customer=${customer}`;
+  await server.api('POST', '/api/faults', customer, { mode: 'delay-after-commit', count: 1, delay_ms: HOLD_MS });
+  await session.go('other', where);
+  await session.go('main', where);
+  for (const win of ['other', 'main']) {
+    if (!(await poll(session, win, () => window.ready || null, HANG_MS))) return `the ${win === 'main' ? 'A' : 'B'} tab never loaded`;
+  }
+  await session.read('other', () => window.pay());
+  if (!(await poll(session, 'other', () => window.sent || null, HANG_MS))) return 'tab B never sent';
+  const key = await session.read('other', () => window.shownKey());
+  if (!(await poll(session, 'main', (k) => (window.shownKey() === k ? true : null), HANG_MS, key))) return "tab A never showed B's payment";
+  if (await session.read('other', () => window.presses[0] !== null)) return 'tab B was answered before it was closed';
+  await session.go('other', 'about:blank');
+  await session.read('main', () => window.clearRecord());
+  const cleared = await poll(session, 'main', () => window.cleared || null, HANG_MS);
+  if (cleared !== 'done') return `clearing the record failed: ${cleared}`;
+  await session.read('main', () => window.pay());
+  const a = await settled(session, 'main', 0);
+  const problems = [];
+  if (a.key && a.key !== key) problems.push(`A's Pay sent a new key (${show(a)})`);
+  else if (a.hung || a.error || a.status !== 201) problems.push(`A's Pay ${show(a)}, not B's charge`);
+  const charges = await server.ledger(customer);
+  if (charges.length !== 1) problems.push(`${charges.length} charges`);
+  return problems.join('; ');
+}
+
 /** TRIES tries of a case; asserts that every one made one charge and gave A B's answer. */
 async function tries(engine, t, spec) {
   const outcomes = new Map();
   for (let i = 0; i < TRIES; i += 1) {
-    const what = await twoTabsTry(await engine.session(), spec) || 'ok';
+    const session = await engine.session();
+    const what = (await (spec.cleared ? clearedTry(session) : twoTabsTry(session, spec))) || 'ok';
     // A browser whose pages hang is not used for the next try.
     if (/never|did not settle/.test(what)) await engine.restart();
     outcomes.set(what, (outcomes.get(what) || 0) + 1);
@@ -120,4 +157,8 @@ eachEngine((engine) => {
   // P-unknown-resumes: A's deadline ran out (another-tab); Pay again after B's finish(): B's answer, one charge
   test('A\'s deadline runs out while B pays, B finishes, the customer presses Pay again in A: one charge, A gets B\'s answer', { timeout: 180000 }, (t) =>
     tries(engine, t, { end: 'finish', short: true }));
+
+  // P-shown-payment-kept: A shows B's payment, its reads with the lock come back empty: it sends B's key
+  test('tab A shows B\'s payment on the wire, B is closed, the origin\'s storage loses the record, the customer presses Pay in A: one charge, under B\'s key', { timeout: 180000 }, (t) =>
+    tries(engine, t, { cleared: true }));
 });

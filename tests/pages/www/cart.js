@@ -4,7 +4,8 @@
 // README advises. The address says: `scope`, `customer`, `end`, `deadline` (deadlineMs).
 // `window.pay()` presses Pay; `window.presses[n]` is how press n settled (null while it
 // runs); `window.sent` is set once this tab has sent a try; `window.ended` once the
-// receipt route ran (and `window.endError` if finish() or reset() threw).
+// receipt route ran (and `window.endError` if finish() or reset() threw);
+// `window.clearRecord()` clears the record's copies from the origin's storage.
 import init, { Checkout } from "/pkg/idemkey.js";
 
 const query = new URLSearchParams(location.search);
@@ -32,6 +33,23 @@ function receiptRoute() {
   }
   window.ended = true;
 }
+
+// What this tab shows: the key of the attempt its Pay would send.
+window.shownKey = () => checkout.key;
+// The record's copies cleared from this origin's storage, as a shop's script or the
+// customer clearing site data would: `window.cleared` once IndexedDB has deleted it.
+window.clearRecord = () => {
+  const at = `idemkey:v1:${query.get("scope")}`;
+  localStorage.removeItem(at);
+  const open = indexedDB.open("idemkey", 1);
+  open.onsuccess = () => {
+    const tx = open.result.transaction("records", "readwrite");
+    tx.objectStore("records").delete(at);
+    tx.oncomplete = () => { open.result.close(); window.cleared = "done"; };
+    tx.onerror = () => { window.cleared = String(tx.error); };
+  };
+  open.onerror = () => { window.cleared = String(open.error); };
+};
 
 window.presses = [];
 window.pay = () => {
