@@ -248,7 +248,12 @@ impl<H: Host> Scope<H> {
             Input::LockRefused(reason) => self.lock_refused(reason),
             Input::Woken(Wake::OwnLock) => self.lock_granted(false),
             Input::Woken(Wake::Deadline(no)) => self.waited_out(no),
-            other => self.resume(Step::from(other)),
+            // The job under way's inputs; one it does not expect leaves it where it is.
+            Input::Woken(w) => self.resume(Step::Woken(w)),
+            Input::IdbRead(r) => self.resume(Step::Read(r)),
+            Input::IdbWritten(r) => self.resume(Step::Written(r)),
+            Input::Answer(a) => self.resume(Step::Sent(Ok(a))),
+            Input::NoAnswer(n) => self.resume(Step::Sent(Err(n))),
         }
     }
 

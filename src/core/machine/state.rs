@@ -5,7 +5,7 @@
 use alloc::rc::Rc;
 
 use super::host::Host;
-use super::io::{Answer, Command, Input, NoAnswer, Reply, Wake};
+use super::io::{Answer, Command, NoAnswer, Reply, Wake};
 use super::mirror::Store;
 use crate::core::options::Options;
 use crate::core::record::Record;
@@ -95,20 +95,6 @@ pub(super) enum Step {
     Sent(Result<Answer, NoAnswer>),
     /// A wake it asked for.
     Woken(Wake),
-}
-
-impl From<Input> for Step {
-    fn from(input: Input) -> Step {
-        match input {
-            Input::IdbRead(r) => Step::Read(r),
-            Input::IdbWritten(r) => Step::Written(r),
-            Input::Answer(a) => Step::Sent(Ok(a)),
-            Input::NoAnswer(n) => Step::Sent(Err(n)),
-            Input::Woken(w) => Step::Woken(w),
-            // The others are routed before (Scope::handle).
-            _ => Step::Start,
-        }
-    }
 }
 
 /// Where a job that reads and writes the record stands.
