@@ -259,8 +259,8 @@ impl Checker {
             Some(Waiver::EndNotDurable)
         } else {
             let waiver = match self.between(order, &prev, before, from, clock) {
-                // The docs hold a tab without IndexedDB to the key it saw: only a page that
-                // never showed `prev` bound may have missed it.
+                // The docs hold a tab without IndexedDB to the key it saw: only a page
+                // that never showed `prev` bound may have missed it.
                 Some(Waiver::Unordered { .. }) if seen(&prev) => None,
                 w => w,
             };

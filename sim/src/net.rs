@@ -48,7 +48,7 @@ impl World {
         let clock = env_now(&self.env);
         let server = &self.server;
         let failed = |k: &str| server.failed(k);
-        // Whether the page showed key `k` before the key it sends.
+        // Whether the page showed key `k` bound before the key it sends.
         let saw = &self.pages[page].saw_bound;
         let sent_at = saw.get(&r.key_value).copied().unwrap_or(u64::MAX);
         let seen = |k: &str| saw.get(k).is_some_and(|at| *at < sent_at);

@@ -14,15 +14,16 @@ use crate::prelude::*;
 pub enum Current {
     /// The live record stored for the scope: every tab uses it.
     Stored(Record),
-    /// A live record the store lacks: the Web Storage mirror's ([`store_missed`]), or the
-    /// one this tab shows, stored once and bound to a payload, that neither holds now
-    /// ([`on_lock`]). Used, and moved into the store by the next write.
+    /// A live record the store lacks: the Web Storage mirror's copy, or the one another
+    /// tab posted and this tab shows ([`on_lock`]). Used, and moved into the store by the
+    /// next write.
     Legacy(Record),
     /// Nothing live is stored and this tab's record was never stored (made at `open()` or
     /// by `reset()`): it becomes the scope's record.
     Mine,
-    /// Nothing live is stored, and the record this tab shows expired, or was stored once
-    /// with nothing sent under it (fresh): a new attempt with a new key.
+    /// Nothing live is stored, and the record this tab shows expired, was ended, was
+    /// stored with nothing sent under it (fresh), or gave way to what the stores hold: a
+    /// new attempt with a new key.
     Fresh,
     /// The submit belongs to this attempt, ended since it was called (core::ended's
     /// `belongs`): its answer, its own key again where it has none yet, or a refusal.
@@ -41,19 +42,21 @@ impl Current {
 
 /// Decides [`Current`] at `now_ms` from the store's record (`stored`), the mirror's
 /// (`mirror`), and what this tab shows (`shown`, `shown_stored`: it was read from or
-/// written to the store, or another tab posted it as stored). Records ended by a page are
-/// the caller's to leave out: `shown` is `None` where a page ended it.
+/// written to the store, or another tab posted it as stored; `posted`: another tab did).
+/// Records ended by a page are the caller's to leave out, `shown` included (`None`).
 ///
-/// A shown record that was stored and bound to a payload, and that neither the store nor
-/// the mirror returns now, is gone on from: the read failed, the mirror has not had
-/// another tab's copy yet (localStorage reaches other tabs late), or the origin's storage
-/// was cleared. Its key may have charged, and nothing but an end or its expiry retires a
-/// stored record, so a new key here could charge the cart a second time.
+/// Where nothing live is stored (the store's read failed, the origin's storage was
+/// cleared, the store holds only an attempt a page ended) and the mirror has nothing newer,
+/// a record another tab posted and this tab shows, bound to a payload, is gone on from:
+/// the notice reaches a tab before the other tab's localStorage write does, its key may
+/// have charged, and no end retired it, so a new key could charge the cart a second time.
+/// (This tab's own writes are in its own store or mirror, which it reads; a live stored
+/// record is gone on from as always, and refuses another payload rather than pay it.)
 pub fn on_lock(
     stored: Option<Record>,
     mirror: Option<Record>,
     shown: Option<&Record>,
-    shown_stored: bool,
+    (shown_stored, posted): (bool, bool),
     now_ms: f64,
 ) -> Current {
     let live = |r: &Record| !r.is_expired(now_ms);
@@ -66,7 +69,8 @@ pub fn on_lock(
     }
     match shown.filter(|s| live(s)) {
         Some(_) if !shown_stored => Current::Mine,
-        Some(s) if s.fingerprint.is_some() => Current::Legacy(s.clone()),
+        // Only a record bound to a payload may have charged.
+        Some(s) if posted && s.fingerprint.is_some() => Current::Legacy(s.clone()),
         _ => Current::Fresh,
     }
 }

@@ -55,6 +55,8 @@ impl<H: Host> Scope<H> {
         };
         if r.scope == self.opts.scope && supersedes(&r, &self.rec, self.rec_stored) {
             self.show(&r, true);
+            // Shown unless a page ended it (a copy of the key shown always is).
+            self.rec_posted = self.rec.key == r.key;
         }
     }
 }

@@ -69,7 +69,7 @@ impl<H: Host> Scope<H> {
             None => (web, None),
         };
         let rev = stored.iter().chain(&mirror).fold(0, |n, r| n.max(r.rev));
-        let found = match on_lock(stored.clone(), mirror.clone(), None, true, now) {
+        let found = match on_lock(stored.clone(), mirror.clone(), None, (true, false), now) {
             Current::Stored(r) | Current::Legacy(r) => Some(r),
             _ => None,
         };
@@ -87,10 +87,12 @@ impl<H: Host> Scope<H> {
         // An attempt a page ended is no record any more, whatever the store holds.
         let live = |r: Option<Record>| r.filter(|r| !covers(&marks, r));
         let (stored, mirror) = (live(stored), live(mirror));
-        let bare = stored.is_none() && mirror.is_none();
         let shown = Some(&self.rec).filter(|r| !covers(&marks, r));
-        let cur = match on_lock(stored, mirror, shown, self.rec_stored, now) {
-            Current::Legacy(_) if bare && on(Mutation::ShownReplaced) => Current::Fresh,
+        let seen = (self.rec_stored, self.rec_posted);
+        let cur = match on_lock(stored, mirror, shown, seen, now) {
+            Current::Legacy(r) if r.key == self.rec.key && on(Mutation::ShownReplaced) => {
+                Current::Fresh
+            }
             cur => cur,
         };
         (cur, rev)

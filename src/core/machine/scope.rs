@@ -57,6 +57,7 @@ impl<H: Host> Scope<H> {
             listening: shared,
             rec: first,
             rec_stored: false,
+            rec_posted: false,
             resume: None,
             flight: None,
             flights: 0,

@@ -66,6 +66,10 @@ pub struct Scope<H: Host> {
     /// Whether `rec` came from or went to the scope's store; if not, it is a key this page
     /// made up, which must never replace a record it may not have seen.
     pub(super) rec_stored: bool,
+    /// Whether `rec` is a copy another tab stored and posted (its notice, or its
+    /// localStorage write's `storage` event): the lock holder weighs it as it weighs the
+    /// mirror's copy, which it often outruns.
+    pub(super) rec_posted: bool,
     /// The last sequence started; none once the page ends the attempt itself.
     pub(super) resume: Option<Resume>,
     /// The submit sequence `submit()` joins, if one runs.

@@ -164,6 +164,7 @@ impl<H: Host> Scope<H> {
     pub(super) fn set_shown(&mut self, rec: &Record, stored: bool, announce: bool) {
         let prev = core::mem::replace(&mut self.rec, rec.clone());
         self.rec_stored = stored;
+        self.rec_posted = false;
         if announce && prev.key != rec.key {
             self.emit(&rec.key, EventKind::KeyChanged { previous: prev.key });
         }
