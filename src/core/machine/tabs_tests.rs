@@ -10,6 +10,13 @@ fn two_tabs() -> (Scope<TestHost>, Scope<TestHost>, Option<String>) {
     let (mut a, mut idb) = settled(TestHost::default());
     first_try(&mut a, &mut idb, options());
     paid(&mut a, &mut idb);
+    let b = beside(&a);
+    assert_eq!(b.record().key, a.record().key);
+    (a, b, idb)
+}
+
+/// A tab opened beside tab `a`: its own copy of the origin's Web Storage as `a` left it.
+fn beside(a: &Scope<TestHost>) -> Scope<TestHost> {
     let host = TestHost {
         now: 100.0,
         seed: 7,
@@ -17,8 +24,27 @@ fn two_tabs() -> (Scope<TestHost>, Scope<TestHost>, Option<String>) {
     };
     let mut b = Scope::open(host, options().into(), false);
     drain(&mut b);
-    assert_eq!(b.record().key, a.record().key);
-    (a, b, idb)
+    b
+}
+
+/// Tab `b` hears the notices another tab posted among `cmds`.
+fn hear(b: &mut Scope<TestHost>, cmds: Vec<Command>) {
+    for c in cmds {
+        if let Command::Post { text, .. } = c {
+            b.handle(Input::Notice(text));
+        }
+    }
+    drain(b);
+}
+
+/// `cmds`, or where they ask IndexedDB for a write before the try, the commands once it
+/// committed.
+fn through_write(b: &mut Scope<TestHost>, cmds: Vec<Command>) -> Vec<Command> {
+    if sent(&cmds).is_some() {
+        return cmds;
+    }
+    b.handle(Input::IdbWritten(Ok(())));
+    drain(b)
 }
 
 /// Tab `s` is answered 201 and stores the answer in IndexedDB (`idb`).
@@ -123,20 +149,12 @@ fn a_pay_pressed_after_hearing_of_finish_in_another_tab_pays_anew_under_a_new_ke
     let (mut a, mut b, mut idb) = two_tabs();
     let key = a.record().key.clone();
     a.finish();
-    for c in drain(&mut a) {
-        if let Command::Post { text, .. } = c {
-            b.handle(Input::Notice(text));
-        }
-    }
-    drain(&mut b);
+    hear(&mut b, drain(&mut a));
     assert_ne!(b.record().key, key, "B still shows the attempt A finished");
     b.submit("{}".into(), "fp".into(), Rc::new(options()));
     drain(&mut b);
-    let mut cmds = pay_with_lock(&mut b, &mut idb);
-    if sent(&cmds).is_none() {
-        b.handle(Input::IdbWritten(Ok(())));
-        cmds = drain(&mut b);
-    }
+    let cmds = pay_with_lock(&mut b, &mut idb);
+    let cmds = through_write(&mut b, cmds);
     let r = sent(&cmds).expect("the next order was not sent");
     assert_ne!(r.key_value, key);
     assert_eq!(r.key_value, b.record().key);
@@ -213,32 +231,18 @@ fn the_deadline_of_a_submit_sending_does_not_end_it_early() {
 fn a_pay_in_a_tab_showing_another_tabs_payment_on_the_wire_sends_that_key_whatever_the_read() {
     for got in [Err("UnknownError".to_string()), Ok(None)] {
         let (mut a, mut idb) = settled(TestHost::default());
-        let host = TestHost {
-            now: 100.0,
-            seed: 7,
-            maps: a.host.maps.clone(),
-        };
-        let mut b = Scope::open(host, options().into(), false);
-        drain(&mut b);
+        let mut b = beside(&a);
         let cmds = first_try(&mut a, &mut idb, options());
         let key = sent(&cmds).expect("A sent nothing").key_value.clone();
-        for c in cmds {
-            if let Command::Post { text, .. } = c {
-                b.handle(Input::Notice(text));
-            }
-        }
-        drain(&mut b);
+        hear(&mut b, cmds);
         assert_eq!(b.record().key, key, "B does not show A's payment");
         b.submit("{}".into(), "fp".into(), Rc::new(options()));
         drain(&mut b);
         b.handle(Input::LockGranted);
         drain(&mut b);
         b.handle(Input::IdbRead(got.clone()));
-        let mut cmds = drain(&mut b);
-        if sent(&cmds).is_none() {
-            b.handle(Input::IdbWritten(Ok(())));
-            cmds = drain(&mut b);
-        }
+        let cmds = drain(&mut b);
+        let cmds = through_write(&mut b, cmds);
         let r = sent(&cmds).unwrap_or_else(|| panic!("B sent nothing ({got:?}): {cmds:?}"));
         assert_eq!(r.key_value, key, "B sent a key it never showed ({got:?})");
     }
