@@ -98,6 +98,9 @@ struct Order {
     /// A tab that had not heard its key was given up sent it for this order that long
     /// after the call (ms): the order may go out under another key too, once it hears.
     unheard: Option<f64>,
+    /// `(key, other)`: the page that first sent `key` had shown `other` bound to a payload
+    /// before it showed `key` so; the docs hold such a page to `other`.
+    saw: Vec<(String, String)>,
 }
 
 /// The run's checker: the first violation found.
@@ -174,17 +177,19 @@ impl Checker {
             .reduce(f64::min)
     }
 
-    /// The waiver, if any, for a key of `order` sent or charged from `from` after `prev`,
+    /// The waiver, if any, for `key` of `order` sent or charged from `from` after `prev`,
     /// sent from `before`: `prev` expired, lost with the page memory it lived in, another
-    /// tab's own, or `prev`'s record unordered with another tab's ([`Checker::collision`]).
+    /// tab's own, or `prev`'s record unordered with another tab's ([`Checker::collision`])
+    /// where the page that sent `key` had not shown `prev`.
     fn between(
         &self,
         order: usize,
-        prev: &str,
+        (prev, key): (&str, &str),
         before: From,
         from: From,
         clock: f64,
     ) -> Option<Waiver> {
+        let saw = |o: &Order| o.saw.iter().any(|(k, p)| k == key && p == prev);
         if let Some(w) = self.expired(prev, clock) {
             Some(w)
         } else if !self.web_locks && before.tab != from.tab {
@@ -206,7 +211,10 @@ impl Checker {
                 own: true,
                 elsewhere: true,
             })
-        } else if let Some(lag_ms) = self.collision(order, prev) {
+        } else if let Some(lag_ms) = self
+            .collision(order, prev)
+            .filter(|_| !self.orders.get(&order).is_some_and(saw))
+        {
             Some(Waiver::Unordered { lag_ms })
         } else {
             (!self.web_locks).then_some(Waiver::OwnTab { other_tab: false })
@@ -243,6 +251,14 @@ impl Checker {
         let tab = from.tab;
         let mine = o.keys.iter().rev().find(|(_, f)| f.tab == tab).cloned();
         let last = o.keys.last().cloned();
+        let saw: Vec<String> = o
+            .keys
+            .iter()
+            .map(|(k, _)| k)
+            .filter(|k| seen(k))
+            .cloned()
+            .collect();
+        o.saw.extend(saw.into_iter().map(|k| (key.to_string(), k)));
         o.keys.push((key.into(), from));
         let unheard = o.unheard;
         let (prev, before) = match (mine, last) {
@@ -258,12 +274,7 @@ impl Checker {
             // another tab or a later page may take it for the live attempt.
             Some(Waiver::EndNotDurable)
         } else {
-            let waiver = match self.between(order, &prev, before, from, clock) {
-                // The docs hold a tab without IndexedDB to the key it saw: only a page
-                // that never showed `prev` bound may have missed it.
-                Some(Waiver::Unordered { .. }) if seen(&prev) => None,
-                w => w,
-            };
+            let waiver = self.between(order, (&prev, key), before, from, clock);
             self.or_unheard(waiver, unheard)
         };
         let (p, what) = if self.orders[&order].unknown.contains(&prev) {
@@ -344,7 +355,7 @@ impl Checker {
                 // its try left before the expiry is assumed, not checked: nothing checks a
                 // try sent under a key already expired.
                 _ if self.expired(key, clock).is_some() => self.expired(key, clock),
-                (Some(b), Some(f)) => self.between(order, &prev, b, f, clock),
+                (Some(b), Some(f)) => self.between(order, (&prev, key), b, f, clock),
                 _ => None,
             };
             let waiver = self.or_unheard(waiver, unheard);

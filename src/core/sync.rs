@@ -9,6 +9,19 @@ use crate::core::record::Record;
 use crate::core::state::State;
 use crate::prelude::*;
 
+/// Where the record a tab shows came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// A key this tab made up (at `open()`, or by `reset()` or `finish()`), never stored:
+    /// it must never replace a record the tab may not have seen.
+    Made,
+    /// Read from or written to the scope's store by this tab.
+    Stored,
+    /// Another tab stored it and said so (its notice, or its localStorage write's `storage`
+    /// event), often before this tab's localStorage has that tab's copy.
+    Posted,
+}
+
 /// What the tab that has just taken the scope's lock goes on from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Current {
@@ -41,22 +54,22 @@ impl Current {
 }
 
 /// Decides [`Current`] at `now_ms` from the store's record (`stored`), the mirror's
-/// (`mirror`), and what this tab shows (`shown`, `shown_stored`: it was read from or
-/// written to the store, or another tab posted it as stored; `posted`: another tab did).
-/// Records ended by a page are the caller's to leave out, `shown` included (`None`).
+/// (`mirror`), and what this tab shows (`shown`, from where `from`). Records ended by a
+/// page are the caller's to leave out, `shown` included (`None`).
 ///
 /// Where nothing live is stored (the store's read failed, the origin's storage was
-/// cleared, the store holds only an attempt a page ended) and the mirror has nothing newer,
-/// a record another tab posted and this tab shows, bound to a payload, is gone on from:
-/// the notice reaches a tab before the other tab's localStorage write does, its key may
-/// have charged, and no end retired it, so a new key could charge the cart a second time.
-/// (This tab's own writes are in its own store or mirror, which it reads; a live stored
-/// record is gone on from as always, and refuses another payload rather than pay it.)
+/// cleared, the store holds only an attempt a page ended) and the mirror holds no copy the
+/// store missed, a record another tab posted and this tab shows, bound to a payload, is
+/// gone on from: the notice reaches a tab before the other tab's localStorage write does,
+/// its key may have charged, and no end retired it, so a new key could charge the cart a
+/// second time. A live stored record is gone on from as always (it refuses another
+/// payload rather than pay it). This tab's own record is not weighed so: its writes are
+/// in its own store and mirror, unless the origin's storage was cleared under it.
 pub fn on_lock(
     stored: Option<Record>,
     mirror: Option<Record>,
     shown: Option<&Record>,
-    (shown_stored, posted): (bool, bool),
+    from: Shown,
     now_ms: f64,
 ) -> Current {
     let live = |r: &Record| !r.is_expired(now_ms);
@@ -67,10 +80,10 @@ pub fn on_lock(
     if let Some(r) = stored {
         return Current::Stored(r);
     }
-    match shown.filter(|s| live(s)) {
-        Some(_) if !shown_stored => Current::Mine,
+    match (shown.filter(|s| live(s)), from) {
+        (Some(_), Shown::Made) => Current::Mine,
         // Only a record bound to a payload may have charged.
-        Some(s) if posted && s.fingerprint.is_some() => Current::Legacy(s.clone()),
+        (Some(s), Shown::Posted) if s.fingerprint.is_some() => Current::Legacy(s.clone()),
         _ => Current::Fresh,
     }
 }
@@ -102,11 +115,12 @@ pub fn may_lead(rec: &Record) -> bool {
 }
 
 /// Whether another tab's stored record (`incoming`, from a notice or a `storage` event)
-/// replaces what this tab shows: always over a key that was never stored; for the same key
-/// when it is as recent or more (`rev`); for another key unless that attempt began earlier.
-/// Copies can arrive late and out of order; an older one must not undo a newer.
-pub fn supersedes(incoming: &Record, shown: &Record, shown_stored: bool) -> bool {
-    if !shown_stored {
+/// replaces what this tab shows (`shown`, from where `from`): always over a key that was
+/// never stored; for the same key when it is as recent or more (`rev`); for another key
+/// unless that attempt began earlier. Copies can arrive late and out of order; an older
+/// one must not undo a newer.
+pub fn supersedes(incoming: &Record, shown: &Record, from: Shown) -> bool {
+    if from == Shown::Made {
         return true;
     }
     if incoming.key == shown.key {

@@ -10,17 +10,6 @@ const TTL: f64 = 86_400_000.0;
 const K1: &str = "11111111-1111-4111-8111-111111111111";
 const K2: &str = "22222222-2222-4222-8222-222222222222";
 
-/// [`on_lock`] for a shown record that is not another tab's posted copy.
-fn decide(
-    stored: Option<Record>,
-    mirror: Option<Record>,
-    shown: Option<&Record>,
-    shown_stored: bool,
-    now: f64,
-) -> Current {
-    on_lock(stored, mirror, shown, (shown_stored, false), now)
-}
-
 fn rec(key: &str, created: f64, rev: u64) -> Record {
     let mut r = Record::new(key, "cart", created, TTL);
     r.rev = rev;
@@ -32,12 +21,12 @@ fn the_stored_record_wins_over_a_key_made_at_open() {
     let stored = rec(K1, NOW - 5.0, 2);
     let mine = rec(K2, NOW, 0);
     assert_eq!(
-        decide(Some(stored.clone()), None, Some(&mine), false, NOW),
+        on_lock(Some(stored.clone()), None, Some(&mine), Shown::Made, NOW),
         Current::Stored(stored.clone())
     );
     // Also when this tab had stored its own record before (another tab reset since).
     assert_eq!(
-        decide(Some(stored.clone()), None, Some(&mine), true, NOW),
+        on_lock(Some(stored.clone()), None, Some(&mine), Shown::Stored, NOW),
         Current::Stored(stored)
     );
 }
@@ -46,7 +35,7 @@ fn the_stored_record_wins_over_a_key_made_at_open() {
 fn with_nothing_stored_a_key_made_here_becomes_the_scopes() {
     let mine = rec(K2, NOW, 0);
     assert_eq!(
-        on_lock(None, None, Some(&mine), (false, false), NOW),
+        on_lock(None, None, Some(&mine), Shown::Made, NOW),
         Current::Mine
     );
     assert!(Current::Mine.unstored());
@@ -57,12 +46,12 @@ fn a_shown_record_with_nothing_sent_whose_store_entry_is_gone_is_not_brought_bac
     // Fresh: no key was sent under it, so the next attempt may have a new one.
     let shown = rec(K1, NOW - 5.0, 3);
     assert_eq!(
-        on_lock(None, None, Some(&shown), (true, true), NOW),
+        on_lock(None, None, Some(&shown), Shown::Posted, NOW),
         Current::Fresh
     );
     // Its mirror copy is late to disappear (rev > 0: it was in the store once).
     assert_eq!(
-        decide(None, Some(shown.clone()), Some(&shown), true, NOW),
+        on_lock(None, Some(shown.clone()), Some(&shown), Shown::Stored, NOW),
         Current::Fresh
     );
 }
@@ -73,13 +62,19 @@ fn a_record_an_older_release_left_in_the_mirror_is_moved_over() {
     old.state = State::Pending;
     old.fingerprint = Some("f1:00".into());
     let mine = rec(K2, NOW, 0);
-    let c = decide(None, Some(old.clone()), Some(&mine), false, NOW);
+    let c = on_lock(None, Some(old.clone()), Some(&mine), Shown::Made, NOW);
     assert_eq!(c, Current::Legacy(old.clone()));
     assert!(c.unstored());
     // The store's own record wins over any mirror copy.
     let stored = rec(K2, NOW - 1.0, 1);
     assert_eq!(
-        decide(Some(stored.clone()), Some(old), Some(&mine), false, NOW),
+        on_lock(
+            Some(stored.clone()),
+            Some(old),
+            Some(&mine),
+            Shown::Made,
+            NOW
+        ),
         Current::Stored(stored)
     );
 }
@@ -89,18 +84,18 @@ fn expired_records_count_as_none() {
     let old = rec(K1, NOW - TTL - 1.0, 4);
     let mine = rec(K2, NOW, 0);
     assert_eq!(
-        decide(Some(old.clone()), None, Some(&mine), false, NOW),
+        on_lock(Some(old.clone()), None, Some(&mine), Shown::Made, NOW),
         Current::Mine
     );
     let legacy = rec(K1, NOW - TTL - 1.0, 0);
     assert_eq!(
-        decide(None, Some(legacy), Some(&mine), false, NOW),
+        on_lock(None, Some(legacy), Some(&mine), Shown::Made, NOW),
         Current::Mine
     );
     // This tab's own key expired while the page stayed open: a new one.
     let stale = rec(K2, NOW - TTL, 0);
     assert_eq!(
-        on_lock(None, None, Some(&stale), (false, false), NOW),
+        on_lock(None, None, Some(&stale), Shown::Made, NOW),
         Current::Fresh
     );
     assert!(!Current::Stored(old).unstored());
@@ -109,10 +104,10 @@ fn expired_records_count_as_none() {
 #[test]
 fn another_tabs_copy_supersedes_by_rev_for_the_same_key() {
     let shown = rec(K1, NOW, 3);
-    assert!(supersedes(&rec(K1, NOW, 4), &shown, true));
-    assert!(supersedes(&rec(K1, NOW, 3), &shown, true));
+    assert!(supersedes(&rec(K1, NOW, 4), &shown, Shown::Stored));
+    assert!(supersedes(&rec(K1, NOW, 3), &shown, Shown::Stored));
     assert!(
-        !supersedes(&rec(K1, NOW, 2), &shown, true),
+        !supersedes(&rec(K1, NOW, 2), &shown, Shown::Stored),
         "a late older copy"
     );
 }
@@ -122,17 +117,25 @@ fn another_tabs_copy_of_another_key_supersedes_when_that_attempt_began_later() {
     let shown = rec(K1, NOW, 3);
     // Begun later: stored after it (its stores count on from K1's), whatever the clock
     // said, set back a minute between them or not.
-    assert!(supersedes(&rec(K2, NOW - 60_000.0, 4), &shown, true));
-    assert!(!supersedes(&rec(K2, NOW + 60_000.0, 2), &shown, true));
+    assert!(supersedes(
+        &rec(K2, NOW - 60_000.0, 4),
+        &shown,
+        Shown::Stored
+    ));
+    assert!(!supersedes(
+        &rec(K2, NOW + 60_000.0, 2),
+        &shown,
+        Shown::Stored
+    ));
     // Where the stores cannot tell (one count: tabs that could not read each other's; 0:
     // a copy IndexedDB does not hold), the clock does.
     for rev in [3, 0] {
-        assert!(supersedes(&rec(K2, NOW + 1.0, rev), &shown, true));
-        assert!(!supersedes(&rec(K2, NOW - 1.0, rev), &shown, true));
+        assert!(supersedes(&rec(K2, NOW + 1.0, rev), &shown, Shown::Stored));
+        assert!(!supersedes(&rec(K2, NOW - 1.0, rev), &shown, Shown::Stored));
     }
     // A key this tab made up and never stored yields to any stored record.
     let provisional = rec(K2, NOW + 10.0, 0);
-    assert!(supersedes(&rec(K1, NOW, 1), &provisional, false));
+    assert!(supersedes(&rec(K1, NOW, 1), &provisional, Shown::Made));
 }
 
 #[test]
@@ -159,11 +162,11 @@ fn a_mirror_copy_the_store_missed_wins() {
     for m in [rec(K1, NOW - 5.0, 3), rec(K1, NOW - 5.0, 0)] {
         assert!(store_missed(&m, Some(&stored)));
         assert_eq!(
-            decide(
+            on_lock(
                 Some(stored.clone()),
                 Some(m.clone()),
                 Some(&mine),
-                true,
+                Shown::Stored,
                 NOW
             ),
             Current::Legacy(m)
@@ -181,7 +184,13 @@ fn a_mirror_copy_the_store_missed_wins() {
     // An expired copy never wins.
     let old = rec(K1, NOW - TTL - 1.0, 9);
     assert_eq!(
-        decide(Some(stored.clone()), Some(old), Some(&mine), true, NOW),
+        on_lock(
+            Some(stored.clone()),
+            Some(old),
+            Some(&mine),
+            Shown::Stored,
+            NOW
+        ),
         Current::Stored(stored)
     );
 }
@@ -194,7 +203,13 @@ fn with_nothing_stored_a_pending_copy_is_kept_and_a_finished_one_is_not() {
     pending.fingerprint = Some("f1:00".into());
     // The store lost it (cleared, or its writes failed): the key that may have charged stays.
     assert_eq!(
-        decide(None, Some(pending.clone()), Some(&shown), true, NOW),
+        on_lock(
+            None,
+            Some(pending.clone()),
+            Some(&shown),
+            Shown::Stored,
+            NOW
+        ),
         Current::Legacy(pending)
     );
     for state in [State::Fresh, State::Succeeded, State::Failed] {
@@ -202,7 +217,7 @@ fn with_nothing_stored_a_pending_copy_is_kept_and_a_finished_one_is_not() {
         m.state = state;
         assert!(!store_missed(&m, None), "{state:?}");
         assert_eq!(
-            decide(None, Some(m), Some(&shown), true, NOW),
+            on_lock(None, Some(m), Some(&shown), Shown::Stored, NOW),
             Current::Fresh
         );
         // Unless it was written while the store failed.
@@ -222,14 +237,14 @@ fn a_posted_record_bound_to_a_payload_is_gone_on_from_where_nothing_live_is_stor
         shown.state = state;
         shown.fingerprint = Some("f1:00".into());
         assert_eq!(
-            on_lock(None, None, Some(&shown), (true, true), NOW),
+            on_lock(None, None, Some(&shown), Shown::Posted, NOW),
             Current::Legacy(shown.clone()),
             "{state:?}"
         );
         // A live stored record goes on as always (another payload is refused, not paid).
         let older = rec(K2, NOW - 50.0, 2);
         assert_eq!(
-            on_lock(Some(older.clone()), None, Some(&shown), (true, true), NOW),
+            on_lock(Some(older.clone()), None, Some(&shown), Shown::Posted, NOW),
             Current::Stored(older)
         );
         // A record this tab read from its own mirror is that copy: a pending one kept, one
@@ -239,17 +254,23 @@ fn a_posted_record_bound_to_a_payload_is_gone_on_from_where_nothing_live_is_stor
             _ => Current::Fresh,
         };
         assert_eq!(
-            decide(None, Some(shown.clone()), Some(&shown), true, NOW),
+            on_lock(None, Some(shown.clone()), Some(&shown), Shown::Stored, NOW),
             kept
         );
         // Nor is this tab's own record weighed without a copy: its writes are in its own
         // store and mirror.
-        assert_eq!(decide(None, None, Some(&shown), true, NOW), Current::Fresh);
+        assert_eq!(
+            on_lock(None, None, Some(&shown), Shown::Stored, NOW),
+            Current::Fresh
+        );
         // Ended by a page (the caller leaves it out): a new attempt.
-        assert_eq!(on_lock(None, None, None, (true, true), NOW), Current::Fresh);
+        assert_eq!(
+            on_lock(None, None, None, Shown::Posted, NOW),
+            Current::Fresh
+        );
         // Expired: nothing to go on from.
         assert_eq!(
-            on_lock(None, None, Some(&shown), (true, true), NOW + TTL),
+            on_lock(None, None, Some(&shown), Shown::Posted, NOW + TTL),
             Current::Fresh
         );
     }

@@ -43,8 +43,7 @@ impl<H: Host> Scope<H> {
         let stored = self.decode_in_scope(stored)?;
         let mirror = self.decode_in_scope(text)?;
         let now = self.host.now_ms();
-        let seen = (self.rec_stored, self.rec_posted);
-        let Current::Stored(r) = on_lock(stored, mirror, Some(shown), seen, now) else {
+        let Current::Stored(r) = on_lock(stored, mirror, Some(shown), self.shown, now) else {
             return None;
         };
         let answered =

@@ -6,7 +6,7 @@
 use super::host::Host;
 use super::state::Scope;
 use crate::core::ended::Mark;
-use crate::core::sync::{supersedes, Notice};
+use crate::core::sync::{supersedes, Notice, Shown};
 use crate::prelude::*;
 
 impl<H: Host> Scope<H> {
@@ -32,9 +32,9 @@ impl<H: Host> Scope<H> {
         // set to what it holds. Where this page's storage refuses it, the page that ended it
         // was told.
         let _ = self.end(mark.clone());
-        if self.rec_stored && mark.covers(&self.rec) {
+        if self.shown != Shown::Made && mark.covers(&self.rec) {
             let next = self.fresh();
-            self.show(&next, false);
+            self.show(&next, Shown::Made);
         }
     }
 
@@ -53,10 +53,8 @@ impl<H: Host> Scope<H> {
         let Some(r) = self.live(self.decode(text).ok()) else {
             return;
         };
-        if r.scope == self.opts.scope && supersedes(&r, &self.rec, self.rec_stored) {
-            self.show(&r, true);
-            // Shown unless a page ended it (a copy of the key shown always is).
-            self.rec_posted = self.rec.key == r.key;
+        if r.scope == self.opts.scope && supersedes(&r, &self.rec, self.shown) {
+            self.show(&r, Shown::Posted);
         }
     }
 }

@@ -10,7 +10,7 @@ use super::state::Scope;
 use super::state::Stage;
 use crate::core::ended::{belongs, covers, Belongs};
 use crate::core::record::Record;
-use crate::core::sync::{may_lead, on_lock, Current, Notice};
+use crate::core::sync::{may_lead, on_lock, Current, Notice, Shown};
 use crate::prelude::*;
 
 impl<H: Host> Scope<H> {
@@ -69,7 +69,7 @@ impl<H: Host> Scope<H> {
             None => (web, None),
         };
         let rev = stored.iter().chain(&mirror).fold(0, |n, r| n.max(r.rev));
-        let found = match on_lock(stored.clone(), mirror.clone(), None, (true, false), now) {
+        let found = match on_lock(stored.clone(), mirror.clone(), None, Shown::Stored, now) {
             Current::Stored(r) | Current::Legacy(r) => Some(r),
             _ => None,
         };
@@ -87,12 +87,10 @@ impl<H: Host> Scope<H> {
         // An attempt a page ended is no record any more, whatever the store holds.
         let live = |r: Option<Record>| r.filter(|r| !covers(&marks, r));
         let (stored, mirror) = (live(stored), live(mirror));
+        let quiet = stored.is_none() && mirror.is_none();
         let shown = Some(&self.rec).filter(|r| !covers(&marks, r));
-        let seen = (self.rec_stored, self.rec_posted);
-        let cur = match on_lock(stored, mirror, shown, seen, now) {
-            Current::Legacy(r) if r.key == self.rec.key && on(Mutation::ShownReplaced) => {
-                Current::Fresh
-            }
+        let cur = match on_lock(stored, mirror, shown, self.shown, now) {
+            Current::Legacy(_) if quiet && on(Mutation::ShownReplaced) => Current::Fresh,
             cur => cur,
         };
         (cur, rev)
@@ -108,7 +106,7 @@ impl<H: Host> Scope<H> {
             Current::Mine => self.rec.clone(),
             Current::Fresh | Current::Ended(_) | Current::Lost => self.fresh(),
         };
-        self.show(&rec, !unstored);
+        self.show(&rec, if unstored { Shown::Made } else { Shown::Stored });
         (rec, unstored)
     }
 
@@ -154,7 +152,7 @@ impl<H: Host> Scope<H> {
         done: Option<Result<(), String>>,
     ) {
         match done {
-            Some(Ok(())) if may_lead(rec) => return self.show(rec, true),
+            Some(Ok(())) if may_lead(rec) => return self.show(rec, Shown::Stored),
             Some(Err(reason)) => {
                 // Named after the key shown, which a new attempt's record is not yet.
                 let shown = self.rec.key.clone();
@@ -196,7 +194,7 @@ impl<H: Host> Scope<H> {
         let fb = self.store.set(&mut self.host, &at, web, same_attempt);
         let key = self.rec.key.clone();
         self.report(&key, fb);
-        self.show(rec, true);
+        self.show(rec, Shown::Stored);
     }
 
     /// IndexedDB failed: the Web Storage store holds the record from now on. The event

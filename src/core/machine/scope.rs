@@ -13,7 +13,7 @@ use crate::core::ended::Mark;
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{record_key, Record};
 use crate::core::state::State;
-use crate::core::sync::Notice;
+use crate::core::sync::{Notice, Shown};
 use crate::error::Error;
 use crate::prelude::*;
 
@@ -56,8 +56,7 @@ impl<H: Host> Scope<H> {
             idb: shared,
             listening: shared,
             rec: first,
-            rec_stored: false,
-            rec_posted: false,
+            shown: Shown::Made,
             resume: None,
             flight: None,
             flights: 0,
@@ -69,17 +68,19 @@ impl<H: Host> Scope<H> {
             let now = s.host.now_ms();
             if !r.is_expired(now) {
                 s.rec = r;
-                s.rec_stored = true;
+                s.shown = Shown::Stored;
             }
         }
-        if s.rec_stored {
+        if s.shown == Shown::Stored {
             let mut probe = s.opts.namespace.clone();
             probe.push_str(":probe");
             s.store.probe(&mut s.host, &probe, &mut fallbacks);
         }
         let key = s.rec.key.clone();
         s.report(&key, fallbacks);
-        if !s.rec_stored && super::mutation::on(super::mutation::Mutation::OpenWritesOwnKey) {
+        if s.shown == Shown::Made
+            && super::mutation::on(super::mutation::Mutation::OpenWritesOwnKey)
+        {
             s.store_shown();
         }
         if sweep {
@@ -102,7 +103,7 @@ impl<H: Host> Scope<H> {
         let now = self.host.now_ms();
         if self.rec.is_expired(now) && self.flight.is_none() {
             let next = self.fresh();
-            self.show(&next, false);
+            self.show(&next, Shown::Made);
         }
     }
 
@@ -205,7 +206,7 @@ impl<H: Host> Scope<H> {
             until: self.rec.expires_at,
         };
         // Shown first: a storage-fallback event of the mark's write names the new key.
-        self.set_shown(&next, false, false);
+        self.set_shown(&next, Shown::Made, false);
         self.resume = None;
         let durable = if reset || !super::mutation::on(super::mutation::Mutation::FinishNoMark) {
             self.end(seen.clone())

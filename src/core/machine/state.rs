@@ -9,6 +9,7 @@ use super::io::{Answer, Command, NoAnswer, Reply, Wake};
 use super::mirror::Store;
 use crate::core::options::Options;
 use crate::core::record::Record;
+use crate::core::sync::Shown;
 use crate::error::Error;
 use crate::prelude::*;
 
@@ -63,13 +64,8 @@ pub struct Scope<H: Host> {
     pub(super) listening: bool,
     /// The record as this page shows it.
     pub(super) rec: Record,
-    /// Whether `rec` came from or went to the scope's store; if not, it is a key this page
-    /// made up, which must never replace a record it may not have seen.
-    pub(super) rec_stored: bool,
-    /// Whether `rec` is a copy another tab stored and posted (its notice, or its
-    /// localStorage write's `storage` event): the lock holder weighs it as it weighs the
-    /// mirror's copy, which it often outruns.
-    pub(super) rec_posted: bool,
+    /// Where `rec` came from.
+    pub(super) shown: Shown,
     /// The last sequence started; none once the page ends the attempt itself.
     pub(super) resume: Option<Resume>,
     /// The submit sequence `submit()` joins, if one runs.

@@ -14,7 +14,7 @@ use crate::core::record::{Record, StoredResponse};
 use crate::core::retry::{classify, Class, Next, TryOutcome};
 use crate::core::retry_after::retry_after_ms;
 use crate::core::state::State;
-use crate::core::sync::{Current, Notice};
+use crate::core::sync::{Current, Notice, Shown};
 use crate::error::Error;
 use crate::prelude::*;
 
@@ -146,7 +146,7 @@ impl<H: Host> Scope<H> {
         if let Current::Ended(r) = &cur {
             if !j.abandoned && r.fingerprint.as_deref() == Some(&j.fp) && r.response.is_none() {
                 let mut rec = r.clone();
-                self.set_shown(&rec, true, true);
+                self.set_shown(&rec, Shown::Stored, true);
                 rec.state = State::Pending;
                 j.resumes_ended = true;
                 j.rec = Some(rec);

@@ -10,7 +10,7 @@ use crate::core::options::{Options, StorageKind};
 use crate::core::record::{quarantine_key, Record};
 use crate::core::state::State;
 use crate::core::sweep::sweep_due;
-use crate::core::sync::{newer, Notice};
+use crate::core::sync::{newer, Notice, Shown};
 use crate::prelude::*;
 
 /// A new record (new key, state fresh) for the scope of `opts`.
@@ -63,7 +63,7 @@ impl<H: Host> Scope<H> {
     /// as the record at `open()`, over whatever another tab stored and this one never read.
     pub(super) fn store_shown(&mut self) {
         self.rec.rev += 1;
-        self.rec_stored = true;
+        self.shown = Shown::Stored;
         let text = self.rec.encode();
         let key = self.rec.key.clone();
         let at = self.rec_key.clone();
@@ -152,19 +152,18 @@ impl<H: Host> Scope<H> {
     /// Makes `rec` what the page shows (`stored`: it is the scope's stored record); never
     /// an attempt a page ended (this page's own submit stores the answer of a try that was
     /// on the wire when the page ended its attempt: the page shows the new key).
-    pub(super) fn show(&mut self, rec: &Record, stored: bool) {
+    pub(super) fn show(&mut self, rec: &Record, from: Shown) {
         if rec.key == self.rec.key || self.live(Some(rec.clone())).is_some() {
-            self.set_shown(rec, stored, true);
+            self.set_shown(rec, from, true);
         }
     }
 
     /// [`Scope::show`] at once, with a `state` event when the state changed; with
     /// `announce`, a `key-changed` event when the key did (not for the new key of this
     /// page's own `reset()` or `finish()`).
-    pub(super) fn set_shown(&mut self, rec: &Record, stored: bool, announce: bool) {
+    pub(super) fn set_shown(&mut self, rec: &Record, from: Shown, announce: bool) {
         let prev = core::mem::replace(&mut self.rec, rec.clone());
-        self.rec_stored = stored;
-        self.rec_posted = false;
+        self.shown = from;
         if announce && prev.key != rec.key {
             self.emit(&rec.key, EventKind::KeyChanged { previous: prev.key });
         }
