@@ -78,11 +78,12 @@ pub fn mutation_named(name: &str) -> Option<Mutation> {
 }
 
 /// Every mutation, with its name.
-pub const MUTATIONS: [(&str, Mutation); 6] = [
+pub const MUTATIONS: [(&str, Mutation); 7] = [
     ("open-writes-own-key", Mutation::OpenWritesOwnKey),
     ("rotate-after-unknown", Mutation::RotateAfterUnknown),
     ("skip-reread", Mutation::SkipReRead),
     ("finish-no-mark", Mutation::FinishNoMark),
     ("order-at-lock", Mutation::HeardAtLock),
     ("drop-ended-answer", Mutation::DropEndedAnswer),
+    ("end-without-flag", Mutation::EndWithoutFlag),
 ];

@@ -23,6 +23,9 @@ pub enum Mutation {
     /// The ended attempt's answer is not kept for the submits called before the end: they
     /// start a new attempt with a new key.
     DropEndedAnswer,
+    /// `finish()` and `reset()` write their mark without the scope's flag: the pages that
+    /// list the scope's marks where the flag is pass over a backend that holds the mark.
+    EndWithoutFlag,
 }
 
 #[cfg(feature = "sim-mutations")]

@@ -347,3 +347,6 @@ mod corrupt;
 
 #[path = "later_page_tests.rs"]
 mod later_page;
+
+#[path = "flag_tests.rs"]
+mod flag;
