@@ -6,28 +6,6 @@
 
 use super::*;
 
-/// Tab A that paid the basket (201 stored in IndexedDB, `idb`) and tab B opened after it
-/// over a copy of the origin's Web Storage, showing A's attempt.
-fn paid_and_seen() -> (Scope<TestHost>, Scope<TestHost>, Option<String>) {
-    let (mut a, mut idb) = settled(TestHost::default());
-    first_try(&mut a, &mut idb, options());
-    a.handle(answer(201, None));
-    drain(&mut a);
-    a.handle(Input::Woken(Wake::AnswerTurn));
-    commit(&mut idb, &drain(&mut a));
-    a.handle(Input::IdbWritten(Ok(())));
-    drain(&mut a);
-    let host = TestHost {
-        now: 100.0,
-        seed: 7,
-        maps: a.host.maps.clone(),
-    };
-    let mut b = Scope::open(host, options().into(), false);
-    drain(&mut b);
-    assert_eq!(b.record().key, a.record().key);
-    (a, b, idb)
-}
-
 /// What the ends of tab `from` left in its Web Storage (entries whose key has `part`),
 /// written into tab `to`'s.
 fn hand_over(from: &Scope<TestHost>, to: &mut Scope<TestHost>, part: &str) {
@@ -43,35 +21,19 @@ fn hand_over(from: &Scope<TestHost>, to: &mut Scope<TestHost>, part: &str) {
 /// under (`Ok`), or the answer it resolved with from storage (`Err`).
 fn pay(b: &mut Scope<TestHost>, idb: &mut Option<String>) -> Result<String, Reply> {
     b.submit("{}".into(), "fp".into(), Rc::new(options()));
-    let (mut tried, mut settled) = (None, None);
-    let mut cmds = drain(b);
-    for _ in 0..24 {
-        commit(idb, &cmds);
-        for c in &cmds {
-            match c {
-                Command::Settle { outcome: Ok(r), .. } => settled = Some(r.clone()),
-                Command::Send(r) => tried = Some(r.key_value.clone()),
-                _ => {}
-            }
-        }
-        let next = cmds.iter().find_map(|c| match c {
-            Command::Wake { wake, .. } => Some(Input::Woken(*wake)),
-            Command::Lock { .. } => Some(Input::LockGranted),
-            Command::IdbGet { .. } | Command::IdbPeek { .. } => {
-                Some(Input::IdbRead(Ok(idb.clone())))
-            }
-            Command::IdbPut { .. } => Some(Input::IdbWritten(Ok(()))),
-            Command::Send(_) => Some(answer(201, None)),
-            _ => None,
-        });
-        let Some(input) = next else {
-            let answer = settled.unwrap_or_else(|| panic!("not settled: {cmds:?}"));
-            return tried.ok_or(answer);
-        };
-        b.handle(input);
-        cmds = drain(b);
+    let cmds = drain(b);
+    let mut seen = run(b, idb, cmds);
+    let tried = sent(&seen).map(|r| r.key_value.clone());
+    if tried.is_some() {
+        b.handle(answer(201, None));
+        let cmds = drain(b);
+        seen.extend(run(b, idb, cmds));
     }
-    panic!("never done")
+    let settled = seen.into_iter().find_map(|c| match c {
+        Command::Settle { outcome: Ok(r), .. } => Some(r),
+        _ => None,
+    });
+    tried.ok_or_else(|| settled.expect("neither sent nor answered"))
 }
 
 // P-finish-durable: another tab's finish() that reaches this tab's localStorage, with no
@@ -79,7 +41,7 @@ fn pay(b: &mut Scope<TestHost>, idb: &mut Option<String>) -> Result<String, Repl
 // same once the origin's storage was cleared and another tab's end came after.
 #[test]
 fn a_mark_another_tab_wrote_with_its_flag_is_heard_at_the_next_submit() {
-    let (mut a, mut b, mut idb) = paid_and_seen();
+    let (mut a, mut b, mut idb) = two_tabs();
     let key = a.record().key.clone();
     assert!(a.finish());
     let flag = (StorageKind::Local as u8, "idemkey:ends:cart-1".to_string());
@@ -111,7 +73,7 @@ fn a_mark_another_tab_wrote_with_its_flag_is_heard_at_the_next_submit() {
 /// heard. [P-submit-before-end]
 #[test]
 fn a_mark_without_its_flag_counts_as_not_heard_until_the_next_end_writes_the_flag() {
-    let (mut a, mut b, mut idb) = paid_and_seen();
+    let (mut a, mut b, mut idb) = two_tabs();
     let key = a.record().key.clone();
     a.finish();
     hand_over(&a, &mut b, ":ended:");
@@ -193,7 +155,7 @@ fn a_refused_flag_takes_the_mark_down_the_chain_and_the_end_is_not_durable() {
 /// it once none is. Nothing is lost either way.
 #[test]
 fn an_unreadable_flag_still_flags_and_is_swept_only_once_no_mark_is_left() {
-    let (mut a, mut b, mut idb) = paid_and_seen();
+    let (mut a, mut b, mut idb) = two_tabs();
     let key = a.record().key.clone();
     a.finish();
     hand_over(&a, &mut b, ":end");

@@ -4,33 +4,6 @@
 
 use super::*;
 
-/// Tab A that paid the basket (`{}`: 201 stored in IndexedDB) and tab B opened after it,
-/// showing A's attempt from the origin's localStorage; and what IndexedDB holds.
-fn two_tabs() -> (Scope<TestHost>, Scope<TestHost>, Option<String>) {
-    let (mut a, mut idb) = settled(TestHost::default());
-    first_try(&mut a, &mut idb, options());
-    paid(&mut a, &mut idb);
-    let host = TestHost {
-        now: 100.0,
-        seed: 7,
-        maps: a.host.maps.clone(),
-    };
-    let mut b = Scope::open(host, options().into(), false);
-    drain(&mut b);
-    assert_eq!(b.record().key, a.record().key);
-    (a, b, idb)
-}
-
-/// Tab `s` is answered 201 and stores the answer in IndexedDB (`idb`).
-fn paid(s: &mut Scope<TestHost>, idb: &mut Option<String>) {
-    s.handle(answer(201, None));
-    drain(s);
-    s.handle(Input::Woken(Wake::AnswerTurn));
-    commit(idb, &drain(s));
-    s.handle(Input::IdbWritten(Ok(())));
-    drain(s);
-}
-
 /// Tab `b`'s submit of the basket, called now, answered with the lock and `idb`: its
 /// commands.
 fn pay_with_lock(b: &mut Scope<TestHost>, idb: &mut Option<String>) -> Vec<Command> {
