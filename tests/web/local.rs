@@ -311,11 +311,10 @@ async fn a_record_an_earlier_version_stored_answers_the_same_payload() {
     }
 }
 
-// P-finish-durable: another tab's finish(), once its mark and the scope's flag are in this
-// page's localStorage (written here by hand, as localStorage hands them over), is heard by
-// the next submit: the attempt it ended does not answer it, the next order is paid. Without
-// the flag (removed by hand), the scope's marks are not listed: the same submit counts as
-// pressed before that end and is answered by the attempt.
+// The mark and flag are written here by hand, as an end elsewhere leaves them once
+// localStorage hands them over. Without the flag (removed by hand), the scope's marks are
+// not listed: the same submit counts as pressed before that end, answered by the attempt.
+// P-finish-durable: an end's mark and its scope's flag in localStorage are heard by the page's next submit: the attempt it ended does not answer it, the next order is paid
 #[wasm_bindgen_test]
 async fn another_tabs_mark_is_heard_where_its_scopes_flag_is() {
     let payload = js(PAY);
