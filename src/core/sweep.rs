@@ -8,11 +8,12 @@ use crate::core::record::{
 use crate::error::Result;
 use crate::prelude::*;
 
-/// Whether the sweep of the first `open()` of `namespace` in a page deletes the storage entry `storage_key` = `value` of `namespace` at
-/// `now_ms`: a readable record that has expired, the marks of
-/// ended attempts ([`ended_key`]) once every key they name has expired, or a quarantined
-/// copy older than [`QUARANTINE_RETENTION_MS`]. Anything else (live or unreadable records,
-/// the flags of [`flag_due`], keys this crate does not know) is kept.
+/// Whether the sweep of the first `open()` of `namespace` in a page deletes the storage
+/// entry `storage_key` = `value` of `namespace` at `now_ms`: a readable record that has
+/// expired, the marks of ended attempts
+/// ([`ended_key`](crate::core::record::ended_key)) once every key they name has expired,
+/// or a quarantined copy older than [`QUARANTINE_RETENTION_MS`]. Anything else (live or
+/// unreadable records, the flags of [`flag_due`], keys this crate does not know) is kept.
 ///
 /// `decode` reads a record's text ([`Record::decode`] on the host, the browser's parser in
 /// the wasm).
