@@ -56,8 +56,9 @@ export function storageRemove(kind, key) {
 }
 
 // The keys of backend `kind` that start with `prefix`, made before any is removed. Web
-// Storage's keys as one array (its named properties): in Chromium about half the time of a
-// `key(i)` call per entry, and a listing goes through every entry of the origin's storage.
+// Storage's keys as one array (its named properties), which a listing of every entry of the
+// origin's storage takes less time to get than a `key(i)` call per entry (in Chromium, 140
+// entries: 41 to 49 µs against 58 to 94).
 export function storageKeys(kind, prefix) {
   try {
     const s = area(kind);
