@@ -78,7 +78,7 @@ pub fn mutation_named(name: &str) -> Option<Mutation> {
 }
 
 /// Every mutation, with its name.
-pub const MUTATIONS: [(&str, Mutation); 7] = [
+pub const MUTATIONS: [(&str, Mutation); 8] = [
     ("open-writes-own-key", Mutation::OpenWritesOwnKey),
     ("rotate-after-unknown", Mutation::RotateAfterUnknown),
     ("skip-reread", Mutation::SkipReRead),
@@ -86,4 +86,5 @@ pub const MUTATIONS: [(&str, Mutation); 7] = [
     ("order-at-lock", Mutation::HeardAtLock),
     ("drop-ended-answer", Mutation::DropEndedAnswer),
     ("shown-replaced", Mutation::ShownReplaced),
+    ("end-without-flag", Mutation::EndWithoutFlag),
 ];

@@ -24,6 +24,13 @@
 //! that does not read so (edited by hand, another version) is passed over while the others
 //! still count. A key's entry is never weakened: once a page ended the key bound, a page
 //! that ended it where it saw it fresh writes it bound too.
+//!
+//! Web Storage finds a scope's entries only by going through every key of the origin. So
+//! each end first writes the scope's flag, `<ns>:ends:<scope>` (holding the mark's line,
+//! never read back), in the backend that then takes the mark, and a page lists a scope's
+//! marks only in a backend where the flag is: one tab's writes reach another in the order
+//! made, so a page that has a mark has its flag. The sweep deletes a flag once no mark of
+//! its scope is left beside it (core::sweep's `flag_due`).
 
 use crate::core::ascii::{digits, rsplit_byte};
 use crate::core::json::push_u64;

@@ -180,6 +180,13 @@ pub fn ended_key(namespace: &str, scope: &str) -> String {
     join(namespace, ":ended:", scope)
 }
 
+/// Storage key of the flag that the scope has ended attempts in a backend (core::ended):
+/// `{ns}:ends:{scope}`, written there before each of their marks, so a backend without it
+/// holds none and is not listed for them.
+pub fn ends_key(namespace: &str, scope: &str) -> String {
+    join(namespace, ":ends:", scope)
+}
+
 /// Storage key an unreadable record is moved to: `{ns}:corrupt:{scope}:{now}`.
 pub fn quarantine_key(namespace: &str, scope: &str, now_ms: f64) -> String {
     let mut s = join(namespace, ":corrupt:", scope);

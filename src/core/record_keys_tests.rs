@@ -2,7 +2,7 @@
 //! reading them back, and the sweep's rule of what is due; and the TTL limit.
 
 use super::*;
-use crate::core::sweep::sweep_due;
+use crate::core::sweep::{flag_due, sweep_due};
 
 const KEY: &str = "8c1a9d5e-0f4b-4c2a-9e3d-7b6a5c4d3e2f";
 const NOW: f64 = 1_700_000_000_000.0;
@@ -159,4 +159,46 @@ fn sweep_deletes_the_marks_of_ended_attempts_once_every_key_they_name_expired() 
     assert!(sweep_due(ns, &at, &mark(NOW), NOW, Record::decode));
     // Unreadable marks name no key that could still be live.
     assert!(sweep_due(ns, &at, "garbage", NOW, Record::decode));
+}
+
+/// The flag that a scope has ended attempts in a backend: due once no mark of its scope is
+/// listed beside it, whatever it holds (it is never read), and not before.
+#[test]
+fn sweep_deletes_a_scopes_flag_once_no_mark_of_the_scope_is_left() {
+    let ns = "shop";
+    let flag = ends_key(ns, "cart");
+    assert_eq!(flag, "shop:ends:cart");
+    let mark = |scope: &str| ended_key(ns, scope) + ":" + KEY;
+    let listed = |keys: &[&str]| keys.iter().map(|k| String::from(*k)).collect::<Vec<_>>();
+    // Alone, or beside another scope's marks, the record, another namespace's mark.
+    for others in [
+        listed(&[]),
+        listed(&[&mark("cart-2"), &mark("car"), &record_key(ns, "cart")]),
+        listed(&[
+            &(ended_key("shop2", "cart") + ":" + KEY),
+            &ends_key(ns, "cart-2"),
+        ]),
+    ] {
+        let mut keys = others.clone();
+        keys.push(flag.clone());
+        assert!(flag_due(ns, &flag, &keys), "kept beside {others:?}");
+        // A mark of its scope keeps it, whatever the sweep does with that mark.
+        keys.push(mark("cart"));
+        assert!(!flag_due(ns, &flag, &keys), "deleted beside its mark");
+    }
+    // A mark of a scope whose name goes on after a `:` keeps it too (a listing, no mark).
+    assert!(!flag_due(ns, &flag, &listed(&[&flag, &mark("cart:x")])));
+    // Only a flag is due so: not a mark, a record, a key this crate does not know, nor a
+    // flag with no scope or of another namespace.
+    let all = listed(&[&flag]);
+    for k in [
+        mark("cart"),
+        record_key(ns, "cart"),
+        "shop:ends:".into(),
+        "shop:endsx".into(),
+        ends_key("shop2", "cart"),
+        "shop".into(),
+    ] {
+        assert!(!flag_due(ns, &k, &all), "{k} due");
+    }
 }

@@ -6,12 +6,14 @@ use crate::core::record::{
     parse_quarantine_key, parse_record_key, Record, QUARANTINE_RETENTION_MS,
 };
 use crate::error::Result;
+use crate::prelude::*;
 
-/// Whether the sweep of the first `open()` of `namespace` in a page deletes the storage entry `storage_key` = `value` of `namespace` at
-/// `now_ms`: a readable record that has expired, the marks of
-/// ended attempts ([`ended_key`]) once every key they name has expired, or a quarantined
-/// copy older than [`QUARANTINE_RETENTION_MS`]. Anything else (live or unreadable records,
-/// keys this crate does not know) is kept.
+/// Whether the sweep of the first `open()` of `namespace` in a page deletes the storage
+/// entry `storage_key` = `value` of `namespace` at `now_ms`: a readable record that has
+/// expired, the marks of ended attempts
+/// ([`ended_key`](crate::core::record::ended_key)) once every key they name has expired,
+/// or a quarantined copy older than [`QUARANTINE_RETENTION_MS`]. Anything else (live or
+/// unreadable records, the flags of [`flag_due`], keys this crate does not know) is kept.
 ///
 /// `decode` reads a record's text ([`Record::decode`] on the host, the browser's parser in
 /// the wasm).
@@ -36,4 +38,28 @@ pub fn sweep_due(
     }
     parse_quarantine_key(namespace, storage_key)
         .is_some_and(|(_, at)| now_ms - at as f64 >= QUARANTINE_RETENTION_MS)
+}
+
+/// Whether the sweep deletes the storage entry `storage_key` of `namespace`, one of the
+/// entries `listed` in its backend: the flag that a scope has ended attempts there
+/// ([`ends_key`](crate::core::record::ends_key)) when no entry of that scope's marks is
+/// listed with it. A mark the same sweep deletes still counts (the next page's sweep
+/// deletes the flag); so does one of a scope whose name goes on after a `:`, which starts
+/// the same: a flag left costs a listing, never a mark. Its value is not read: whatever it
+/// holds, it stays while a mark of its scope does, since a page lists a scope's marks only
+/// where its flag is.
+pub fn flag_due(namespace: &str, storage_key: &str, listed: &[String]) -> bool {
+    let scope = storage_key
+        .strip_prefix(namespace)
+        .and_then(|rest| rest.strip_prefix(":ends:"))
+        .filter(|scope| !scope.is_empty());
+    let Some(scope) = scope else {
+        return false;
+    };
+    !listed.iter().any(|k| {
+        k.strip_prefix(namespace)
+            .and_then(|rest| rest.strip_prefix(":ended:"))
+            .and_then(|rest| rest.strip_prefix(scope))
+            .is_some_and(|rest| rest.starts_with(':'))
+    })
 }

@@ -17,46 +17,6 @@ fn next_page(h: &TestHost, now: f64) -> TestHost {
     }
 }
 
-/// A page that paid the basket (`{}`): 201 stored in IndexedDB (`idb`).
-fn paid_page() -> (Scope<TestHost>, Option<String>) {
-    let (mut s, mut idb) = settled(TestHost::default());
-    first_try(&mut s, &mut idb, options());
-    s.handle(answer(201, None));
-    drain(&mut s);
-    s.handle(Input::Woken(Wake::AnswerTurn));
-    commit(&mut idb, &drain(&mut s));
-    s.handle(Input::IdbWritten(Ok(())));
-    drain(&mut s);
-    assert_eq!(s.record().state, State::Succeeded);
-    (s, idb)
-}
-
-/// Runs page `s`'s commands, `cmds` first, as the browser would (IndexedDB answering from
-/// `idb`, the lock granted, wakes due), until a try goes out or nothing is left: every
-/// command seen.
-fn run(s: &mut Scope<TestHost>, idb: &mut Option<String>, mut cmds: Vec<Command>) -> Vec<Command> {
-    let mut seen = Vec::new();
-    for _ in 0..16 {
-        commit(idb, &cmds);
-        seen.extend(cmds.iter().cloned());
-        let next = cmds.iter().find_map(|c| match c {
-            Command::Wake { wake, .. } => Some(Input::Woken(*wake)),
-            Command::Lock { .. } => Some(Input::LockGranted),
-            Command::IdbGet { .. } | Command::IdbPeek { .. } => {
-                Some(Input::IdbRead(Ok(idb.clone())))
-            }
-            Command::IdbPut { .. } => Some(Input::IdbWritten(Ok(()))),
-            _ => None,
-        });
-        match next {
-            Some(input) if sent(&cmds).is_none() => s.handle(input),
-            _ => break,
-        }
-        cmds = drain(s);
-    }
-    seen
-}
-
 /// The same basket paid again in page `s`: every command until its first try or its end.
 fn pay_again(s: &mut Scope<TestHost>, idb: &mut Option<String>) -> Vec<Command> {
     s.submit("{}".into(), "fp".into(), Rc::new(options()));

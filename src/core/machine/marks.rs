@@ -4,10 +4,11 @@
 
 use super::host::Host;
 use super::mirror::ALL;
+use super::mutation::{on, Mutation};
 use super::state::Scope;
 use crate::core::ended::{bound, covers, Mark};
 use crate::core::options::StorageKind;
-use crate::core::record::{ended_key, Record};
+use crate::core::record::{ended_key, ends_key, Record};
 use crate::prelude::*;
 
 impl<H: Host> Scope<H> {
@@ -19,14 +20,18 @@ impl<H: Host> Scope<H> {
 
     /// [`Scope::ended`], or with `key`, only what ends that key: its mark's own entry, read
     /// directly rather than by listing every key of every backend (which [`Scope::live`]
-    /// would do before every try and for every copy another tab posts).
+    /// would do before every try and for every copy another tab posts). A backend without
+    /// the scope's flag ([`ends_key`]) holds no mark of it and is not listed: a listing goes
+    /// through every entry of the origin's storage.
     #[inline(never)]
     pub(super) fn marks_of(&mut self, key: Option<&str>) -> String {
         let prefix = ended_key(&self.opts.namespace, &self.opts.scope) + ":";
+        let flag = ends_key(&self.opts.namespace, &self.opts.scope);
         let mut all = String::new();
         for kind in ALL {
             let mut at = match key {
                 Some(k) => vec![prefix.clone() + k],
+                None if self.host.storage_get(kind, &flag).ok().flatten().is_none() => continue,
                 None => self.host.storage_keys(kind, &prefix),
             };
             at.retain(|k| k.as_bytes()[prefix.len()..].iter().all(|&b| b != b':'));
@@ -65,15 +70,32 @@ impl<H: Host> Scope<H> {
         // that saw it fresh ends it later.
         mark.bound |= bound(&self.marks_of(Some(&mark.key)), &mark.key);
         let at = ended_key(&self.opts.namespace, &self.opts.scope) + ":" + &mark.key;
+        let flag = ends_key(&self.opts.namespace, &self.opts.scope);
         let key = self.rec.key.clone();
-        let fb = self.store.set(&mut self.host, &at, &mark.line(), true);
+        let line = mark.line();
+        // The flag first, then the mark, in the backend that takes the mark: a page that
+        // has the mark has the flag (one tab's writes reach another in the order made), and
+        // a refused flag takes the mark down the chain with it.
+        let before = self.store.kind();
+        loop {
+            let kind = self.store.kind();
+            for k in [&flag, &at] {
+                let fb = self.store.set(&mut self.host, k, &line, true);
+                self.report(&key, fb);
+            }
+            if on(Mutation::EndWithoutFlag) {
+                self.host.storage_remove(kind, &flag);
+            }
+            if self.store.kind() == kind {
+                break;
+            }
+        }
         let intended = if self.opts.storage == StorageKind::Local && !self.listening {
             StorageKind::Session
         } else {
             self.opts.storage
         };
-        let durable = fb.is_empty() && self.store.kind() == intended;
-        self.report(&key, fb);
-        durable
+        // A refused write moved the store down the chain.
+        before == intended && self.store.kind() == before
     }
 }

@@ -27,6 +27,9 @@ pub enum Mutation {
     /// IndexedDB read failed, its localStorage not yet written) starts a new attempt with
     /// a new key, as if the record it shows had been finished.
     ShownReplaced,
+    /// `finish()` and `reset()` write their mark without the scope's flag: the pages that
+    /// list the scope's marks where the flag is pass over a backend that holds the mark.
+    EndWithoutFlag,
 }
 
 #[cfg(feature = "sim-mutations")]

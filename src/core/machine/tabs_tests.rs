@@ -4,29 +4,6 @@
 
 use super::*;
 
-/// Tab A that paid the basket (`{}`: 201 stored in IndexedDB) and tab B opened after it,
-/// showing A's attempt from the origin's localStorage; and what IndexedDB holds.
-fn two_tabs() -> (Scope<TestHost>, Scope<TestHost>, Option<String>) {
-    let (mut a, mut idb) = settled(TestHost::default());
-    first_try(&mut a, &mut idb, options());
-    paid(&mut a, &mut idb);
-    let b = beside(&a);
-    assert_eq!(b.record().key, a.record().key);
-    (a, b, idb)
-}
-
-/// A tab opened beside tab `a`: its own copy of the origin's Web Storage as `a` left it.
-fn beside(a: &Scope<TestHost>) -> Scope<TestHost> {
-    let host = TestHost {
-        now: 100.0,
-        seed: 7,
-        maps: a.host.maps.clone(),
-    };
-    let mut b = Scope::open(host, options().into(), false);
-    drain(&mut b);
-    b
-}
-
 /// Tab `b` hears the notices another tab posted among `cmds`.
 fn hear(b: &mut Scope<TestHost>, cmds: Vec<Command>) {
     for c in cmds {
@@ -45,16 +22,6 @@ fn through_write(b: &mut Scope<TestHost>, cmds: Vec<Command>) -> Vec<Command> {
     }
     b.handle(Input::IdbWritten(Ok(())));
     drain(b)
-}
-
-/// Tab `s` is answered 201 and stores the answer in IndexedDB (`idb`).
-fn paid(s: &mut Scope<TestHost>, idb: &mut Option<String>) {
-    s.handle(answer(201, None));
-    drain(s);
-    s.handle(Input::Woken(Wake::AnswerTurn));
-    commit(idb, &drain(s));
-    s.handle(Input::IdbWritten(Ok(())));
-    drain(s);
 }
 
 /// Tab `b`'s submit of the basket, called now, answered with the lock and `idb`: its

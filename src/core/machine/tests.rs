@@ -129,6 +129,68 @@ fn a_submit_stores_its_key_before_the_request_and_settles_with_the_answer() {
     assert_eq!(s.record().state, State::Succeeded);
 }
 
+/// A page that paid the basket (`{}`): 201 stored in IndexedDB (`idb`).
+fn paid_page() -> (Scope<TestHost>, Option<String>) {
+    let (mut s, mut idb) = settled(TestHost::default());
+    first_try(&mut s, &mut idb, options());
+    s.handle(answer(201, None));
+    drain(&mut s);
+    s.handle(Input::Woken(Wake::AnswerTurn));
+    commit(&mut idb, &drain(&mut s));
+    s.handle(Input::IdbWritten(Ok(())));
+    drain(&mut s);
+    assert_eq!(s.record().state, State::Succeeded);
+    (s, idb)
+}
+
+/// Tab A that paid the basket (`{}`: 201 stored in IndexedDB) and tab B opened after it,
+/// showing A's attempt from the origin's localStorage (a copy of A's Web Storage); and
+/// what IndexedDB holds.
+fn two_tabs() -> (Scope<TestHost>, Scope<TestHost>, Option<String>) {
+    let (a, idb) = paid_page();
+    let b = beside(&a);
+    assert_eq!(b.record().key, a.record().key);
+    (a, b, idb)
+}
+
+/// A tab opened beside tab `a`: its own copy of the origin's Web Storage as `a` left it.
+fn beside(a: &Scope<TestHost>) -> Scope<TestHost> {
+    let host = TestHost {
+        now: 100.0,
+        seed: 7,
+        maps: a.host.maps.clone(),
+    };
+    let mut b = Scope::open(host, options().into(), false);
+    drain(&mut b);
+    b
+}
+
+/// Runs page `s`'s commands, `cmds` first, as the browser would (IndexedDB answering from
+/// `idb`, the lock granted, wakes due), until a try goes out or nothing is left: every
+/// command seen.
+fn run(s: &mut Scope<TestHost>, idb: &mut Option<String>, mut cmds: Vec<Command>) -> Vec<Command> {
+    let mut seen = Vec::new();
+    for _ in 0..16 {
+        commit(idb, &cmds);
+        seen.extend(cmds.iter().cloned());
+        let next = cmds.iter().find_map(|c| match c {
+            Command::Wake { wake, .. } => Some(Input::Woken(*wake)),
+            Command::Lock { .. } => Some(Input::LockGranted),
+            Command::IdbGet { .. } | Command::IdbPeek { .. } => {
+                Some(Input::IdbRead(Ok(idb.clone())))
+            }
+            Command::IdbPut { .. } => Some(Input::IdbWritten(Ok(()))),
+            _ => None,
+        });
+        match next {
+            Some(input) if sent(&cmds).is_none() => s.handle(input),
+            _ => break,
+        }
+        cmds = drain(s);
+    }
+    seen
+}
+
 /// The last text each [`Command::IdbPut`] in `cmds` wrote, as IndexedDB would hold it.
 fn commit(idb: &mut Option<String>, cmds: &[Command]) {
     for c in cmds {
@@ -347,3 +409,6 @@ mod corrupt;
 
 #[path = "later_page_tests.rs"]
 mod later_page;
+
+#[path = "flag_tests.rs"]
+mod flag;

@@ -9,7 +9,7 @@ use crate::core::ended::covers;
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{quarantine_key, Record};
 use crate::core::state::State;
-use crate::core::sweep::sweep_due;
+use crate::core::sweep::{flag_due, sweep_due};
 use crate::core::sync::{newer, Notice, Shown};
 use crate::prelude::*;
 
@@ -33,16 +33,18 @@ impl<H: Host> Scope<H> {
         self.idb || (self.listening && self.store.kind() == StorageKind::Local)
     }
 
-    /// Deletes what core's sweep rule says is due under the namespace: in the store's
-    /// backend now, in IndexedDB through the driver where the record is shared.
+    /// Deletes what core's sweep rules say is due under the namespace (the flags of ended
+    /// attempts once the entries they flag are gone): in the store's backend now, in
+    /// IndexedDB through the driver where the record is shared.
     pub(super) fn sweep(&mut self) {
         let mut prefix = self.opts.namespace.clone();
         prefix.push(':');
         let kind = self.store.kind();
-        for k in self.host.storage_keys(kind, &prefix) {
-            let v = self.host.storage_get(kind, &k).ok().flatten();
-            if v.is_some_and(|v| self.due(&k, &v)) {
-                self.host.storage_remove(kind, &k);
+        let keys = self.host.storage_keys(kind, &prefix);
+        for k in &keys {
+            let v = self.host.storage_get(kind, k).ok().flatten();
+            if v.is_some_and(|v| self.due(k, &v)) || flag_due(&self.opts.namespace, k, &keys) {
+                self.host.storage_remove(kind, k);
             }
         }
         if self.idb {
