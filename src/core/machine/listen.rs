@@ -4,7 +4,7 @@
 //! next try when another tab gave its key up.
 
 use super::host::Host;
-use super::state::Scope;
+use super::state::{Lock, Scope};
 use crate::core::ended::Mark;
 use crate::core::sync::{supersedes, Notice, Shown};
 use crate::prelude::*;
@@ -48,8 +48,13 @@ impl<H: Host> Scope<H> {
     }
 
     /// Another tab stored `text`: shown here if it is newer than what this page shows, and
-    /// not an attempt a page ended (a copy written before, arriving late).
+    /// not an attempt a page ended (a copy written before, arriving late). Not while this
+    /// page holds the scope's Web Lock: only the holder stores, so any copy arriving then
+    /// was stored before, and what this page sends under the lock is what it shows.
     fn take_copy(&mut self, text: &str) {
+        if self.lock == Lock::Web {
+            return;
+        }
         let Some(r) = self.live(self.decode(text).ok()) else {
             return;
         };

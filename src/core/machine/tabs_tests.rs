@@ -3,6 +3,8 @@
 //! another tab pays.
 
 use super::*;
+use crate::core::record::Record;
+use crate::core::sync::Notice;
 
 /// Tab `b` hears the notices another tab posted among `cmds`.
 fn hear(b: &mut Scope<TestHost>, cmds: Vec<Command>) {
@@ -213,4 +215,37 @@ fn a_pay_in_a_tab_showing_another_tabs_payment_on_the_wire_sends_that_key_whatev
         let r = sent(&cmds).unwrap_or_else(|| panic!("B sent nothing ({got:?}): {cmds:?}"));
         assert_eq!(r.key_value, key, "B sent a key it never showed ({got:?})");
     }
+}
+
+/// Tab A holds the scope's lock and its try is on the wire; a notice of another tab's
+/// record, stored before A took the lock (it arrives late), reaches A: A keeps showing the
+/// key it sends, and its retry sends that key.
+#[test]
+fn a_page_holding_the_lock_keeps_showing_the_key_it_sends() {
+    let (mut a, mut idb) = settled(TestHost::default());
+    let key = sent(&first_try(&mut a, &mut idb, options()))
+        .expect("A sent nothing")
+        .key_value
+        .clone();
+    let mut other = Record::new("22222222-2222-4222-8222-222222222222", "cart-1", 99.0, 1e9);
+    other.rev = 9;
+    other.state = State::Succeeded;
+    other.fingerprint = Some("fp".into());
+    a.handle(Input::Notice(Notice::Stored(&other.encode()).encode()));
+    drain(&mut a);
+    assert_eq!(a.record().key, key, "A shows a copy stored before its lock");
+    a.handle(Input::NoAnswer(NoAnswer::Network));
+    let cmds = drain(&mut a);
+    let wake = cmds.iter().find_map(|c| match c {
+        Command::Wake { wake, .. } => Some(*wake),
+        _ => None,
+    });
+    a.handle(Input::Woken(wake.expect("no retry planned")));
+    let cmds = drain(&mut a);
+    let cmds = through_write(&mut a, cmds);
+    let r = sent(&cmds).expect("no retry sent");
+    assert_eq!(
+        (r.key_value.as_str(), a.record().key.as_str()),
+        (key.as_str(), key.as_str())
+    );
 }
