@@ -251,14 +251,18 @@ impl Checker {
         let tab = from.tab;
         let mine = o.keys.iter().rev().find(|(_, f)| f.tab == tab).cloned();
         let last = o.keys.last().cloned();
-        let saw: Vec<String> = o
+        // A tab that sent a key of this order from localStorage alone (IndexedDB failed)
+        // goes on from its own copy, which carries no count: the clocks order it against
+        // the key it saw, as the docs admit.
+        let own_uncounted =
+            from.unordered && o.keys.iter().any(|(_, f)| f.tab == from.tab && f.unordered);
+        let saw = o
             .keys
             .iter()
             .map(|(k, _)| k)
-            .filter(|k| seen(k))
-            .cloned()
-            .collect();
-        o.saw.extend(saw.into_iter().map(|k| (key.to_string(), k)));
+            .filter(|k| !own_uncounted && seen(k));
+        let saw: Vec<(String, String)> = saw.map(|k| (key.to_string(), k.clone())).collect();
+        o.saw.extend(saw);
         o.keys.push((key.into(), from));
         let unheard = o.unheard;
         let (prev, before) = match (mine, last) {
