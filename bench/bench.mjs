@@ -138,7 +138,7 @@ try {
     target('`submit` with its answer stored (`fromCache`, per call, batches of 20)', c.cached,
       'careful page: Web Lock + IndexedDB read of the same record (key, status, body)', c.read, TARGET.cached, 3),
     target('`submit` with its answer stored (`fromCache`, per call, batches of 20)', c.cached,
-      'the same IndexedDB read without the lock (idemkey reads a stored answer without it)', c.alone, null, 3),
+      'the same IndexedDB read without the lock (idemkey gives an answer it stored itself from memory, once it has read the end marks)', c.alone, null, 3),
     target(`\`init()\` (median over ${INIT_ROUNDS} fresh pages, a URL of its own each)`, c.init,
       '`fetch` + `WebAssembly.compileStreaming` of the same bytes', c.compile, TARGET.init),
     ``,

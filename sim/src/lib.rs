@@ -78,7 +78,7 @@ pub fn mutation_named(name: &str) -> Option<Mutation> {
 }
 
 /// Every mutation, with its name.
-pub const MUTATIONS: [(&str, Mutation); 8] = [
+pub const MUTATIONS: [(&str, Mutation); 9] = [
     ("open-writes-own-key", Mutation::OpenWritesOwnKey),
     ("rotate-after-unknown", Mutation::RotateAfterUnknown),
     ("skip-reread", Mutation::SkipReRead),
@@ -87,4 +87,5 @@ pub const MUTATIONS: [(&str, Mutation); 8] = [
     ("drop-ended-answer", Mutation::DropEndedAnswer),
     ("shown-replaced", Mutation::ShownReplaced),
     ("end-without-flag", Mutation::EndWithoutFlag),
+    ("committed-unchecked", Mutation::CommittedUnchecked),
 ];

@@ -17,6 +17,10 @@ pub enum Shown {
     Made,
     /// Read from or written to the scope's store by this tab.
     Stored,
+    /// Written to IndexedDB by this tab, which said it committed it: the store holds it
+    /// for every tab until an end mark or a newer copy says otherwise, so a succeeded
+    /// attempt's answer is given from the page's memory (see core::machine's `cached`).
+    Committed,
     /// Another tab stored it and said so (its notice, or its localStorage write's `storage`
     /// event), often before this tab's localStorage has that tab's copy.
     Posted,

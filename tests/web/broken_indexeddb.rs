@@ -5,6 +5,7 @@
 //! again with a new key.
 
 use crate::support::*;
+use idemkey::core::record::Record;
 use idemkey::core::state::State;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -234,6 +235,34 @@ async fn a_record_indexeddb_lacks_is_resumed_if_pending_and_stays_finished_other
     assert_ne!(text(&r, "key"), k);
     assert_eq!(t.ledger().await.len(), 2);
     again.finish();
+}
+
+// P-own-answer-kept: a page that paid answers its payload again from the answer it stored, once the origin's storage lost the record
+#[wasm_bindgen_test]
+async fn a_page_that_paid_answers_its_payload_again_after_storage_lost_the_record() {
+    let t = case("own-answer-kept");
+    let (c, _) = t.open("{}");
+    let r = pay(&c).await.unwrap();
+    let k = text(&r, "key");
+    // The answer is in IndexedDB (the page holds the scope's lock until it is).
+    let mut stored = None;
+    for _ in 0..100 {
+        stored = idb_get(&t.key()).await.map(|t| Record::decode(&t).unwrap());
+        if stored.as_ref().is_some_and(|r| r.state == State::Succeeded) {
+            break;
+        }
+        sleep(20).await;
+    }
+    assert_eq!(stored.map(|r| r.state), Some(State::Succeeded));
+    // Then the origin's storage loses the record (a shop's script, the customer clearing
+    // site data), and the customer presses Pay again on the paid order.
+    idb_delete(&t.key()).await;
+    local().remove_item(&t.key()).unwrap();
+    let again = pay(&c).await.unwrap();
+    assert!(flag(&again, "fromCache"), "{again:?}");
+    assert_eq!(text(&again, "key"), k);
+    assert_eq!(t.ledger().await, vec![k], "charged again");
+    c.finish();
 }
 
 /// Two tabs without IndexedDB (or with one that fails) race on one scope.

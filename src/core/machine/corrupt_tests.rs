@@ -7,11 +7,12 @@ use super::*;
 use alloc::rc::Rc;
 
 /// The attempt succeeded and both copies hold it; then IndexedDB's copy becomes unreadable.
-/// The user presses Pay again (same payload): the unreadable copy is set aside, and the
-/// succeeded attempt, read from localStorage, answers; nothing is sent under a new key.
+/// The user presses Pay again (same payload) in a tab that shows the attempt from
+/// localStorage: the unreadable copy is set aside, and the succeeded attempt, read from
+/// localStorage, answers; nothing is sent under a new key.
 #[test]
 fn an_unreadable_indexeddb_copy_of_a_succeeded_attempt_gives_way_to_the_readable_mirror() {
-    let (mut s, idb) = paid_page();
+    let (_, mut s, idb) = two_tabs();
     let key = s.record().key.clone();
     // IndexedDB's copy can no longer be read; localStorage's is intact.
     let bad = idb.clone().unwrap().replace(r#""v":1"#, r#""v":2"#);

@@ -30,6 +30,10 @@ pub enum Mutation {
     /// `finish()` and `reset()` write their mark without the scope's flag: the pages that
     /// list the scope's marks where the flag is pass over a backend that holds the mark.
     EndWithoutFlag,
+    /// A page answers the succeeded attempt it committed from memory without reading the
+    /// end marks or the Web Storage copy: another tab's `finish()` or `reset()` of it goes
+    /// unheard until its notice comes.
+    CommittedUnchecked,
 }
 
 #[cfg(feature = "sim-mutations")]

@@ -6,6 +6,7 @@ use super::cached::cached;
 use super::host::{random01, Host};
 use super::io::EventKind;
 use super::io::{Answer, Command, NoAnswer, Reply, Request, Wake};
+use super::mutation::{on, Mutation};
 use super::state::{At, Scope, Stage, Step, SubmitJob};
 use crate::core::header::{format_key, is_replayed};
 use crate::core::options::StorageKind;
@@ -70,11 +71,18 @@ impl<H: Host> Scope<H> {
                 Some(At::AnswerWrite(text))
             }
             (At::AnswerWrite(text), Step::Written(done)) => {
-                if let (Err(reason), Some(rec)) = (done, &j.rec) {
-                    let rec = rec.clone();
-                    self.idb_failed(&rec.key, reason);
-                    self.mirror(&rec, &text);
-                    self.post(Notice::Stored(&text));
+                match (done, &j.rec) {
+                    (Err(reason), Some(rec)) => {
+                        let rec = rec.clone();
+                        self.idb_failed(&rec.key, reason);
+                        self.mirror(&rec, &text);
+                        self.post(Notice::Stored(&text));
+                    }
+                    // IndexedDB has the answer the page shows (unless an end in this page
+                    // showed a new key meanwhile: only this page can change it while it
+                    // holds the lock).
+                    _ if self.shown == Shown::Stored => self.shown = Shown::Committed,
+                    _ => {}
                 }
                 self.release_lock();
                 None
@@ -99,12 +107,22 @@ impl<H: Host> Scope<H> {
         })
     }
 
-    /// A submit's first move: its stored answer read without the lock when there is one to
-    /// read (the page shows a succeeded attempt of this payload and IndexedDB holds the
-    /// record); else the lock.
+    /// A submit's first move: where the page shows a succeeded attempt of this payload,
+    /// its stored answer without the lock, from the page's memory where this page
+    /// committed it to IndexedDB (an end mark, the record's expiry or a newer copy in Web
+    /// Storage still send the submit the locked way), else read there; otherwise the lock.
     fn submit_start(&mut self, j: &SubmitJob) -> Option<At> {
         let shown_cached =
             self.rec.state == State::Succeeded && self.rec.fingerprint.as_deref() == Some(&j.fp);
+        if shown_cached && self.shown == Shown::Committed {
+            let shown = self.rec.clone();
+            if on(Mutation::CommittedUnchecked) {
+                self.settle(j.no, cached(&shown).ok_or(Error::InvalidPayload(String::new())));
+                return None;
+            }
+            // As IndexedDB would answer: what the page committed there.
+            return self.submit_cached(j, &shown, Ok(Some(shown.encode())));
+        }
         if shown_cached && self.idb {
             self.out.push(Command::IdbPeek {
                 key: self.rec_key.clone(),

@@ -317,47 +317,6 @@ fn a_second_submit_joins_the_sequence_of_its_payload_and_another_payload_is_refu
     ));
 }
 
-#[test]
-fn a_stored_answer_is_given_without_the_lock() {
-    let (mut s, mut idb) = settled(TestHost::default());
-    first_try(&mut s, &mut idb, options());
-    s.handle(answer(201, None));
-    drain(&mut s);
-    s.handle(Input::Woken(Wake::AnswerTurn));
-    let cmds = drain(&mut s);
-    let Some(Command::IdbPut {
-        text: Some(stored), ..
-    }) = cmds.first()
-    else {
-        panic!("{cmds:?}")
-    };
-    let stored = stored.clone();
-    s.handle(Input::IdbWritten(Ok(())));
-    drain(&mut s);
-    s.submit("{}".into(), "fp".into(), Rc::new(options()));
-    let cmds = drain(&mut s);
-    assert!(
-        matches!(cmds.as_slice(), [Command::IdbPeek { .. }]),
-        "{cmds:?}"
-    );
-    s.handle(Input::IdbRead(Ok(Some(stored))));
-    let cmds = drain(&mut s);
-    assert!(
-        matches!(
-            cmds.as_slice(),
-            [Command::Settle {
-                outcome: Ok(Reply {
-                    from_cache: true,
-                    status: 201,
-                    ..
-                }),
-                ..
-            }]
-        ),
-        "{cmds:?}"
-    );
-}
-
 /// A page without Web Locks.
 #[derive(Default)]
 struct NoLocks(TestHost);
@@ -412,3 +371,6 @@ mod later_page;
 
 #[path = "flag_tests.rs"]
 mod flag;
+
+#[path = "cached_tests.rs"]
+mod cached;
