@@ -145,17 +145,16 @@ export function idbPut(d, key, value) {
   const tx = d.tx;
   d.tx = null;
   let p;
-  try {
-    if (!tx) throw new DOMException("no read's transaction", "TransactionInactiveError");
-    const req = put(tx.objectStore("records"));
-    p = new Promise((ok, fail) => ends(tx, req, ok, fail));
-    // A write whose shared transaction the browser aborted with the connection is made
-    // again on a new one, as `inStore` does; the lock is still held.
-    p = orAgain(p, () => inStore("readwrite", put));
-  } catch {
-    // No transaction, or no longer active.
-    p = inStore("readwrite", put);
+  if (tx) {
+    try {
+      const req = put(tx.objectStore("records"));
+      // A write whose shared transaction the browser aborted with the connection is made
+      // again on a new one, as `inStore` does; the lock is still held.
+      p = orAgain(new Promise((ok, fail) => ends(tx, req, ok, fail)), () => inStore("readwrite", put));
+    } catch {}
   }
+  // No read's transaction, or one no longer active.
+  p ??= inStore("readwrite", put);
   const done = (e) => d.m?.feed(IDB_WRITTEN, 0, e);
   answer(d, p, () => done(null), done);
 }
