@@ -152,12 +152,25 @@ pub fn newer(a: &Record, b: &Record) -> bool {
 /// that could not read each other's count on from what each read, often the same number:
 /// the clock decides while both were stored as often, and once one of them was stored
 /// again (its answer, say) the count takes it for the later one, whichever began first.
+/// Before the clock: of two attempts of one payload, a paid one (succeeded) is taken for
+/// the later over one whose outcome is unknown (pending). Tabs that can order their
+/// attempts never leave both live (a Pay of a paid payload is answered, and a new attempt
+/// follows an end, which retires the old one), so both are live only where the count
+/// failed them; going on from the paid one sends nothing, where the other could pay the
+/// payload again.
 #[inline(never)]
 pub fn began_after(a: &Record, b: &Record) -> bool {
-    if a.rev == 0 || b.rev == 0 || a.rev == b.rev {
-        a.created_at > b.created_at
-    } else {
+    use State::{Pending, Succeeded};
+    let states = (a.state, b.state);
+    if a.rev != 0 && b.rev != 0 && a.rev != b.rev {
         a.rev > b.rev
+    } else if matches!(states, (Succeeded, Pending) | (Pending, Succeeded))
+        && a.fingerprint.is_some()
+        && a.fingerprint == b.fingerprint
+    {
+        a.state == Succeeded
+    } else {
+        a.created_at > b.created_at
     }
 }
 

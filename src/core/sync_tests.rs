@@ -275,3 +275,53 @@ fn a_posted_record_bound_to_a_payload_is_gone_on_from_where_nothing_live_is_stor
         );
     }
 }
+
+/// Two attempts of one payload that the count cannot order: a paid one and one whose
+/// outcome is unknown.
+fn paid_and_unknown(paid_rev: u64, paid_created: f64) -> (Record, Record) {
+    let mut paid = rec(K1, paid_created, paid_rev);
+    paid.state = State::Succeeded;
+    paid.fingerprint = Some("f1:x".into());
+    paid.response = Some(crate::core::record::StoredResponse {
+        status: 201,
+        body: "{}".into(),
+        replayed: false,
+    });
+    let mut unknown = rec(K2, NOW - 500.0, 4);
+    unknown.state = State::Pending;
+    unknown.fingerprint = Some("f1:x".into());
+    (paid, unknown)
+}
+
+// A tab without IndexedDB paid the payload, its copy in localStorage alone (no count);
+// IndexedDB still holds another tab's pending attempt of the same payload, begun later by
+// that tab's clock. The lock holder goes on from the paid one: nothing is sent again.
+#[test]
+fn an_uncounted_paid_copy_wins_over_a_stored_attempt_of_its_payload_whatever_the_clocks() {
+    let (paid, unknown) = paid_and_unknown(0, NOW - 2_000.0);
+    assert!(began_after(&paid, &unknown));
+    assert!(!began_after(&unknown, &paid));
+    let cur = on_lock(
+        Some(unknown.clone()),
+        Some(paid.clone()),
+        None,
+        Shown::Stored,
+        NOW,
+    );
+    assert_eq!(cur, Current::Legacy(paid.clone()));
+    // The other way round (the paid one stored, the unknown one a copy): the same.
+    let (mut paid, mut unknown) = (paid, unknown);
+    paid.rev = 4;
+    unknown.rev = 0;
+    assert_eq!(
+        on_lock(Some(paid.clone()), Some(unknown), None, Shown::Stored, NOW),
+        Current::Stored(paid)
+    );
+}
+
+// Where the count orders them, it decides, as for any two attempts.
+#[test]
+fn a_counted_later_attempt_of_the_payload_is_later_even_when_the_other_is_paid() {
+    let (paid, unknown) = paid_and_unknown(3, NOW - 2_000.0);
+    assert!(began_after(&unknown, &paid));
+}

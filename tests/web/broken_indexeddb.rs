@@ -265,6 +265,45 @@ async fn a_page_that_paid_answers_its_payload_again_after_storage_lost_the_recor
     c.finish();
 }
 
+// P-paid-attempt-kept: a paid attempt's copy written without IndexedDB (no count) wins over an attempt of the same payload IndexedDB holds, whatever the clocks
+#[wasm_bindgen_test]
+async fn a_paid_copy_without_a_count_wins_over_an_unknown_attempt_of_its_payload() {
+    use idemkey::core::record::StoredResponse;
+    let t = case("paid-kept");
+    let now = js_sys::Date::now();
+    let fp = idemkey::core::fingerprint::fingerprint(PAY).unwrap();
+    // A tab whose IndexedDB failed paid the basket: its record lives in localStorage
+    // alone, with no count (rev 0), begun by its clock two seconds earlier.
+    let mut paid = Record::new(new_key(), t.scope.as_str(), now - 2_000.0, 86_400_000.0);
+    paid.state = State::Succeeded;
+    paid.attempts = 1;
+    paid.fingerprint = Some(fp.clone());
+    paid.response = Some(StoredResponse {
+        status: 201,
+        body: r#"{"id":"paid"}"#.into(),
+        replayed: false,
+    });
+    // IndexedDB still holds another tab's attempt of the same basket, stored but never
+    // answered (its page died), begun later by that tab's clock.
+    let mut unknown = Record::new(new_key(), t.scope.as_str(), now - 500.0, 86_400_000.0);
+    unknown.state = State::Pending;
+    unknown.attempts = 1;
+    unknown.rev = 4;
+    unknown.fingerprint = Some(fp);
+    idb_put(&t.key(), &unknown.encode()).await;
+    local().set_item(&t.key(), &paid.encode()).unwrap();
+    let (c, _) = t.open("{}");
+    let r = pay(&c).await.unwrap();
+    assert_eq!(
+        text(&r, "key"),
+        paid.key,
+        "went on from the unknown attempt: {r:?}"
+    );
+    assert!(flag(&r, "fromCache"), "{r:?}");
+    assert_eq!(t.ledger().await, Vec::<String>::new(), "sent again");
+    c.finish();
+}
+
 /// Two tabs without IndexedDB (or with one that fails) race on one scope.
 async fn race_without_indexeddb(break_it: bool) {
     let tab = Tab::open().await;

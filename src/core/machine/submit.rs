@@ -117,7 +117,10 @@ impl<H: Host> Scope<H> {
         if shown_cached && self.shown == Shown::Committed {
             let shown = self.rec.clone();
             if on(Mutation::CommittedUnchecked) {
-                self.settle(j.no, cached(&shown).ok_or(Error::InvalidPayload(String::new())));
+                self.settle(
+                    j.no,
+                    cached(&shown).ok_or(Error::InvalidPayload(String::new())),
+                );
                 return None;
             }
             // As IndexedDB would answer: what the page committed there.
