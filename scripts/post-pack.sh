@@ -253,6 +253,9 @@ if [[ -n $fresh ]]; then
   # wasm-bindgen's `initSync` warns on the console when given the module itself rather than
   # `{ module }`; both work, the package's `init()` passes the latter, and the .d.ts
   # declares both: the warning's 0.03 KiB go.
+  # The driver's Machine class is not exported, and the driver frees each one itself: its
+  # `Symbol.dispose` alias can never be called.
+  perl -0pi -e 's/^if \(Symbol\.dispose\) Machine\.prototype\[Symbol\.dispose\] = Machine\.prototype\.free;\n//m or die "post-pack: Machine\x27s Symbol.dispose line not found in the glue (wasm-bindgen changed it)\n"' "$glue"
   perl -0pi -e 's/\}\s*else\s*\{\s*console\.warn\(\x27using deprecated parameters for `initSync\(\)`; pass a single object instead\x27\)\s*\}/}/ or die "post-pack: initSync\x27s deprecation warning not found in the glue (wasm-bindgen changed it)\n"' "$glue"
   "$esbuild" "$glue" --minify-whitespace --minify-syntax --format=esm --legal-comments=none \
     --log-level=warning ${banner:+"--banner:js=$banner"} --outfile="$glue.min"

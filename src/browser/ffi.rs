@@ -119,12 +119,10 @@ extern "C" {
 
 #[wasm_bindgen(module = "/src/browser/idb.js")]
 extern "C" {
-    /// Reads `key` from IndexedDB in a transaction a write may follow into.
+    /// Reads `key` from IndexedDB: in a transaction a write may follow into, or, with
+    /// `alone`, in a readonly one.
     #[wasm_bindgen(js_name = idbGet)]
-    pub(crate) fn idb_get(d: &JsValue, key: &str);
-    /// Reads `key` from IndexedDB alone, in a readonly transaction.
-    #[wasm_bindgen(js_name = idbPeek)]
-    pub(crate) fn idb_peek(d: &JsValue, key: &str);
+    pub(crate) fn idb_get(d: &JsValue, key: &str, alone: bool);
     /// Writes (or, for `None`, deletes) `key` in IndexedDB.
     #[wasm_bindgen(js_name = idbPut)]
     pub(crate) fn idb_put(d: &JsValue, key: &str, value: Option<&str>);

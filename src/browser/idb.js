@@ -33,17 +33,17 @@ function leave(e) {
 }
 
 // Runs `request(store)` in one transaction of `mode`; resolves with its result: a write's
-// once committed; a read's as soon as the request succeeds (what it read is the committed
-// state), or once the transaction ends with `whole` (a cursor's request succeeds once per
-// step), or, with `keep`, a read in a transaction kept open for a write (`keep(tx)` is
-// given it first). Rejects when the page has no IndexedDB, when it fails or, on open, does not answer
+// once the transaction has committed, or, with `early`, a read's as soon as the request
+// succeeds (what it read is the committed state; the transaction stays open for a write
+// made while that answer is fed: a cursor's, which succeeds once per step, is not early).
+// Rejects when the page has no IndexedDB, when it fails or, on open, does not answer
 // within 5 s. A connection the browser closed or lost under the page (WebKit: "Connection
 // to Indexed Database server lost"; a closed one throws InvalidStateError) is opened again
 // and the request made once more.
-function inStore(mode, request, whole, keep) {
+function inStore(mode, request, early) {
   const factory = globalThis.indexedDB;
   if (!factory) return Promise.reject(new Error("IndexedDB unavailable"));
-  const go = () => once(factory, mode, request, whole, keep);
+  const go = () => once(factory, mode, request, early);
   return orAgain(go(), go);
 }
 
@@ -59,8 +59,8 @@ function orAgain(p, again) {
   });
 }
 
-function once(factory, mode, request, whole, keep) {
-  if (away) return away.then(() => once(factory, mode, request, whole, keep));
+function once(factory, mode, request, early) {
+  if (away) return away.then(() => once(factory, mode, request, early));
   if (!db) {
     if (!leave.on) addEventListener("pagehide", (leave.on = leave));
     db = new Promise((ok, fail) => {
@@ -82,11 +82,7 @@ function once(factory, mode, request, whole, keep) {
       const tx = conn.transaction("records", mode);
       live.add(tx);
       const req = request(tx.objectStore("records"));
-      if (keep) {
-        keep(tx);
-        req.onsuccess = () => ok(req.result);
-      }
-      if (mode == "readonly" && !whole) req.onsuccess = () => ok(req.result);
+      if (early) req.onsuccess = () => ok(req.result);
       ends(tx, req, () => ok(req.result), fail);
     }))
     .catch((e) => { db = null; throw e; });
@@ -122,8 +118,10 @@ function answer(d, p, ok, fail) {
 // feeds an answer and runs the commands it gives in one call): `d.tx` is that transaction
 // while the answer is fed, and only then. A write the machine asks for in its answer goes
 // into it: the write a submit makes once it has read (its pending key), one commit where
-// two transactions would make two.
-export function idbGet(d, key) {
+// two transactions would make two. With `alone`, a read made without the lock, which no
+// write follows: in a readonly transaction, which holds up no other tab's (a write asked
+// for in its answer could not go into it, and takes a transaction of its own).
+export function idbGet(d, key, alone) {
   let tx;
   const read = (v, e) => d.m?.feed(IDB_READ, 0, v, e);
   const fed = (v) => {
@@ -134,7 +132,8 @@ export function idbGet(d, key) {
       d.tx = null;
     }
   };
-  answer(d, inStore("readwrite", (s) => s.get(key), false, (t) => (tx = t)), fed, (e) => read(null, e));
+  const get = (s) => ((tx = s.transaction), s.get(key));
+  answer(d, inStore(alone ? "readonly" : "readwrite", get, true), fed, (e) => read(null, e));
 }
 
 // Stores `value` under `key` (null deletes it): IDB_WRITTEN with null once committed, or
@@ -142,6 +141,7 @@ export function idbGet(d, key) {
 // active; else in a transaction of its own.
 export function idbPut(d, key, value) {
   const put = (s) => (value == null ? s.delete(key) : s.put(value, key));
+  const own = () => inStore("readwrite", put);
   const tx = d.tx;
   d.tx = null;
   let p;
@@ -150,21 +150,13 @@ export function idbPut(d, key, value) {
       const req = put(tx.objectStore("records"));
       // A write whose shared transaction the browser aborted with the connection is made
       // again on a new one, as `inStore` does; the lock is still held.
-      p = orAgain(new Promise((ok, fail) => ends(tx, req, ok, fail)), () => inStore("readwrite", put));
+      p = orAgain(new Promise((ok, fail) => ends(tx, req, ok, fail)), own);
     } catch {}
   }
   // No read's transaction, or one no longer active.
-  p ??= inStore("readwrite", put);
+  p ??= own();
   const done = (e) => d.m?.feed(IDB_WRITTEN, 0, e);
   answer(d, p, () => done(null), done);
-}
-
-// Reads `key` alone, in a readonly transaction, which holds up no other tab's: a read made
-// without the lock, which no write follows. IDB_READ with the text or
-// null, or with null and why.
-export function idbPeek(d, key) {
-  const read = (v, e) => d.m?.feed(IDB_READ, 0, v, e);
-  answer(d, inStore("readonly", (s) => s.get(key)), (v) => read(text(v) ?? null, null), (e) => read(null, e));
 }
 
 // Deletes the entries under `prefix` that the scope's machine says are due
@@ -188,7 +180,7 @@ export async function idbSweep(d, prefix) {
     return cursor;
   };
   try {
-    await inStore("readonly", scan(false), true);
+    await inStore("readonly", scan(false));
     if (found) await inStore("readwrite", scan(true));
   } catch {}
 }

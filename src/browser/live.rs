@@ -141,8 +141,8 @@ impl LiveScope {
         match c {
             Command::Lock { name } => ffi::lock(&d, &name),
             Command::Unlock => ffi::unlock(&d),
-            Command::IdbGet { key } => ffi::idb_get(&d, &key),
-            Command::IdbPeek { key } => ffi::idb_peek(&d, &key),
+            Command::IdbGet { key } => ffi::idb_get(&d, &key, false),
+            Command::IdbPeek { key } => ffi::idb_get(&d, &key, true),
             Command::IdbPut { key, text } => ffi::idb_put(&d, &key, text.as_deref()),
             Command::IdbSweep { prefix } => ffi::idb_sweep(&d, &prefix),
             Command::Send(r) => ffi::send(

@@ -17,9 +17,11 @@ pub enum Shown {
     Made,
     /// Read from or written to the scope's store by this tab.
     Stored,
-    /// Written to IndexedDB by this tab, which said it committed it: the store holds it
-    /// for every tab until an end mark or a newer copy says otherwise, so a succeeded
-    /// attempt's answer is given from the page's memory (see core::machine's `cached`).
+    /// Written to IndexedDB by this tab, which said it committed it (or read there again
+    /// since): what a tab that reads the store finds of that attempt unless an end mark, a
+    /// newer copy, the key's expiry or storage lost under the page says otherwise. A
+    /// succeeded attempt's answer is given from the page's memory, after the same checks
+    /// of Web Storage as one read from IndexedDB (see core::machine's `cached`).
     Committed,
     /// Another tab stored it and said so (its notice, or its localStorage write's `storage`
     /// event), often before this tab's localStorage has that tab's copy.
@@ -153,21 +155,26 @@ pub fn newer(a: &Record, b: &Record) -> bool {
 /// the clock decides while both were stored as often, and once one of them was stored
 /// again (its answer, say) the count takes it for the later one, whichever began first.
 /// Before the clock: of two attempts of one payload, a paid one (succeeded) is taken for
-/// the later over one whose outcome is unknown (pending). Tabs that can order their
-/// attempts never leave both live (a Pay of a paid payload is answered, and a new attempt
-/// follows an end, which retires the old one), so both are live only where the count
-/// failed them; going on from the paid one sends nothing, where the other could pay the
-/// payload again.
+/// the later over one whose outcome is unknown (pending), where the paid one was still
+/// live, by the other's lifetime, when the other began. A tab that sees a paid attempt
+/// of a payload answers a Pay of it and begins no other; a new attempt follows the paid
+/// one's end (which retires it) or its expiry. So both are live only where the count
+/// failed the tabs, and going on from the paid one sends nothing, where the other could
+/// pay the payload again.
 #[inline(never)]
 pub fn began_after(a: &Record, b: &Record) -> bool {
     use State::{Pending, Succeeded};
-    let states = (a.state, b.state);
+    let (paid, other) = if a.state == Succeeded { (a, b) } else { (b, a) };
+    let paid_first = matches!((paid.state, other.state), (Succeeded, Pending))
+        && paid.fingerprint.is_some()
+        && paid.fingerprint == other.fingerprint
+        && other.created_at
+            < paid
+                .expires_at
+                .min(paid.created_at + other.expires_at - other.created_at);
     if a.rev != 0 && b.rev != 0 && a.rev != b.rev {
         a.rev > b.rev
-    } else if matches!(states, (Succeeded, Pending) | (Pending, Succeeded))
-        && a.fingerprint.is_some()
-        && a.fingerprint == b.fingerprint
-    {
+    } else if paid_first {
         a.state == Succeeded
     } else {
         a.created_at > b.created_at

@@ -325,3 +325,30 @@ fn a_counted_later_attempt_of_the_payload_is_later_even_when_the_other_is_paid()
     let (paid, unknown) = paid_and_unknown(3, NOW - 2_000.0);
     assert!(began_after(&unknown, &paid));
 }
+
+// A page with a shorter `ttlSeconds` took the paid attempt for expired, as the docs say it
+// must, and began another attempt of the payload (without IndexedDB: no count): that one
+// is the later, not the paid one, whose key that page had given up.
+#[test]
+fn a_paid_attempt_expired_for_the_page_that_began_the_other_is_not_taken_for_the_later() {
+    let (paid, _) = paid_and_unknown(0, NOW - 120_000.0);
+    let mut later = rec(K2, NOW, 0);
+    later.expires_at = NOW + 60_000.0;
+    later.state = State::Pending;
+    later.fingerprint = Some("f1:x".into());
+    assert!(began_after(&later, &paid));
+    assert!(!began_after(&paid, &later));
+}
+
+// A tab shows a paid attempt that has expired; another tab's live attempt of the payload,
+// stored as many times, is shown over it when its notice comes.
+#[test]
+fn a_live_attempt_of_the_payload_supersedes_an_expired_paid_one_shown() {
+    let (mut paid, _) = paid_and_unknown(3, 2_667.0);
+    paid.expires_at = 2_667.0 + 20_000.0;
+    let mut live = rec(K2, 30_000.0, 3);
+    live.expires_at = 50_000.0;
+    live.state = State::Pending;
+    live.fingerprint = Some("f1:x".into());
+    assert!(supersedes(&live, &paid, Shown::Stored));
+}

@@ -24,8 +24,9 @@ pub(super) fn cached(rec: &Record) -> Option<Reply> {
 }
 
 impl<H: Host> Scope<H> {
-    /// The stored answer, if IndexedDB's record (`got`) and the mirror's are still the
-    /// attempt's success (see [`super::submit`]'s first move).
+    /// The stored answer, if IndexedDB's record (`got`: read there, or the text of the one
+    /// this page committed) and the mirror's are still the attempt's success (see
+    /// [`super::submit`]'s first move).
     pub(super) fn stored_answer(
         &mut self,
         j: &SubmitJob,

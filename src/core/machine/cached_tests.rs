@@ -93,3 +93,38 @@ fn a_newer_copy_in_web_storage_sends_the_page_the_locked_way() {
         "{cmds:?}"
     );
 }
+
+#[test]
+fn a_page_past_its_answers_expiry_goes_the_locked_way() {
+    let (mut s, _) = paid_page();
+    s.host.now += 86_400_000.0 + 1.0;
+    let cmds = pay_again(&mut s);
+    assert!(
+        matches!(cmds.as_slice(), [Command::Lock { .. }]),
+        "{cmds:?}"
+    );
+}
+
+/// After Pay of a changed basket, refused once the lock holder's read showed the same
+/// record again, the origin's storage is cleared; the paid basket is paid again.
+#[test]
+fn a_page_keeps_the_answer_it_committed_after_a_pay_went_the_locked_way() {
+    let (mut s, idb) = paid_page();
+    let key = s.record().key.clone();
+    s.submit("[]".into(), "other".into(), Rc::new(options()));
+    let cmds = drain(&mut s);
+    let seen = run(&mut s, &mut idb.clone(), cmds);
+    assert!(
+        seen.iter().any(|c| matches!(
+            c,
+            Command::Settle {
+                outcome: Err(Error::PayloadConflict { .. }),
+                ..
+            }
+        )),
+        "{seen:?}"
+    );
+    s.host.maps.clear();
+    let cmds = pay_again(&mut s);
+    assert!(answered_alone(&cmds, &key), "{cmds:?}");
+}

@@ -1,5 +1,6 @@
-//! A submit sequence: the stored answer read without the lock when there is one to read;
-//! else the lock, the record, core's plan, then the tries (each stored before it leaves,
+//! A submit sequence: the stored answer, without the lock, when the page shows one for
+//! the payload (from its memory where it committed it, else read from IndexedDB); else
+//! the lock, the record, core's plan, then the tries (each stored before it leaves,
 //! core::retry deciding what follows each), and the final answer stored.
 
 use super::cached::cached;
@@ -81,7 +82,7 @@ impl<H: Host> Scope<H> {
                     // IndexedDB has the answer the page shows (unless an end in this page
                     // showed a new key meanwhile: only this page can change it while it
                     // holds the lock).
-                    _ if self.shown == Shown::Stored => self.shown = Shown::Committed,
+                    (Ok(()), _) if self.shown == Shown::Stored => self.shown = Shown::Committed,
                     _ => {}
                 }
                 self.release_lock();
@@ -136,8 +137,8 @@ impl<H: Host> Scope<H> {
         Some(At::Locking(Stage::Lock))
     }
 
-    /// The stored answer, if IndexedDB's record (`got`) and the mirror's are still the
-    /// attempt's success: what the lock holder would go on from ([`on_lock`]). Resolving
+    /// The stored answer, if IndexedDB's record (`got`: read there, or the text of the one
+    /// this page committed) and the mirror's are still the attempt's success: what the lock holder would go on from ([`on_lock`]). Resolving
     /// with it changes nothing stored, so the lock, which orders changes, is not needed.
     /// Anything unreadable sends the submit the locked way.
     fn submit_cached(

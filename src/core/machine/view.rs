@@ -165,7 +165,10 @@ impl<H: Host> Scope<H> {
     /// page's own `reset()` or `finish()`).
     pub(super) fn set_shown(&mut self, rec: &Record, from: Shown, announce: bool) {
         let prev = core::mem::replace(&mut self.rec, rec.clone());
-        self.shown = from;
+        // The attempt this page committed, read again from the store, stays the page's own.
+        if from != Shown::Stored || self.shown != Shown::Committed || prev.key != rec.key {
+            self.shown = from;
+        }
         if announce && prev.key != rec.key {
             self.emit(&rec.key, EventKind::KeyChanged { previous: prev.key });
         }
