@@ -26,6 +26,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
+use deadpool_postgres::GenericClient;
 use idemkey_axum::postgres::{self, PgCommit, PgKeys};
 use idemkey_axum::sqlite::{self, Database, SqliteCommit, SqliteKeys};
 use idemkey_axum::{Fingerprinter, Migration, StaleKey, StoredResponse};
@@ -83,18 +84,24 @@ impl SqliteCommit for PlaceOrder {
 
 #[async_trait]
 impl PgCommit for PlaceOrder {
-    async fn write(self, tx: &deadpool_postgres::Transaction<'_>) -> StoreResult<Written> {
-        let done = self.answer();
-        let n = tx.execute(
-            "INSERT INTO orders (id, customer, operation, amount, payment) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (operation) DO NOTHING",
-            &[&format!("ord_{}", self.operation), &self.customer, &self.operation, &self.amount, &self.payment],
-        ).await?;
-        Ok(if n == 1 {
-            done
+    async fn write(self, client: &deadpool_postgres::Client) -> StoreResult<Written> {
+        Ok(if self.insert(client).await? == 1 {
+            self.answer()
         } else {
             Written::already_recorded()
         })
+    }
+}
+
+impl PlaceOrder {
+    /// The order's row, in whatever transaction `c` is in; 0 rows when the
+    /// operation has its order already.
+    async fn insert(&self, c: &impl GenericClient) -> StoreResult<u64> {
+        Ok(c.execute(
+            "INSERT INTO orders (id, customer, operation, amount, payment) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (operation) DO NOTHING",
+            &[&format!("ord_{}", self.operation), &self.customer, &self.operation, &self.amount, &self.payment],
+        ).await?)
     }
 }
 // #endregion write
@@ -244,20 +251,18 @@ async fn place_order_bare(State(app): State<App>, Json(body): Json<Value>) -> Re
         payment,
     };
     let answer = order.body();
-    let written: Result<Written, String> = match &app.db {
+    let written: Result<(), String> = match &app.db {
         Db::Sqlite(db) => db
             .write(move |conn| SqliteCommit::write(order, conn))
             .await
+            .map(drop)
             .map_err(|e| e.to_string()),
         Db::Postgres(pool) => {
             async {
                 let mut c = pool.get().await.map_err(|e| e.to_string())?;
                 let tx = c.transaction().await.map_err(|e| e.to_string())?;
-                let w = PgCommit::write(order, &tx)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                tx.commit().await.map_err(|e| e.to_string())?;
-                Ok(w)
+                order.insert(&tx).await.map_err(|e| e.to_string())?;
+                tx.commit().await.map_err(|e| e.to_string())
             }
             .await
         }
