@@ -84,24 +84,18 @@ impl SqliteCommit for PlaceOrder {
 
 #[async_trait]
 impl PgCommit for PlaceOrder {
-    async fn write(self, client: &deadpool_postgres::Client) -> StoreResult<Written> {
-        Ok(if self.insert(client).await? == 1 {
-            self.answer()
-        } else {
-            Written::already_recorded()
-        })
-    }
-}
-
-impl PlaceOrder {
-    /// The order's row, in whatever transaction `c` is in; 0 rows when the
-    /// operation has its order already.
-    async fn insert(&self, c: &impl GenericClient) -> StoreResult<u64> {
-        Ok(c.execute(
+    async fn write<C: GenericClient>(self, client: &C) -> StoreResult<Written> {
+        let done = self.answer();
+        let n = client.execute(
             "INSERT INTO orders (id, customer, operation, amount, payment) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (operation) DO NOTHING",
             &[&format!("ord_{}", self.operation), &self.customer, &self.operation, &self.amount, &self.payment],
-        ).await?)
+        ).await?;
+        Ok(if n == 1 {
+            done
+        } else {
+            Written::already_recorded()
+        })
     }
 }
 // #endregion write
@@ -251,18 +245,20 @@ async fn place_order_bare(State(app): State<App>, Json(body): Json<Value>) -> Re
         payment,
     };
     let answer = order.body();
-    let written: Result<(), String> = match &app.db {
+    let written: Result<Written, String> = match &app.db {
         Db::Sqlite(db) => db
             .write(move |conn| SqliteCommit::write(order, conn))
             .await
-            .map(drop)
             .map_err(|e| e.to_string()),
         Db::Postgres(pool) => {
             async {
                 let mut c = pool.get().await.map_err(|e| e.to_string())?;
                 let tx = c.transaction().await.map_err(|e| e.to_string())?;
-                order.insert(&tx).await.map_err(|e| e.to_string())?;
-                tx.commit().await.map_err(|e| e.to_string())
+                let w = PgCommit::write(order, &tx)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                tx.commit().await.map_err(|e| e.to_string())?;
+                Ok(w)
             }
             .await
         }

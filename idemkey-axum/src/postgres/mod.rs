@@ -30,7 +30,9 @@ use std::future::Future;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
+use deadpool_postgres::{
+    GenericClient, Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime,
+};
 use tokio_postgres::NoTls;
 
 use self::begun::Begun;
@@ -168,15 +170,18 @@ async fn bounded_by<T>(limit: Duration, f: impl Future<Output = StoreResult<T>>)
 
 /// The application's write of phase 3 on PostgreSQL.
 ///
-/// It runs on `client`, a pooled connection of the application's pool,
-/// inside the transaction that then stores its [`Written`] response with the
-/// key and marks the key done: both commit or neither does. It must not
-/// begin, commit or roll back a transaction. (The crate begins and ends that
-/// transaction with plain statements, so that `BEGIN` and `COMMIT` share
-/// round trips with its own statements.)
+/// It runs on `client`, inside the transaction that then stores its
+/// [`Written`] response with the key and marks the key done: both commit or
+/// neither does. It must not begin, commit or roll back a transaction. The
+/// crate passes a pooled [`deadpool_postgres::Client`] whose transaction it
+/// began with a plain `BEGIN` (so that `BEGIN` and `COMMIT` share round
+/// trips with its own statements); being generic over
+/// [`GenericClient`](deadpool_postgres::GenericClient), the same write also
+/// runs in a [`deadpool_postgres::Transaction`] of the application's own.
 ///
 /// ```
 /// use async_trait::async_trait;
+/// use deadpool_postgres::GenericClient;
 /// use idemkey_axum::StoredResponse;
 /// use idemkey_axum::postgres::PgCommit;
 /// use idemkey_axum::{StoreResult, Written};
@@ -185,7 +190,7 @@ async fn bounded_by<T>(limit: Duration, f: impl Future<Output = StoreResult<T>>)
 ///
 /// #[async_trait]
 /// impl PgCommit for InsertOrder {
-///     async fn write(self, client: &deadpool_postgres::Client) -> StoreResult<Written> {
+///     async fn write<C: GenericClient>(self, client: &C) -> StoreResult<Written> {
 ///         client.execute("INSERT INTO orders (id, amount) VALUES ($1, $2)",
 ///             &[&self.id, &self.amount]).await?;
 ///         let body = format!(r#"{{"id":"{}"}}"#, self.id).into_bytes();
@@ -195,9 +200,9 @@ async fn bounded_by<T>(limit: Duration, f: impl Future<Output = StoreResult<T>>)
 /// ```
 #[async_trait]
 pub trait PgCommit: Send + 'static {
-    /// Writes the application's rows on `client`, in the transaction; returns
-    /// what to store and send.
-    async fn write(self, client: &deadpool_postgres::Client) -> StoreResult<Written>;
+    /// Writes the application's rows on `client`, in the transaction;
+    /// returns what to store and send.
+    async fn write<C: GenericClient>(self, client: &C) -> StoreResult<Written>;
 }
 
 /// [`KeyStore`] on a PostgreSQL pool, for any [`PgCommit`] write.

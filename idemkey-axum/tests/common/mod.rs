@@ -76,7 +76,7 @@ impl SqliteCommit for Note {
 
 #[async_trait]
 impl PgCommit for Note {
-    async fn write(self, client: &deadpool_postgres::Client) -> StoreResult<Written> {
+    async fn write<C: deadpool_postgres::GenericClient>(self, client: &C) -> StoreResult<Written> {
         let n = client
             .execute(
                 "INSERT INTO notes (operation, text) VALUES ($1, $2) ON CONFLICT DO NOTHING",

@@ -40,7 +40,7 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
 /// nothing of its own), in the transaction that stores the answer.
 #[async_trait]
 impl PgCommit for Outcome {
-    async fn write(self, client: &deadpool_postgres::Client) -> StoreResult<Written> {
+    async fn write<C: deadpool_postgres::GenericClient>(self, client: &C) -> StoreResult<Written> {
         let (response, charge) = self.into_parts();
         let Some(charge) = charge else {
             return Ok(Written::response(response));
