@@ -26,6 +26,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
+use deadpool_postgres::GenericClient;
 use idemkey_axum::postgres::{self, PgCommit, PgKeys};
 use idemkey_axum::sqlite::{self, Database, SqliteCommit, SqliteKeys};
 use idemkey_axum::{Fingerprinter, Migration, StaleKey, StoredResponse};
@@ -83,9 +84,9 @@ impl SqliteCommit for PlaceOrder {
 
 #[async_trait]
 impl PgCommit for PlaceOrder {
-    async fn write(self, tx: &deadpool_postgres::Transaction<'_>) -> StoreResult<Written> {
+    async fn write<C: GenericClient>(self, client: &C) -> StoreResult<Written> {
         let done = self.answer();
-        let n = tx.execute(
+        let n = client.execute(
             "INSERT INTO orders (id, customer, operation, amount, payment) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (operation) DO NOTHING",
             &[&format!("ord_{}", self.operation), &self.customer, &self.operation, &self.amount, &self.payment],

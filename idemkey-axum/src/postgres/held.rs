@@ -15,12 +15,13 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use deadpool_postgres::{Pool, Transaction};
-use futures_util::future::{join, try_join};
+use deadpool_postgres::Pool;
+use futures_util::future::{join, try_join3};
 use tokio::sync::oneshot;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
+use super::begun::Begun;
 use super::keys::{completion_row, key_row, select_row};
 use super::schema::NOW_MS;
 use super::{bounded_by, PgCommit};
@@ -78,8 +79,9 @@ pub(super) async fn hold<W: PgCommit>(
 }
 
 /// The task: begins the transaction, takes the lock, reads the row and
-/// answers; then waits for phase 3, runs it and commits. Returning anywhere
-/// before that drops the transaction, which rolls it back.
+/// answers; then waits for phase 3, runs it and commits. It rolls back
+/// wherever it stops before that; a transaction dropped still open closes
+/// its connection ([`Begun`]).
 async fn run<W: PgCommit>(
     pool: Pool,
     req: KeyRequest,
@@ -87,12 +89,8 @@ async fn run<W: PgCommit>(
     limit: Duration,
     answer: oneshot::Sender<StoreResult<Hold<W>>>,
 ) {
-    let mut c = match bounded_by(limit, async { Ok(pool.get().await?) }).await {
-        Ok(c) => c,
-        Err(e) => return drop(answer.send(Err(e))),
-    };
-    let tx = match bounded_by(limit, async { Ok(c.transaction().await?) }).await {
-        Ok(tx) => tx,
+    let mut tx = match bounded_by(limit, async { Ok(pool.get().await?) }).await {
+        Ok(c) => Begun::new(c),
         Err(e) => return drop(answer.send(Err(e))),
     };
     let idle_limit = timing.lock_timeout() + limit;
@@ -102,7 +100,7 @@ async fn run<W: PgCommit>(
             Ok(Found::Answered(found)) => {
                 // The lock goes with the transaction: let go of it before answering, or the
                 // caller's next request of this key, sent at once, can find it still held.
-                let _ = tx.rollback().await;
+                let _ = bounded_by(limit, tx.end("ROLLBACK")).await;
                 return drop(answer.send(Ok(Hold::Answered(found))));
             }
             Ok(Found::New { row }) => {
@@ -111,7 +109,8 @@ async fn run<W: PgCommit>(
                     .send(Ok(Hold::Proceed(Box::new(PgHeld { commit }))))
                     .is_err()
                 {
-                    return; // the caller is gone: rolled back
+                    let _ = bounded_by(limit, tx.end("ROLLBACK")).await;
+                    return; // the caller is gone
                 }
                 (to_commit, row)
             }
@@ -121,6 +120,7 @@ async fn run<W: PgCommit>(
     let Ok(Ok((write, operation_id, done))) =
         tokio::time::timeout(timing.lock_timeout(), commit).await
     else {
+        let _ = bounded_by(limit, tx.end("ROLLBACK")).await;
         return;
     };
     let outcome = bounded_by(
@@ -143,12 +143,13 @@ enum Found {
 /// another transaction holds the lock. The transaction is ended by the
 /// database once idle for `idle_limit`.
 async fn read(
-    tx: &Transaction<'_>,
+    tx: &Begun,
     req: &KeyRequest,
     lock_ms: i64,
     idle_limit: Duration,
 ) -> StoreResult<Found> {
-    let lock = tx
+    let c = tx.client();
+    let lock = c
         .prepare_cached(
             "SELECT pg_try_advisory_xact_lock($1),
                     set_config('idle_in_transaction_session_timeout', $2, true)",
@@ -157,14 +158,15 @@ async fn read(
     // The setting counts milliseconds in an i32 (about 24.8 days); a longer
     // bound is as good as that one.
     let idle_ms = idle_limit.as_millis().min(i32::MAX as u128).to_string();
-    let row = tx.prepare_cached(&select_row("")).await?;
+    let row = c.prepare_cached(&select_row("")).await?;
     let number = key_number(&req.customer, &req.key);
-    // One round trip. The row's statement runs after the lock's, with a
-    // snapshot of its own: it sees every commit made before the lock was
-    // granted, the last holder's included.
-    let (locked, found) = try_join(
-        tx.query_one(&lock, &[&number, &idle_ms]),
-        tx.query_opt(&row, &[&req.customer, &req.key]),
+    // One round trip: the BEGIN, the lock, the row. The row's statement runs
+    // after the lock's, with a snapshot of its own: it sees every commit made
+    // before the lock was granted, the last holder's included.
+    let ((), locked, found) = try_join3(
+        c.batch_execute("BEGIN"),
+        c.query_one(&lock, &[&number, &idle_ms]),
+        c.query_opt(&row, &[&req.customer, &req.key]),
     )
     .await?;
     if !locked.try_get::<_, bool>(0)? {
@@ -198,20 +200,26 @@ fn insert_done(on_conflict: &str) -> String {
 /// which is then answered as that mode's phase 3 answers it. `over_row`:
 /// the key had an expired done row, which the new one replaces.
 async fn finish<W: PgCommit>(
-    tx: Transaction<'_>,
+    mut tx: Begun,
     req: &KeyRequest,
     operation_id: &str,
     ttl_ms: i64,
     write: W,
     over_row: bool,
 ) -> StoreResult<Completed> {
-    let written = write.write(&tx).await?;
+    let written = match write.write(tx.client()).await {
+        Ok(written) => written,
+        Err(e) => {
+            let _ = tx.end("ROLLBACK").await;
+            return Err(e);
+        }
+    };
     let Some(response) = written.response else {
         tracing::error!(
             key = req.key,
             "the application's write found this operation already recorded"
         );
-        tx.rollback().await?;
+        tx.end("ROLLBACK").await?;
         return Ok(Completed::LockLost);
     };
     let status = i32::from(response.status);
@@ -229,8 +237,9 @@ async fn finish<W: PgCommit>(
         &written.record_id,
         &headers,
     ];
+    let c = tx.client();
     if over_row {
-        let stmt = tx
+        let stmt = c
             .prepare_cached(&insert_done(&format!(
                 "ON CONFLICT (customer, idem_key) DO UPDATE SET
                      fingerprint = EXCLUDED.fingerprint, reservation = EXCLUDED.reservation,
@@ -242,36 +251,30 @@ async fn finish<W: PgCommit>(
                  WHERE idempotency_keys.state = 'done' AND idempotency_keys.expires_at <= {NOW_MS}"
             )))
             .await?;
-        let n = tx.execute(&stmt, &params).await?;
-        if n == 1 {
-            tx.commit().await?;
+        if c.execute(&stmt, &params).await? == 1 {
+            tx.end("COMMIT").await?;
             return Ok(Completed::Stored(response));
         }
+        tx.end("ROLLBACK").await?;
     } else {
-        // The key had no row: a plain INSERT, and the commit in the same
+        // The key had no row: a plain INSERT, and the COMMIT in the same
         // round trip. A row that appeared meanwhile fails the INSERT, which
-        // aborts the transaction, and the commit then rolls it back, the
-        // application's write with it. AND CHAIN opens an empty transaction
-        // that dropping `tx` rolls back: `tx` cannot know that the COMMIT
-        // ran, and its ROLLBACK outside a transaction would be a warning in
-        // the server's log.
-        let stmt = tx.prepare_cached(&insert_done("")).await?;
-        let (inserted, committed) = join(
-            tx.execute(&stmt, &params),
-            tx.batch_execute("COMMIT AND CHAIN"),
-        )
-        .await;
+        // aborts the transaction, and the COMMIT then rolls it back, the
+        // application's write with it. Either way the COMMIT, answered,
+        // ended the transaction.
+        let stmt = c.prepare_cached(&insert_done("")).await?;
+        let (inserted, committed) =
+            join(c.execute(&stmt, &params), c.batch_execute("COMMIT")).await;
+        committed?;
+        tx.ended();
         match inserted {
-            Ok(_) => {
-                committed?;
-                return Ok(Completed::Stored(response));
-            }
+            Ok(_) => return Ok(Completed::Stored(response)),
             Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {}
             Err(e) => return Err(e.into()),
         }
     }
-    let row = completion_row(&tx, &req.customer, &req.key, operation_id).await?;
-    tx.rollback().await?;
+    // Out of the transaction: the row another request committed.
+    let row = completion_row(tx.client(), &req.customer, &req.key, operation_id).await?;
     let lock = Lock {
         reservation: operation_id.to_string(),
         owner: String::new(),

@@ -8,7 +8,7 @@
 //! decision. The reaper and takeovers claim rows with `FOR UPDATE SKIP LOCKED`
 //! and never wait for a request that holds one. Every time is [`NOW_MS`].
 
-use deadpool_postgres::{GenericClient, Transaction};
+use deadpool_postgres::{Client, GenericClient, Transaction};
 use tokio_postgres::Row;
 
 use super::schema::NOW_MS;
@@ -195,7 +195,7 @@ pub async fn reserve_existing(
 /// lock is no longer this request's, the write is rolled back with the rest
 /// and the row says what to answer.
 pub async fn complete<W: PgCommit>(
-    tx: &Transaction<'_>,
+    tx: &Client,
     customer: &str,
     key: &str,
     lock: &Lock,

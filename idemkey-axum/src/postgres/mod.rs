@@ -19,6 +19,7 @@
 //! lock), for the lock timeout at most: size the pool for the operations in
 //! flight.
 
+mod begun;
 mod held;
 mod keys;
 mod migrate;
@@ -30,10 +31,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::{
-    Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime, Transaction,
+    GenericClient, Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime,
 };
 use tokio_postgres::NoTls;
 
+use self::begun::Begun;
 pub use self::migrate::migrate;
 pub use self::settings::PgSettings;
 use crate::error::Error;
@@ -168,13 +170,18 @@ async fn bounded_by<T>(limit: Duration, f: impl Future<Output = StoreResult<T>>)
 
 /// The application's write of phase 3 on PostgreSQL.
 ///
-/// It runs in the transaction that then stores its [`Written`] response with
-/// the key and marks the key done, on a connection of the application's
-/// pool: both commit or neither does. It must not commit or roll back.
+/// It runs on `client`, inside the transaction that then stores its
+/// [`Written`] response with the key and marks the key done: both commit or
+/// neither does. It must not begin, commit or roll back a transaction. The
+/// crate passes a pooled [`deadpool_postgres::Client`] whose transaction it
+/// began with a plain `BEGIN` (so that `BEGIN` and `COMMIT` share round
+/// trips with its own statements); being generic over
+/// [`GenericClient`](deadpool_postgres::GenericClient), the same write also
+/// runs in a [`deadpool_postgres::Transaction`] of the application's own.
 ///
 /// ```
 /// use async_trait::async_trait;
-/// use deadpool_postgres::Transaction;
+/// use deadpool_postgres::GenericClient;
 /// use idemkey_axum::StoredResponse;
 /// use idemkey_axum::postgres::PgCommit;
 /// use idemkey_axum::{StoreResult, Written};
@@ -183,8 +190,8 @@ async fn bounded_by<T>(limit: Duration, f: impl Future<Output = StoreResult<T>>)
 ///
 /// #[async_trait]
 /// impl PgCommit for InsertOrder {
-///     async fn write(self, tx: &Transaction<'_>) -> StoreResult<Written> {
-///         tx.execute("INSERT INTO orders (id, amount) VALUES ($1, $2)",
+///     async fn write<C: GenericClient>(self, client: &C) -> StoreResult<Written> {
+///         client.execute("INSERT INTO orders (id, amount) VALUES ($1, $2)",
 ///             &[&self.id, &self.amount]).await?;
 ///         let body = format!(r#"{{"id":"{}"}}"#, self.id).into_bytes();
 ///         Ok(Written::response(StoredResponse::json(201, body)).with_record_id(self.id))
@@ -193,8 +200,9 @@ async fn bounded_by<T>(limit: Duration, f: impl Future<Output = StoreResult<T>>)
 /// ```
 #[async_trait]
 pub trait PgCommit: Send + 'static {
-    /// Writes the application's rows in `tx`; returns what to store and send.
-    async fn write(self, tx: &Transaction<'_>) -> StoreResult<Written>;
+    /// Writes the application's rows on `client`, in the transaction;
+    /// returns what to store and send.
+    async fn write<C: GenericClient>(self, client: &C) -> StoreResult<Written>;
 }
 
 /// [`KeyStore`] on a PostgreSQL pool, for any [`PgCommit`] write.
@@ -310,14 +318,20 @@ impl<W: PgCommit> KeyStore<W> for PgKeys {
         write: W,
     ) -> StoreResult<Completed> {
         self.bounded(async {
-            let mut c = self.pool.get().await?;
-            let tx = c.transaction().await?;
-            let done = keys::complete(&tx, customer, key, lock, write).await?;
-            if matches!(done, Completed::Stored(_)) {
-                tx.commit().await?;
-            } else {
-                tx.rollback().await?;
-            }
+            let mut tx = Begun::new(self.pool.get().await?);
+            tx.client().batch_execute("BEGIN").await?;
+            let done = match keys::complete(tx.client(), customer, key, lock, write).await {
+                Ok(done) => done,
+                Err(e) => {
+                    let _ = tx.end("ROLLBACK").await;
+                    return Err(e);
+                }
+            };
+            let end = match done {
+                Completed::Stored(_) => "COMMIT",
+                _ => "ROLLBACK",
+            };
+            tx.end(end).await?;
             Ok(done)
         })
         .await

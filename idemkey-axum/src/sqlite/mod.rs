@@ -88,6 +88,44 @@ CREATE INDEX IF NOT EXISTS idempotency_keys_route_stale ON idempotency_keys (rou
 DROP INDEX IF EXISTS idempotency_keys_stale;
 ";
 
+/// The key table rebuilt as a rowid table, its primary key an index of its
+/// own. A `WITHOUT ROWID` table keeps each whole row in the primary key's
+/// order: keys are random, so every new row (an answer of several hundred
+/// bytes) landed on a page of its own and split it, where a rowid table
+/// appends rows in the order they come and only the small index entry lands
+/// at random.
+pub(crate) const ROWS_IN_INSERTION_ORDER: &str = "
+CREATE TABLE idempotency_keys_rowid (
+    customer         TEXT    NOT NULL,
+    idem_key         TEXT    NOT NULL,
+    fingerprint      TEXT    NOT NULL,
+    reservation      TEXT    NOT NULL,
+    state            TEXT    NOT NULL CHECK (state IN ('in_progress', 'done')),
+    lock_owner       TEXT    NOT NULL,
+    locked_at        INTEGER NOT NULL,
+    created_at       INTEGER NOT NULL,
+    expires_at       INTEGER NOT NULL,
+    response_status  INTEGER,
+    response_type    TEXT,
+    response_body    BLOB,
+    charge_id        TEXT,
+    route            TEXT    NOT NULL DEFAULT '',
+    response_headers TEXT,
+    PRIMARY KEY (customer, idem_key)
+);
+INSERT INTO idempotency_keys_rowid
+    (customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at,
+     expires_at, response_status, response_type, response_body, charge_id, route, response_headers)
+SELECT customer, idem_key, fingerprint, reservation, state, lock_owner, locked_at, created_at,
+       expires_at, response_status, response_type, response_body, charge_id, route, response_headers
+FROM idempotency_keys ORDER BY created_at;
+DROP TABLE idempotency_keys;
+ALTER TABLE idempotency_keys_rowid RENAME TO idempotency_keys;
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+CREATE INDEX idempotency_keys_route_stale ON idempotency_keys (route, locked_at)
+    WHERE state = 'in_progress';
+";
+
 /// The scope the key table's migrations are recorded under.
 pub const SCOPE: &str = "idemkey";
 
@@ -107,6 +145,11 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 3,
         name: "the route of each key, the headers of each answer",
         sql: &[ROUTES_AND_HEADERS],
+    },
+    Migration {
+        version: 4,
+        name: "the key table's rows in insertion order, its primary key an index",
+        sql: &[ROWS_IN_INSERTION_ORDER],
     },
 ];
 

@@ -76,8 +76,8 @@ impl SqliteCommit for Note {
 
 #[async_trait]
 impl PgCommit for Note {
-    async fn write(self, tx: &deadpool_postgres::Transaction<'_>) -> StoreResult<Written> {
-        let n = tx
+    async fn write<C: deadpool_postgres::GenericClient>(self, client: &C) -> StoreResult<Written> {
+        let n = client
             .execute(
                 "INSERT INTO notes (operation, text) VALUES ($1, $2) ON CONFLICT DO NOTHING",
                 &[&self.operation, &self.text],

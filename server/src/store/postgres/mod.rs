@@ -14,7 +14,7 @@ pub mod secrets;
 use std::str::FromStr;
 
 use async_trait::async_trait;
-use deadpool_postgres::{Pool, Transaction};
+use deadpool_postgres::Pool;
 use idemkey_axum::postgres::{bounded, migrate, pool, PgCommit, PgKeys};
 use idemkey_axum::Written;
 
@@ -40,14 +40,14 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
 /// nothing of its own), in the transaction that stores the answer.
 #[async_trait]
 impl PgCommit for Outcome {
-    async fn write(self, tx: &Transaction<'_>) -> StoreResult<Written> {
+    async fn write<C: deadpool_postgres::GenericClient>(self, client: &C) -> StoreResult<Written> {
         let (response, charge) = self.into_parts();
         let Some(charge) = charge else {
             return Ok(Written::response(response));
         };
         // UNIQUE(reservation): the last line of defence against a second
         // charge for one operation.
-        if !ledger::insert(tx, &charge).await? {
+        if !ledger::insert(client, &charge).await? {
             return Ok(Written::already_recorded());
         }
         Ok(Written::response(response).with_record_id(charge.id))
