@@ -11,7 +11,7 @@
 // IndexedDB read of the same answer, per call, as `make bench`'s stored-answer ratio does.
 // Not part of `make bench`: a tool for a change's effect.
 import { launchChromium } from '../tests/support/reference.mjs';
-import { benchPage } from './page.mjs';
+import { benchPage, storedAnswerCase } from './page.mjs';
 
 const [A, B, n] = process.argv.slice(2);
 if (!A || !B) {
@@ -20,6 +20,7 @@ if (!A || !B) {
 }
 const rounds = Number(n ?? 400);
 const BATCH = 10;
+const cached = process.env.AB_CASE === 'cached';
 
 const browser = await launchChromium();
 const servers = [];
@@ -28,7 +29,8 @@ try {
   for (const pkg of [A, B]) {
     const { server, page } = await benchPage(browser, pkg);
     servers.push(server);
-    await page.evaluate(async (cachedCase) => {
+    if (cached) await storedAnswerCase(page);
+    await page.evaluate(() => {
       const quiet = async () => {
         await new Promise((r) => setTimeout(r, 0));
         for (let i = 0; i < 100; i++) {
@@ -37,24 +39,6 @@ try {
           await new Promise((r) => setTimeout(r, 1));
         }
       };
-      // The stored-answer case: one succeeded checkout, its answer also in the careful store.
-      let cachedRun;
-      if (cachedCase) {
-        const { Checkout } = await import('/pkg/idemkey.js');
-        const { carefulCachedRead, storeAnswer } = await import('/handwritten.js');
-        const headers = { 'X-Customer-Id': 'bench-client' };
-        const payload = { amount: 1999, currency: 'EUR', items: [{ sku: 'mug', qty: 1 }] };
-        const scope = `ab-cached-${Math.random()}`;
-        const c = Checkout.open({ scope, endpoint: '/api/charges', headers });
-        const first = await c.submit(payload);
-        await storeAnswer(scope, first);
-        cachedRun = async (who) => {
-          for (let j = 0; j < 20; j++) {
-            const r = who === 'idemkey' ? await c.submit(payload) : await carefulCachedRead(scope);
-            if (r.key !== first.key || (who === 'idemkey' && !r.fromCache)) throw new Error('not the stored answer');
-          }
-        };
-      }
       window.abBatch = async (count, first) => {
         const out = { idemkey: [], careful: [] };
         for (let i = 0; i < count; i++) {
@@ -62,8 +46,8 @@ try {
             await quiet();
             const scope = `ab-${first + i}-${Math.random()}`;
             const t0 = performance.now();
-            if (cachedRun) {
-              await cachedRun(who);
+            if (window.storedRun) {
+              await window.storedRun(who, 20);
               out[who].push((performance.now() - t0) / 20);
             } else {
               await window.checkoutOnce(who, scope);
@@ -73,7 +57,7 @@ try {
         }
         return out;
       };
-    }, process.env.AB_CASE === 'cached');
+    });
     pages.push(page);
   }
   const times = [{ idemkey: [], careful: [] }, { idemkey: [], careful: [] }];

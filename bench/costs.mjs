@@ -5,13 +5,16 @@
 // every 50 µs), and prints the self time per checkout of every function or browser call
 // that took 5 µs or more in either, with the difference: what idemkey's Web Storage
 // copies, BroadcastChannel posts and strings crossing into and out of the wasm cost, which
-// the 0.1 ms steps of a page's timer hide. Not part of `make bench`: a tool for a change's
-// effect, like bench/ab.mjs.
+// the 0.1 ms steps of a page's timer hide. With COSTS_CASE=cached, per call of a `submit()`
+// answered from storage against the careful page's Web Lock + IndexedDB read of the same
+// answer, as `make bench`'s stored-answer ratio (ROUNDS default 2000). Not part of `make
+// bench`: a tool for a change's effect, like bench/ab.mjs.
 import { launchChromium } from '../tests/support/reference.mjs';
-import { benchPage } from './page.mjs';
+import { benchPage, storedAnswerCase } from './page.mjs';
 
+const cached = process.env.COSTS_CASE === 'cached';
 const pkg = process.argv[2] ?? 'pkg';
-const rounds = Number(process.argv[3] ?? 300);
+const rounds = Number(process.argv[3] ?? (cached ? 2000 : 300));
 
 const browser = await launchChromium();
 const { server, page } = await benchPage(browser, pkg);
@@ -25,13 +28,15 @@ try {
       }
     };
   });
+  if (cached) await storedAnswerCase(page);
+  const run = cached ? 'storedRun' : 'costsRun';
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 50 });
   const selfTimes = async (who) => {
-    await page.evaluate(([w, n]) => window.costsRun(w, n), [who, 20]); // warm up
+    await page.evaluate(([f, w, n]) => window[f](w, n), [run, who, 20]); // warm up
     await cdp.send('Profiler.start');
-    await page.evaluate(([w, n]) => window.costsRun(w, n), [who, rounds]);
+    await page.evaluate(([f, w, n]) => window[f](w, n), [run, who, rounds]);
     const { profile } = await cdp.send('Profiler.stop');
     const nodes = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
     const ms = new Map();
@@ -48,7 +53,7 @@ try {
     .filter((n) => n !== '(idle)' && Math.max(idem.get(n) ?? 0, careful.get(n) ?? 0) >= 0.005)
     .sort((a, b) => (idem.get(b) ?? 0) - (careful.get(b) ?? 0) - ((idem.get(a) ?? 0) - (careful.get(a) ?? 0)));
   const f = (x) => (x ?? 0).toFixed(3);
-  console.log(`| self time per checkout, ms (${rounds} each) | idemkey | careful page | difference |`);
+  console.log(`| self time per ${cached ? 'call' : 'checkout'}, ms (${rounds} each) | idemkey | careful page | difference |`);
   console.log('| --- | ---: | ---: | ---: |');
   for (const n of names) {
     console.log(`| ${n} | ${f(idem.get(n))} | ${f(careful.get(n))} | ${f((idem.get(n) ?? 0) - (careful.get(n) ?? 0))} |`);

@@ -18,3 +18,28 @@ export async function benchPage(browser, pkg) {
   await page.waitForFunction(() => window.benchReady === true);
   return { server, page };
 }
+
+/**
+ * Readies `page` (a bench page) for the stored-answer case: one succeeded checkout of its
+ * own scope, its answer also in the careful page's store; then `window.storedRun(who, n)`
+ * makes `n` calls answered from storage, idemkey's `submit()` (`who` "idemkey") or the
+ * careful page's Web Lock + IndexedDB read, each checked to be that answer.
+ */
+export function storedAnswerCase(page) {
+  return page.evaluate(async () => {
+    const { Checkout } = await import('/pkg/idemkey.js');
+    const { carefulCachedRead, storeAnswer } = await import('/handwritten.js');
+    const headers = { 'X-Customer-Id': 'bench-client' };
+    const payload = { amount: 1999, currency: 'EUR', items: [{ sku: 'mug', qty: 1 }] };
+    const scope = `stored-${Math.random()}`;
+    const c = Checkout.open({ scope, endpoint: '/api/charges', headers });
+    const first = await c.submit(payload);
+    await storeAnswer(scope, first);
+    window.storedRun = async (who, n) => {
+      for (let i = 0; i < n; i++) {
+        const r = who === 'idemkey' ? await c.submit(payload) : await carefulCachedRead(scope);
+        if (r.key !== first.key || (who === 'idemkey' && !r.fromCache)) throw new Error('not the stored answer');
+      }
+    };
+  });
+}
