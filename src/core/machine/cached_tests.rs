@@ -28,6 +28,11 @@ fn answered_alone(cmds: &[Command], key: &str) -> bool {
     )
 }
 
+/// Whether `cmds` send the submit the locked way: the scope's lock asked for, nothing else.
+fn locked(cmds: &[Command]) -> bool {
+    matches!(cmds, [Command::Lock { .. }])
+}
+
 #[test]
 fn a_page_gives_the_answer_it_committed_from_memory_with_no_read_and_no_lock() {
     let (mut s, _) = paid_page();
@@ -66,16 +71,9 @@ fn a_page_showing_another_tabs_answer_reads_it_from_indexeddb_without_the_lock()
 fn an_end_another_tab_wrote_sends_the_page_the_locked_way_not_to_its_answer() {
     let (mut a, mut b, _) = two_tabs();
     assert!(b.finish());
-    for ((kind, k), v) in &b.host.maps {
-        if k.contains(":ended:") || k.contains(":ends:") {
-            a.host.maps.insert((*kind, k.clone()), v.clone());
-        }
-    }
+    hand_over(&b, &mut a, ":end");
     let cmds = pay_again(&mut a);
-    assert!(
-        matches!(cmds.as_slice(), [Command::Lock { .. }]),
-        "{cmds:?}"
-    );
+    assert!(locked(&cmds), "{cmds:?}");
 }
 
 #[test]
@@ -88,10 +86,7 @@ fn a_newer_copy_in_web_storage_sends_the_page_the_locked_way() {
     let at = (StorageKind::Local as u8, s.rec_key.clone());
     s.host.maps.insert(at, newer.encode());
     let cmds = pay_again(&mut s);
-    assert!(
-        matches!(cmds.as_slice(), [Command::Lock { .. }]),
-        "{cmds:?}"
-    );
+    assert!(locked(&cmds), "{cmds:?}");
 }
 
 #[test]
@@ -99,10 +94,7 @@ fn a_page_past_its_answers_expiry_goes_the_locked_way() {
     let (mut s, _) = paid_page();
     s.host.now += 86_400_000.0 + 1.0;
     let cmds = pay_again(&mut s);
-    assert!(
-        matches!(cmds.as_slice(), [Command::Lock { .. }]),
-        "{cmds:?}"
-    );
+    assert!(locked(&cmds), "{cmds:?}");
 }
 
 /// After Pay of a changed basket, refused once the lock holder's read showed the same

@@ -6,16 +6,6 @@
 
 use super::*;
 
-/// What the ends of tab `from` left in its Web Storage (entries whose key has `part`),
-/// written into tab `to`'s.
-fn hand_over(from: &Scope<TestHost>, to: &mut Scope<TestHost>, part: &str) {
-    for ((kind, k), v) in &from.host.maps {
-        if k.contains(part) {
-            to.host.maps.insert((*kind, k.clone()), v.clone());
-        }
-    }
-}
-
 /// Tab `b` pays the basket, as the browser would run its commands (IndexedDB holding
 /// `idb`, the lock granted, wakes due, a try answered 201): the key its try went out
 /// under (`Ok`), or the answer it resolved with from storage (`Err`).

@@ -124,7 +124,9 @@ impl<H: Host> Scope<H> {
                 );
                 return None;
             }
-            // As IndexedDB would answer: what the page committed there.
+            // As IndexedDB would answer: the text of what the page committed there, decoded
+            // again by the one path that weighs it (deciding from the record itself took
+            // more of the module's bytes).
             return self.submit_cached(j, &shown, Ok(Some(shown.encode())));
         }
         if shown_cached && self.idb {
@@ -138,9 +140,10 @@ impl<H: Host> Scope<H> {
     }
 
     /// The stored answer, if IndexedDB's record (`got`: read there, or the text of the one
-    /// this page committed) and the mirror's are still the attempt's success: what the lock holder would go on from ([`on_lock`]). Resolving
-    /// with it changes nothing stored, so the lock, which orders changes, is not needed.
-    /// Anything unreadable sends the submit the locked way.
+    /// this page committed) and the mirror's are still the attempt's success: what the
+    /// lock holder would go on from ([`on_lock`]). Resolving with it changes nothing
+    /// stored, so the lock, which orders changes, is not needed. Anything unreadable sends
+    /// the submit the locked way.
     fn submit_cached(
         &mut self,
         j: &SubmitJob,

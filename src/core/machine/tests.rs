@@ -153,6 +153,16 @@ fn two_tabs() -> (Scope<TestHost>, Scope<TestHost>, Option<String>) {
     (a, b, idb)
 }
 
+/// What tab `from` left in its Web Storage (entries whose key has `part`), written into tab
+/// `to`'s, as localStorage hands another tab's writes over.
+fn hand_over(from: &Scope<TestHost>, to: &mut Scope<TestHost>, part: &str) {
+    for ((kind, k), v) in &from.host.maps {
+        if k.contains(part) {
+            to.host.maps.insert((*kind, k.clone()), v.clone());
+        }
+    }
+}
+
 /// A tab opened beside tab `a`: its own copy of the origin's Web Storage as `a` left it.
 fn beside(a: &Scope<TestHost>) -> Scope<TestHost> {
     let host = TestHost {
