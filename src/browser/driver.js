@@ -120,7 +120,7 @@ export function listen(d, name, kind) {
     members.set(name, (members.get(name) || new Set()).add(d));
     d.member = name;
   }
-  const w = page();
+  const w = page;
   if (!w) return;
   d.listener = (e) => {
     let mine = false;
@@ -180,9 +180,7 @@ export async function send(d, url, method, headers, keyName, keyValue, body, cre
     const p = headers ? headers.split("\n") : [];
     for (let i = 0; i < p.length; i += 2) h.set(p[i], p[i + 1]);
     h.set(keyName, keyValue);
-    // The signal goes to fetch itself too: WebKit does not always abort a fetch whose only
-    // signal is its Request's, once nothing else holds that Request.
-    const r = await fetch(new Request(url, { method, headers: h, body, credentials, signal: c.signal }), { signal: c.signal });
+    const r = await fetch(url, { method, headers: h, body, credentials, signal: c.signal });
     a = [r.status, await r.text(), r.headers.get("retry-after"), r.headers.get("idempotent-replayed")];
   } catch {
     a = null;

@@ -42,19 +42,23 @@ export function hideSafari15In(w) {
 export function spyFetch(watch) {
   const orig = globalThis.fetch;
   const seen = [];
-  globalThis.fetch = function (req, init) {
-    if (req instanceof Request) seen.push({ url: req.url, key: req.headers.get("idempotency-key"),
+  globalThis.fetch = function (input, init) {
+    // What fetch sends: the Request it makes of its arguments.
+    const req = new Request(input, init);
+    seen.push({ url: req.url, key: req.headers.get("idempotency-key"),
       custom: req.headers.get("paypal-request-id"), method: req.method,
       contentType: req.headers.get("content-type"), authorization: req.headers.get("authorization"),
       credentials: req.credentials, stored: watch ? localStorage.getItem(watch) : null });
-    return orig.call(this, req, init);
+    return orig.call(this, input, init);
   };
   const restore = () => { globalThis.fetch = orig; };
   restore.seen = seen;
   return restore;
 }
+// The tests' own calls to the server go around spyFetch: only the module's are the page's.
+const testFetch = globalThis.fetch;
 export async function api(url, method, customer, body) {
-  const r = await fetch(url, { method, headers: { "x-customer-id": customer, "content-type": "application/json" },
+  const r = await testFetch(url, { method, headers: { "x-customer-id": customer, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body) });
   const t = await r.text();
   if (!r.ok) throw new Error("test api " + method + " " + url + ": " + r.status + " " + t);
