@@ -3,8 +3,9 @@
 // memory where neither is there; the browser's refusals are thrown as they come. Joined
 // into idemkey.js by scripts/post-pack.sh.
 
-// The page's window; null in Node, a worker, anywhere else without one.
-export const page = () => (typeof Window == "function" && globalThis instanceof Window ? globalThis : null);
+// The page's window; null in Node, a worker, anywhere else without one. Found once: every
+// read and write of Web Storage asks for it, and the check took as long as the read.
+export const page = typeof Window == "function" && globalThis instanceof Window ? globalThis : null;
 
 // The memory backend: one map per page, shared by every scope.
 const memory = new Map();
@@ -17,7 +18,7 @@ const MEMORY = 2;
 // The Web Storage object of `kind` (0 local, 1 session): null without a window, undefined
 // when the browser gives none; throws what the browser throws when it refuses it.
 export function webStorage(kind) {
-  const w = page();
+  const w = page;
   return w && ((kind ? w.sessionStorage : w.localStorage) ?? undefined);
 }
 
