@@ -304,6 +304,39 @@ async fn a_paid_copy_without_a_count_wins_over_an_unknown_attempt_of_its_payload
     c.finish();
 }
 
+// P-failed-attempt-earlier: of two attempts the count cannot order, a failed one is taken for the earlier, whatever the clocks: the other's key is sent again, never a third
+#[wasm_bindgen_test]
+async fn an_uncounted_attempt_wins_over_a_failed_one_whatever_the_clocks() {
+    let t = case("failed-earlier");
+    let now = js_sys::Date::now();
+    let fp = idemkey::core::fingerprint::fingerprint(PAY).unwrap();
+    // A tab whose IndexedDB failed began an attempt of the basket and sent it: its record
+    // lives in localStorage alone, with no count (rev 0), begun by its clock (set back
+    // since) two seconds before the other.
+    let mut pending = Record::new(new_key(), t.scope.as_str(), now - 2_000.0, 86_400_000.0);
+    pending.state = State::Pending;
+    pending.attempts = 1;
+    pending.fingerprint = Some(fp);
+    // IndexedDB still holds the order before's attempt, which the server refused.
+    let other = idemkey::core::fingerprint::fingerprint(r#"{"amount":1}"#).unwrap();
+    let mut failed = Record::new(new_key(), t.scope.as_str(), now, 86_400_000.0);
+    failed.state = State::Failed;
+    failed.attempts = 1;
+    failed.rev = 2;
+    failed.fingerprint = Some(other);
+    idb_put(&t.key(), &failed.encode()).await;
+    local().set_item(&t.key(), &pending.encode()).unwrap();
+    let (c, _) = t.open("{}");
+    let r = pay(&c).await.unwrap();
+    assert_eq!(
+        text(&r, "key"),
+        pending.key,
+        "went on from the failed attempt: {r:?}"
+    );
+    assert_eq!(t.ledger().await, vec![pending.key.clone()], "a third key");
+    c.finish();
+}
+
 /// Two tabs without IndexedDB (or with one that fails) race on one scope.
 async fn race_without_indexeddb(break_it: bool) {
     let tab = Tab::open().await;
