@@ -281,7 +281,16 @@ impl Checker {
             let waiver = self.between(order, (&prev, key), before, from, clock);
             self.or_unheard(waiver, unheard)
         };
-        let (p, what) = if self.orders[&order].unknown.contains(&prev) {
+        // `prev` given up for an earlier order and sent for this one by a page that had not
+        // heard of the end: the docs count that Pay as pressed before the end, so the
+        // outcome it left unknown is the ended attempt's, which that page resumes; another
+        // page goes on with this order under a key of its own (the end is durable for it).
+        // Only the key's second use is left to check then, which the mark-not-heard
+        // waiver admits.
+        let unheard_by = |p: usize| self.unheard_sent.contains(&(p, prev.clone(), order));
+        let ended_unknown = !unheard_by(from.page)
+            && self.unheard_sent.iter().any(|(_, k, o)| *k == prev && *o == order);
+        let (p, what) = if self.orders[&order].unknown.contains(&prev) && !ended_unknown {
             (Property::UnknownKept, "whose outcome is unknown")
         } else {
             (Property::OnePayloadOneKey, "in use")
