@@ -289,7 +289,10 @@ impl Checker {
         // waiver admits.
         let unheard_by = |p: usize| self.unheard_sent.contains(&(p, prev.clone(), order));
         let ended_unknown = !unheard_by(from.page)
-            && self.unheard_sent.iter().any(|(_, k, o)| *k == prev && *o == order);
+            && self
+                .unheard_sent
+                .iter()
+                .any(|(_, k, o)| *k == prev && *o == order);
         let (p, what) = if self.orders[&order].unknown.contains(&prev) && !ended_unknown {
             (Property::UnknownKept, "whose outcome is unknown")
         } else {
