@@ -249,3 +249,42 @@ fn a_page_holding_the_lock_keeps_showing_the_key_it_sends() {
         (key.as_str(), key.as_str())
     );
 }
+
+// P-submit-before-end: this tab's payment ended outcome-unknown; another tab gave its key up
+// (reset()) and paid the basket again under a new key, stored in IndexedDB; the mark has
+// not reached this tab's localStorage yet (nor the notice). Pay pressed again here belongs
+// to the attempt this page was paying, whose record the new one replaced: it rejects
+// outcome-unknown (abandoned) and sends nothing, never the other tab's key for this order.
+#[test]
+fn pay_again_after_an_unknown_outcome_does_not_go_on_with_the_attempt_that_replaced_it() {
+    let mut once = options();
+    once.max_retries = 0;
+    let (mut a, mut idb) = settled(TestHost::default());
+    let first = first_try(&mut a, &mut idb, once.clone());
+    let k1 = sent(&first).expect("a first try").key_value.clone();
+    a.handle(Input::NoAnswer(NoAnswer::Network));
+    let unknown = drain(&mut a);
+    let settled_unknown = unknown.iter().any(|c| {
+        matches!(c, Command::Settle { outcome: Err(Error::OutcomeUnknown { .. }), .. })
+    });
+    assert!(settled_unknown, "{unknown:?}");
+    // Tab B shows A's attempt, gives it up, and pays the basket under a new key.
+    let mut b = beside(&a);
+    assert_eq!(b.record().key, k1);
+    b.reset();
+    drain(&mut b);
+    let k2 = b.record().key.clone();
+    b.submit("{}".into(), "fp".into(), Rc::new(options()));
+    let cmds = drain(&mut b);
+    let paid = run(&mut b, &mut idb, cmds);
+    assert_eq!(sent(&paid).map(|r| r.key_value.clone()), Some(k2.clone()));
+    // Pay pressed again in A, which has heard nothing of it.
+    a.submit("{}".into(), "fp".into(), Rc::new(options()));
+    let cmds = drain(&mut a);
+    let again = run(&mut a, &mut idb, cmds);
+    assert!(sent(&again).is_none(), "sent for this order: {again:?}");
+    let abandoned = again.iter().any(|c| {
+        matches!(c, Command::Settle { outcome: Err(Error::OutcomeUnknown { abandoned: true, .. }), .. })
+    });
+    assert!(abandoned, "{again:?}");
+}
