@@ -150,8 +150,12 @@ impl<H: Host> Scope<H> {
         // What the page has heard of ended attempts as it is called; a submit of the payload
         // of one that has no answer (it settled without one, or another tab's end stopped
         // it and it has not settled) goes on as that one had heard.
+        let mut own = false;
         let heard = match self.resume.take() {
-            Some(r) if r.unknown && r.fp == fp => r.heard,
+            Some(r) if r.unknown && r.fp == fp => {
+                own = self.rec.state == State::Pending;
+                r.heard
+            }
             _ => self.ended(),
         };
         self.resume = Some(Resume {
@@ -165,15 +169,9 @@ impl<H: Host> Scope<H> {
             wake: Wake::Deadline(no),
         });
         let seen_failed = (self.rec.state == State::Failed).then(|| self.rec.key.clone());
-        self.queue(SubmitJob::new(
-            no,
-            fp,
-            body,
-            send,
-            started,
-            heard,
-            seen_failed,
-        ));
+        let mut job = SubmitJob::new(no, fp, body, send, started, heard, seen_failed);
+        job.own = own;
+        self.queue(job);
         Submitted::Started(no)
     }
 

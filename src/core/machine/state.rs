@@ -171,6 +171,10 @@ pub(super) struct SubmitJob {
     /// The key of the failed attempt the page showed when `submit()` was called: Pay
     /// pressed again after that failure means a new attempt (core::plan).
     pub(super) seen_failed: Option<String>,
+    /// It resumes this page's attempt its last submit of the payload left unknown (shown
+    /// pending then): where the lock holder finds another attempt stored, begun after the
+    /// one shown, an end the page has not heard of yet ended it.
+    pub(super) own: bool,
     /// It goes on with an attempt ended since it was called that has no answer yet: its
     /// key is sent again for its own payload, not given up as another end's would be.
     pub(super) resumes_ended: bool,
@@ -202,6 +206,7 @@ impl SubmitJob {
             started,
             heard,
             seen_failed,
+            own: false,
             resumes_ended: false,
             abandoned: false,
             rec: None,

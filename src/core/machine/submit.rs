@@ -40,12 +40,12 @@ impl<H: Host> Scope<H> {
                 if self.read_begin() {
                     Some(At::Locking(Stage::Read))
                 } else {
-                    let (cur, rev) = self.current_of(None, &j.heard);
+                    let (cur, rev) = self.current_of(None, &j);
                     self.submit_plan(&mut j, cur, rev)
                 }
             }
             (At::Locking(Stage::Read), Step::Read(got)) => {
-                let (cur, rev) = self.current_of(Some(got), &j.heard);
+                let (cur, rev) = self.current_of(Some(got), &j);
                 self.submit_plan(&mut j, cur, rev)
             }
             (At::Storing(text), Step::Written(done)) => {

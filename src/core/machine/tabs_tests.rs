@@ -265,7 +265,13 @@ fn pay_again_after_an_unknown_outcome_does_not_go_on_with_the_attempt_that_repla
     a.handle(Input::NoAnswer(NoAnswer::Network));
     let unknown = drain(&mut a);
     let settled_unknown = unknown.iter().any(|c| {
-        matches!(c, Command::Settle { outcome: Err(Error::OutcomeUnknown { .. }), .. })
+        matches!(
+            c,
+            Command::Settle {
+                outcome: Err(Error::OutcomeUnknown { .. }),
+                ..
+            }
+        )
     });
     assert!(settled_unknown, "{unknown:?}");
     // Tab B shows A's attempt, gives it up, and pays the basket under a new key.
@@ -284,7 +290,16 @@ fn pay_again_after_an_unknown_outcome_does_not_go_on_with_the_attempt_that_repla
     let again = run(&mut a, &mut idb, cmds);
     assert!(sent(&again).is_none(), "sent for this order: {again:?}");
     let abandoned = again.iter().any(|c| {
-        matches!(c, Command::Settle { outcome: Err(Error::OutcomeUnknown { abandoned: true, .. }), .. })
+        matches!(
+            c,
+            Command::Settle {
+                outcome: Err(Error::OutcomeUnknown {
+                    abandoned: true,
+                    ..
+                }),
+                ..
+            }
+        )
     });
     assert!(abandoned, "{again:?}");
 }
