@@ -32,15 +32,20 @@ impl<H: Host> Scope<H> {
     /// the customer. Its job stays in the queue, done: it lets the lock go as soon as the
     /// lock comes, and the jobs asked after it wait for the lock as they would have.
     pub(super) fn waited_out(&mut self, no: u32) {
-        let hit = self
-            .jobs
-            .iter_mut()
-            .find(|s| s.no == no && s.before_first_try());
+        let hit = self.jobs.iter_mut().find(|s| s.no == no && s.held_up());
         let Some(s) = hit else { return };
+        // A try being stored is counted, not sent.
+        let storing = matches!(s.at, At::Storing(_)) as u32;
         s.at = At::WaitedOut;
+        // A retry's write held up so: the deadline, as for a retry woken too late.
+        let reason = if s.retries == 0 {
+            "another-tab"
+        } else {
+            "deadline"
+        };
         let e = Error::OutcomeUnknown {
-            attempts: self.rec.attempts,
-            reason: "another-tab".into(),
+            attempts: self.rec.attempts - storing,
+            reason: reason.into(),
             abandoned: false,
         };
         self.settle(no, Err(e));

@@ -215,15 +215,14 @@ impl SubmitJob {
         }
     }
 
-    /// Whether it waits, before its first try, for what another tab can hold up: its turn,
-    /// the lock, or IndexedDB (its stored answer read without the lock, its record read or
-    /// the first try's write, behind a frozen tab's transaction).
-    pub(super) fn before_first_try(&self) -> bool {
-        match self.at {
-            At::Start | At::Cached(_) | At::Locking(_) => true,
-            At::Storing(_) => self.retries == 0,
-            _ => false,
-        }
+    /// Whether it waits, before a try, for what another tab can hold up: its turn, the
+    /// lock, or IndexedDB (its stored answer read without the lock, its record read or a
+    /// try's write, behind a frozen tab's transaction).
+    pub(super) fn held_up(&self) -> bool {
+        matches!(
+            self.at,
+            At::Start | At::Cached(_) | At::Locking(_) | At::Storing(_)
+        )
     }
 
     /// Whether it sends with `key`.

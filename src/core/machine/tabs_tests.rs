@@ -192,6 +192,45 @@ fn the_deadline_of_a_submit_sending_does_not_end_it_early() {
     )));
 }
 
+/// A retry's write waits behind another tab's IndexedDB transaction (a frozen tab's read
+/// of a stored answer) past the deadline: the submit ends then, `outcome-unknown`, reason
+/// `deadline`, counting the one try sent; the write's commit, once the other tab thaws,
+/// sends nothing and lets the lock go.
+#[test]
+fn a_retrys_write_held_up_by_another_tab_ends_at_the_deadline() {
+    let (mut b, mut idb) = settled(TestHost::default());
+    let mut o = options();
+    o.deadline_ms = 3_000;
+    assert!(sent(&first_try(&mut b, &mut idb, o)).is_some());
+    b.handle(answer(503, None));
+    all(&mut b);
+    b.host.now += 300.0;
+    b.handle(Input::Woken(Wake::Retry));
+    let cmds = all(&mut b);
+    assert!(
+        cmds.iter().any(|c| matches!(c, Command::IdbPut { .. })),
+        "{cmds:?}"
+    );
+    b.host.now = 3_000.0;
+    b.handle(Input::Woken(Wake::Deadline(1)));
+    let cmds = all(&mut b);
+    let Some(Command::Settle {
+        flight: 1,
+        outcome: Err(e),
+    }) = cmds.first()
+    else {
+        panic!("not settled at the deadline: {cmds:?}")
+    };
+    let want = Error::OutcomeUnknown {
+        attempts: 1,
+        reason: "deadline".into(),
+        abandoned: false,
+    };
+    assert_eq!(*e, want);
+    b.handle(Input::IdbWritten(Ok(())));
+    assert_eq!(all(&mut b), vec![Command::Unlock]);
+}
+
 /// Tab A's payment is on the wire (its pending record stored, and posted to tab B, which
 /// shows it); B's Web Storage has not had A's copy yet (localStorage reaches other tabs
 /// late). B's Pay, at its lock, reads nothing live: IndexedDB failed, or holds nothing
