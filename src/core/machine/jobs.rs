@@ -34,8 +34,11 @@ impl<H: Host> Scope<H> {
     pub(super) fn waited_out(&mut self, no: u32) {
         let hit = self.jobs.iter_mut().find(|s| s.no == no && s.held_up());
         let Some(s) = hit else { return };
-        // A try being stored is counted, not sent.
-        let storing = matches!(s.at, At::Storing(_)) as u32;
+        // A try being stored is counted in its record, not sent.
+        let attempts = match (&s.at, &s.rec) {
+            (At::Storing(_), Some(r)) => r.attempts - 1,
+            _ => self.rec.attempts,
+        };
         s.at = At::WaitedOut;
         // A retry's write held up so: the deadline, as for a retry woken too late.
         let reason = if s.retries == 0 {
@@ -44,7 +47,7 @@ impl<H: Host> Scope<H> {
             "deadline"
         };
         let e = Error::OutcomeUnknown {
-            attempts: self.rec.attempts - storing,
+            attempts,
             reason: reason.into(),
             abandoned: false,
         };
