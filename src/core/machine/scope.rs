@@ -132,6 +132,14 @@ impl<H: Host> Scope<H> {
         !self.jobs.is_empty() || !matches!(self.lock, Lock::Free)
     }
 
+    /// Whether the page keeps the machine with no `Checkout` left: while it is
+    /// [`Scope::busy`], or while its last submit has no answer (`outcome-unknown`), so
+    /// that the page's next submit of that payload, from a `Checkout` opened again, resumes
+    /// that attempt as the page's own.
+    pub fn kept(&self) -> bool {
+        self.busy() || self.resume.as_ref().is_some_and(|r| r.unknown)
+    }
+
     /// `submit()` of the payload `body` (JSON) with fingerprint `fp`, sent with `send`'s
     /// endpoint, headers and retry options: joins the sequence in flight for the same
     /// payload, is refused while another payload's runs, or starts a sequence.
