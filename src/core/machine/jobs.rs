@@ -32,8 +32,15 @@ impl<H: Host> Scope<H> {
     /// the customer. Its job stays in the queue, done: it lets the lock go as soon as the
     /// lock comes, and the jobs asked after it wait for the lock as they would have.
     pub(super) fn waited_out(&mut self, no: u32) {
-        let hit = self.jobs.iter_mut().find(|s| s.no == no && s.held_up());
-        let Some(s) = hit else { return };
+        let Some(s) = self.jobs.iter_mut().find(|s| s.no == no) else {
+            return;
+        };
+        if !s.held_up() {
+            // Sending, or waiting to retry: its timer says the budget is spent, whatever the
+            // page's clock (set back meanwhile, it would grant more) says; no wait follows.
+            s.due = true;
+            return;
+        }
         // A try being stored is counted in its record, not sent.
         let attempts = match (&s.at, &s.rec) {
             (At::Storing(_), Some(r)) => r.attempts - 1,

@@ -180,6 +180,8 @@ pub(super) struct SubmitJob {
     pub(super) resumes_ended: bool,
     /// The key was given up (`reset()`, `finish()`, another tab): no more tries.
     pub(super) abandoned: bool,
+    /// Its deadline's timer ran while it was sending or waiting to retry: no more waits.
+    pub(super) due: bool,
     /// The record it sends with, once read.
     pub(super) rec: Option<Record>,
     /// Retries done.
@@ -209,6 +211,7 @@ impl SubmitJob {
             own: false,
             resumes_ended: false,
             abandoned: false,
+            due: false,
             rec: None,
             retries: 0,
             at: At::Start,

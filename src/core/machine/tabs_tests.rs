@@ -192,6 +192,32 @@ fn the_deadline_of_a_submit_sending_does_not_end_it_early() {
     )));
 }
 
+/// The page's clock is set back 2 s while a try is on the wire; the deadline's timer runs
+/// (timers do not follow the clock); the try's answer asks for a retry in a second: no
+/// wait follows the deadline, whatever the clock says of the time spent.
+#[test]
+fn a_clock_set_back_does_not_stretch_the_deadline() {
+    let (mut b, mut idb) = settled(TestHost::default());
+    let mut o = options();
+    o.deadline_ms = 3_000;
+    assert!(sent(&first_try(&mut b, &mut idb, o)).is_some());
+    b.host.now -= 2_000.0;
+    b.handle(Input::Woken(Wake::Deadline(1)));
+    assert!(all(&mut b).is_empty(), "the try on the wire was cut short");
+    b.handle(answer(503, Some("1")));
+    let cmds = all(&mut b);
+    let ended = cmds.iter().any(|c| {
+        matches!(
+            c,
+            Command::Settle {
+                outcome: Err(Error::OutcomeUnknown { .. }),
+                ..
+            }
+        )
+    });
+    assert!(ended, "a retry after the deadline: {cmds:?}");
+}
+
 /// A retry's write waits behind another tab's IndexedDB transaction (a frozen tab's read
 /// of a stored answer) past the deadline: the submit ends then, `outcome-unknown`, reason
 /// `deadline`, counting the one try sent; the write's commit, once the other tab thaws,
