@@ -18,16 +18,25 @@ async fn indexeddb_unavailable_keeps_the_pending_key_in_local_storage() {
     let t = case("no-idb");
     hide_indexed_db(&JsValue::UNDEFINED);
     let k = unknown_outcome(&t).await;
-    // A reload, still without IndexedDB: the key whose outcome is unknown is resumed.
-    let (c, ev) = t.open("{}");
-    assert_eq!(c.key(), k);
-    let r = pay(&c).await;
+    // A reload, still without IndexedDB: the key whose outcome is unknown is resumed. (A
+    // page, not this one: this page keeps what its last submit left unknown, and was told
+    // of the fallback already.)
+    let page = Tab::open().await;
+    let undo = hide_indexed_db(&page.window());
+    let (c, ev) = page.checkout_recorded(&opts(&t.scope, &t.customer, "{}"));
+    assert_eq!(tab_get(&c, "key").as_string(), Some(k.clone()));
+    let r = settled(tab_submit(&c, &js(PAY))).await;
     let (to, reason) = the_idb_fallback(&ev);
     assert_eq!(to, "local");
     assert!(reason.contains("IndexedDB unavailable"), "{reason}");
-    let r = r.expect("the resumed submit gets the stored answer");
-    assert_eq!((text(&r, "key"), num(&r, "status")), (k.clone(), 201.0));
+    assert_eq!(
+        (text(&r, "key"), num(&r, "status")),
+        (k.clone(), 201.0),
+        "{r:?}"
+    );
     assert!(flag(&r, "replayed"));
+    restore(&undo);
+    page.close();
     after_indexeddb_is_back(&t, &k).await;
 }
 
