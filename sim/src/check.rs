@@ -42,6 +42,9 @@ pub struct GaveUp {
     pub later_pages: usize,
     /// What the call returned: `false` when Web Storage refused the mark.
     pub durable: bool,
+    /// The page showed the key bound to a payload (its mark ends every record of the key,
+    /// core::ended's `Mark::covers`), sent under or not.
+    pub bound: bool,
 }
 
 impl GaveUp {
@@ -281,7 +284,19 @@ impl Checker {
             let waiver = self.between(order, (&prev, key), before, from, clock);
             self.or_unheard(waiver, unheard)
         };
-        let (p, what) = if self.orders[&order].unknown.contains(&prev) {
+        // `prev` given up for an earlier order and sent for this one by a page that had not
+        // heard of the end: the docs count that Pay as pressed before the end, so the
+        // outcome it left unknown is the ended attempt's, which that page resumes; another
+        // page goes on with this order under a key of its own (the end is durable for it).
+        // Only the key's second use is left to check then, which the mark-not-heard
+        // waiver admits.
+        let unheard_by = |p: usize| self.unheard_sent.contains(&(p, prev.clone(), order));
+        let ended_unknown = !unheard_by(from.page)
+            && self
+                .unheard_sent
+                .iter()
+                .any(|(_, k, o)| *k == prev && *o == order);
+        let (p, what) = if self.orders[&order].unknown.contains(&prev) && !ended_unknown {
             (Property::UnknownKept, "whose outcome is unknown")
         } else {
             (Property::OnePayloadOneKey, "in use")
@@ -308,6 +323,23 @@ impl Checker {
         let mut all = self.gave_up.iter().rev();
         let g = all.find(|g| g.key == key && g.order < order)?;
         (!self.reborn(key, g.order)).then(|| g.clone())
+    }
+
+    /// `key`, given up for `ended` where its page showed it bound, went out from `from` for
+    /// a later order from a page that had not heard of the end: the docs count that Pay as
+    /// pressed before the end, so its try is the ended attempt's, and a charge under it is
+    /// that order's ([`Checker::on_charge`] takes the first order a key is listed for).
+    pub fn adopt(&mut self, key: &str, ended: usize, from: From) {
+        let o = self.orders.entry(ended).or_default();
+        if !o.keys.iter().any(|(k, _)| k == key) {
+            o.keys.push((key.into(), from));
+        }
+    }
+
+    /// Where `key` first went out from for `order`, if it did.
+    pub fn sent_from(&self, key: &str, order: usize) -> Option<From> {
+        let keys = &self.orders.get(&order)?.keys;
+        keys.iter().find(|(k, _)| k == key).map(|(_, f)| *f)
     }
 
     /// Whether `key` went out for an order other than `order` before.

@@ -16,6 +16,8 @@ pub struct Req {
     pub done: bool,
     /// The server declines the charge, if it makes one.
     pub decline: bool,
+    /// How long before its key's expiry it left, ms (by its page's clock; negative: after).
+    pub before_expiry: f64,
 }
 
 impl Req {

@@ -129,6 +129,7 @@ impl World {
                 let p = &mut self.pages[page];
                 let l = p.live.as_mut().expect("in use");
                 let key = l.m.record().key.clone();
+                let bound = l.m.record().fingerprint.is_some();
                 p.ended.push((key.clone(), now, ended));
                 // The page moved on itself: its next Pay is the next order's, whatever its
                 // last submit ended with.
@@ -143,6 +144,7 @@ impl World {
                     reset,
                     later_pages: self.pages.len(),
                     durable,
+                    bound,
                 });
                 self.drain(page);
             }

@@ -10,6 +10,7 @@ use crate::check::{order_of, From, Property};
 use crate::flight::Req;
 use crate::queue::{Ev, PageId};
 use crate::server::{fault, Handled, Reply};
+use crate::waiver::Waiver;
 use crate::world::{env_now, World};
 
 impl World {
@@ -85,6 +86,7 @@ impl World {
                 body: r.body.clone(),
                 done: false,
                 decline,
+                before_expiry: shown.expires_at - clock,
             },
         );
         let late = self.lateness(page);
@@ -105,6 +107,7 @@ impl World {
     pub(crate) fn arrive(&mut self, id: u64) {
         let Some(r) = self.reqs.get(&id) else { return };
         let (page, key, body, decline) = (r.page, r.key.clone(), r.body.clone(), r.decline);
+        let before_ms = r.before_expiry;
         let (cancelled, faulted, pick, ra, quick, long, proc) = self.rng(|g| {
             (
                 g.chance(0.5),
@@ -127,8 +130,10 @@ impl World {
         let now = self.now();
         let handled = self.server.arrive(&key, &body, now, decline);
         if self.server.forgotten.len() > forgot {
-            let msg = format!("{key} reached the server after it forgot it");
-            self.check.fail(Property::ForgottenNotResent, msg);
+            let msg = || format!("{key} reached the server after it forgot it");
+            let waiver = Some(Waiver::OnTheWire { before_ms });
+            self.check
+                .check(Property::ForgottenNotResent, false, waiver, msg);
         }
         match handled {
             Handled::Now(reply) => {

@@ -81,8 +81,14 @@ impl World {
         };
         if let Some(Waiver::MarkNotHeard { lag_ms }) = unheard.filter(|w| w.within_bound()) {
             self.check.unheard_sent.insert((page, key.into(), order));
-            if self.check.sent_before(key, order) {
+            if self.check.sent_before(key, order) || g.bound {
                 self.check.on_unheard(order, lag_ms);
+                if g.bound {
+                    let from = self.check.sent_from(key, order);
+                    if let Some(from) = from {
+                        self.check.adopt(key, g.order, from);
+                    }
+                }
             } else {
                 self.check.reused.insert(key.into(), order);
             }

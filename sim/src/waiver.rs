@@ -61,10 +61,16 @@ pub enum Waiver {
     /// The `finish()` or `reset()` returned `false`: Web Storage refused its mark, and the
     /// end holds in its page only.
     EndNotDurable,
+    /// A try that left its page before its key expired (by that page's clock) reached the
+    /// server after it forgot the key: a try on the wire is not called back.
+    OnTheWire {
+        /// How long before the key's expiry the try left, ms (never negative).
+        before_ms: f64,
+    },
 }
 
 /// Every waiver's name, in the order of [`Waiver::index`] (the summary's counts).
-pub const NAMES: [&str; 8] = [
+pub const NAMES: [&str; 9] = [
     "key-expired",
     "final-failure",
     "mark-not-heard",
@@ -73,10 +79,11 @@ pub const NAMES: [&str; 8] = [
     "fell-back",
     "end-not-durable",
     "unordered",
+    "on-the-wire",
 ];
 
 /// One of each waiver, to list their sentences.
-pub const ALL: [Waiver; 8] = [
+pub const ALL: [Waiver; 9] = [
     Waiver::KeyExpired { past_ms: 0.0 },
     Waiver::FinalFailure,
     Waiver::MarkNotHeard { lag_ms: 0.0 },
@@ -88,6 +95,7 @@ pub const ALL: [Waiver; 8] = [
     },
     Waiver::EndNotDurable,
     Waiver::Unordered { lag_ms: 0.0 },
+    Waiver::OnTheWire { before_ms: 0.0 },
 ];
 
 impl Waiver {
@@ -102,6 +110,7 @@ impl Waiver {
             Waiver::FellBack { .. } => 5,
             Waiver::EndNotDurable => 6,
             Waiver::Unordered { .. } => 7,
+            Waiver::OnTheWire { .. } => 8,
         }
     }
 
@@ -130,6 +139,7 @@ impl Waiver {
             Waiver::TabSlowed => p == WaitBounded,
             Waiver::FellBack { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
             Waiver::Unordered { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
+            Waiver::OnTheWire { .. } => p == ForgottenNotResent,
             Waiver::EndNotDurable => matches!(
                 p,
                 FinishDurable
@@ -152,6 +162,7 @@ impl Waiver {
                 (0.0..=MARK_LAG_MS).contains(&lag_ms)
             }
             Waiver::OwnTab { other_tab } => other_tab,
+            Waiver::OnTheWire { before_ms } => before_ms >= 0.0,
             Waiver::FellBack { own, elsewhere } => own && elsewhere,
         }
     }
@@ -201,6 +212,12 @@ impl Waiver {
                  then charge the order twice, once under each key, or, where one tab's write \
                  replaced the other's record that only localStorage held, once more under a \
                  new key at a later Pay of that order.",
+            ),
+            Waiver::OnTheWire { .. } => (
+                "docs/guide.md",
+                "a try of it still on the wire as it expires (sent by a page that then left, or \
+                 before the clock jumped on) is not called back, so the order paid again under \
+                 the next key may be charged under both",
             ),
             Waiver::EndNotDurable => (
                 "docs/tabs-and-storage.md",

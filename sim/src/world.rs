@@ -425,7 +425,7 @@ impl World {
         }
         let p = &mut self.pages[page];
         if let Some(l) = &p.live {
-            if l.checkouts == 0 && !l.m.busy() {
+            if l.checkouts == 0 && !l.m.kept() {
                 p.live = None;
                 self.note(|| format!("p{page} lets its machine go"));
             }

@@ -122,7 +122,7 @@ impl LiveScope {
     /// A scope no `Checkout` uses and with no work left leaves the page's registry, and
     /// the driver lets it go.
     fn let_go(&self) {
-        if self.checkouts.get() > 0 || self.machine.borrow().busy() {
+        if self.checkouts.get() > 0 || self.machine.borrow().kept() {
             return;
         }
         let mine = OPEN.with(|open| {

@@ -160,10 +160,14 @@ pub fn newer(a: &Record, b: &Record) -> bool {
 /// of a payload answers a Pay of it and begins no other; a new attempt follows the paid
 /// one's end (which retires it) or its expiry. So both are live only where the count
 /// failed the tabs, and going on from the paid one sends nothing, where the other could
-/// pay the payload again.
+/// pay the payload again. Then, of two attempts one of which failed (the server refused
+/// it: nothing was done), the other is taken for the later, whatever their payloads: going
+/// on from the failed one begins yet another attempt under a new key, where the other's
+/// key may have charged; going on from the other sends its key again (answered once) or
+/// gives its answer.
 #[inline(never)]
 pub fn began_after(a: &Record, b: &Record) -> bool {
-    use State::{Pending, Succeeded};
+    use State::{Failed, Pending, Succeeded};
     let (paid, other) = if a.state == Succeeded { (a, b) } else { (b, a) };
     let paid_first = matches!((paid.state, other.state), (Succeeded, Pending))
         && paid.fingerprint.is_some()
@@ -176,6 +180,8 @@ pub fn began_after(a: &Record, b: &Record) -> bool {
         a.rev > b.rev
     } else if paid_first {
         a.state == Succeeded
+    } else if (a.state == Failed) != (b.state == Failed) {
+        b.state == Failed
     } else {
         a.created_at > b.created_at
     }

@@ -352,3 +352,37 @@ fn a_live_attempt_of_the_payload_supersedes_an_expired_paid_one_shown() {
     live.fingerprint = Some("f1:x".into());
     assert!(supersedes(&live, &paid, Shown::Stored));
 }
+
+// A tab without IndexedDB began an attempt of the next order (its copy in localStorage
+// alone, no count); IndexedDB still holds the order before's attempt, which the server
+// refused (failed), begun later by the pages' clocks (one was set back between the two).
+// Going on from the failed one starts yet another attempt under a new key, where the
+// pending one may have charged: the one that failed is taken for the earlier, whatever the
+// clocks, and the pending copy is gone on from (its key sent again, answered once).
+#[test]
+fn an_uncounted_attempt_wins_over_a_failed_one_whatever_the_clocks() {
+    let mut failed = rec(K1, NOW, 2);
+    failed.state = State::Failed;
+    failed.fingerprint = Some("f1:order-0".into());
+    let mut pending = rec(K2, NOW - 2_000.0, 0);
+    pending.state = State::Pending;
+    pending.fingerprint = Some("f1:order-1".into());
+    assert!(began_after(&pending, &failed));
+    assert!(!began_after(&failed, &pending));
+    let cur = on_lock(
+        Some(failed.clone()),
+        Some(pending.clone()),
+        None,
+        Shown::Stored,
+        NOW,
+    );
+    assert_eq!(cur, Current::Legacy(pending.clone()));
+    // A paid one too: going on from it answers, going on from the failed one pays again.
+    let mut paid = pending;
+    paid.state = State::Succeeded;
+    assert!(began_after(&paid, &failed));
+    // Where the count orders them, it decides, as for any two attempts.
+    let mut counted = paid;
+    counted.rev = 1;
+    assert!(!began_after(&counted, &failed));
+}

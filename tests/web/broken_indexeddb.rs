@@ -18,16 +18,25 @@ async fn indexeddb_unavailable_keeps_the_pending_key_in_local_storage() {
     let t = case("no-idb");
     hide_indexed_db(&JsValue::UNDEFINED);
     let k = unknown_outcome(&t).await;
-    // A reload, still without IndexedDB: the key whose outcome is unknown is resumed.
-    let (c, ev) = t.open("{}");
-    assert_eq!(c.key(), k);
-    let r = pay(&c).await;
+    // A reload, still without IndexedDB: the key whose outcome is unknown is resumed. (A
+    // page, not this one: this page keeps what its last submit left unknown, and was told
+    // of the fallback already.)
+    let page = Tab::open().await;
+    let undo = hide_indexed_db(&page.window());
+    let (c, ev) = page.checkout_recorded(&opts(&t.scope, &t.customer, "{}"));
+    assert_eq!(tab_get(&c, "key").as_string(), Some(k.clone()));
+    let r = settled(tab_submit(&c, &js(PAY))).await;
     let (to, reason) = the_idb_fallback(&ev);
     assert_eq!(to, "local");
     assert!(reason.contains("IndexedDB unavailable"), "{reason}");
-    let r = r.expect("the resumed submit gets the stored answer");
-    assert_eq!((text(&r, "key"), num(&r, "status")), (k.clone(), 201.0));
+    assert_eq!(
+        (text(&r, "key"), num(&r, "status")),
+        (k.clone(), 201.0),
+        "{r:?}"
+    );
     assert!(flag(&r, "replayed"));
+    restore(&undo);
+    page.close();
     after_indexeddb_is_back(&t, &k).await;
 }
 
@@ -301,6 +310,39 @@ async fn a_paid_copy_without_a_count_wins_over_an_unknown_attempt_of_its_payload
     );
     assert!(flag(&r, "fromCache"), "{r:?}");
     assert_eq!(t.ledger().await, Vec::<String>::new(), "sent again");
+    c.finish();
+}
+
+// P-failed-attempt-earlier: of two attempts the count cannot order, a failed one is taken for the earlier, whatever the clocks: the other's key is sent again, never a third
+#[wasm_bindgen_test]
+async fn an_uncounted_attempt_wins_over_a_failed_one_whatever_the_clocks() {
+    let t = case("failed-earlier");
+    let now = js_sys::Date::now();
+    let fp = idemkey::core::fingerprint::fingerprint(PAY).unwrap();
+    // A tab whose IndexedDB failed began an attempt of the basket and sent it: its record
+    // lives in localStorage alone, with no count (rev 0), begun by its clock (set back
+    // since) two seconds before the other.
+    let mut pending = Record::new(new_key(), t.scope.as_str(), now - 2_000.0, 86_400_000.0);
+    pending.state = State::Pending;
+    pending.attempts = 1;
+    pending.fingerprint = Some(fp);
+    // IndexedDB still holds the order before's attempt, which the server refused.
+    let other = idemkey::core::fingerprint::fingerprint(r#"{"amount":1}"#).unwrap();
+    let mut failed = Record::new(new_key(), t.scope.as_str(), now, 86_400_000.0);
+    failed.state = State::Failed;
+    failed.attempts = 1;
+    failed.rev = 2;
+    failed.fingerprint = Some(other);
+    idb_put(&t.key(), &failed.encode()).await;
+    local().set_item(&t.key(), &pending.encode()).unwrap();
+    let (c, _) = t.open("{}");
+    let r = pay(&c).await.unwrap();
+    assert_eq!(
+        text(&r, "key"),
+        pending.key,
+        "went on from the failed attempt: {r:?}"
+    );
+    assert_eq!(t.ledger().await, vec![pending.key.clone()], "a third key");
     c.finish();
 }
 

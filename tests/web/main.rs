@@ -13,6 +13,7 @@ mod alloc;
 mod broken_indexeddb;
 mod broken_storage;
 mod expiry;
+mod freed;
 mod local;
 mod lock;
 mod no_locks;

@@ -32,15 +32,30 @@ impl<H: Host> Scope<H> {
     /// the customer. Its job stays in the queue, done: it lets the lock go as soon as the
     /// lock comes, and the jobs asked after it wait for the lock as they would have.
     pub(super) fn waited_out(&mut self, no: u32) {
-        let hit = self
-            .jobs
-            .iter_mut()
-            .find(|s| s.no == no && s.before_first_try());
-        let Some(s) = hit else { return };
+        let Some(s) = self.jobs.iter_mut().find(|s| s.no == no) else {
+            return;
+        };
+        if !s.held_up() {
+            // Sending, or waiting to retry: its timer says the budget is spent, whatever the
+            // page's clock (set back meanwhile, it would grant more) says; no wait follows.
+            s.due = true;
+            return;
+        }
+        // A try being stored is counted in its record, not sent.
+        let attempts = match (&s.at, &s.rec) {
+            (At::Storing(_), Some(r)) => r.attempts - 1,
+            _ => self.rec.attempts,
+        };
         s.at = At::WaitedOut;
+        // A retry's write held up so: the deadline, as for a retry woken too late.
+        let reason = if s.retries == 0 {
+            "another-tab"
+        } else {
+            "deadline"
+        };
         let e = Error::OutcomeUnknown {
-            attempts: self.rec.attempts,
-            reason: "another-tab".into(),
+            attempts,
+            reason: reason.into(),
             abandoned: false,
         };
         self.settle(no, Err(e));

@@ -50,9 +50,11 @@ impl<H: Host> Scope<H> {
     /// Another tab stored `text`: shown here if it is newer than what this page shows, and
     /// not an attempt a page ended (a copy written before, arriving late). Not while this
     /// page holds the scope's Web Lock: only the holder stores, so any copy arriving then
-    /// was stored before, and what this page sends under the lock is what it shows.
+    /// was stored before; nor while it holds its tab's own lock (its record fell back to
+    /// its tab's sessionStorage or its memory): another tab's copy is of another record.
+    /// What this page sends under a lock is what it shows.
     fn take_copy(&mut self, text: &str) {
-        if self.lock == Lock::Web {
+        if matches!(self.lock, Lock::Web | Lock::Own) {
             return;
         }
         let Some(r) = self.live(self.decode(text).ok()) else {

@@ -1,7 +1,8 @@
 //! What `open()` writes to Web Storage (nothing for a new key, a test write where it found
 //! the record), and how a localStorage that takes no writes is found out: at `open()` from
 //! that test write, else at the first submit's write, with its `storage-fallback` event.
-//! And what the next page shows where one went away before IndexedDB committed its key.
+//! And what the next page shows where one went away before IndexedDB committed its key, and
+//! what a page keeps of a scope no `Checkout` uses any more.
 
 use super::*;
 use crate::core::options::StorageKind;
@@ -203,4 +204,27 @@ fn a_reload_shows_the_answer_that_went_to_session_storage_over_an_older_local_co
     let reloaded = Scope::open(host, options().into(), false);
     assert_eq!(reloaded.record().key, paid.key);
     assert_eq!(reloaded.record().state, State::Succeeded);
+}
+
+/// The page keeps a scope's machine with no `Checkout` left while its last submit has no
+/// answer, so a `Checkout` opened again resumes that attempt as the page's own; not once
+/// the submit was answered.
+#[test]
+fn the_page_keeps_the_machine_of_a_submit_left_unknown() {
+    let mut once = options();
+    once.max_retries = 0;
+    let (mut s, mut idb) = settled(TestHost::default());
+    assert!(!s.kept());
+    first_try(&mut s, &mut idb, once.clone());
+    s.handle(Input::NoAnswer(NoAnswer::Network));
+    drain(&mut s);
+    assert!(!s.busy() && s.kept());
+    first_try(&mut s, &mut idb, once);
+    s.handle(answer(201, None));
+    drain(&mut s);
+    s.handle(Input::Woken(Wake::AnswerTurn));
+    drain(&mut s);
+    s.handle(Input::IdbWritten(Ok(())));
+    drain(&mut s);
+    assert!(!s.busy() && !s.kept());
 }

@@ -174,3 +174,52 @@ fn a_retry_local_storage_refuses_leaves_the_next_tab_the_orders_key() {
         "the unknown outcome's key was replaced"
     );
 }
+
+/// Tab A's record fell back to its sessionStorage (no IndexedDB, localStorage full): its
+/// next submit takes its tab's own lock and sends its key; a copy of another tab's record
+/// in localStorage arrives meanwhile. A goes on showing the key it sends (P-key-stable).
+#[test]
+fn a_tab_sending_under_its_own_lock_does_not_show_another_tabs_copy() {
+    let (mut a, _b, full, key) = two_tabs_without_indexeddb();
+    full.set(true);
+    a.handle(Input::NoAnswer(NoAnswer::Network));
+    drain(&mut a);
+    for _ in 0..5 {
+        a.handle(Input::Woken(Wake::Retry));
+        drain(&mut a);
+        a.handle(Input::NoAnswer(NoAnswer::Network));
+    }
+    assert!(drain(&mut a).contains(&Command::Unlock));
+    a.submit("{}".into(), "fp".into(), Rc::new(options()));
+    let cmds = drain(&mut a);
+    let own = Command::Wake {
+        ms: 0.0,
+        wake: Wake::OwnLock,
+    };
+    assert!(cmds.contains(&own), "{cmds:?}");
+    a.handle(Input::Woken(Wake::OwnLock));
+    assert_eq!(
+        sent(&drain(&mut a)).map(|r| r.key_value.clone()),
+        Some(key.clone())
+    );
+    let mut other = crate::core::record::Record::new(
+        "22222222-2222-4222-8222-222222222222",
+        "cart-1",
+        50.0,
+        86_400_000.0,
+    );
+    other.state = State::Pending;
+    other.attempts = 1;
+    other.fingerprint = Some("fp".into());
+    a.handle(Input::StorageEvent(Some(other.encode())));
+    drain(&mut a);
+    assert_eq!(
+        a.record().key,
+        key,
+        "shows another tab's key while sending its own"
+    );
+    a.handle(Input::NoAnswer(NoAnswer::Network));
+    drain(&mut a);
+    a.handle(Input::Woken(Wake::Retry));
+    assert_eq!(sent(&drain(&mut a)).map(|r| r.key_value.clone()), Some(key));
+}

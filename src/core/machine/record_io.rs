@@ -7,10 +7,11 @@ use super::io::Command;
 use super::io::EventKind;
 use super::mutation::{on, Mutation};
 use super::state::Scope;
-use super::state::Stage;
+use super::state::{Stage, SubmitJob};
 use crate::core::ended::{belongs, covers, Belongs};
 use crate::core::record::Record;
-use crate::core::sync::{may_lead, on_lock, Current, Notice, Shown};
+use crate::core::state::State;
+use crate::core::sync::{began_after, may_lead, on_lock, Current, Notice, Shown};
 use crate::prelude::*;
 
 impl<H: Host> Scope<H> {
@@ -35,8 +36,9 @@ impl<H: Host> Scope<H> {
     pub(super) fn current_of(
         &mut self,
         got: Option<Result<Option<String>, String>>,
-        heard: &str,
+        j: &SubmitJob,
     ) -> (Current, u64) {
+        let heard = &j.heard;
         let mut idb_text = None;
         match got {
             Some(Ok(t)) => idb_text = Some(t),
@@ -73,6 +75,16 @@ impl<H: Host> Scope<H> {
             Current::Stored(r) | Current::Legacy(r) => Some(r),
             _ => None,
         };
+        // This page's attempt, which its last submit of the payload left unknown, gave way in
+        // the store to one begun after it: a record is replaced only once its attempt ended,
+        // so an end this page has not heard of yet (its mark still on its way through
+        // localStorage) ended it, and the submit belongs to it, whose record is gone (what
+        // core::ended's `belongs` says once the mark is here).
+        let r = &self.rec;
+        let replaced = |f: &Record| f.key != r.key && began_after(f, r);
+        if j.own && r.state == State::Pending && found.as_ref().is_some_and(replaced) {
+            return (Current::Lost, rev);
+        }
         let heard = if on(Mutation::HeardAtLock) {
             &marks
         } else {

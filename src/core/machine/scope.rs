@@ -132,6 +132,14 @@ impl<H: Host> Scope<H> {
         !self.jobs.is_empty() || !matches!(self.lock, Lock::Free)
     }
 
+    /// Whether the page keeps the machine with no `Checkout` left: while it is
+    /// [`Scope::busy`], or while its last submit has no answer (`outcome-unknown`), so
+    /// that the page's next submit of that payload, from a `Checkout` opened again, resumes
+    /// that attempt as the page's own.
+    pub fn kept(&self) -> bool {
+        self.busy() || self.resume.as_ref().is_some_and(|r| r.unknown)
+    }
+
     /// `submit()` of the payload `body` (JSON) with fingerprint `fp`, sent with `send`'s
     /// endpoint, headers and retry options: joins the sequence in flight for the same
     /// payload, is refused while another payload's runs, or starts a sequence.
@@ -150,8 +158,12 @@ impl<H: Host> Scope<H> {
         // What the page has heard of ended attempts as it is called; a submit of the payload
         // of one that has no answer (it settled without one, or another tab's end stopped
         // it and it has not settled) goes on as that one had heard.
+        let mut own = false;
         let heard = match self.resume.take() {
-            Some(r) if r.unknown && r.fp == fp => r.heard,
+            Some(r) if r.unknown && r.fp == fp => {
+                own = self.rec.state == State::Pending;
+                r.heard
+            }
             _ => self.ended(),
         };
         self.resume = Some(Resume {
@@ -165,15 +177,9 @@ impl<H: Host> Scope<H> {
             wake: Wake::Deadline(no),
         });
         let seen_failed = (self.rec.state == State::Failed).then(|| self.rec.key.clone());
-        self.queue(SubmitJob::new(
-            no,
-            fp,
-            body,
-            send,
-            started,
-            heard,
-            seen_failed,
-        ));
+        let mut job = SubmitJob::new(no, fp, body, send, started, heard, seen_failed);
+        job.own = own;
+        self.queue(job);
         Submitted::Started(no)
     }
 

@@ -171,11 +171,17 @@ pub(super) struct SubmitJob {
     /// The key of the failed attempt the page showed when `submit()` was called: Pay
     /// pressed again after that failure means a new attempt (core::plan).
     pub(super) seen_failed: Option<String>,
+    /// It resumes this page's attempt its last submit of the payload left unknown (shown
+    /// pending then): where the lock holder finds another attempt stored, begun after the
+    /// one shown, an end the page has not heard of yet ended it.
+    pub(super) own: bool,
     /// It goes on with an attempt ended since it was called that has no answer yet: its
     /// key is sent again for its own payload, not given up as another end's would be.
     pub(super) resumes_ended: bool,
     /// The key was given up (`reset()`, `finish()`, another tab): no more tries.
     pub(super) abandoned: bool,
+    /// Its deadline's timer ran while it was sending or waiting to retry: no more waits.
+    pub(super) due: bool,
     /// The record it sends with, once read.
     pub(super) rec: Option<Record>,
     /// Retries done.
@@ -202,23 +208,24 @@ impl SubmitJob {
             started,
             heard,
             seen_failed,
+            own: false,
             resumes_ended: false,
             abandoned: false,
+            due: false,
             rec: None,
             retries: 0,
             at: At::Start,
         }
     }
 
-    /// Whether it waits, before its first try, for what another tab can hold up: its turn,
-    /// the lock, or IndexedDB (its stored answer read without the lock, its record read or
-    /// the first try's write, behind a frozen tab's transaction).
-    pub(super) fn before_first_try(&self) -> bool {
-        match self.at {
-            At::Start | At::Cached(_) | At::Locking(_) => true,
-            At::Storing(_) => self.retries == 0,
-            _ => false,
-        }
+    /// Whether it waits, before a try, for what another tab can hold up: its turn, the
+    /// lock, or IndexedDB (its stored answer read without the lock, its record read or a
+    /// try's write, behind a frozen tab's transaction).
+    pub(super) fn held_up(&self) -> bool {
+        matches!(
+            self.at,
+            At::Start | At::Cached(_) | At::Locking(_) | At::Storing(_)
+        )
     }
 
     /// Whether it sends with `key`.

@@ -40,12 +40,12 @@ impl<H: Host> Scope<H> {
                 if self.read_begin() {
                     Some(At::Locking(Stage::Read))
                 } else {
-                    let (cur, rev) = self.current_of(None, &j.heard);
+                    let (cur, rev) = self.current_of(None, &j);
                     self.submit_plan(&mut j, cur, rev)
                 }
             }
             (At::Locking(Stage::Read), Step::Read(got)) => {
-                let (cur, rev) = self.current_of(Some(got), &j.heard);
+                let (cur, rev) = self.current_of(Some(got), &j);
                 self.submit_plan(&mut j, cur, rev)
             }
             (At::Storing(text), Step::Written(done)) => {
@@ -260,7 +260,8 @@ impl<H: Host> Scope<H> {
         if j.abandoned || (!j.resumes_ended && self.live(Some(rec.clone())).is_none()) {
             return Some(unknown(sent, "abandoned".into(), true));
         }
-        let late = j.send.retry_policy().out_of_time(now - j.started) || rec.is_expired(now);
+        let late =
+            j.due || j.send.retry_policy().out_of_time(now - j.started) || rec.is_expired(now);
         late.then(|| unknown(sent, reason.into(), false))
     }
 
@@ -359,11 +360,12 @@ impl<H: Host> Scope<H> {
         };
         let reason = outcome.reason();
         let r = random01(&mut self.host);
-        match j
-            .send
-            .retry_policy()
-            .next(j.retries, now - j.started, retry_after, r)
-        {
+        match j.send.retry_policy().next(
+            j.retries,
+            if j.due { f64::MAX } else { now - j.started },
+            retry_after,
+            r,
+        ) {
             Next::Retry { delay_ms } => {
                 let kind = EventKind::Retry {
                     attempt: rec.attempts,

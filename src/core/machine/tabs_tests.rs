@@ -192,6 +192,71 @@ fn the_deadline_of_a_submit_sending_does_not_end_it_early() {
     )));
 }
 
+/// The page's clock is set back 2 s while a try is on the wire; the deadline's timer runs
+/// (timers do not follow the clock); the try's answer asks for a retry in a second: no
+/// wait follows the deadline, whatever the clock says of the time spent.
+#[test]
+fn a_clock_set_back_does_not_stretch_the_deadline() {
+    let (mut b, mut idb) = settled(TestHost::default());
+    let mut o = options();
+    o.deadline_ms = 3_000;
+    assert!(sent(&first_try(&mut b, &mut idb, o)).is_some());
+    b.host.now -= 2_000.0;
+    b.handle(Input::Woken(Wake::Deadline(1)));
+    assert!(all(&mut b).is_empty(), "the try on the wire was cut short");
+    b.handle(answer(503, Some("1")));
+    let cmds = all(&mut b);
+    let ended = cmds.iter().any(|c| {
+        matches!(
+            c,
+            Command::Settle {
+                outcome: Err(Error::OutcomeUnknown { .. }),
+                ..
+            }
+        )
+    });
+    assert!(ended, "a retry after the deadline: {cmds:?}");
+}
+
+/// A retry's write waits behind another tab's IndexedDB transaction (a frozen tab's read
+/// of a stored answer) past the deadline: the submit ends then, `outcome-unknown`, reason
+/// `deadline`, counting the one try sent; the write's commit, once the other tab thaws,
+/// sends nothing and lets the lock go.
+#[test]
+fn a_retrys_write_held_up_by_another_tab_ends_at_the_deadline() {
+    let (mut b, mut idb) = settled(TestHost::default());
+    let mut o = options();
+    o.deadline_ms = 3_000;
+    assert!(sent(&first_try(&mut b, &mut idb, o)).is_some());
+    b.handle(answer(503, None));
+    all(&mut b);
+    b.host.now += 300.0;
+    b.handle(Input::Woken(Wake::Retry));
+    let cmds = all(&mut b);
+    assert!(
+        cmds.iter().any(|c| matches!(c, Command::IdbPut { .. })),
+        "{cmds:?}"
+    );
+    b.host.now = 3_000.0;
+    b.handle(Input::Woken(Wake::Deadline(1)));
+    let cmds = all(&mut b);
+    let Some(Command::Settle {
+        flight: 1,
+        outcome: Err(e),
+    }) = cmds.first()
+    else {
+        panic!("not settled at the deadline: {cmds:?}")
+    };
+    let want = Error::OutcomeUnknown {
+        attempts: 1,
+        reason: "deadline".into(),
+        abandoned: false,
+    };
+    assert_eq!(*e, want);
+    b.handle(Input::IdbWritten(Ok(())));
+    assert_eq!(all(&mut b), vec![Command::Unlock]);
+}
+
 /// Tab A's payment is on the wire (its pending record stored, and posted to tab B, which
 /// shows it); B's Web Storage has not had A's copy yet (localStorage reaches other tabs
 /// late). B's Pay, at its lock, reads nothing live: IndexedDB failed, or holds nothing
@@ -248,4 +313,58 @@ fn a_page_holding_the_lock_keeps_showing_the_key_it_sends() {
         (r.key_value.as_str(), a.record().key.as_str()),
         (key.as_str(), key.as_str())
     );
+}
+
+// P-submit-before-end: this tab's payment ended outcome-unknown; another tab gave its key up
+// (reset()) and paid the basket again under a new key, stored in IndexedDB; the mark has
+// not reached this tab's localStorage yet (nor the notice). Pay pressed again here belongs
+// to the attempt this page was paying, whose record the new one replaced: it rejects
+// outcome-unknown (abandoned) and sends nothing, never the other tab's key for this order.
+#[test]
+fn pay_again_after_an_unknown_outcome_does_not_go_on_with_the_attempt_that_replaced_it() {
+    let mut once = options();
+    once.max_retries = 0;
+    let (mut a, mut idb) = settled(TestHost::default());
+    let first = first_try(&mut a, &mut idb, once.clone());
+    let k1 = sent(&first).expect("a first try").key_value.clone();
+    a.handle(Input::NoAnswer(NoAnswer::Network));
+    let unknown = drain(&mut a);
+    let settled_unknown = unknown.iter().any(|c| {
+        matches!(
+            c,
+            Command::Settle {
+                outcome: Err(Error::OutcomeUnknown { .. }),
+                ..
+            }
+        )
+    });
+    assert!(settled_unknown, "{unknown:?}");
+    // Tab B shows A's attempt, gives it up, and pays the basket under a new key.
+    let mut b = beside(&a);
+    assert_eq!(b.record().key, k1);
+    b.reset();
+    drain(&mut b);
+    let k2 = b.record().key.clone();
+    b.submit("{}".into(), "fp".into(), Rc::new(options()));
+    let cmds = drain(&mut b);
+    let paid = run(&mut b, &mut idb, cmds);
+    assert_eq!(sent(&paid).map(|r| r.key_value.clone()), Some(k2.clone()));
+    // Pay pressed again in A, which has heard nothing of it.
+    a.submit("{}".into(), "fp".into(), Rc::new(options()));
+    let cmds = drain(&mut a);
+    let again = run(&mut a, &mut idb, cmds);
+    assert!(sent(&again).is_none(), "sent for this order: {again:?}");
+    let abandoned = again.iter().any(|c| {
+        matches!(
+            c,
+            Command::Settle {
+                outcome: Err(Error::OutcomeUnknown {
+                    abandoned: true,
+                    ..
+                }),
+                ..
+            }
+        )
+    });
+    assert!(abandoned, "{again:?}");
 }
