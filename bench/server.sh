@@ -41,6 +41,8 @@ trap cleanup EXIT
 rate() { wrk -t2 -c"$CONNS" -d"${DUR}s" "$@" | awk '/^Requests\/sec:/ { printf "%.0f", $2 }'; }
 
 start_server() {
+  # Emptied first: the last run's "listening" line must not answer for this one.
+  : >"$dir/server.out"
   "$BIN" --addr 127.0.0.1:0 --log-level error --provider-latency-ms 0 --no-receipt-worker \
     --provider-db "$dir/provider.db" "$@" >"$dir/server.out" 2>"$dir/server.log" &
   server_pid=$!
@@ -72,6 +74,7 @@ measure() {
 # The shop on database $1 (its provider answers at once), run by the command before it if any.
 start_shop() {
   local db="$1"; shift
+  : >"$dir/shop.out"  # as in start_server
   "$@" "$SHOP" --database "$db" --provider instant --secret "make bench's fingerprint secret, 32 bytes" \
     $SHOP_MODE >"$dir/shop.out" 2>"$dir/shop.log" &
   server_pid=$!

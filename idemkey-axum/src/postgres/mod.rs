@@ -74,6 +74,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "the route of each key, the headers of each answer",
         sql: &[schema::ROUTES_AND_HEADERS],
     },
+    Migration {
+        version: 3,
+        name: "the key table without the check of its state, built again for every write",
+        sql: &[schema::NO_STATE_CHECK],
+    },
 ];
 
 impl From<tokio_postgres::Error> for StoreError {
