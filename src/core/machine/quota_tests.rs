@@ -99,6 +99,18 @@ fn two_tabs_without_indexeddb() -> (Scope<Tab>, Scope<Tab>, Rc<Cell<bool>>, Stri
     (a, b, full, key)
 }
 
+/// Tab A's try and its five retries get no answer (`outcome-unknown`): A lets the lock go.
+fn no_answer_to_any_try(a: &mut Scope<Tab>) {
+    a.handle(Input::NoAnswer(NoAnswer::Network));
+    drain(a);
+    for _ in 0..5 {
+        a.handle(Input::Woken(Wake::Retry));
+        drain(a);
+        a.handle(Input::NoAnswer(NoAnswer::Network));
+    }
+    assert!(drain(a).contains(&Command::Unlock));
+}
+
 /// Tab A pays and its answer is too large for localStorage; tab B, whose user pressed Pay
 /// for the same order meanwhile, resolves from the stored answer or sends the order's key
 /// again: never a new key.
@@ -156,14 +168,7 @@ fn a_retry_local_storage_refuses_leaves_the_next_tab_the_orders_key() {
     b.submit("{}".into(), "fp".into(), send);
     drain(&mut b);
     // A's try gets no answer (the charge may have been made): outcome-unknown.
-    a.handle(Input::NoAnswer(NoAnswer::Network));
-    drain(&mut a);
-    for _ in 0..5 {
-        a.handle(Input::Woken(Wake::Retry));
-        drain(&mut a);
-        a.handle(Input::NoAnswer(NoAnswer::Network));
-    }
-    assert!(drain(&mut a).contains(&Command::Unlock));
+    no_answer_to_any_try(&mut a);
     b.handle(Input::LockGranted);
     drain(&mut b);
     b.handle(Input::IdbRead(Err(NO_IDB.into())));
@@ -182,14 +187,7 @@ fn a_retry_local_storage_refuses_leaves_the_next_tab_the_orders_key() {
 fn a_tab_sending_under_its_own_lock_does_not_show_another_tabs_copy() {
     let (mut a, _b, full, key) = two_tabs_without_indexeddb();
     full.set(true);
-    a.handle(Input::NoAnswer(NoAnswer::Network));
-    drain(&mut a);
-    for _ in 0..5 {
-        a.handle(Input::Woken(Wake::Retry));
-        drain(&mut a);
-        a.handle(Input::NoAnswer(NoAnswer::Network));
-    }
-    assert!(drain(&mut a).contains(&Command::Unlock));
+    no_answer_to_any_try(&mut a);
     a.submit("{}".into(), "fp".into(), Rc::new(options()));
     let cmds = drain(&mut a);
     let own = Command::Wake {
