@@ -37,6 +37,18 @@ fn pay_with_lock(b: &mut Scope<TestHost>, idb: &mut Option<String>) -> Vec<Comma
     cmds
 }
 
+/// The error submit 1 is settled with, as the first of `cmds` (at its deadline).
+fn first_error(cmds: &[Command]) -> &Error {
+    let Some(Command::Settle {
+        flight: 1,
+        outcome: Err(e),
+    }) = cmds.first()
+    else {
+        panic!("not settled at the deadline: {cmds:?}")
+    };
+    e
+}
+
 /// The settled outcome in `cmds`.
 fn outcome(cmds: &[Command]) -> Option<&Result<Reply, Error>> {
     cmds.iter().find_map(|c| match c {
@@ -157,13 +169,7 @@ fn a_submit_waits_for_another_tabs_lock_no_longer_than_its_deadline() {
     b.host.now += 3_000.0;
     b.handle(Input::Woken(Wake::Deadline(1)));
     let cmds = all(&mut b);
-    let Some(Command::Settle {
-        flight: 1,
-        outcome: Err(e),
-    }) = cmds.first()
-    else {
-        panic!("{cmds:?}")
-    };
+    let e = first_error(&cmds);
     assert_eq!(e.code(), "outcome-unknown");
     assert!(matches!(e, Error::OutcomeUnknown { reason, .. } if reason == "another-tab"));
     assert!(e.message().contains("another tab"), "{}", e.message());
@@ -232,13 +238,7 @@ fn a_retrys_write_held_up_by_another_tab_ends_at_the_deadline() {
     b.host.now = 3_000.0;
     b.handle(Input::Woken(Wake::Deadline(1)));
     let cmds = all(&mut b);
-    let Some(Command::Settle {
-        flight: 1,
-        outcome: Err(e),
-    }) = cmds.first()
-    else {
-        panic!("not settled at the deadline: {cmds:?}")
-    };
+    let e = first_error(&cmds);
     let want = Error::OutcomeUnknown {
         attempts: 1,
         reason: "deadline".into(),
