@@ -36,8 +36,8 @@ impl<H: Host> Scope<H> {
             return;
         };
         if !s.held_up() {
-            // Sending, or waiting to retry: its timer says the budget is spent, whatever the
-            // page's clock (set back meanwhile, it would grant more) says; no wait follows.
+            // Sending, or waiting to retry: its budget is spent ([`SubmitJob::spent`]), so
+            // no wait follows.
             s.due = true;
             return;
         }

@@ -228,6 +228,16 @@ impl SubmitJob {
         )
     }
 
+    /// The time it has spent of its deadline at `now`: all of it once the deadline's timer
+    /// ran, whatever the page's clock (set back meanwhile, it would grant more) says.
+    pub(super) fn spent(&self, now: f64) -> f64 {
+        if self.due {
+            f64::MAX
+        } else {
+            now - self.started
+        }
+    }
+
     /// Whether it sends with `key`.
     pub(super) fn sends(&self, key: &str) -> bool {
         self.rec.as_ref().is_some_and(|r| r.key == key)

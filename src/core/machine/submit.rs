@@ -260,8 +260,7 @@ impl<H: Host> Scope<H> {
         if j.abandoned || (!j.resumes_ended && self.live(Some(rec.clone())).is_none()) {
             return Some(unknown(sent, "abandoned".into(), true));
         }
-        let late =
-            j.due || j.send.retry_policy().out_of_time(now - j.started) || rec.is_expired(now);
+        let late = j.send.retry_policy().out_of_time(j.spent(now)) || rec.is_expired(now);
         late.then(|| unknown(sent, reason.into(), false))
     }
 
@@ -360,12 +359,11 @@ impl<H: Host> Scope<H> {
         };
         let reason = outcome.reason();
         let r = random01(&mut self.host);
-        match j.send.retry_policy().next(
-            j.retries,
-            if j.due { f64::MAX } else { now - j.started },
-            retry_after,
-            r,
-        ) {
+        match j
+            .send
+            .retry_policy()
+            .next(j.retries, j.spent(now), retry_after, r)
+        {
             Next::Retry { delay_ms } => {
                 let kind = EventKind::Retry {
                     attempt: rec.attempts,
