@@ -166,9 +166,6 @@ mod tests {
             reason: "abandoned".into(),
             abandoned: true,
         };
-        assert_eq!(
-            e.to_string(),
-            "outcome unknown after 1 tries: abandoned"
-        );
+        assert_eq!(e.to_string(), "outcome unknown after 1 tries: abandoned");
     }
 }
