@@ -84,14 +84,16 @@ impl Error {
                 push_u64(&mut m, *attempts as u64);
                 m.push_str(" tries: ");
                 m.push_str(reason);
-                m.push_str(if *abandoned {
-                    "; the attempt was abandoned, the next submit uses the new key"
-                } else if reason == "another-tab" {
-                    "; another tab holds this checkout (its request is under way, or the \
-                     browser froze it), nothing was sent from here: submit again later"
-                } else {
-                    "; the key is kept, submit again to resume"
-                });
+                // An abandoned attempt says no more than its reason: the next submit of the
+                // payload may resume it (called before the end) or start the next one.
+                if !*abandoned {
+                    m.push_str(if reason == "another-tab" {
+                        "; another tab holds this checkout, nothing was sent from here: submit \
+                         again later"
+                    } else {
+                        "; the key is kept, submit again to resume"
+                    });
+                }
             }
             Error::InvalidPayload(why) => {
                 m.push_str("payload is not JSON-serialisable: ");
@@ -164,9 +166,6 @@ mod tests {
             reason: "abandoned".into(),
             abandoned: true,
         };
-        assert_eq!(
-            e.to_string(),
-            "outcome unknown after 1 tries: abandoned; the attempt was abandoned, the next submit uses the new key"
-        );
+        assert_eq!(e.to_string(), "outcome unknown after 1 tries: abandoned");
     }
 }

@@ -24,6 +24,7 @@ mod retry;
 mod storage;
 mod submit;
 mod tabs;
+mod two_baskets;
 mod waits;
 
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

@@ -267,6 +267,44 @@ fn pay_pressed_again_after_another_tab_ended_the_payment_on_the_wire_keeps_its_k
     sent_under(&run(&mut b, &mut idb, cmds), &key);
 }
 
+// P-outcome-unknown-keeps-key: another tab's end stopped this page's payment on the wire,
+// and Pay for another basket went in before that payment reported; both end
+// outcome-unknown, the first one last. Pay pressed again for the first basket goes on
+// under its key (its submit was called before the end), never under a new one.
+#[test]
+fn pay_again_for_a_stopped_payment_after_another_baskets_pay_keeps_its_key() {
+    let (mut b, mut idb) = settled(TestHost::default());
+    let first = first_try(&mut b, &mut idb, options());
+    let key = sent(&first).expect("a first try").key_value.clone();
+    let mark = crate::core::ended::Mark {
+        key: key.clone(),
+        bound: true,
+        until: b.record().expires_at,
+    };
+    b.handle(Input::Notice(format!("A{}", mark.line())));
+    drain(&mut b);
+    let other = b.submit("[1]".into(), "fp2".into(), Rc::new(options()));
+    assert_eq!(other, Submitted::Started(2));
+    drain(&mut b);
+    b.handle(Input::Woken(Wake::Deadline(2)));
+    let mut cmds = drain(&mut b);
+    b.handle(Input::NoAnswer(NoAnswer::Network));
+    let next = drain(&mut b);
+    cmds.extend(run(&mut b, &mut idb, next));
+    let settled: Vec<u32> = cmds
+        .iter()
+        .filter_map(|c| match c {
+            Command::Settle {
+                flight,
+                outcome: Err(Error::OutcomeUnknown { .. }),
+            } => Some(*flight),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(settled, [2, 1], "{cmds:?}");
+    sent_under(&pay_again(&mut b, &mut idb), &key);
+}
+
 // P-end-without-clock: the clock was set back 60 s between two attempts of the basket; an
 // older copy of the first, in this page's memory, still looks the later one by its time.
 // The page that pays takes the second attempt's answer, which IndexedDB holds.

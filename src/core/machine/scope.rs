@@ -58,6 +58,7 @@ impl<H: Host> Scope<H> {
             rec: first,
             shown: Shown::Made,
             resume: None,
+            stopped: None,
             flight: None,
             flights: 0,
             jobs: Vec::new(),
@@ -164,7 +165,10 @@ impl<H: Host> Scope<H> {
                 own = self.rec.state == State::Pending;
                 r.heard
             }
-            _ => self.ended(),
+            r => {
+                self.stopped = r;
+                self.ended()
+            }
         };
         self.resume = Some(Resume {
             no,
@@ -214,6 +218,7 @@ impl<H: Host> Scope<H> {
         // Shown first: a storage-fallback event of the mark's write names the new key.
         self.set_shown(&next, Shown::Made, false);
         self.resume = None;
+        self.stopped = None;
         let durable = if reset || !super::mutation::on(super::mutation::Mutation::FinishNoMark) {
             self.end(seen.clone())
         } else {
@@ -278,8 +283,14 @@ impl<H: Host> Scope<H> {
         if self.flight.as_ref().is_some_and(|f| f.no == no) {
             self.flight = None;
         }
+        let unknown = matches!(outcome, Err(Error::OutcomeUnknown { .. }));
         if let Some(r) = self.resume.as_mut().filter(|r| r.no == no) {
-            r.unknown = matches!(outcome, Err(Error::OutcomeUnknown { .. }));
+            r.unknown = unknown;
+        }
+        // The one before the last, which another tab's end stopped, settling without an
+        // answer after it: the page's last submit now (and the other way round).
+        if unknown && self.stopped.as_ref().is_some_and(|r| r.no == no) {
+            core::mem::swap(&mut self.resume, &mut self.stopped);
         }
         self.out.push(Command::Settle {
             flight: no,

@@ -68,6 +68,9 @@ pub struct Scope<H: Host> {
     pub(super) shown: Shown,
     /// The last sequence started; none once the page ends the attempt itself.
     pub(super) resume: Option<Resume>,
+    /// The one before it, where it had not settled when the last one started (another
+    /// tab's end had stopped it).
+    pub(super) stopped: Option<Resume>,
     /// The submit sequence `submit()` joins, if one runs.
     pub(super) flight: Option<Flight>,
     /// The number of the last sequence.
