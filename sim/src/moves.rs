@@ -94,8 +94,12 @@ impl World {
             }
             Act::Again(tab) => {
                 if let Some(page) = self.in_use(tab) {
-                    let order = self.pages[page].unknown_order.unwrap_or(self.order);
-                    self.submit(page, order);
+                    // As a press of Pay above, whatever the basket: the customer presses for
+                    // the order the page is paying.
+                    let order = self.pages[page]
+                        .unknown_order
+                        .or_else(|| self.unsettled_order(page));
+                    self.submit(page, order.unwrap_or(self.order));
                 }
             }
             Act::Reload(tab) | Act::Close(tab) => {
@@ -246,9 +250,13 @@ impl World {
     ) {
         let tab = self.pages[page].tab;
         // A page that ended that order itself since has moved on: its next Pay is the next
-        // order's.
+        // order's. Such a submit, stopped by that end and settling late, is not the page's
+        // last one either (the machine goes on from the one called after the end): what
+        // that one left stands.
         let moved_on = self.pages[page].ended.iter().any(|(_, _, o)| *o >= order);
-        self.pages[page].unknown_order = (unknown && !moved_on).then_some(order);
+        if !moved_on {
+            self.pages[page].unknown_order = unknown.then_some(order);
+        }
         let Some(r) = self.p.receipt.filter(|_| !self.faults_off) else {
             return;
         };
