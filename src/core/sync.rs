@@ -69,8 +69,12 @@ impl Current {
 /// gone on from: the notice reaches a tab before the other tab's localStorage write does,
 /// its key may have charged, and no end retired it, so a new key could charge the cart a
 /// second time. A live stored record is gone on from as always (it refuses another
-/// payload rather than pay it). This tab's own record is not weighed so: its writes are
-/// in its own store and mirror, unless the origin's storage was cleared under it.
+/// payload rather than pay it), unless the record posted and shown was stored after it (an
+/// attempt begun later, or the same one stored more times: [`began_after`]) and was not
+/// refused (a failed attempt charged nothing): the store missed that tab's writes (they
+/// failed there), or the store's read failed here and localStorage, read instead, has not
+/// had them yet. This tab's own record is not weighed so: its writes are in its own store
+/// and mirror, unless the origin's storage was cleared under it.
 pub fn on_lock(
     stored: Option<Record>,
     mirror: Option<Record>,
@@ -83,10 +87,19 @@ pub fn on_lock(
     if let Some(m) = mirror.filter(|m| live(m) && store_missed(m, stored.as_ref())) {
         return Current::Legacy(m);
     }
+    let shown = shown.filter(|s| live(s));
     if let Some(r) = stored {
-        return Current::Stored(r);
+        return match shown {
+            // Another tab's record stored after this one (its IndexedDB writes failed, or
+            // this tab's read did and localStorage, read instead, is late), which may have
+            // charged: its key, never a new one.
+            Some(s) if from == Shown::Posted && s.state != State::Failed && began_after(s, &r) => {
+                Current::Legacy(s.clone())
+            }
+            _ => Current::Stored(r),
+        };
     }
-    match (shown.filter(|s| live(s)), from) {
+    match (shown, from) {
         (Some(_), Shown::Made) => Current::Mine,
         // Only a record bound to a payload may have charged.
         (Some(s), Shown::Posted) if s.fingerprint.is_some() => Current::Legacy(s.clone()),
@@ -226,3 +239,7 @@ impl<'a> Notice<'a> {
 #[cfg(test)]
 #[path = "sync_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "sync_posted_tests.rs"]
+mod posted_tests;

@@ -241,11 +241,12 @@ fn a_posted_record_bound_to_a_payload_is_gone_on_from_where_nothing_live_is_stor
             Current::Legacy(shown.clone()),
             "{state:?}"
         );
-        // A live stored record goes on as always (another payload is refused, not paid).
-        let older = rec(K2, NOW - 50.0, 2);
+        // A live stored record goes on as always (another payload is refused, not paid),
+        // unless the posted one was stored after it (the test below).
+        let later = rec(K2, NOW - 50.0, 4);
         assert_eq!(
-            on_lock(Some(older.clone()), None, Some(&shown), Shown::Posted, NOW),
-            Current::Stored(older)
+            on_lock(Some(later.clone()), None, Some(&shown), Shown::Posted, NOW),
+            Current::Stored(later)
         );
         // A record this tab read from its own mirror is that copy: a pending one kept, one
         // with a final answer the store no longer holds finished.

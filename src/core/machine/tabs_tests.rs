@@ -352,3 +352,49 @@ fn pay_again_after_an_unknown_outcome_does_not_go_on_with_the_attempt_that_repla
     });
     assert!(abandoned, "{again:?}");
 }
+
+/// The server refused tab A's payment (402), as B's localStorage has it; A pays again under
+/// a new key, its IndexedDB fails, and it posts the new attempt to B. B's Pay, whose
+/// IndexedDB read fails too, sends A's new key (posted to it), not a third one.
+#[test]
+fn a_tab_whose_read_fails_goes_on_from_the_attempt_posted_after_its_late_copy() {
+    let (mut a, mut idb) = settled(TestHost::default());
+    let mut b = beside(&a);
+    let cmds = first_try(&mut a, &mut idb, options());
+    hear(&mut b, cmds);
+    a.handle(answer(402, None));
+    drain(&mut a);
+    a.handle(Input::Woken(Wake::AnswerTurn));
+    let cmds = drain(&mut a);
+    commit(&mut idb, &cmds);
+    a.handle(Input::IdbWritten(Ok(())));
+    let done = drain(&mut a);
+    hear(&mut b, cmds);
+    hear(&mut b, done);
+    b.host.maps = a.host.maps.clone();
+    assert_eq!(b.record().state, State::Failed);
+    // A pays again: a new attempt, whose retry's write IndexedDB refuses.
+    let cmds = first_try(&mut a, &mut idb, options());
+    let key = sent(&cmds).expect("A sent nothing").key_value.clone();
+    hear(&mut b, cmds);
+    a.handle(Input::NoAnswer(NoAnswer::Network));
+    drain(&mut a);
+    a.handle(Input::Woken(Wake::Retry));
+    drain(&mut a);
+    a.handle(Input::IdbWritten(Err("AbortError".into())));
+    let cmds = drain(&mut a);
+    assert_eq!(
+        sent(&cmds).map(|r| r.key_value.as_str()),
+        Some(key.as_str())
+    );
+    hear(&mut b, cmds);
+    assert_eq!(b.record().key, key, "B does not show A's payment");
+    b.submit("{}".into(), "fp".into(), Rc::new(options()));
+    drain(&mut b);
+    b.handle(Input::LockGranted);
+    drain(&mut b);
+    b.handle(Input::IdbRead(Err("UnknownError".into())));
+    let cmds = drain(&mut b);
+    let r = sent(&cmds).unwrap_or_else(|| panic!("B sent nothing: {cmds:?}"));
+    assert_eq!(r.key_value, key, "B paid the basket under a third key");
+}
