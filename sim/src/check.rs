@@ -214,6 +214,13 @@ impl Checker {
                 own: true,
                 elsewhere: true,
             })
+        } else if before.tab == from.tab && before.memory && from.unordered {
+            // The key before's record was in IndexedDB alone (its copy in page memory),
+            // and IndexedDB failed in the page that sent the key after.
+            Some(Waiver::BothFailed {
+                memory: true,
+                later_page: from.page != before.page,
+            })
         } else if let Some(lag_ms) = self
             .collision(order, prev)
             .filter(|_| !self.orders.get(&order).is_some_and(saw))

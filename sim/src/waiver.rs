@@ -61,6 +61,15 @@ pub enum Waiver {
     /// The `finish()` or `reset()` returned `false`: Web Storage refused its mark, and the
     /// end holds in its page only.
     EndNotDurable,
+    /// The record of the key before lived in IndexedDB alone, its page's Web Storage copy
+    /// in page memory (both areas refused it), and IndexedDB failed in a later page of the
+    /// same tab, which sent the key after: nothing it could read held the key before.
+    BothFailed {
+        /// The key before's page kept its copy in page memory.
+        memory: bool,
+        /// The key after was sent from a later page of the same tab, whose IndexedDB failed.
+        later_page: bool,
+    },
     /// A try that left its page before its key expired (by that page's clock) reached the
     /// server after it forgot the key: a try on the wire is not called back.
     OnTheWire {
@@ -70,7 +79,7 @@ pub enum Waiver {
 }
 
 /// Every waiver's name, in the order of [`Waiver::index`] (the summary's counts).
-pub const NAMES: [&str; 9] = [
+pub const NAMES: [&str; 10] = [
     "key-expired",
     "final-failure",
     "mark-not-heard",
@@ -80,10 +89,11 @@ pub const NAMES: [&str; 9] = [
     "end-not-durable",
     "unordered",
     "on-the-wire",
+    "both-failed",
 ];
 
 /// One of each waiver, to list their sentences.
-pub const ALL: [Waiver; 9] = [
+pub const ALL: [Waiver; 10] = [
     Waiver::KeyExpired { past_ms: 0.0 },
     Waiver::FinalFailure,
     Waiver::MarkNotHeard { lag_ms: 0.0 },
@@ -96,6 +106,10 @@ pub const ALL: [Waiver; 9] = [
     Waiver::EndNotDurable,
     Waiver::Unordered { lag_ms: 0.0 },
     Waiver::OnTheWire { before_ms: 0.0 },
+    Waiver::BothFailed {
+        memory: true,
+        later_page: true,
+    },
 ];
 
 impl Waiver {
@@ -111,6 +125,7 @@ impl Waiver {
             Waiver::EndNotDurable => 6,
             Waiver::Unordered { .. } => 7,
             Waiver::OnTheWire { .. } => 8,
+            Waiver::BothFailed { .. } => 9,
         }
     }
 
@@ -139,6 +154,7 @@ impl Waiver {
             Waiver::TabSlowed => p == WaitBounded,
             Waiver::FellBack { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
             Waiver::Unordered { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
+            Waiver::BothFailed { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
             Waiver::OnTheWire { .. } => p == ForgottenNotResent,
             Waiver::EndNotDurable => matches!(
                 p,
@@ -164,6 +180,7 @@ impl Waiver {
             Waiver::OwnTab { other_tab } => other_tab,
             Waiver::OnTheWire { before_ms } => before_ms >= 0.0,
             Waiver::FellBack { own, elsewhere } => own && elsewhere,
+            Waiver::BothFailed { memory, later_page } => memory && later_page,
         }
     }
 
@@ -218,6 +235,13 @@ impl Waiver {
                 "a try of it still on the wire as it expires (sent by a page that then left, or \
                  before the clock jumped on) is not called back, so the order paid again under \
                  the next key may be charged under both",
+            ),
+            Waiver::BothFailed { .. } => (
+                "docs/tabs-and-storage.md",
+                "Where both Web Storage areas refused the copy, IndexedDB alone holds the \
+                 record across a refresh: if IndexedDB then fails a later page of the same tab \
+                 too, nothing that page can read holds the key, and an order paid under it may \
+                 be paid again under a new key and charged twice.",
             ),
             Waiver::EndNotDurable => (
                 "docs/tabs-and-storage.md",
