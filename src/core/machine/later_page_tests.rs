@@ -245,11 +245,9 @@ fn two_tabs_ending_before_either_heard_the_other_both_ends_hold_for_a_later_page
     later_page_pays_anew(&gone, &old, &mut idb);
 }
 
-// P-outcome-unknown-keeps-key: another tab's finish() stopped this tab's payment on the
-// wire; Pay pressed again here before that payment reported goes on under its key (the
-// server answers it once), never under a new one.
-#[test]
-fn pay_pressed_again_after_another_tab_ended_the_payment_on_the_wire_keeps_its_key() {
+/// A page whose first try is on the wire when it hears another tab end that attempt: the
+/// page, its IndexedDB, and the key the try went under.
+fn stopped_on_the_wire() -> (Scope<TestHost>, Option<String>, String) {
     let (mut b, mut idb) = settled(TestHost::default());
     let first = first_try(&mut b, &mut idb, options());
     let key = sent(&first).expect("a first try").key_value.clone();
@@ -260,6 +258,15 @@ fn pay_pressed_again_after_another_tab_ended_the_payment_on_the_wire_keeps_its_k
     };
     b.handle(Input::Notice(format!("A{}", mark.line())));
     drain(&mut b);
+    (b, idb, key)
+}
+
+// P-outcome-unknown-keeps-key: another tab's finish() stopped this tab's payment on the
+// wire; Pay pressed again here before that payment reported goes on under its key (the
+// server answers it once), never under a new one.
+#[test]
+fn pay_pressed_again_after_another_tab_ended_the_payment_on_the_wire_keeps_its_key() {
+    let (mut b, mut idb, key) = stopped_on_the_wire();
     b.submit("{}".into(), "fp".into(), Rc::new(options()));
     drain(&mut b);
     b.handle(Input::NoAnswer(NoAnswer::Network));
@@ -273,16 +280,7 @@ fn pay_pressed_again_after_another_tab_ended_the_payment_on_the_wire_keeps_its_k
 // under its key (its submit was called before the end), never under a new one.
 #[test]
 fn pay_again_for_a_stopped_payment_after_another_baskets_pay_keeps_its_key() {
-    let (mut b, mut idb) = settled(TestHost::default());
-    let first = first_try(&mut b, &mut idb, options());
-    let key = sent(&first).expect("a first try").key_value.clone();
-    let mark = crate::core::ended::Mark {
-        key: key.clone(),
-        bound: true,
-        until: b.record().expires_at,
-    };
-    b.handle(Input::Notice(format!("A{}", mark.line())));
-    drain(&mut b);
+    let (mut b, mut idb, key) = stopped_on_the_wire();
     let other = b.submit("[1]".into(), "fp2".into(), Rc::new(options()));
     assert_eq!(other, Submitted::Started(2));
     drain(&mut b);

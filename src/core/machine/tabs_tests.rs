@@ -249,6 +249,17 @@ fn a_retrys_write_held_up_by_another_tab_ends_at_the_deadline() {
     assert_eq!(all(&mut b), vec![Command::Unlock]);
 }
 
+/// B presses Pay and takes the lock, and IndexedDB answers its read with `got`: what B
+/// does next.
+fn pay_with_read(b: &mut Scope<TestHost>, got: Result<Option<String>, String>) -> Vec<Command> {
+    b.submit("{}".into(), "fp".into(), Rc::new(options()));
+    drain(b);
+    b.handle(Input::LockGranted);
+    drain(b);
+    b.handle(Input::IdbRead(got));
+    drain(b)
+}
+
 /// Tab A's payment is on the wire (its pending record stored, and posted to tab B, which
 /// shows it); B's Web Storage has not had A's copy yet (localStorage reaches other tabs
 /// late). B's Pay, at its lock, reads nothing live: IndexedDB failed, or holds nothing
@@ -262,12 +273,7 @@ fn a_pay_in_a_tab_showing_another_tabs_payment_on_the_wire_sends_that_key_whatev
         let key = sent(&cmds).expect("A sent nothing").key_value.clone();
         hear(&mut b, cmds);
         assert_eq!(b.record().key, key, "B does not show A's payment");
-        b.submit("{}".into(), "fp".into(), Rc::new(options()));
-        drain(&mut b);
-        b.handle(Input::LockGranted);
-        drain(&mut b);
-        b.handle(Input::IdbRead(got.clone()));
-        let cmds = drain(&mut b);
+        let cmds = pay_with_read(&mut b, got.clone());
         let cmds = through_write(&mut b, cmds);
         let r = sent(&cmds).unwrap_or_else(|| panic!("B sent nothing ({got:?}): {cmds:?}"));
         assert_eq!(r.key_value, key, "B sent a key it never showed ({got:?})");
@@ -389,12 +395,7 @@ fn a_tab_whose_read_fails_goes_on_from_the_attempt_posted_after_its_late_copy() 
     );
     hear(&mut b, cmds);
     assert_eq!(b.record().key, key, "B does not show A's payment");
-    b.submit("{}".into(), "fp".into(), Rc::new(options()));
-    drain(&mut b);
-    b.handle(Input::LockGranted);
-    drain(&mut b);
-    b.handle(Input::IdbRead(Err("UnknownError".into())));
-    let cmds = drain(&mut b);
+    let cmds = pay_with_read(&mut b, Err("UnknownError".into()));
     let r = sent(&cmds).unwrap_or_else(|| panic!("B sent nothing: {cmds:?}"));
     assert_eq!(r.key_value, key, "B paid the basket under a third key");
 }
