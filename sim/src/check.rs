@@ -214,11 +214,16 @@ impl Checker {
                 own: true,
                 elsewhere: true,
             })
-        } else if before.tab == from.tab && before.memory && from.unordered {
+        } else if before.tab == from.tab
+            && before.memory
+            && from.unordered
+            && !self.orders.get(&order).is_some_and(saw)
+        {
             // The key before's record was in IndexedDB alone (its copy in page memory),
-            // and IndexedDB failed in the page that sent the key after.
+            // and IndexedDB failed in the page that sent the key after, which never saw
+            // the key before (nothing it could read held it).
             Some(Waiver::BothFailed {
-                memory: true,
+                memory: before.memory,
                 later_page: from.page != before.page,
             })
         } else if let Some(lag_ms) = self

@@ -150,9 +150,10 @@ export function listen(d, name, kind) {
 
 // Posts `text` to the other members of the scope's channel, in the other tabs and in this
 // page, in a task of its own: the page's code that led to it (a submit's answer, `finish()`)
-// runs first. A page's first post of a task wakes the browser's process for it, which took
-// 0.1 to 0.4 ms from a checkout's time on a loaded machine (bench/ab.mjs); the core counts
-// on no notice arriving, nor on one arriving soon.
+// runs first. A page's first post of a task wakes the browser's process for it: a package
+// whose `finish()` posted nothing took 0.15 and 0.43 ms less a checkout on a loaded machine
+// (bench/ab.mjs), and this one's figures are in docs/inside.md. The core counts on no
+// notice arriving, nor on one arriving soon (a hidden tab runs its timers late).
 export function post(d, name, text) {
   if (d.member)
     setTimeout(() => {

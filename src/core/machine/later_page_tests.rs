@@ -18,14 +18,14 @@ fn next_page(h: &TestHost, now: f64) -> TestHost {
 }
 
 /// The same basket paid again in page `s`: every command until its first try or its end.
-fn pay_again(s: &mut Scope<TestHost>, idb: &mut Option<String>) -> Vec<Command> {
+pub(super) fn pay_again(s: &mut Scope<TestHost>, idb: &mut Option<String>) -> Vec<Command> {
     s.submit("{}".into(), "fp".into(), Rc::new(options()));
     let cmds = drain(s);
     run(s, idb, cmds)
 }
 
 /// The order was paid again for real: a try under `key`, not the old attempt's answer.
-fn sent_under(cmds: &[Command], key: &str) {
+pub(super) fn sent_under(cmds: &[Command], key: &str) {
     let cached = cmds.iter().any(|c| {
         matches!(
             c,
@@ -243,64 +243,6 @@ fn two_tabs_ending_before_either_heard_the_other_both_ends_hold_for_a_later_page
     }
     let gone = Scope::open(both, options().into(), false);
     later_page_pays_anew(&gone, &old, &mut idb);
-}
-
-/// A page whose first try is on the wire when it hears another tab end that attempt: the
-/// page, its IndexedDB, and the key the try went under.
-fn stopped_on_the_wire() -> (Scope<TestHost>, Option<String>, String) {
-    let (mut b, mut idb) = settled(TestHost::default());
-    let first = first_try(&mut b, &mut idb, options());
-    let key = sent(&first).expect("a first try").key_value.clone();
-    let mark = crate::core::ended::Mark {
-        key: key.clone(),
-        bound: true,
-        until: b.record().expires_at,
-    };
-    b.handle(Input::Notice(format!("A{}", mark.line())));
-    drain(&mut b);
-    (b, idb, key)
-}
-
-// P-outcome-unknown-keeps-key: another tab's finish() stopped this tab's payment on the
-// wire; Pay pressed again here before that payment reported goes on under its key (the
-// server answers it once), never under a new one.
-#[test]
-fn pay_pressed_again_after_another_tab_ended_the_payment_on_the_wire_keeps_its_key() {
-    let (mut b, mut idb, key) = stopped_on_the_wire();
-    b.submit("{}".into(), "fp".into(), Rc::new(options()));
-    drain(&mut b);
-    b.handle(Input::NoAnswer(NoAnswer::Network));
-    let cmds = drain(&mut b);
-    sent_under(&run(&mut b, &mut idb, cmds), &key);
-}
-
-// P-outcome-unknown-keeps-key: another tab's end stopped this page's payment on the wire,
-// and Pay for another basket went in before that payment reported; both end
-// outcome-unknown, the first one last. Pay pressed again for the first basket goes on
-// under its key (its submit was called before the end), never under a new one.
-#[test]
-fn pay_again_for_a_stopped_payment_after_another_baskets_pay_keeps_its_key() {
-    let (mut b, mut idb, key) = stopped_on_the_wire();
-    let other = b.submit("[1]".into(), "fp2".into(), Rc::new(options()));
-    assert_eq!(other, Submitted::Started(2));
-    drain(&mut b);
-    b.handle(Input::Woken(Wake::Deadline(2)));
-    let mut cmds = drain(&mut b);
-    b.handle(Input::NoAnswer(NoAnswer::Network));
-    let next = drain(&mut b);
-    cmds.extend(run(&mut b, &mut idb, next));
-    let settled: Vec<u32> = cmds
-        .iter()
-        .filter_map(|c| match c {
-            Command::Settle {
-                flight,
-                outcome: Err(Error::OutcomeUnknown { .. }),
-            } => Some(*flight),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(settled, [2, 1], "{cmds:?}");
-    sent_under(&pay_again(&mut b, &mut idb), &key);
 }
 
 // P-end-without-clock: the clock was set back 60 s between two attempts of the basket; an

@@ -134,11 +134,12 @@ impl<H: Host> Scope<H> {
     }
 
     /// Whether the page keeps the machine with no `Checkout` left: while it is
-    /// [`Scope::busy`], or while its last submit has no answer (`outcome-unknown`), so
-    /// that the page's next submit of that payload, from a `Checkout` opened again, resumes
-    /// that attempt as the page's own.
+    /// [`Scope::busy`], or while its last submit, or the one before it, has no answer
+    /// (`outcome-unknown`), so that the page's next submit of that payload, from a
+    /// `Checkout` opened again, resumes that attempt as the page's own.
     pub fn kept(&self) -> bool {
-        self.busy() || self.resume.as_ref().is_some_and(|r| r.unknown)
+        let unknown = |r: &Option<Resume>| r.as_ref().is_some_and(|r| r.unknown);
+        self.busy() || unknown(&self.resume) || unknown(&self.stopped)
     }
 
     /// `submit()` of the payload `body` (JSON) with fingerprint `fp`, sent with `send`'s
@@ -160,15 +161,18 @@ impl<H: Host> Scope<H> {
         // of one that has no answer (it settled without one, or another tab's end stopped
         // it and it has not settled) goes on as that one had heard.
         let mut own = false;
+        // Where the last is not such a one, the one before it (which another tab's end may
+        // have stopped, to settle after the last) is looked at instead, and the last kept
+        // as the one before.
+        if !matches!(&self.resume, Some(r) if r.unknown && r.fp == fp) {
+            core::mem::swap(&mut self.resume, &mut self.stopped);
+        }
         let heard = match self.resume.take() {
             Some(r) if r.unknown && r.fp == fp => {
                 own = self.rec.state == State::Pending;
                 r.heard
             }
-            r => {
-                self.stopped = r;
-                self.ended()
-            }
+            _ => self.ended(),
         };
         self.resume = Some(Resume {
             no,
@@ -287,10 +291,8 @@ impl<H: Host> Scope<H> {
         if let Some(r) = self.resume.as_mut().filter(|r| r.no == no) {
             r.unknown = unknown;
         }
-        // The one before the last, which another tab's end stopped, settling without an
-        // answer after it: the page's last submit now (and the other way round).
-        if unknown && self.stopped.as_ref().is_some_and(|r| r.no == no) {
-            core::mem::swap(&mut self.resume, &mut self.stopped);
+        if let Some(r) = self.stopped.as_mut().filter(|r| r.no == no) {
+            r.unknown = unknown;
         }
         self.out.push(Command::Settle {
             flight: no,

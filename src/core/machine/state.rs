@@ -24,7 +24,7 @@ pub enum Submitted {
     Refused(Error),
 }
 
-/// The page's last submit sequence: where it settled `outcome-unknown`, or has not settled
+/// The page's last submit sequence (or the one before it): where it settled `outcome-unknown`, or has not settled
 /// yet (another tab's end stopped it before its next try), the next submit of its payload
 /// goes on in the attempt it was called in, as what the page had heard then.
 pub(super) struct Resume {
@@ -68,8 +68,9 @@ pub struct Scope<H: Host> {
     pub(super) shown: Shown,
     /// The last sequence started; none once the page ends the attempt itself.
     pub(super) resume: Option<Resume>,
-    /// The one before it, where it had not settled when the last one started (another
-    /// tab's end had stopped it).
+    /// The one started before it, however it ended: one another tab's end stopped can
+    /// settle after the last one, without an answer, and a submit of its payload then goes
+    /// on from it as from the last. None once the page ends the attempt itself.
     pub(super) stopped: Option<Resume>,
     /// The submit sequence `submit()` joins, if one runs.
     pub(super) flight: Option<Flight>,

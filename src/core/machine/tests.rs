@@ -379,6 +379,9 @@ mod corrupt;
 #[path = "later_page_tests.rs"]
 mod later_page;
 
+#[path = "stopped_tests.rs"]
+mod stopped;
+
 #[path = "flag_tests.rs"]
 mod flag;
 
