@@ -308,13 +308,7 @@ fn a_later_end_of_the_same_key_seen_fresh_does_not_bring_back_the_paid_attempt()
     a.host.now = 1_000.0;
     a.finish();
     drain(&mut a);
-    let fresh = crate::core::ended::Mark {
-        key: old.clone(),
-        bound: false,
-        until: a.record().expires_at,
-    };
-    a.handle(Input::Notice(format!("A{}", fresh.line())));
-    drain(&mut a);
+    hear_end(&mut a, &old, false);
     let later = Scope::open(next_page(&a.host, 1_500.0), options().into(), false);
     later_page_pays_anew(&later, &old, &mut idb);
 }

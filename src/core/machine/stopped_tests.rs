@@ -11,14 +11,15 @@ fn stopped_on_the_wire() -> (Scope<TestHost>, Option<String>, String) {
     let (mut b, mut idb) = settled(TestHost::default());
     let first = first_try(&mut b, &mut idb, options());
     let key = sent(&first).expect("a first try").key_value.clone();
-    let mark = crate::core::ended::Mark {
-        key: key.clone(),
-        bound: true,
-        until: b.record().expires_at,
-    };
-    b.handle(Input::Notice(format!("A{}", mark.line())));
-    drain(&mut b);
+    hear_end(&mut b, &key, true);
     (b, idb, key)
+}
+
+/// Pay pressed in page `b` for another basket, the page's second submit.
+fn pay_other_basket(b: &mut Scope<TestHost>) {
+    let other = b.submit("[1]".into(), "fp2".into(), Rc::new(options()));
+    assert_eq!(other, Submitted::Started(2));
+    drain(b);
 }
 
 // P-outcome-unknown-keeps-key: another tab's finish() stopped this tab's payment on the
@@ -41,9 +42,7 @@ fn pay_pressed_again_after_another_tab_ended_the_payment_on_the_wire_keeps_its_k
 #[test]
 fn pay_again_for_a_stopped_payment_after_another_baskets_pay_keeps_its_key() {
     let (mut b, mut idb, key) = stopped_on_the_wire();
-    let other = b.submit("[1]".into(), "fp2".into(), Rc::new(options()));
-    assert_eq!(other, Submitted::Started(2));
-    drain(&mut b);
+    pay_other_basket(&mut b);
     b.handle(Input::Woken(Wake::Deadline(2)));
     let mut cmds = drain(&mut b);
     b.handle(Input::NoAnswer(NoAnswer::Network));
@@ -69,9 +68,7 @@ fn pay_again_for_a_stopped_payment_after_another_baskets_pay_keeps_its_key() {
 #[test]
 fn pay_again_for_a_stopped_payment_still_on_the_wire_after_another_baskets_pay_keeps_its_key() {
     let (mut b, mut idb, key) = stopped_on_the_wire();
-    let other = b.submit("[1]".into(), "fp2".into(), Rc::new(options()));
-    assert_eq!(other, Submitted::Started(2));
-    drain(&mut b);
+    pay_other_basket(&mut b);
     b.handle(Input::Woken(Wake::Deadline(2)));
     drain(&mut b);
     let again = b.submit("{}".into(), "fp".into(), Rc::new(options()));
@@ -80,8 +77,7 @@ fn pay_again_for_a_stopped_payment_still_on_the_wire_after_another_baskets_pay_k
     b.handle(Input::NoAnswer(NoAnswer::Network));
     let next = drain(&mut b);
     let cmds = run(&mut b, &mut idb, next);
-    let r = sent(&cmds).unwrap_or_else(|| panic!("sent nothing: {cmds:?}"));
-    assert_eq!(r.key_value, key, "the first basket paid under a new key");
+    sent_under(&cmds, &key);
 }
 
 // P-abandoned: as above, but the stopped payment reports (outcome-unknown) before the
@@ -90,9 +86,7 @@ fn pay_again_for_a_stopped_payment_still_on_the_wire_after_another_baskets_pay_k
 #[test]
 fn pay_again_for_a_stopped_payment_that_reported_before_another_baskets_pay_keeps_its_key() {
     let (mut b, mut idb, key) = stopped_on_the_wire();
-    let other = b.submit("[1]".into(), "fp2".into(), Rc::new(options()));
-    assert_eq!(other, Submitted::Started(2));
-    drain(&mut b);
+    pay_other_basket(&mut b);
     b.handle(Input::NoAnswer(NoAnswer::Network));
     drain(&mut b);
     b.handle(Input::Woken(Wake::Retry));
@@ -105,8 +99,7 @@ fn pay_again_for_a_stopped_payment_that_reported_before_another_baskets_pay_keep
     b.handle(Input::LockGranted);
     let next = drain(&mut b);
     let cmds = run(&mut b, &mut idb, next);
-    let r = sent(&cmds).unwrap_or_else(|| panic!("sent nothing: {cmds:?}"));
-    assert_eq!(r.key_value, key, "the first basket paid under a new key");
+    sent_under(&cmds, &key);
 }
 
 /// The page keeps the scope's machine with no `Checkout` left while the submit before its
@@ -115,8 +108,7 @@ fn pay_again_for_a_stopped_payment_that_reported_before_another_baskets_pay_keep
 #[test]
 fn the_page_keeps_the_machine_of_a_stopped_payment_left_unknown_before_another_baskets_answer() {
     let (mut b, mut idb, _) = stopped_on_the_wire();
-    b.submit("[1]".into(), "fp2".into(), Rc::new(options()));
-    drain(&mut b);
+    pay_other_basket(&mut b);
     b.handle(Input::NoAnswer(NoAnswer::Network));
     let next = drain(&mut b);
     let cmds = run(&mut b, &mut idb, next);

@@ -175,6 +175,18 @@ fn beside(a: &Scope<TestHost>) -> Scope<TestHost> {
     b
 }
 
+/// Page `s` hears another tab's end of `key` (its notice), the key seen bound to a payload
+/// or fresh.
+fn hear_end(s: &mut Scope<TestHost>, key: &str, bound: bool) {
+    let mark = crate::core::ended::Mark {
+        key: key.into(),
+        bound,
+        until: s.record().expires_at,
+    };
+    s.handle(Input::Notice(format!("A{}", mark.line())));
+    drain(s);
+}
+
 /// Runs page `s`'s commands, `cmds` first, as the browser would (IndexedDB answering from
 /// `idb`, the lock granted, wakes due), until a try goes out or nothing is left: every
 /// command seen.
