@@ -148,20 +148,14 @@ export function listen(d, name, kind) {
   watchers.add(d);
 }
 
-// Posts `text` to the other members of the scope's channel, in the other tabs and in this
-// page, in a task of its own: the page's code that led to it (a submit's answer, `finish()`)
-// runs first. A page's first post of a task wakes the browser's process for it: a package
-// whose `finish()` posted nothing took 0.15 and 0.43 ms less a checkout on a loaded machine
-// (bench/ab.mjs), and this one's figures are in docs/inside.md. The core counts on no
-// notice arriving, nor on one arriving soon (a hidden tab runs its timers late).
+// Posts `text` to the other members of the scope's channel: in the other tabs and, in a
+// task of its own as a channel would, in this page.
 export function post(d, name, text) {
-  if (d.member)
-    setTimeout(() => {
-      try {
-        chan.postMessage([name, text]);
-      } catch (e) {}
-      deliver(name, text, d);
-    });
+  if (!d.member) return;
+  try {
+    chan.postMessage([name, text]);
+  } catch (e) {}
+  if (members.get(name).size > 1) setTimeout(() => deliver(name, text, d));
 }
 
 function chanClose(d) {

@@ -134,12 +134,11 @@ impl<H: Host> Scope<H> {
     }
 
     /// Whether the page keeps the machine with no `Checkout` left: while it is
-    /// [`Scope::busy`], or while its last submit, or the one before it, has no answer
-    /// (`outcome-unknown`), so that the page's next submit of that payload, from a
-    /// `Checkout` opened again, resumes that attempt as the page's own.
+    /// [`Scope::busy`], or while its last submit has no answer (`outcome-unknown`), so
+    /// that the page's next submit of that payload, from a `Checkout` opened again, resumes
+    /// that attempt as the page's own.
     pub fn kept(&self) -> bool {
-        let unknown = |r: &Option<Resume>| r.as_ref().is_some_and(|r| r.unknown);
-        self.busy() || unknown(&self.resume) || unknown(&self.stopped)
+        self.busy() || self.resume.as_ref().is_some_and(|r| r.unknown)
     }
 
     /// `submit()` of the payload `body` (JSON) with fingerprint `fp`, sent with `send`'s

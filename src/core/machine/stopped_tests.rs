@@ -1,6 +1,6 @@
 //! Host tests of a page's payment that another tab's end stopped on the wire: Pay pressed
 //! again for its basket goes on under its key, also after the page's Pay of another
-//! basket, and the page keeps the scope's machine while it has no answer.
+//! basket.
 
 use super::later_page::{pay_again, sent_under};
 use super::*;
@@ -100,24 +100,4 @@ fn pay_again_for_a_stopped_payment_that_reported_before_another_baskets_pay_keep
     let next = drain(&mut b);
     let cmds = run(&mut b, &mut idb, next);
     sent_under(&cmds, &key);
-}
-
-/// The page keeps the scope's machine with no `Checkout` left while the submit before its
-/// last has no answer: another tab's end stopped it, and the page's Pay of another basket
-/// was answered after it.
-#[test]
-fn the_page_keeps_the_machine_of_a_stopped_payment_left_unknown_before_another_baskets_answer() {
-    let (mut b, mut idb, _) = stopped_on_the_wire();
-    pay_other_basket(&mut b);
-    b.handle(Input::NoAnswer(NoAnswer::Network));
-    let next = drain(&mut b);
-    let cmds = run(&mut b, &mut idb, next);
-    assert!(
-        sent(&cmds).is_some(),
-        "the other basket sent nothing: {cmds:?}"
-    );
-    b.handle(answer(201, None));
-    let next = drain(&mut b);
-    run(&mut b, &mut idb, next);
-    assert!(!b.busy() && b.kept());
 }
