@@ -85,6 +85,10 @@ pub struct From {
     /// The page's Web Storage copy of the record had stepped down from localStorage (it
     /// refused it): a tab that reads Web Storage alone does not see it.
     pub fell: bool,
+    /// The page was restored from the back/forward cache: its view of localStorage is the
+    /// one it had, which the pages of its tab wrote to meanwhile reach late, as another
+    /// tab's writes do (a page that loads reads the store as it stands).
+    pub restored: bool,
     /// When the try left (simulated ms).
     pub at: f64,
 }
@@ -168,14 +172,16 @@ impl Checker {
     }
 
     /// The shortest time between the first try of `prev` for `order` and that of another
-    /// key of the order from another tab, IndexedDB failed in one of the two (its record in
-    /// localStorage alone): within localStorage's lag, either tab may have missed the
-    /// other's record, or replaced it, and a later Pay goes on from what is left.
+    /// key of the order from another tab, or from another page of the tab where one of the
+    /// two was restored from the back/forward cache, IndexedDB failed in one of the two (its
+    /// record in localStorage alone): within localStorage's lag, either page may have missed
+    /// the other's record, or replaced it, and a later Pay goes on from what is left.
     fn collision(&self, order: usize, prev: &str) -> Option<f64> {
         let keys = &self.orders.get(&order)?.keys;
         let (_, a) = keys.iter().find(|(k, _)| k == prev)?;
+        let apart = |b: &From| a.tab != b.tab || (a.page != b.page && (a.restored || b.restored));
         keys.iter()
-            .filter(|(k, b)| k != prev && a.tab != b.tab && (a.unordered || b.unordered))
+            .filter(|(k, b)| k != prev && apart(b) && (a.unordered || b.unordered))
             .map(|(_, b)| (b.at - a.at).abs())
             .reduce(f64::min)
     }

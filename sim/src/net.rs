@@ -44,6 +44,7 @@ impl World {
             own: !self.p.web_locks || (p.idb_failed && storage != StorageKind::Local),
             unordered: p.idb_failed,
             fell: storage != StorageKind::Local,
+            restored: p.restored,
             at: self.now(),
         };
         let clock = env_now(&self.env);

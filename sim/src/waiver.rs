@@ -225,10 +225,11 @@ impl Waiver {
             ),
             Waiver::Unordered { .. } => (
                 "docs/tabs-and-storage.md",
-                "if it saw none at all, its own: a Pay pressed in two tabs within that lag may \
-                 then charge the order twice, once under each key, or, where one tab's write \
-                 replaced the other's record that only localStorage held, once more under a \
-                 new key at a later Pay of that order.",
+                "if it saw none at all, its own: a Pay pressed in two tabs (or in a page and the \
+                 page restored after it) within that lag may then charge the order twice, once \
+                 under each key, or, where one tab's write replaced the other's record that \
+                 only localStorage held, once more under a new key at a later Pay of that \
+                 order.",
             ),
             Waiver::OnTheWire { .. } => (
                 "docs/guide.md",
