@@ -21,8 +21,11 @@ use std::collections::BTreeMap;
 use idemkey::core::machine::{Event, EventKind};
 
 use crate::ids::{PageId, TabId};
+
 pub use crate::property::Property;
 use crate::waiver::{Waiver, NAMES};
+
+mod excuse;
 
 /// An attempt a page gave up with `finish()` or `reset()`: dead everywhere once the call
 /// returned.
@@ -169,85 +172,6 @@ impl Checker {
             }
             (false, _) => self.fail(p, msg()),
         }
-    }
-
-    /// The shortest time between the first try of `prev` for `order` and that of another
-    /// key of the order from another tab, or from another page of the tab where one of the
-    /// two was restored from the back/forward cache, IndexedDB failed in one of the two (its
-    /// record in localStorage alone): within localStorage's lag, either page may have missed
-    /// the other's record, or replaced it, and a later Pay goes on from what is left.
-    fn collision(&self, order: usize, prev: &str) -> Option<f64> {
-        let keys = &self.orders.get(&order)?.keys;
-        let (_, a) = keys.iter().find(|(k, _)| k == prev)?;
-        let apart = |b: &From| a.tab != b.tab || (a.page != b.page && (a.restored || b.restored));
-        keys.iter()
-            .filter(|(k, b)| k != prev && apart(b) && (a.unordered || b.unordered))
-            .map(|(_, b)| (b.at - a.at).abs())
-            .reduce(f64::min)
-    }
-
-    /// The waiver, if any, for `key` of `order` sent or charged from `from` after `prev`,
-    /// sent from `before`: `prev` expired, lost with the page memory it lived in, another
-    /// tab's own, or `prev`'s record unordered with another tab's ([`Checker::collision`])
-    /// where the page that sent `key` had not shown `prev`.
-    fn between(
-        &self,
-        order: usize,
-        (prev, key): (&str, &str),
-        before: From,
-        from: From,
-        clock: f64,
-    ) -> Option<Waiver> {
-        let saw = |o: &Order| o.saw.iter().any(|(k, p)| k == key && p == prev);
-        if let Some(w) = self.expired(prev, clock) {
-            Some(w)
-        } else if !self.web_locks && before.tab != from.tab {
-            Some(Waiver::OwnTab { other_tab: true })
-        } else if before.own || from.own {
-            // Another page of the tab finds a record its tab's sessionStorage keeps, unless
-            // one of the two pages had it in page memory.
-            let later = from.page != before.page && (before.memory || from.memory);
-            Some(Waiver::FellBack {
-                own: true,
-                elsewhere: before.tab != from.tab || later,
-            })
-        } else if before.tab != from.tab
-            && ((before.fell && from.unordered) || (from.fell && before.unordered))
-        {
-            // One tab's copy stepped down to its own storage, the other tab has no
-            // IndexedDB: that tab has its own key.
-            Some(Waiver::FellBack {
-                own: true,
-                elsewhere: true,
-            })
-        } else if before.tab == from.tab
-            && before.memory
-            && from.unordered
-            && !self.orders.get(&order).is_some_and(saw)
-        {
-            // The key before's record was in IndexedDB alone (its copy in page memory),
-            // and IndexedDB failed in the page that sent the key after, which never saw
-            // the key before (nothing it could read held it).
-            Some(Waiver::BothFailed {
-                memory: before.memory,
-                later_page: from.page != before.page,
-            })
-        } else if let Some(lag_ms) = self
-            .collision(order, prev)
-            .filter(|_| !self.orders.get(&order).is_some_and(saw))
-        {
-            Some(Waiver::Unordered { lag_ms })
-        } else {
-            (!self.web_locks).then_some(Waiver::OwnTab { other_tab: false })
-        }
-    }
-
-    /// [`Waiver::KeyExpired`] if `key` had expired by the page's clock `clock`.
-    fn expired(&self, key: &str, clock: f64) -> Option<Waiver> {
-        let e = self.expiry.get(key)?;
-        (clock >= *e).then_some(Waiver::KeyExpired {
-            past_ms: clock - *e,
-        })
     }
 
     /// A try of `order` goes out of `tab` under `key` (`expires`: the record's expiry, and
@@ -415,19 +339,6 @@ impl Checker {
             let waiver = self.or_unheard(waiver, unheard);
             let msg = || format!("order {order} charged under {key} after a charge under {prev}");
             self.check(Property::OneCharge, false, waiver, msg);
-        }
-    }
-
-    /// `waiver`, or where it is missing or out of its bound, [`Waiver::MarkNotHeard`] if a
-    /// tab that had not heard the order's first key was given up sent it for the order
-    /// (`unheard`: how long after the end): either may admit a second key.
-    /// [`Waiver::MarkNotHeard`] never waives a second charge ([`Waiver::waives`]): in
-    /// [`Checker::on_charge`] it changes no verdict, only the message.
-    fn or_unheard(&self, waiver: Option<Waiver>, unheard: Option<f64>) -> Option<Waiver> {
-        let unheard = unheard.map(|lag_ms| Waiver::MarkNotHeard { lag_ms });
-        match waiver {
-            Some(w) if !w.within_bound() && unheard.is_some() => unheard,
-            w => w.or(unheard),
         }
     }
 
