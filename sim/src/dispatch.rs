@@ -167,7 +167,7 @@ impl World {
         outcome: Result<idemkey::core::machine::Reply, Error>,
     ) {
         let p = &mut self.pages[page];
-        let sent = p.sent_key.clone();
+        let shown_sent = p.sent_key.clone();
         let Some(pr) = p.promises.get_mut(&(inst, no)) else {
             let msg = format!("p{page}: settled sequence {no}, which no submit started");
             return self.check.fail(Property::EverySubmitSettles, msg);
@@ -182,8 +182,9 @@ impl World {
                 .map(|r| r.key.clone())
                 .map_err(Clone::clone),
         );
-        let (order, called) = (pr.order, pr.called);
+        let (order, called, pressed) = (pr.order, pr.called, pr.pressed);
         let heard = pr.heard.clone();
+        let sent = pr.sent.clone();
         let answered = matches!(&outcome, Ok(r) if (200..300).contains(&r.status));
         let unknown = matches!(outcome, Err(Error::OutcomeUnknown { .. }));
         match outcome {
@@ -200,11 +201,14 @@ impl World {
                     );
                     self.check.fail(Property::FinishedStaysFinished, msg);
                 }
-                if !r.from_cache && sent.as_deref() != Some(r.key.as_str()) {
-                    let msg = format!("p{page}: resolved for {} after sending {sent:?}", r.key);
+                if !r.from_cache && shown_sent.as_deref() != Some(r.key.as_str()) {
+                    let msg = format!(
+                        "p{page}: resolved for {} after sending {shown_sent:?}",
+                        r.key
+                    );
                     self.check.fail(Property::ShownIsSent, msg);
                 }
-                self.check_answer(page, &r.key, order, called, &heard);
+                self.check_answer(page, &r.key, order, pressed, &heard);
             }
             Err(Error::OutcomeUnknown {
                 reason, abandoned, ..
@@ -218,6 +222,9 @@ impl World {
                     self.at(self.now() + FINAL_AGAIN_MS, Ev::User(Act::Final));
                 } else if reason != ANOTHER_TAB && !abandoned {
                     // (Gave up waiting for another tab's lock: nothing sent by this submit.)
+                    // The key this submit sent, not the page's last one: a submit held back
+                    // before its first try (its write waited for a frozen tab's thaw) sent
+                    // nothing, and an earlier submit's key may have had its answer since.
                     if let Some(k) = sent {
                         self.check.on_unknown(order, &k);
                     }
@@ -225,6 +232,7 @@ impl World {
             }
             Err(_) => {}
         }
+        let unknown = unknown.then_some((pressed, heard));
         self.customer_sees(page, order, answered, unknown);
     }
 

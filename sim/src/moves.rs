@@ -138,6 +138,7 @@ impl World {
                 // The page moved on itself: its next Pay is the next order's, whatever its
                 // last submit ended with.
                 p.unknown_order = None;
+                p.unknown_pay = None;
                 let reset = matches!(a, Act::Reset(_));
                 let durable = if reset { l.m.reset() } else { l.m.finish() };
                 self.check.on_give_up(GaveUp {
@@ -205,12 +206,22 @@ impl World {
         let now = self.now();
         let out = match got {
             Submitted::Started(no) => {
-                let heard = self.heard_marks(page);
+                // Pay pressed again for the order whose last submit here ended
+                // outcome-unknown resumes that submit's attempt: it was pressed when that
+                // one was, and heard what that one had.
+                let p = &self.pages[page];
+                let resumed = p
+                    .unknown_pay
+                    .clone()
+                    .filter(|_| p.unknown_order == Some(order));
+                let (pressed, heard) = resumed.unwrap_or_else(|| (now, self.heard_marks(page)));
                 let pr = Promise {
                     order,
                     called: now,
+                    pressed,
                     heard,
                     settled: None,
+                    sent: None,
                 };
                 self.pages[page].promises.insert((inst, no), pr);
                 let due = now + self.opts.deadline_ms as f64 + WAIT_SLACK_MS;
@@ -238,7 +249,7 @@ impl World {
     }
 
     /// A submit of `order` in `page` settled (`answered`: with a 2xx answer; `unknown`:
-    /// `outcome-unknown`): the customer of the run's two-tab payment moves on in the payer's
+    /// `outcome-unknown`, with the submit's `pressed` and `heard`): the customer of the run's two-tab payment moves on in the payer's
     /// tab (its receipt route calls `finish()` or `reset()`) once it is answered, and
     /// presses Pay again in the other after an `outcome-unknown`.
     pub(crate) fn customer_sees(
@@ -246,7 +257,7 @@ impl World {
         page: PageId,
         order: usize,
         answered: bool,
-        unknown: bool,
+        unknown: Option<(f64, String)>,
     ) {
         let tab = self.pages[page].tab;
         // A page that ended that order itself since has moved on: its next Pay is the next
@@ -255,7 +266,8 @@ impl World {
         // that one left stands.
         let moved_on = self.pages[page].ended.iter().any(|(_, _, o)| *o >= order);
         if !moved_on {
-            self.pages[page].unknown_order = unknown.then_some(order);
+            self.pages[page].unknown_order = unknown.as_ref().map(|_| order);
+            self.pages[page].unknown_pay = unknown.clone();
         }
         let Some(r) = self.p.receipt.filter(|_| !self.faults_off) else {
             return;
@@ -270,7 +282,7 @@ impl World {
             let t = self.now() + self.time.range(0.0, 200.0);
             self.at(t, Ev::User(act));
         }
-        if unknown && tab == r.second {
+        if unknown.is_some() && tab == r.second {
             let t = self.now() + self.time.range(200.0, 3000.0);
             self.at(t, Ev::User(Act::Again(tab)));
         }

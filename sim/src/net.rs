@@ -22,6 +22,12 @@ impl World {
         let l = p.live.as_ref().expect("a live machine sends");
         let shown = l.m.record().clone();
         p.sent_key = Some(r.key_value.clone());
+        // The machine runs its sequences one at a time, in the order asked: the one sending
+        // is its first that has not settled.
+        let first = p.promises.range_mut((inst, 0)..=(inst, u32::MAX));
+        if let Some((_, pr)) = first.into_iter().find(|(_, pr)| pr.settled.is_none()) {
+            pr.sent = Some(r.key_value.clone());
+        }
         let attempt_first = matches!(&p.last_event, Some(e) if e.key == r.key_value
             && matches!(e.kind, idemkey::core::machine::EventKind::Attempt { .. }));
         if shown.key != r.key_value {

@@ -60,7 +60,8 @@ impl World {
             return;
         };
         // A submit of this order called before the page had heard of the end counts as
-        // called before it (the docs), though the page has heard by the time it sends.
+        // called before it (the docs), though the page has heard by the time it sends; so
+        // does Pay pressed again to resume it after its outcome-unknown.
         let called_unheard = self.pages[page]
             .promises
             .values()
@@ -71,7 +72,7 @@ impl World {
                     .filter_map(Mark::decode)
                     .any(|m| m.key == key)
             })
-            .map(|pr| pr.called)
+            .map(|pr| pr.pressed)
             .next();
         let unheard = match self.waiver_of(&g, page, key) {
             None if g.durable => called_unheard.map(|called| Waiver::MarkNotHeard {
@@ -114,14 +115,15 @@ impl World {
     }
 
     /// A submit of `order` in `page` is answered by `key`: not an attempt given up before
-    /// it was called. (A later press that joined it, the same basket while it ran, is
+    /// it was called (`pressed`: or before the call of the submit it resumes, the page's
+    /// last, which ended `outcome-unknown`, whose `heard` it carries). (A later press that joined it, the same basket while it ran, is
     /// answered as it is: the README's second click joins the request in flight.)
     pub(crate) fn check_answer(
         &mut self,
         page: PageId,
         key: &str,
         order: usize,
-        called: f64,
+        pressed: f64,
         heard: &str,
     ) {
         let Some(g) = self.check.dead(key, order) else {
@@ -145,7 +147,7 @@ impl World {
         let unheard_at_call = !heard.lines().filter_map(Mark::decode).any(|m| m.key == key);
         let unheard = match self.waiver_of(&g, page, key) {
             None if unheard_at_call && g.durable => Some(Waiver::MarkNotHeard {
-                lag_ms: called - g.at,
+                lag_ms: pressed - g.at,
             }),
             w => w,
         };

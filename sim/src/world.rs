@@ -43,11 +43,18 @@ pub(crate) struct Promise {
     pub order: usize,
     /// When `submit()` was called.
     pub called: f64,
+    /// When the Pay it belongs to was pressed: its call, or for a Pay pressed again after
+    /// an `outcome-unknown`, that of the submit it resumes (the docs: it resumes that
+    /// attempt, even once another tab ended it).
+    pub pressed: f64,
     /// Whether the page had heard then (the mark in its localStorage) that each key was
     /// given up: a key given up that it had not heard of answers it as the attempt ended.
     pub heard: String,
     /// How it settled.
     pub settled: Option<Result<String, Error>>,
+    /// The key of its last try, if it sent one (a submit that sent nothing left no outcome
+    /// unknown, whatever the page's earlier submits sent).
+    pub sent: Option<String>,
 }
 
 /// One page (one load of a tab).
@@ -75,6 +82,9 @@ pub(crate) struct Page {
     /// The order of its last submit, if that ended `outcome-unknown`: Pay pressed again
     /// pays it.
     pub unknown_order: Option<usize>,
+    /// That submit's `pressed` and `heard`: a Pay of its order pressed again resumes its
+    /// attempt, and belongs to what that submit belonged to.
+    pub unknown_pay: Option<(f64, String)>,
     /// IndexedDB failed in the page (a `storage-fallback` event from it).
     pub idb_failed: bool,
     /// Keys the page showed bound to a payload (its own, or another tab's it heard of),
@@ -367,6 +377,7 @@ impl World {
             commands: 0,
             restored: false,
             unknown_order: None,
+            unknown_pay: None,
             idb_failed: false,
             saw_bound: BTreeMap::new(),
         });
