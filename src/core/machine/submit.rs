@@ -257,7 +257,7 @@ impl<H: Host> Scope<H> {
     fn held_back(&mut self, j: &SubmitJob, sent: u32, reason: &str) -> Option<Error> {
         let rec = j.rec.clone()?;
         let now = self.host.now_ms();
-        if j.abandoned || (!j.resumes_ended && self.live(Some(rec.clone())).is_none()) {
+        if j.abandoned || (!j.resumes_ended && self.ended_here(&rec)) {
             return Some(unknown(sent, "abandoned".into(), true));
         }
         let late = j.send.retry_policy().out_of_time(j.spent(now)) || rec.is_expired(now);

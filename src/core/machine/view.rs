@@ -155,7 +155,7 @@ impl<H: Host> Scope<H> {
     /// an attempt a page ended (this page's own submit stores the answer of a try that was
     /// on the wire when the page ended its attempt: the page shows the new key).
     pub(super) fn show(&mut self, rec: &Record, from: Shown) {
-        if rec.key == self.rec.key || self.live(Some(rec.clone())).is_some() {
+        if rec.key == self.rec.key || !self.ended_here(rec) {
             self.set_shown(rec, from, true);
         }
     }
