@@ -126,6 +126,40 @@ fn a_try_on_the_wire_at_finish_reports_its_charge_and_later_pages_do_not_show_it
     later_page_pays_anew(&a, &old, &mut idb);
 }
 
+// P-finish-final: the try on the wire at reset() is answered once its key expired (a tab
+// frozen that long) and another page's sweep deleted the expired mark: the answer is
+// reported, and the page still shows its new key, as open() there does.
+#[test]
+fn a_try_on_the_wire_at_reset_answered_after_its_mark_was_swept_keeps_the_new_key() {
+    let (mut a, mut idb) = settled(TestHost::default());
+    let old = a.record().key.clone();
+    let until = a.record().expires_at;
+    first_try(&mut a, &mut idb, options());
+    a.host.now = 1_000.0;
+    a.reset();
+    drain(&mut a);
+    let new = a.record().key.clone();
+    // Past the ended key's expiry, not yet the new one's (made at the reset).
+    a.host.now = until + 500.0;
+    let now = a.host.now;
+    a.host.maps.retain(|(_, k), v| {
+        !crate::core::sweep::sweep_due("idemkey", k, v, now, |t| Record::decode(t))
+    });
+    a.handle(answer(201, None));
+    let cmds = drain(&mut a);
+    assert!(
+        cmds.iter().any(|c| matches!(
+            c,
+            Command::Settle { outcome: Ok(Reply { status: 201, key, .. }), .. } if *key == old
+        )),
+        "{cmds:?}"
+    );
+    assert_eq!(a.record().key, new, "{cmds:?}");
+    a.reopen();
+    assert_eq!(a.record().key, new);
+    assert_eq!(a.record().state, State::Fresh);
+}
+
 // A page that heard nothing of a finish() elsewhere sends no more tries of that key
 #[test]
 fn a_page_that_slept_through_a_finish_elsewhere_sends_no_more_tries_of_its_key() {

@@ -153,9 +153,11 @@ impl<H: Host> Scope<H> {
 
     /// Makes `rec` what the page shows (`stored`: it is the scope's stored record); never
     /// an attempt a page ended (this page's own submit stores the answer of a try that was
-    /// on the wire when the page ended its attempt: the page shows the new key).
+    /// on the wire when the page ended its attempt: the page shows the new key), nor another
+    /// key's expired record, whose end's mark the sweep may have deleted by then.
     pub(super) fn show(&mut self, rec: &Record, from: Shown) {
-        if rec.key == self.rec.key || !self.ended_here(rec) {
+        let now = self.host.now_ms();
+        if rec.key == self.rec.key || !(rec.is_expired(now) || self.ended_here(rec)) {
             self.set_shown(rec, from, true);
         }
     }
