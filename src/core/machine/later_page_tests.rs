@@ -142,9 +142,9 @@ fn a_try_on_the_wire_at_reset_answered_after_its_mark_was_swept_keeps_the_new_ke
     // Past the ended key's expiry, not yet the new one's (made at the reset).
     a.host.now = until + 500.0;
     let now = a.host.now;
-    a.host.maps.retain(|(_, k), v| {
-        !crate::core::sweep::sweep_due("idemkey", k, v, now, |t| Record::decode(t))
-    });
+    a.host
+        .maps
+        .retain(|(_, k), v| !crate::core::sweep::sweep_due("idemkey", k, v, now, Record::decode));
     a.handle(answer(201, None));
     let cmds = drain(&mut a);
     assert!(
