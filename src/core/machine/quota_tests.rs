@@ -221,3 +221,59 @@ fn a_tab_sending_under_its_own_lock_does_not_show_another_tabs_copy() {
     a.handle(Input::Woken(Wake::Retry));
     assert_eq!(sent(&drain(&mut a)).map(|r| r.key_value.clone()), Some(key));
 }
+
+/// A tab whose localStorage is full pays: its record's copy lives in sessionStorage. Its
+/// submit resolves with the answer once that copy has it, as with localStorage, not once
+/// IndexedDB has it: a tab the browser froze while it read there holds that write up
+/// until it is shown again, which would keep the answer from the customer past the
+/// deadline. The lock goes once the write is made. [P-wait-bounded] [P-answer-then-lock]
+#[test]
+fn an_answer_whose_write_a_frozen_tab_holds_up_resolves_at_once_and_once() {
+    let tab = Tab {
+        inner: TestHost::default(),
+        local: Rc::new(RefCell::new(BTreeMap::new())),
+        full: Rc::new(Cell::new(true)),
+    };
+    let mut s = Scope::open(tab, options().into(), false);
+    drain(&mut s);
+    let started = s.submit("{}".into(), "fp".into(), Rc::new(options()));
+    assert!(matches!(started, Submitted::Started(1)), "{started:?}");
+    drain(&mut s);
+    s.handle(Input::LockGranted);
+    drain(&mut s);
+    s.handle(Input::IdbRead(Ok(None)));
+    drain(&mut s);
+    s.handle(Input::IdbWritten(Ok(())));
+    assert!(sent(&drain(&mut s)).is_some());
+    s.handle(answer(201, None));
+    let mut cmds = drain(&mut s);
+    s.handle(Input::Woken(Wake::AnswerTurn));
+    cmds.extend(drain(&mut s));
+    assert!(
+        matches!(settled_with(&cmds).as_slice(), [Ok(r)] if r.status == 201),
+        "the answer, before IndexedDB has it: {cmds:?}"
+    );
+    assert!(
+        cmds.iter().any(|c| matches!(c, Command::IdbPut { .. })),
+        "{cmds:?}"
+    );
+    assert!(!cmds.contains(&Command::Unlock), "{cmds:?}");
+    // The write waits behind the frozen tab; the deadline's timer runs, then the frozen
+    // tab is shown again and the write is made: the lock goes, nothing more settles.
+    s.handle(Input::Woken(Wake::Deadline(1)));
+    let mut cmds = drain(&mut s);
+    s.handle(Input::IdbWritten(Ok(())));
+    cmds.extend(drain(&mut s));
+    assert!(settled_with(&cmds).is_empty(), "{cmds:?}");
+    assert!(cmds.contains(&Command::Unlock), "{cmds:?}");
+}
+
+/// The outcomes `cmds` settle submits with.
+fn settled_with(cmds: &[Command]) -> Vec<&Result<Reply, Error>> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::Settle { outcome, .. } => Some(outcome),
+            _ => None,
+        })
+        .collect()
+}

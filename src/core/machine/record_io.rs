@@ -11,7 +11,7 @@ use super::state::{Stage, SubmitJob};
 use crate::core::ended::{belongs, covers, Belongs};
 use crate::core::record::Record;
 use crate::core::state::State;
-use crate::core::sync::{began_after, may_lead, on_lock, Current, Notice, Shown};
+use crate::core::sync::{began_after, may_lead, on_lock, Current, Shown};
 use crate::prelude::*;
 
 impl<H: Host> Scope<H> {
@@ -124,7 +124,7 @@ impl<H: Host> Scope<H> {
 
     /// Starts storing `rec` (its `rev` counted up) for every tab: `Ok` with the stage to
     /// wait in for IndexedDB, or `Err` with its text when only the mirror holds it (then
-    /// [`Scope::stored`] follows at once). A pending record's mirror copy is written at
+    /// [`Scope::stored_unposted`] follows at once). A pending record's mirror copy is written at
     /// once (core::sync's [`may_lead`]), in the task that asks IndexedDB for the write (a
     /// submit's read), not in the task of its answer: a page pays for the first Web
     /// Storage write of a task (about 60 us in Chromium), and the following ones cost
@@ -146,13 +146,7 @@ impl<H: Host> Scope<H> {
     }
 
     /// A store of `rec` (as `text`) done once IndexedDB answered `done` (`None`: not
-    /// used): the other tabs are told and the page shows it.
-    pub(super) fn stored(&mut self, rec: &Record, text: String, done: Option<Result<(), String>>) {
-        self.stored_unposted(rec, &text, done);
-        self.post(Notice::Stored(&text));
-    }
-
-    /// [`Scope::stored`] but the notice to the other tabs: the mirror written where
+    /// used), but the notice to the other tabs: the mirror written where
     /// [`Scope::store`] did not, or written again as a copy the store does not hold when
     /// IndexedDB failed. Where it was written already, `rec` is shown again, over any
     /// other tab's copy shown while the write was under way (a late one: this page holds

@@ -5,7 +5,7 @@
 use alloc::rc::Rc;
 
 use super::host::Host;
-use super::io::{Answer, Command, NoAnswer, Reply, Wake};
+use super::io::{Answer, Command, NoAnswer, Wake};
 use super::mirror::Store;
 use crate::core::options::Options;
 use crate::core::record::Record;
@@ -150,8 +150,6 @@ pub(super) enum At {
     AnswerTurn(String),
     /// The final answer's IndexedDB write (its text).
     AnswerWrite(String),
-    /// The final answer stored where the mirror is not localStorage: settled once done.
-    Final(String, Reply),
     /// Settled at its deadline while it waited for the lock: it lets the lock go once held.
     WaitedOut,
 }

@@ -10,7 +10,6 @@ use super::io::{Answer, Command, NoAnswer, Reply, Request, Wake};
 use super::mutation::{on, Mutation};
 use super::state::{At, Scope, Stage, Step, SubmitJob};
 use crate::core::header::{format_key, is_replayed};
-use crate::core::options::StorageKind;
 use crate::core::plan::{plan_submit_since, SubmitPlan};
 use crate::core::record::{Record, StoredResponse};
 use crate::core::retry::{classify, Class, Next, TryOutcome};
@@ -86,13 +85,6 @@ impl<H: Host> Scope<H> {
                     _ => {}
                 }
                 self.release_lock();
-                None
-            }
-            (At::Final(text, reply), Step::Written(done)) => {
-                let rec = j.rec.clone().unwrap_or_else(|| self.rec.clone());
-                self.stored(&rec, text, Some(done));
-                self.release_lock();
-                self.settle(j.no, Ok(reply));
                 None
             }
             (At::WaitedOut, Step::Locked | Step::Read(_) | Step::Written(_)) => {
@@ -385,27 +377,16 @@ impl<H: Host> Scope<H> {
         }
     }
 
-    /// Stores the final answer. Where the mirror is localStorage (it outlives the page),
-    /// the submit settles once the mirror has it and the lock is held until IndexedDB has
-    /// it too, a turn later: the code awaiting `submit()` runs first. A page that goes away
-    /// in between leaves the mirror's copy ahead of the store's, and the next lock holder
-    /// goes on from it (core::sync's `store_missed`): either way the answer is kept.
+    /// Stores the final answer: the submit settles once the mirror has it, and the lock is
+    /// held until IndexedDB has it too, a turn later: the code awaiting `submit()` runs
+    /// first. A page that goes away in between leaves the mirror's copy ahead of the
+    /// store's, and the next lock holder goes on from it (core::sync's `store_missed`),
+    /// or, where the mirror is the tab's own (sessionStorage, page memory), from the
+    /// pending record IndexedDB still holds, whose key the server answers once. Never
+    /// later: a write held up behind a transaction of a tab the browser froze would keep
+    /// the answer from the customer past the deadline.
     fn final_answer(&mut self, j: &mut SubmitJob, reply: Reply) -> Option<At> {
         let mut rec = j.rec.clone()?;
-        if self.store.kind() != StorageKind::Local {
-            let stage = self.store(&mut rec);
-            j.rec = Some(rec.clone());
-            return match stage {
-                Ok(Stage::Write { text, .. }) => Some(At::Final(text, reply)),
-                Ok(_) => None,
-                Err(text) => {
-                    self.stored(&rec, text, None);
-                    self.release_lock();
-                    self.settle(j.no, Ok(reply));
-                    None
-                }
-            };
-        }
         rec.rev += 1;
         let text = rec.encode();
         j.rec = Some(rec.clone());
