@@ -41,9 +41,12 @@ impl<H: Host> Scope<H> {
         prefix.push(':');
         let kind = self.store.kind();
         let keys = self.host.storage_keys(kind, &prefix);
+        let now = self.host.now_ms();
         for k in &keys {
             let v = self.host.storage_get(kind, k).ok().flatten();
-            if v.is_some_and(|v| self.due(k, &v)) || flag_due(&self.opts.namespace, k, &keys) {
+            if v.is_some_and(|v| {
+                self.due(k, &v) || flag_due(&self.opts.namespace, k, &v, now, &keys)
+            }) {
                 self.host.storage_remove(kind, k);
             }
         }
