@@ -34,8 +34,8 @@ impl<H: Host> Scope<H> {
     }
 
     /// Deletes what core's sweep rules say is due under the namespace (the flags of ended
-    /// attempts once the entries they flag are gone): in the store's backend now, in
-    /// IndexedDB through the driver where the record is shared.
+    /// attempts once the entries they flag are gone and their end has expired): in the
+    /// store's backend now, in IndexedDB through the driver where the record is shared.
     pub(super) fn sweep(&mut self) {
         let mut prefix = self.opts.namespace.clone();
         prefix.push(':');
