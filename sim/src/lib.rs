@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod bystander;
 pub mod check;
 pub mod clock;
 mod dispatch;

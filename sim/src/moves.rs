@@ -127,6 +127,7 @@ impl World {
             }
             Act::Finish(tab) | Act::Reset(tab) => {
                 let Some(page) = self.in_use(tab) else { return };
+                self.bystander();
                 let ended = self.order;
                 self.order += 1;
                 let now = self.now();

@@ -33,6 +33,8 @@ pub enum Ev {
         /// The write's number in the origin's order.
         seq: u64,
     },
+    /// A bystander page (another order's checkout) opens its scope, sweeping the namespace.
+    Bystander(PageId),
     /// IndexedDB runs transaction `id`.
     Idb(u64),
     /// Read transaction `id`'s answer reaches machine `inst` of `page`, the transaction

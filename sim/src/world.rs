@@ -120,6 +120,9 @@ pub struct World {
     /// The randomness of the page's time and exits (its own: a run without them draws
     /// nothing from it).
     pub(crate) time: Rng,
+    /// The bystander pages' own stream (bystander.rs): a run's other draws are the same
+    /// with or without them.
+    pub(crate) bystanders: Rng,
     /// The frozen page, from when, until when.
     pub(crate) frozen: Option<(PageId, f64, f64)>,
     /// Pages in the back/forward cache, by tab.
@@ -158,6 +161,8 @@ const TIME_STREAM: u64 = 0x7153_0e11_d00d_5eed;
 /// Seeds the generator of what else the browser has (throwing storage, the clock, two tabs
 /// without Web Locks, the customer paying in two tabs) apart from the others.
 const MORE_STREAM: u64 = 0x5eed_b0a7_57e9_0c1c;
+/// The bystander pages' stream.
+const BYSTANDER_STREAM: u64 = 0xb757_a2de_4d0f_11e5;
 
 /// The options every page opens the checkout with.
 fn options(ttl_s: f64) -> Options {
@@ -228,6 +233,7 @@ impl World {
             moved_on: false,
             trace: traced.then(Vec::new),
             time,
+            bystanders: Rng::new(seed ^ BYSTANDER_STREAM),
             frozen: None,
             away: BTreeMap::new(),
             steps: 0,
@@ -302,6 +308,7 @@ impl World {
                 value,
                 seq,
             } => self.local_apply(page, key, value, seq),
+            Ev::Bystander(page) => self.bystander_opens(page),
             Ev::Idb(id) => self.idb_run(id),
             Ev::IdbAnswer {
                 id,
@@ -357,6 +364,14 @@ impl World {
 
     /// A page loads in `tab` and opens the checkout.
     pub(crate) fn load(&mut self, tab: TabId) -> PageId {
+        let id = self.new_page(tab);
+        self.tab_page.insert(tab, id);
+        self.open_scope(id, true);
+        id
+    }
+
+    /// A page loads in `tab`: its view of localStorage, nothing opened yet.
+    pub(crate) fn new_page(&mut self, tab: TabId) -> PageId {
         let id = self.pages.len();
         self.env.borrow_mut().local.load(id);
         let crash_left = match self.p.crash {
@@ -381,8 +396,6 @@ impl World {
             idb_failed: false,
             saw_bound: BTreeMap::new(),
         });
-        self.tab_page.insert(tab, id);
-        self.open_scope(id, true);
         id
     }
 

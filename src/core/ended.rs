@@ -30,7 +30,8 @@
 //! never read back), in the backend that then takes the mark, and a page lists a scope's
 //! marks only in a backend where the flag is: one tab's writes reach another in the order
 //! made, so a page that has a mark has its flag. The sweep deletes a flag once no mark of
-//! its scope is left beside it (core::sweep's `flag_due`).
+//! its scope is left beside it and the end it was last written for has expired (core::sweep's
+//! `flag_due`): another page may list the flag before the mark written after it.
 
 use crate::core::ascii::{digits, rsplit_byte};
 use crate::core::json::push_u64;

@@ -162,10 +162,12 @@ fn sweep_deletes_the_marks_of_ended_attempts_once_every_key_they_name_expired() 
 }
 
 /// The flag that a scope has ended attempts in a backend: due once no mark of its scope is
-/// listed beside it, whatever it holds (it is never read), and not before.
+/// listed beside it and the end it was last written for has expired, and not before.
 #[test]
 fn sweep_deletes_a_scopes_flag_once_no_mark_of_the_scope_is_left() {
     let ns = "shop";
+    // The mark line the flag holds: its end's key expired before now.
+    let old = format!("{KEY} 1 {}", NOW as u64 - 1);
     let flag = ends_key(ns, "cart");
     assert_eq!(flag, "shop:ends:cart");
     let mark = |scope: &str| ended_key(ns, scope) + ":" + KEY;
@@ -181,13 +183,29 @@ fn sweep_deletes_a_scopes_flag_once_no_mark_of_the_scope_is_left() {
     ] {
         let mut keys = others.clone();
         keys.push(flag.clone());
-        assert!(flag_due(ns, &flag, &keys), "kept beside {others:?}");
+        assert!(
+            flag_due(ns, &flag, &old, NOW, &keys),
+            "kept beside {others:?}"
+        );
         // A mark of its scope keeps it, whatever the sweep does with that mark.
         keys.push(mark("cart"));
-        assert!(!flag_due(ns, &flag, &keys), "deleted beside its mark");
+        assert!(
+            !flag_due(ns, &flag, &old, NOW, &keys),
+            "deleted beside its mark"
+        );
     }
     // A mark of a scope whose name goes on after a `:` keeps it too (a listing, no mark).
-    assert!(!flag_due(ns, &flag, &listed(&[&flag, &mark("cart:x")])));
+    assert!(!flag_due(
+        ns,
+        &flag,
+        &old,
+        NOW,
+        &listed(&[&flag, &mark("cart:x")])
+    ));
+    // Alone, but written for an end whose key is still live: its mark may not have reached
+    // this page yet (written after the flag), and is never hidden so.
+    let live = format!("{KEY} 1 {}", NOW as u64 + 1);
+    assert!(!flag_due(ns, &flag, &live, NOW, &listed(&[&flag])));
     // Only a flag is due so: not a mark, a record, a key this crate does not know, nor a
     // flag with no scope or of another namespace.
     let all = listed(&[&flag]);
@@ -199,6 +217,6 @@ fn sweep_deletes_a_scopes_flag_once_no_mark_of_the_scope_is_left() {
         ends_key("shop2", "cart"),
         "shop".into(),
     ] {
-        assert!(!flag_due(ns, &k, &all), "{k} due");
+        assert!(!flag_due(ns, &k, &old, NOW, &all), "{k} due");
     }
 }

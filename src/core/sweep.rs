@@ -40,15 +40,24 @@ pub fn sweep_due(
         .is_some_and(|(_, at)| now_ms - at as f64 >= QUARANTINE_RETENTION_MS)
 }
 
-/// Whether the sweep deletes the storage entry `storage_key` of `namespace`, one of the
-/// entries `listed` in its backend: the flag that a scope has ended attempts there
-/// ([`ends_key`](crate::core::record::ends_key)) when no entry of that scope's marks is
-/// listed with it. A mark the same sweep deletes still counts (the next page's sweep
-/// deletes the flag); so does one of a scope whose name goes on after a `:`, which starts
-/// the same: a flag left costs a listing, never a mark. Its value is not read: whatever it
-/// holds, it stays while a mark of its scope does, since a page lists a scope's marks only
-/// where its flag is.
-pub fn flag_due(namespace: &str, storage_key: &str, listed: &[String]) -> bool {
+/// Whether the sweep deletes the storage entry `storage_key` of `namespace`, holding
+/// `value`, one of the entries `listed` in its backend at `now_ms`: the flag that a scope
+/// has ended attempts there ([`ends_key`](crate::core::record::ends_key)) when no entry of
+/// that scope's marks is listed with it and the end it was last written for (its `value`,
+/// that end's mark) has expired. An end writes the flag, then its mark: another page can
+/// list the flag before the mark reaches it, and a flag deleted then would hide a live mark
+/// from every tab's listing while the check before a try still reads the mark's own entry
+/// (a submit that goes on with its attempt would be given up at each Pay). A mark the same
+/// sweep deletes still counts (the next page's sweep deletes the flag); so does one of a
+/// scope whose name goes on after a `:`, which starts the same: a flag left costs a
+/// listing, never a mark.
+pub fn flag_due(
+    namespace: &str,
+    storage_key: &str,
+    value: &str,
+    now_ms: f64,
+    listed: &[String],
+) -> bool {
     let scope = storage_key
         .strip_prefix(namespace)
         .and_then(|rest| rest.strip_prefix(":ends:"))
@@ -56,10 +65,11 @@ pub fn flag_due(namespace: &str, storage_key: &str, listed: &[String]) -> bool {
     let Some(scope) = scope else {
         return false;
     };
-    !listed.iter().any(|k| {
-        k.strip_prefix(namespace)
-            .and_then(|rest| rest.strip_prefix(":ended:"))
-            .and_then(|rest| rest.strip_prefix(scope))
-            .is_some_and(|rest| rest.starts_with(':'))
-    })
+    all_expired(value, now_ms)
+        && !listed.iter().any(|k| {
+            k.strip_prefix(namespace)
+                .and_then(|rest| rest.strip_prefix(":ended:"))
+                .and_then(|rest| rest.strip_prefix(scope))
+                .is_some_and(|rest| rest.starts_with(':'))
+        })
 }

@@ -101,3 +101,57 @@ fn pay_again_for_a_stopped_payment_that_reported_before_another_baskets_pay_keep
     let cmds = run(&mut b, &mut idb, next);
     sent_under(&cmds, &key);
 }
+
+// P-unknown-resumes: tab B pays; tab A (showing B's payment) calls reset() while B's try is
+// on the wire: A writes the scope's flag, then the mark, and posts its notice. B hears it
+// (its Web Storage had A's writes already: B's own writes of them change nothing there),
+// and its payment ends outcome-unknown (abandoned). A third page of the origin opened the
+// namespace when A's flag had reached it and the mark not yet: its sweep deleted the flag,
+// in every tab. Pay pressed again in B goes on under its attempt's key, as the docs
+// promise. It used to be given up before its try, and so was every later Pay: the lock
+// holder, listing marks only where the flag is, planned the key as live, and the check
+// before the try, reading the key's own mark, gave it up.
+#[test]
+fn pay_again_goes_on_under_its_key_when_a_sweep_ran_between_an_ends_flag_and_its_mark() {
+    let (mut b, mut idb) = settled(TestHost::default());
+    let first = first_try(&mut b, &mut idb, options());
+    let key = sent(&first).expect("a first try").key_value.clone();
+    let mut a = beside(&b);
+    assert_eq!(a.record().key, key, "A does not show B's payment");
+    a.reset();
+    let notice = drain(&mut a)
+        .into_iter()
+        .find_map(|c| match c {
+            Command::Post { text, .. } => Some(text),
+            _ => None,
+        })
+        .expect("A posted no notice");
+    // The third page: A's flag has reached it, the mark not yet; it opens the namespace.
+    let mut seen = b.host.maps.clone();
+    for ((kind, k), v) in &a.host.maps {
+        if k.contains(":ends:") {
+            seen.insert((*kind, k.clone()), v.clone());
+        }
+    }
+    let host = TestHost {
+        now: 200.0,
+        seed: 11,
+        maps: seen,
+    };
+    let third = Scope::open(host, options().into(), true);
+    hand_over(&a, &mut b, ":end");
+    b.handle(Input::Notice(notice));
+    drain(&mut b);
+    // The sweep's removal reaches the tabs after B's writes, which changed nothing.
+    for (k, _) in a.host.maps.clone() {
+        if k.1.contains(":ends:") && !third.host.maps.contains_key(&k) {
+            b.host.maps.remove(&k);
+        }
+    }
+    b.handle(Input::NoAnswer(NoAnswer::Network));
+    drain(&mut b);
+    b.handle(Input::Woken(Wake::Retry));
+    let stopped = drain(&mut b);
+    assert!(sent(&stopped).is_none(), "a try after the end: {stopped:?}");
+    sent_under(&pay_again(&mut b, &mut idb), &key);
+}

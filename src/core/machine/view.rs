@@ -34,16 +34,19 @@ impl<H: Host> Scope<H> {
     }
 
     /// Deletes what core's sweep rules say is due under the namespace (the flags of ended
-    /// attempts once the entries they flag are gone): in the store's backend now, in
-    /// IndexedDB through the driver where the record is shared.
+    /// attempts once the entries they flag are gone and their end has expired): in the
+    /// store's backend now, in IndexedDB through the driver where the record is shared.
     pub(super) fn sweep(&mut self) {
         let mut prefix = self.opts.namespace.clone();
         prefix.push(':');
         let kind = self.store.kind();
         let keys = self.host.storage_keys(kind, &prefix);
+        let now = self.host.now_ms();
         for k in &keys {
             let v = self.host.storage_get(kind, k).ok().flatten();
-            if v.is_some_and(|v| self.due(k, &v)) || flag_due(&self.opts.namespace, k, &keys) {
+            if v.is_some_and(|v| {
+                self.due(k, &v) || flag_due(&self.opts.namespace, k, &v, now, &keys)
+            }) {
                 self.host.storage_remove(kind, k);
             }
         }
