@@ -23,6 +23,7 @@ mod local;
 mod locks;
 mod moves;
 mod net;
+mod page;
 pub mod property;
 pub mod queue;
 pub mod refusals;

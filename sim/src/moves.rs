@@ -9,11 +9,12 @@ use idemkey::core::fingerprint::fingerprint;
 use idemkey::core::machine::Submitted;
 
 use crate::check::{GaveUp, Property};
+use crate::page::Promise;
 use crate::queue::{Ev, PageId, TabId};
 use crate::spans::WAIT_SLACK_MS;
 use crate::user::{Act, Exit};
 use crate::waiver::Waiver;
-use crate::world::{env_now, Promise, World};
+use crate::world::{env_now, World};
 
 impl World {
     /// Order `order`'s payload and its fingerprint; in a run of one basket, the basket's
