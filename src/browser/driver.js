@@ -235,8 +235,9 @@ export function stringify(v) {
   }
 }
 
-// Whether `o` is a JSON object (not null, not an array).
-const isObject = (o) => !!o && typeof o == "object" && !Array.isArray(o);
+// Whether `o` is a JSON object (not null, not an array), a plain object's kind of value
+// (options.js reads the options with it too).
+export const isObject = (o) => !!o && typeof o == "object" && !Array.isArray(o);
 
 /** The object the JSON text `t` holds (a stored record's), or why it holds none, as a string. */
 export function parseObject(t) {

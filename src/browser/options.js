@@ -1,7 +1,7 @@
 // The options object of `Checkout.open` read for the Rust core (src/browser/options.rs):
 // its names and types checked, and whether `fetch` would refuse the endpoint or headers.
 // Every other rule is the core's. Joined into idemkey.js by scripts/post-pack.sh.
-import { errorText, idemError, read } from "./driver.js";
+import { errorText, idemError, isObject, read } from "./driver.js";
 
 /** The `invalid-options` IdemError for `option`, worded as Rust's `Error::message` words it. */
 const badOption = (option, reason) => idemError(`invalid option \`${option}\`: ${reason}`, "invalid-options");
@@ -55,9 +55,6 @@ const OPTIONS = {
   onEvent: "function",
 };
 const BACKOFF = { __proto__: null, baseMs: "number", maxMs: "number" };
-
-/** Whether `v` is a plain object's kind of value (not null, an array or a function). */
-const isObject = (v) => typeof v == "object" && v !== null && !Array.isArray(v);
 
 
 /**
