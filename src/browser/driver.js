@@ -166,6 +166,17 @@ function chanClose(d) {
 
 
 /**
+ * `h` (a Headers) with the extra headers set: `headers` holds their names and values
+ * joined by "\n", which neither may contain. Throws what `Headers` throws (options.js
+ * checks them with it at `open()`).
+ */
+export function withHeaders(h, headers) {
+  const p = headers ? headers.split("\n") : [];
+  for (let i = 0; i < p.length; i += 2) h.set(p[i], p[i + 1]);
+  return h;
+}
+
+/**
  * One HTTP try: `fetch` with the JSON body, `content-type: application/json`, the extra
  * headers (`headers`: names and values joined by "\n", which neither may contain) and the
  * key's header, aborted after `ms`. Feeds ANSWER (status, body text, Retry-After,
@@ -176,9 +187,7 @@ export async function send(d, url, method, headers, keyName, keyValue, body, cre
   const t = setTimeout(() => c.abort(), ms);
   let a;
   try {
-    const h = new Headers({ "content-type": "application/json" });
-    const p = headers ? headers.split("\n") : [];
-    for (let i = 0; i < p.length; i += 2) h.set(p[i], p[i + 1]);
+    const h = withHeaders(new Headers({ "content-type": "application/json" }), headers);
     h.set(keyName, keyValue);
     const r = await fetch(url, { method, headers: h, body, credentials, signal: c.signal });
     a = [r.status, await r.text(), r.headers.get("retry-after"), r.headers.get("idempotent-replayed")];

@@ -1,7 +1,7 @@
 // The options object of `Checkout.open` read for the Rust core (src/browser/options.rs):
 // its names and types checked, and whether `fetch` would refuse the endpoint or headers.
 // Every other rule is the core's. Joined into idemkey.js by scripts/post-pack.sh.
-import { errorText, idemError, isObject, read } from "./driver.js";
+import { errorText, idemError, isObject, read, withHeaders } from "./driver.js";
 
 /** The `invalid-options` IdemError for `option`, worded as Rust's `Error::message` words it. */
 const badOption = (option, reason) => idemError(`invalid option \`${option}\`: ${reason}`, "invalid-options");
@@ -22,9 +22,7 @@ export function refused(url, headers) {
   if (asked === accepted) return null;
   let option = "headers";
   try {
-    const h = new Headers();
-    const a = headers ? headers.split("\n") : [];
-    for (let i = 0; i < a.length; i += 2) h.set(a[i], a[i + 1]);
+    withHeaders(new Headers(), headers);
     option = "endpoint";
     new Request(url);
     accepted = asked;
