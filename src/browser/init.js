@@ -15,6 +15,7 @@
 //              `wasm-blocked`, which names the source to add. After a failure only, an empty
 //              module tells that refusal apart from a broken download or a corrupt file.
 import { idemError } from "./driver.js";
+import { badOption } from "./options.js";
 
 // The smallest wasm module (magic number and version): it compiles and instantiates unless
 // the page's policy refuses WebAssembly (WebKit compiles it then, and refuses the instance).
@@ -68,7 +69,7 @@ async function load(initSync, options) {
 
 /** The wasm's bytes, once they hash to `integrity`; rejects otherwise. */
 async function checked(bytes, integrity) {
-  const bad = (reason) => idemError(`invalid option \`integrity\`: ${reason}`, "invalid-options");
+  const bad = (reason) => badOption("integrity", reason);
   const alg = /^sha(256|384|512)-[\w+/]+=*$/.exec(integrity)?.[1];
   if (!alg) throw bad("must be one SRI hash: sha256-, sha384- or sha512-<base64>");
   if (!crypto.subtle) throw bad("needs a secure context (https, localhost)");

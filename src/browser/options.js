@@ -4,7 +4,7 @@
 import { errorText, idemError, isObject, read, withHeaders } from "./driver.js";
 
 /** The `invalid-options` IdemError for `option`, worded as Rust's `Error::message` words it. */
-const badOption = (option, reason) => idemError(`invalid option \`${option}\`: ${reason}`, "invalid-options");
+export const badOption = (option, reason) => idemError(`invalid option \`${option}\`: ${reason}`, "invalid-options");
 
 // The last endpoint and headers `refused` accepted: a page opens its checkouts with the
 // same ones, and making the Headers and the Request that check them cost 0.05 to 0.1 ms
