@@ -19,8 +19,7 @@ use crate::prelude::*;
 
 /// The `storage-fallback` reason where the page has no Web Locks (an insecure `http://`
 /// origin, a browser from before 2022).
-const NO_WEB_LOCKS: &str =
-    "no Web Locks (navigator.locks): the record is this tab's alone, tabs are not coordinated";
+const NO_WEB_LOCKS: &str = "no Web Locks (navigator.locks): each tab's record is its own";
 
 impl<H: Host> Scope<H> {
     /// Opens the scope for `opts` in a page: picks the storage (with fallbacks, each a
