@@ -71,7 +71,7 @@ impl Error {
                 m.push_str(reason);
             }
             Error::PayloadConflict { state } => {
-                m.push_str("payload differs from the one this key was used for (state ");
+                m.push_str("payload differs from this key's (state ");
                 m.push_str(state);
                 m.push_str("); call reset() to start a new attempt");
             }
