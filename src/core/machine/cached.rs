@@ -7,7 +7,6 @@ use super::io::Reply;
 use super::state::{Scope, SubmitJob};
 use crate::core::plan::{plan_submit, SubmitPlan};
 use crate::core::record::Record;
-use crate::core::state::State;
 use crate::core::sync::{on_lock, Current};
 use crate::prelude::*;
 
@@ -47,9 +46,8 @@ impl<H: Host> Scope<H> {
         let Current::Stored(r) = on_lock(stored, mirror, Some(shown), self.shown, now) else {
             return None;
         };
-        let answered =
-            r.state == State::Succeeded && plan_submit(&r, &j.fp, now) == SubmitPlan::Cached;
-        if answered {
+        // Only a succeeded attempt of this payload is planned as answered.
+        if plan_submit(&r, &j.fp, now) == SubmitPlan::Cached {
             cached(&r)
         } else {
             None
