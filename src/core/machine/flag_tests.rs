@@ -58,9 +58,10 @@ fn a_mark_another_tab_wrote_with_its_flag_is_heard_at_the_next_submit() {
 }
 
 /// A mark whose flag is gone (its entry removed by hand, say) is not listed: a submit
-/// counts as called before that end, as in a tab it has not reached yet, and is answered
-/// by the attempt; the scope's next end writes the flag again, and from then on it is
-/// heard. [P-submit-before-end]
+/// called then counts as called before that end, as in a tab it has not reached yet, and is
+/// answered by the attempt; the flag is written again (by the page that read the mark by
+/// its own entry, or by the scope's next end), and from then on the end is heard.
+/// [P-submit-before-end]
 #[test]
 fn a_mark_without_its_flag_counts_as_not_heard_until_the_next_end_writes_the_flag() {
     let (mut a, mut b, mut idb) = two_tabs();

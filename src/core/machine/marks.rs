@@ -22,7 +22,8 @@ impl<H: Host> Scope<H> {
     /// directly rather than by listing every key of every backend (which [`Scope::live`]
     /// would do before every try and for every copy another tab posts). A backend without
     /// the scope's flag ([`ends_key`]) holds no mark of it and is not listed: a listing goes
-    /// through every entry of the origin's storage.
+    /// through every entry of the origin's storage. A mark found by its own entry where
+    /// the flag is missing gets its flag back.
     #[inline(never)]
     pub(super) fn marks_of(&mut self, key: Option<&str>) -> String {
         let prefix = ended_key(&self.opts.namespace, &self.opts.scope) + ":";
@@ -37,6 +38,12 @@ impl<H: Host> Scope<H> {
             at.retain(|k| k.as_bytes()[prefix.len()..].iter().all(|&b| b != b':'));
             for k in at {
                 if let Ok(Some(text)) = self.host.storage_get(kind, &k) {
+                    // A mark read by its own entry where the flag is gone (removed by hand,
+                    // or deleted by a sweep as the end was written): the flag is written
+                    // again, so that every listing from then on counts the mark.
+                    if key.is_some() && self.host.storage_get(kind, &flag) == Ok(None) {
+                        let _ = self.host.storage_set(kind, &flag, &text);
+                    }
                     all.push_str(&text);
                     all.push('\n');
                 }

@@ -75,6 +75,13 @@ impl<H: Host> Scope<H> {
             Current::Stored(r) | Current::Legacy(r) => Some(r),
             _ => None,
         };
+        // The marks of the attempts in play, read by their own entries too, as `open()` and
+        // the check before a try read them: a mark whose flag is gone is not listed.
+        let mut marks = marks;
+        let key = found.as_ref().unwrap_or(&self.rec).key.clone();
+        marks += &self.marks_of(Some(&key));
+        let key = self.rec.key.clone();
+        marks += &self.marks_of(Some(&key));
         // This page's attempt, which its last submit of the payload left unknown, gave way in
         // the store to one begun after it: a record is replaced only once its attempt ended,
         // so an end this page has not heard of yet (its mark still on its way through

@@ -399,3 +399,6 @@ mod flag;
 
 #[path = "cached_tests.rs"]
 mod cached;
+
+#[path = "lost_flag_tests.rs"]
+mod lost_flag;

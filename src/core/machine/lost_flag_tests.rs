@@ -1,0 +1,68 @@
+//! An end's mark whose scope's flag (`<namespace>:ends:<scope>`) is gone: removed by hand,
+//! or deleted by another page's sweep as the end was being written. A page lists a
+//! scope's marks only where the flag is, but reads a key's own mark directly wherever it
+//! looks at that key; finding a mark so, it writes the flag again, so that its listings,
+//! and every page's after it, count the mark from then on. [P-finish-durable] [P-abandoned]
+
+use super::later_page::{pay_again, sent_under};
+use super::*;
+
+/// The flag of every backend taken out of page `s`'s storage.
+fn flag_removed(s: &mut Scope<TestHost>) {
+    s.host.maps.retain(|(_, k), _| !k.contains(":ends:"));
+}
+
+#[test]
+fn a_later_page_pays_the_next_order_anew_when_the_finished_attempts_flag_was_removed() {
+    let (mut a, mut idb) = paid_page();
+    let old = a.record().key.clone();
+    a.host.now = 1_000.0;
+    a.finish();
+    drain(&mut a);
+    flag_removed(&mut a);
+    let host = TestHost {
+        now: 2_000.0,
+        seed: 5,
+        maps: a.host.maps.clone(),
+    };
+    let mut later = Scope::open(host, options().into(), false);
+    let opened = drain(&mut later);
+    run(&mut later, &mut idb, opened);
+    let key = later.record().key.clone();
+    assert_ne!(key, old, "the later page shows the finished attempt");
+    sent_under(&pay_again(&mut later, &mut idb), &key);
+}
+
+#[test]
+fn pay_again_of_a_payment_another_tabs_end_stopped_goes_on_under_its_key_without_the_flag() {
+    let (mut b, mut idb) = settled(TestHost::default());
+    let first = first_try(&mut b, &mut idb, options());
+    let key = sent(&first).expect("a first try").key_value.clone();
+    // Another tab's reset() while the try is on the wire: its flag and mark reach this
+    // tab, and then the flag is removed.
+    let mut a = beside(&b);
+    a.reset();
+    drain(&mut a);
+    hand_over(&a, &mut b, ":end");
+    hear_end(&mut b, &key, true);
+    flag_removed(&mut b);
+    b.handle(Input::NoAnswer(NoAnswer::Network));
+    drain(&mut b);
+    b.handle(Input::Woken(Wake::Retry));
+    assert!(sent(&drain(&mut b)).is_none(), "a try after the end");
+    // Pressed before the end, the payment belongs to the attempt that ended: Pay again
+    // goes on under its key (the server answers it once).
+    sent_under(&pay_again(&mut b, &mut idb), &key);
+    // A page opened after the end shows a new attempt and pays under its key.
+    let host = TestHost {
+        now: 300.0,
+        seed: 99,
+        maps: b.host.maps.clone(),
+    };
+    let mut c = Scope::open(host, options().into(), false);
+    let opened = drain(&mut c);
+    run(&mut c, &mut idb, opened);
+    let fresh = c.record().key.clone();
+    assert_ne!(fresh, key, "the later page shows the ended attempt");
+    sent_under(&pay_again(&mut c, &mut idb), &fresh);
+}
