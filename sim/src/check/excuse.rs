@@ -15,7 +15,13 @@ impl Checker {
     fn collision(&self, order: usize, prev: &str) -> Option<f64> {
         let keys = &self.orders.get(&order)?.keys;
         let (_, a) = keys.iter().find(|(k, _)| k == prev)?;
-        let apart = |b: &From| a.tab != b.tab || (a.page != b.page && (a.restored || b.restored));
+        // Of two pages of one tab, the later sender restored: the docs admit "a page and the
+        // page restored after it", not a page loaded after a restored one.
+        let apart = |b: &From| {
+            a.tab != b.tab
+                || (a.page != b.page
+                    && ((a.restored && a.at > b.at) || (b.restored && b.at > a.at)))
+        };
         keys.iter()
             .filter(|(k, b)| k != prev && apart(b) && (a.unordered || b.unordered))
             .map(|(_, b)| (b.at - a.at).abs())

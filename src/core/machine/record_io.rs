@@ -131,7 +131,7 @@ impl<H: Host> Scope<H> {
 
     /// Starts storing `rec` (its `rev` counted up) for every tab: `Ok` with the stage to
     /// wait in for IndexedDB, or `Err` with its text when only the mirror holds it (then
-    /// [`Scope::stored_unposted`] follows at once). A pending record's mirror copy is written at
+    /// [`Scope::stored`] follows at once). A pending record's mirror copy is written at
     /// once (core::sync's [`may_lead`]), in the task that asks IndexedDB for the write (a
     /// submit's read), not in the task of its answer: a page pays for the first Web
     /// Storage write of a task (about 60 us in Chromium), and the following ones cost
@@ -153,17 +153,12 @@ impl<H: Host> Scope<H> {
     }
 
     /// A store of `rec` (as `text`) done once IndexedDB answered `done` (`None`: not
-    /// used), but the notice to the other tabs: the mirror written where
+    /// used; the notice to the other tabs is the caller's): the mirror written where
     /// [`Scope::store`] did not, or written again as a copy the store does not hold when
     /// IndexedDB failed. Where it was written already, `rec` is shown again, over any
     /// other tab's copy shown while the write was under way (a late one: this page holds
     /// the lock).
-    pub(super) fn stored_unposted(
-        &mut self,
-        rec: &Record,
-        text: &str,
-        done: Option<Result<(), String>>,
-    ) {
+    pub(super) fn stored(&mut self, rec: &Record, text: &str, done: Option<Result<(), String>>) {
         match done {
             Some(Ok(())) if may_lead(rec) => return self.show(rec, Shown::Stored),
             Some(Err(reason)) => {

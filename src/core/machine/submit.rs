@@ -49,7 +49,7 @@ impl<H: Host> Scope<H> {
             }
             (At::Storing(text), Step::Written(done)) => {
                 let rec = j.rec.clone().unwrap_or_else(|| self.rec.clone());
-                self.stored_unposted(&rec, &text, Some(done));
+                self.stored(&rec, &text, Some(done));
                 // Given up, or past its time, while the try's record was being written (a
                 // tab frozen then thaws late): it does not go out (the record counts it;
                 // the error counts the tries sent).
@@ -277,7 +277,7 @@ impl<H: Host> Scope<H> {
             Ok(Stage::Write { text, .. }) => Some(At::Storing(text)),
             Ok(_) => None,
             Err(text) => {
-                self.stored_unposted(&rec, &text, None);
+                self.stored(&rec, &text, None);
                 self.launch(j, text)
             }
         }
@@ -380,11 +380,12 @@ impl<H: Host> Scope<H> {
     /// Stores the final answer: the submit settles once the mirror has it, and the lock is
     /// held until IndexedDB has it too, a turn later: the code awaiting `submit()` runs
     /// first. A page that goes away in between leaves the mirror's copy ahead of the
-    /// store's, and the next lock holder goes on from it (core::sync's `store_missed`),
-    /// or, where the mirror is the tab's own (sessionStorage, page memory), from the
-    /// pending record IndexedDB still holds, whose key the server answers once. Never
-    /// later: a write held up behind a transaction of a tab the browser froze would keep
-    /// the answer from the customer past the deadline.
+    /// store's, and the next lock holder that reads it goes on from it (core::sync's
+    /// `store_missed`); where the mirror is the tab's own (sessionStorage, page memory), a
+    /// holder in another tab goes on from the copy posted to it, or from the pending record
+    /// IndexedDB still holds, whose key the server answers once. Not later: a write held
+    /// up behind a transaction of a tab the browser froze would keep the answer from the
+    /// customer past the deadline.
     fn final_answer(&mut self, j: &mut SubmitJob, reply: Reply) -> Option<At> {
         let mut rec = j.rec.clone()?;
         rec.rev += 1;
