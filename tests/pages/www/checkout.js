@@ -39,6 +39,8 @@ function moveOn(checkout, seen) {
   window.beforeEnd?.();
   if (query.get("end") === "reset") checkout.reset();
   else checkout.finish();
+  // A shop's script that removes the scope's flag by hand (`dropFlag`), the end's mark left.
+  if (query.get("dropFlag")) localStorage.removeItem(`idemkey:ends:${query.get("scope")}`);
   switch (query.get("leave")) {
     case "link": {
       const a = document.getElementById("next");
