@@ -48,7 +48,11 @@ pub(super) fn sent_under(cmds: &[Command], key: &str) {
 
 /// A page that shows the scope after `gone`'s finish() or reset() shows a new attempt, and
 /// pays the basket again under that attempt's key.
-fn later_page_pays_anew(gone: &Scope<TestHost>, old_key: &str, idb: &mut Option<String>) {
+pub(super) fn later_page_pays_anew(
+    gone: &Scope<TestHost>,
+    old_key: &str,
+    idb: &mut Option<String>,
+) {
     let mut later = Scope::open(next_page(&gone.host, 5_000.0), options().into(), false);
     let opened = drain(&mut later);
     run(&mut later, idb, opened);

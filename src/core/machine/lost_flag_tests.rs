@@ -4,7 +4,7 @@
 //! looks at that key; finding a mark so, it writes the flag again, so that its listings,
 //! and every page's after it, count the mark from then on. [P-finish-durable] [P-abandoned]
 
-use super::later_page::{pay_again, sent_under};
+use super::later_page::{later_page_pays_anew, pay_again, sent_under};
 use super::*;
 
 /// The flag of every backend taken out of page `s`'s storage.
@@ -20,17 +20,7 @@ fn a_later_page_pays_the_next_order_anew_when_the_finished_attempts_flag_was_rem
     a.finish();
     drain(&mut a);
     flag_removed(&mut a);
-    let host = TestHost {
-        now: 2_000.0,
-        seed: 5,
-        maps: a.host.maps.clone(),
-    };
-    let mut later = Scope::open(host, options().into(), false);
-    let opened = drain(&mut later);
-    run(&mut later, &mut idb, opened);
-    let key = later.record().key.clone();
-    assert_ne!(key, old, "the later page shows the finished attempt");
-    sent_under(&pay_again(&mut later, &mut idb), &key);
+    later_page_pays_anew(&a, &old, &mut idb);
 }
 
 #[test]
@@ -54,15 +44,5 @@ fn pay_again_of_a_payment_another_tabs_end_stopped_goes_on_under_its_key_without
     // goes on under its key (the server answers it once).
     sent_under(&pay_again(&mut b, &mut idb), &key);
     // A page opened after the end shows a new attempt and pays under its key.
-    let host = TestHost {
-        now: 300.0,
-        seed: 99,
-        maps: b.host.maps.clone(),
-    };
-    let mut c = Scope::open(host, options().into(), false);
-    let opened = drain(&mut c);
-    run(&mut c, &mut idb, opened);
-    let fresh = c.record().key.clone();
-    assert_ne!(fresh, key, "the later page shows the ended attempt");
-    sent_under(&pay_again(&mut c, &mut idb), &fresh);
+    later_page_pays_anew(&b, &key, &mut idb);
 }
