@@ -28,9 +28,9 @@ eachEngine((engine) => {
   test(`finish() then a reload at once: the reloaded page charges the same basket under a new key`, { timeout: 120000 }, (t) =>
     tries(engine, t, { end: 'finish', leaves: ['reload'] }));
 
+  // docs/tabs-and-storage.md: "Such a mark is still read wherever a page looks at its
+  // attempt's key".
   // P-finish-durable: the end's mark still ends the attempt when the scope's flag is gone
-  // (docs/tabs-and-storage.md: "Such a mark is still read wherever a page looks at its
-  // attempt's key")
   test(`finish(), the scope's flag removed by a script, then a reload: the next page charges again`, { timeout: 120000 }, (t) =>
     tries(engine, t, { end: 'finish', leaves: ['reload', 'assign'], query: '&dropFlag=1', count: 10 }));
 });
