@@ -80,8 +80,10 @@ impl<H: Host> Scope<H> {
         let mut marks = marks;
         let key = found.as_ref().unwrap_or(&self.rec).key.clone();
         marks += &self.marks_of(Some(&key));
-        let key = self.rec.key.clone();
-        marks += &self.marks_of(Some(&key));
+        if key != self.rec.key {
+            let key = self.rec.key.clone();
+            marks += &self.marks_of(Some(&key));
+        }
         // This page's attempt, which its last submit of the payload left unknown, gave way in
         // the store to one begun after it: a record is replaced only once its attempt ended,
         // so an end this page has not heard of yet (its mark still on its way through
