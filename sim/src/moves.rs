@@ -9,7 +9,7 @@ use idemkey::core::fingerprint::fingerprint;
 use idemkey::core::machine::Submitted;
 
 use crate::check::{GaveUp, Property};
-use crate::page::Promise;
+use crate::page::{Promise, UnknownPay};
 use crate::queue::{Ev, PageId, TabId};
 use crate::spans::WAIT_SLACK_MS;
 use crate::user::{Act, Exit};
@@ -87,7 +87,9 @@ impl World {
                     // stopped it), goes on with that submit's order, as the docs say, even
                     // where another tab ended it meanwhile.
                     let unknown = self.pages[page]
-                        .unknown_order
+                        .unknown
+                        .as_ref()
+                        .map(|u| u.order)
                         .or_else(|| self.unsettled_order(page))
                         .filter(|_| self.p.same_basket);
                     self.submit(page, unknown.unwrap_or(self.order));
@@ -98,7 +100,9 @@ impl World {
                     // As a press of Pay above, whatever the basket: the customer presses for
                     // the order the page is paying.
                     let order = self.pages[page]
-                        .unknown_order
+                        .unknown
+                        .as_ref()
+                        .map(|u| u.order)
                         .or_else(|| self.unsettled_order(page));
                     self.submit(page, order.unwrap_or(self.order));
                 }
@@ -139,8 +143,7 @@ impl World {
                 p.ended.push((key.clone(), now, ended));
                 // The page moved on itself: its next Pay is the next order's, whatever its
                 // last submit ended with.
-                p.unknown_order = None;
-                p.unknown_pay = None;
+                p.unknown = None;
                 let reset = matches!(a, Act::Reset(_));
                 let durable = if reset { l.m.reset() } else { l.m.finish() };
                 self.check.on_give_up(GaveUp {
@@ -212,10 +215,9 @@ impl World {
                 // outcome-unknown resumes that submit's attempt: it was pressed when that
                 // one was, and heard what that one had.
                 let p = &self.pages[page];
-                let resumed = p
-                    .unknown_pay
-                    .clone()
-                    .filter(|_| p.unknown_order == Some(order));
+                let resumed = (p.unknown.as_ref())
+                    .filter(|u| u.order == order)
+                    .map(|u| (u.pressed, u.heard.clone()));
                 let (pressed, heard) = resumed.unwrap_or_else(|| (now, self.heard_marks(page)));
                 let pr = Promise {
                     order,
@@ -251,9 +253,10 @@ impl World {
     }
 
     /// A submit of `order` in `page` settled (`answered`: with a 2xx answer; `unknown`:
-    /// `outcome-unknown`, with the submit's `pressed` and `heard`): the customer of the run's two-tab payment moves on in the payer's
-    /// tab (its receipt route calls `finish()` or `reset()`) once it is answered, and
-    /// presses Pay again in the other after an `outcome-unknown`.
+    /// `outcome-unknown`, with the submit's `pressed` and `heard`): the customer of the
+    /// run's two-tab payment moves on in the payer's tab (its receipt route calls `finish()`
+    /// or `reset()`) once it is answered, and presses Pay again in the other after an
+    /// `outcome-unknown`.
     pub(crate) fn customer_sees(
         &mut self,
         page: PageId,
@@ -268,8 +271,11 @@ impl World {
         // that one left stands.
         let moved_on = self.pages[page].ended.iter().any(|(_, _, o)| *o >= order);
         if !moved_on {
-            self.pages[page].unknown_order = unknown.as_ref().map(|_| order);
-            self.pages[page].unknown_pay = unknown.clone();
+            self.pages[page].unknown = unknown.clone().map(|(pressed, heard)| UnknownPay {
+                order,
+                pressed,
+                heard,
+            });
         }
         let Some(r) = self.p.receipt.filter(|_| !self.faults_off) else {
             return;

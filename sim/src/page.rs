@@ -43,6 +43,18 @@ pub(crate) struct Promise {
     pub sent: Option<String>,
 }
 
+/// A page's last submit, which ended `outcome-unknown`: Pay pressed again pays its order,
+/// resumes its attempt, and belongs to what it belonged to.
+#[derive(Clone)]
+pub(crate) struct UnknownPay {
+    /// The order it paid.
+    pub order: usize,
+    /// When its Pay was pressed.
+    pub pressed: f64,
+    /// The marks the page had heard then.
+    pub heard: String,
+}
+
 /// One page (one load of a tab).
 pub(crate) struct Page {
     pub tab: TabId,
@@ -65,12 +77,8 @@ pub(crate) struct Page {
     pub commands: u32,
     /// It was restored from the back/forward cache.
     pub restored: bool,
-    /// The order of its last submit, if that ended `outcome-unknown`: Pay pressed again
-    /// pays it.
-    pub unknown_order: Option<usize>,
-    /// That submit's `pressed` and `heard`: a Pay of its order pressed again resumes its
-    /// attempt, and belongs to what that submit belonged to.
-    pub unknown_pay: Option<(f64, String)>,
+    /// Its last submit, if that ended `outcome-unknown`.
+    pub unknown: Option<UnknownPay>,
     /// IndexedDB failed in the page (a `storage-fallback` event from it).
     pub idb_failed: bool,
     /// Keys the page showed bound to a payload (its own, or another tab's it heard of),
@@ -95,8 +103,7 @@ impl Page {
             sent_key: None,
             commands: 0,
             restored: false,
-            unknown_order: None,
-            unknown_pay: None,
+            unknown: None,
             idb_failed: false,
             saw_bound: BTreeMap::new(),
         }

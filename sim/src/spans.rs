@@ -116,8 +116,9 @@ impl World {
 
     /// A submit of `order` in `page` is answered by `key`: not an attempt given up before
     /// it was called (`pressed`: or before the call of the submit it resumes, the page's
-    /// last, which ended `outcome-unknown`, whose `heard` it carries). (A later press that joined it, the same basket while it ran, is
-    /// answered as it is: the README's second click joins the request in flight.)
+    /// last, which ended `outcome-unknown`, whose `heard` it carries). (A later press that
+    /// joined it, the same basket while it ran, is answered as it is: the README's second
+    /// click joins the request in flight.)
     pub(crate) fn check_answer(
         &mut self,
         page: PageId,

@@ -5,6 +5,7 @@
 //! and every page's after it, count the mark from then on. [P-finish-durable] [P-abandoned]
 
 use super::later_page::{later_page_pays_anew, pay_again, sent_under};
+use super::stopped::stopped_on_the_wire;
 use super::*;
 
 /// The flag of every backend taken out of page `s`'s storage.
@@ -25,16 +26,9 @@ fn a_later_page_pays_the_next_order_anew_when_the_finished_attempts_flag_was_rem
 
 #[test]
 fn pay_again_of_a_payment_another_tabs_end_stopped_goes_on_under_its_key_without_the_flag() {
-    let (mut b, mut idb) = settled(TestHost::default());
-    let first = first_try(&mut b, &mut idb, options());
-    let key = sent(&first).expect("a first try").key_value.clone();
-    // Another tab's reset() while the try is on the wire: its flag and mark reach this
-    // tab, and then the flag is removed.
-    let mut a = beside(&b);
-    a.reset();
-    drain(&mut a);
-    hand_over(&a, &mut b, ":end");
-    hear_end(&mut b, &key, true);
+    // Another tab's end while the try is on the wire: its flag and mark are in this tab's
+    // storage, and then the flag is removed.
+    let (mut b, mut idb, key) = stopped_on_the_wire();
     flag_removed(&mut b);
     b.handle(Input::NoAnswer(NoAnswer::Network));
     drain(&mut b);

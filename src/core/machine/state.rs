@@ -24,9 +24,10 @@ pub enum Submitted {
     Refused(Error),
 }
 
-/// The page's last submit sequence (or the one before it): where it settled `outcome-unknown`, or has not settled
-/// yet (another tab's end stopped it before its next try), the next submit of its payload
-/// goes on in the attempt it was called in, as what the page had heard then.
+/// The page's last submit sequence (or the one before it): where it settled
+/// `outcome-unknown`, or has not settled yet (another tab's end stopped it before its next
+/// try), the next submit of its payload goes on in the attempt it was called in, as what
+/// the page had heard then.
 pub(super) struct Resume {
     /// Its number.
     pub(super) no: u32,

@@ -7,7 +7,7 @@ use super::*;
 
 /// A page whose first try is on the wire when it hears another tab end that attempt: the
 /// page, its IndexedDB, and the key the try went under.
-fn stopped_on_the_wire() -> (Scope<TestHost>, Option<String>, String) {
+pub(super) fn stopped_on_the_wire() -> (Scope<TestHost>, Option<String>, String) {
     let (mut b, mut idb) = settled(TestHost::default());
     let first = first_try(&mut b, &mut idb, options());
     let key = sent(&first).expect("a first try").key_value.clone();
