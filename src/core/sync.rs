@@ -74,9 +74,14 @@ impl Current {
 /// refused (a failed attempt charged nothing): the store missed that tab's writes (they
 /// failed there), or the store's read failed here and localStorage, read instead, has not
 /// had them yet. This tab's own record is not weighed so: its writes are in its own store
-/// and mirror, unless the origin's storage was cleared under it.
+/// and mirror, unless the origin's storage was cleared under it. Where `stored` is
+/// IndexedDB's (`held`), it wins a tie of counts against a posted copy of another attempt:
+/// the lock holder that stored it read the count the other's tab had read, so that tab's
+/// write never reached IndexedDB (it died after its localStorage copy, which a pending
+/// record's is written first: [`may_lead`]), and nothing was sent under that key.
 pub fn on_lock(
     stored: Option<Record>,
+    held: bool,
     mirror: Option<Record>,
     shown: Option<&Record>,
     from: Shown,
@@ -93,7 +98,12 @@ pub fn on_lock(
             // Another tab's record stored after this one (its IndexedDB writes failed, or
             // this tab's read did and localStorage, read instead, is late), which may have
             // charged: its key, never a new one.
-            Some(s) if from == Shown::Posted && s.state != State::Failed && began_after(s, &r) => {
+            Some(s)
+                if from == Shown::Posted
+                    && s.state != State::Failed
+                    && !(held && s.rev == r.rev)
+                    && began_after(s, &r) =>
+            {
                 Current::Legacy(s.clone())
             }
             _ => Current::Stored(r),

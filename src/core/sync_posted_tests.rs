@@ -18,7 +18,14 @@ fn rec(key: &str, created: f64, rev: u64, state: State) -> Record {
 }
 
 fn lock(stored: &Record, posted: &Record) -> Current {
-    on_lock(Some(stored.clone()), None, Some(posted), Shown::Posted, NOW)
+    on_lock(
+        Some(stored.clone()),
+        true,
+        None,
+        Some(posted),
+        Shown::Posted,
+        NOW,
+    )
 }
 
 #[test]
@@ -39,6 +46,7 @@ fn a_posted_attempt_stored_after_the_read_one_is_gone_on_from() {
     assert_eq!(
         on_lock(
             Some(refused.clone()),
+            true,
             None,
             Some(&paying),
             Shown::Stored,
@@ -55,4 +63,19 @@ fn a_refused_attempt_posted_is_not_gone_on_from_whatever_its_count() {
     let paid = rec(K2, NOW - 100.0, 2, State::Succeeded);
     let refused = rec(K1, NOW - 900.0, 4, State::Failed);
     assert_eq!(lock(&paid, &refused), Current::Stored(paid));
+}
+
+#[test]
+fn indexeddbs_record_wins_a_tie_of_counts_against_a_posted_copy_of_another_attempt() {
+    // The posted copy's tab died after its localStorage copy, before IndexedDB's write:
+    // the lock holder that stored the other attempt read the same count.
+    let stored = rec(K1, NOW - 900.0, 6, State::Pending);
+    let copy = rec(K2, NOW - 100.0, 6, State::Pending);
+    assert_eq!(lock(&stored, &copy), Current::Stored(stored.clone()));
+    // Where IndexedDB's read failed, localStorage's record read instead may be the late
+    // one: the attempt begun later is gone on from.
+    assert_eq!(
+        on_lock(Some(stored), false, None, Some(&copy), Shown::Posted, NOW),
+        Current::Legacy(copy)
+    );
 }

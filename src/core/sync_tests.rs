@@ -16,17 +16,28 @@ fn rec(key: &str, created: f64, rev: u64) -> Record {
     r
 }
 
+/// [`on_lock`] now, `stored` read from IndexedDB where there is one.
+fn lock(
+    stored: Option<Record>,
+    mirror: Option<Record>,
+    shown: Option<&Record>,
+    from: Shown,
+) -> Current {
+    let held = stored.is_some();
+    on_lock(stored, held, mirror, shown, from, NOW)
+}
+
 #[test]
 fn the_stored_record_wins_over_a_key_made_at_open() {
     let stored = rec(K1, NOW - 5.0, 2);
     let mine = rec(K2, NOW, 0);
     assert_eq!(
-        on_lock(Some(stored.clone()), None, Some(&mine), Shown::Made, NOW),
+        lock(Some(stored.clone()), None, Some(&mine), Shown::Made),
         Current::Stored(stored.clone())
     );
     // Also when this tab had stored its own record before (another tab reset since).
     assert_eq!(
-        on_lock(Some(stored.clone()), None, Some(&mine), Shown::Stored, NOW),
+        lock(Some(stored.clone()), None, Some(&mine), Shown::Stored),
         Current::Stored(stored)
     );
 }
@@ -34,10 +45,7 @@ fn the_stored_record_wins_over_a_key_made_at_open() {
 #[test]
 fn with_nothing_stored_a_key_made_here_becomes_the_scopes() {
     let mine = rec(K2, NOW, 0);
-    assert_eq!(
-        on_lock(None, None, Some(&mine), Shown::Made, NOW),
-        Current::Mine
-    );
+    assert_eq!(lock(None, None, Some(&mine), Shown::Made), Current::Mine);
     assert!(Current::Mine.unstored());
 }
 
@@ -46,12 +54,12 @@ fn a_shown_record_with_nothing_sent_whose_store_entry_is_gone_is_not_brought_bac
     // Fresh: no key was sent under it, so the next attempt may have a new one.
     let shown = rec(K1, NOW - 5.0, 3);
     assert_eq!(
-        on_lock(None, None, Some(&shown), Shown::Posted, NOW),
+        lock(None, None, Some(&shown), Shown::Posted),
         Current::Fresh
     );
     // Its mirror copy is late to disappear (rev > 0: it was in the store once).
     assert_eq!(
-        on_lock(None, Some(shown.clone()), Some(&shown), Shown::Stored, NOW),
+        lock(None, Some(shown.clone()), Some(&shown), Shown::Stored),
         Current::Fresh
     );
 }
@@ -62,19 +70,13 @@ fn a_record_an_older_release_left_in_the_mirror_is_moved_over() {
     old.state = State::Pending;
     old.fingerprint = Some("f1:00".into());
     let mine = rec(K2, NOW, 0);
-    let c = on_lock(None, Some(old.clone()), Some(&mine), Shown::Made, NOW);
+    let c = lock(None, Some(old.clone()), Some(&mine), Shown::Made);
     assert_eq!(c, Current::Legacy(old.clone()));
     assert!(c.unstored());
     // The store's own record wins over any mirror copy.
     let stored = rec(K2, NOW - 1.0, 1);
     assert_eq!(
-        on_lock(
-            Some(stored.clone()),
-            Some(old),
-            Some(&mine),
-            Shown::Made,
-            NOW
-        ),
+        lock(Some(stored.clone()), Some(old), Some(&mine), Shown::Made),
         Current::Stored(stored)
     );
 }
@@ -84,20 +86,17 @@ fn expired_records_count_as_none() {
     let old = rec(K1, NOW - TTL - 1.0, 4);
     let mine = rec(K2, NOW, 0);
     assert_eq!(
-        on_lock(Some(old.clone()), None, Some(&mine), Shown::Made, NOW),
+        lock(Some(old.clone()), None, Some(&mine), Shown::Made),
         Current::Mine
     );
     let legacy = rec(K1, NOW - TTL - 1.0, 0);
     assert_eq!(
-        on_lock(None, Some(legacy), Some(&mine), Shown::Made, NOW),
+        lock(None, Some(legacy), Some(&mine), Shown::Made),
         Current::Mine
     );
     // This tab's own key expired while the page stayed open: a new one.
     let stale = rec(K2, NOW - TTL, 0);
-    assert_eq!(
-        on_lock(None, None, Some(&stale), Shown::Made, NOW),
-        Current::Fresh
-    );
+    assert_eq!(lock(None, None, Some(&stale), Shown::Made), Current::Fresh);
     assert!(!Current::Stored(old).unstored());
 }
 
@@ -162,12 +161,11 @@ fn a_mirror_copy_the_store_missed_wins() {
     for m in [rec(K1, NOW - 5.0, 3), rec(K1, NOW - 5.0, 0)] {
         assert!(store_missed(&m, Some(&stored)));
         assert_eq!(
-            on_lock(
+            lock(
                 Some(stored.clone()),
                 Some(m.clone()),
                 Some(&mine),
-                Shown::Stored,
-                NOW
+                Shown::Stored
             ),
             Current::Legacy(m)
         );
@@ -184,13 +182,7 @@ fn a_mirror_copy_the_store_missed_wins() {
     // An expired copy never wins.
     let old = rec(K1, NOW - TTL - 1.0, 9);
     assert_eq!(
-        on_lock(
-            Some(stored.clone()),
-            Some(old),
-            Some(&mine),
-            Shown::Stored,
-            NOW
-        ),
+        lock(Some(stored.clone()), Some(old), Some(&mine), Shown::Stored),
         Current::Stored(stored)
     );
 }
@@ -203,13 +195,7 @@ fn with_nothing_stored_a_pending_copy_is_kept_and_a_finished_one_is_not() {
     pending.fingerprint = Some("f1:00".into());
     // The store lost it (cleared, or its writes failed): the key that may have charged stays.
     assert_eq!(
-        on_lock(
-            None,
-            Some(pending.clone()),
-            Some(&shown),
-            Shown::Stored,
-            NOW
-        ),
+        lock(None, Some(pending.clone()), Some(&shown), Shown::Stored),
         Current::Legacy(pending)
     );
     for state in [State::Fresh, State::Succeeded, State::Failed] {
@@ -217,7 +203,7 @@ fn with_nothing_stored_a_pending_copy_is_kept_and_a_finished_one_is_not() {
         m.state = state;
         assert!(!store_missed(&m, None), "{state:?}");
         assert_eq!(
-            on_lock(None, Some(m), Some(&shown), Shown::Stored, NOW),
+            lock(None, Some(m), Some(&shown), Shown::Stored),
             Current::Fresh
         );
         // Unless it was written while the store failed.
@@ -237,7 +223,7 @@ fn a_posted_record_bound_to_a_payload_is_gone_on_from_where_nothing_live_is_stor
         shown.state = state;
         shown.fingerprint = Some("f1:00".into());
         assert_eq!(
-            on_lock(None, None, Some(&shown), Shown::Posted, NOW),
+            lock(None, None, Some(&shown), Shown::Posted),
             Current::Legacy(shown.clone()),
             "{state:?}"
         );
@@ -245,7 +231,7 @@ fn a_posted_record_bound_to_a_payload_is_gone_on_from_where_nothing_live_is_stor
         // unless the posted one was stored after it (the test below).
         let later = rec(K2, NOW - 50.0, 4);
         assert_eq!(
-            on_lock(Some(later.clone()), None, Some(&shown), Shown::Posted, NOW),
+            lock(Some(later.clone()), None, Some(&shown), Shown::Posted),
             Current::Stored(later)
         );
         // A record this tab read from its own mirror is that copy: a pending one kept, one
@@ -255,23 +241,20 @@ fn a_posted_record_bound_to_a_payload_is_gone_on_from_where_nothing_live_is_stor
             _ => Current::Fresh,
         };
         assert_eq!(
-            on_lock(None, Some(shown.clone()), Some(&shown), Shown::Stored, NOW),
+            lock(None, Some(shown.clone()), Some(&shown), Shown::Stored),
             kept
         );
         // Nor is this tab's own record weighed without a copy: its writes are in its own
         // store and mirror.
         assert_eq!(
-            on_lock(None, None, Some(&shown), Shown::Stored, NOW),
+            lock(None, None, Some(&shown), Shown::Stored),
             Current::Fresh
         );
         // Ended by a page (the caller leaves it out): a new attempt.
-        assert_eq!(
-            on_lock(None, None, None, Shown::Posted, NOW),
-            Current::Fresh
-        );
+        assert_eq!(lock(None, None, None, Shown::Posted), Current::Fresh);
         // Expired: nothing to go on from.
         assert_eq!(
-            on_lock(None, None, Some(&shown), Shown::Posted, NOW + TTL),
+            on_lock(None, false, None, Some(&shown), Shown::Posted, NOW + TTL),
             Current::Fresh
         );
     }
@@ -302,12 +285,11 @@ fn an_uncounted_paid_copy_wins_over_a_stored_attempt_of_its_payload_whatever_the
     let (paid, unknown) = paid_and_unknown(0, NOW - 2_000.0);
     assert!(began_after(&paid, &unknown));
     assert!(!began_after(&unknown, &paid));
-    let cur = on_lock(
+    let cur = lock(
         Some(unknown.clone()),
         Some(paid.clone()),
         None,
         Shown::Stored,
-        NOW,
     );
     assert_eq!(cur, Current::Legacy(paid.clone()));
     // The other way round (the paid one stored, the unknown one a copy): the same.
@@ -315,7 +297,7 @@ fn an_uncounted_paid_copy_wins_over_a_stored_attempt_of_its_payload_whatever_the
     paid.rev = 4;
     unknown.rev = 0;
     assert_eq!(
-        on_lock(Some(paid.clone()), Some(unknown), None, Shown::Stored, NOW),
+        lock(Some(paid.clone()), Some(unknown), None, Shown::Stored),
         Current::Stored(paid)
     );
 }
@@ -370,12 +352,11 @@ fn an_uncounted_attempt_wins_over_a_failed_one_whatever_the_clocks() {
     pending.fingerprint = Some("f1:order-1".into());
     assert!(began_after(&pending, &failed));
     assert!(!began_after(&failed, &pending));
-    let cur = on_lock(
+    let cur = lock(
         Some(failed.clone()),
         Some(pending.clone()),
         None,
         Shown::Stored,
-        NOW,
     );
     assert_eq!(cur, Current::Legacy(pending.clone()));
     // A paid one too: going on from it answers, going on from the failed one pays again.

@@ -43,7 +43,7 @@ impl<H: Host> Scope<H> {
         let stored = self.decode_in_scope(stored)?;
         let mirror = self.decode_in_scope(text)?;
         let now = self.host.now_ms();
-        let Current::Stored(r) = on_lock(stored, mirror, Some(shown), self.shown, now) else {
+        let Current::Stored(r) = on_lock(stored, true, mirror, Some(shown), self.shown, now) else {
             return None;
         };
         // Only a succeeded attempt of this payload is planned as answered.

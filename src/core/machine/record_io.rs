@@ -53,6 +53,7 @@ impl<H: Host> Scope<H> {
         let marks = self.ended();
         let web = self.read_mirror_any(Some(&marks)).map(|(_, r)| r);
         let now = self.host.now_ms();
+        let held = matches!(idb_text, Some(Some(_)));
         let (stored, mirror) = match idb_text {
             Some(Some(t)) => match self.decode_or_set_aside(&t) {
                 Some(r) => (Some(r), web),
@@ -71,7 +72,14 @@ impl<H: Host> Scope<H> {
             None => (web, None),
         };
         let rev = stored.iter().chain(&mirror).fold(0, |n, r| n.max(r.rev));
-        let found = match on_lock(stored.clone(), mirror.clone(), None, Shown::Stored, now) {
+        let found = match on_lock(
+            stored.clone(),
+            held,
+            mirror.clone(),
+            None,
+            Shown::Stored,
+            now,
+        ) {
             Current::Stored(r) | Current::Legacy(r) => Some(r),
             _ => None,
         };
@@ -110,7 +118,7 @@ impl<H: Host> Scope<H> {
         let (stored, mirror) = (live(stored), live(mirror));
         let quiet = stored.is_none() && mirror.is_none();
         let shown = Some(&self.rec).filter(|r| !covers(&marks, r));
-        let cur = match on_lock(stored, mirror, shown, self.shown, now) {
+        let cur = match on_lock(stored, held, mirror, shown, self.shown, now) {
             Current::Legacy(_) if quiet && on(Mutation::ShownReplaced) => Current::Fresh,
             cur => cur,
         };

@@ -402,3 +402,6 @@ mod cached;
 
 #[path = "lost_flag_tests.rs"]
 mod lost_flag;
+
+#[path = "died_tests.rs"]
+mod died;
