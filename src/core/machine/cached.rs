@@ -3,11 +3,14 @@
 //! with changes nothing stored (the lock orders changes; it is not needed to read one).
 
 use super::host::Host;
-use super::io::Reply;
-use super::state::{Scope, SubmitJob};
+use super::io::{Command, Reply};
+use super::mutation::{on, Mutation};
+use super::state::{At, Scope, Stage, SubmitJob};
 use crate::core::plan::{plan_submit, SubmitPlan};
 use crate::core::record::Record;
-use crate::core::sync::{on_lock, Current};
+use crate::core::state::State;
+use crate::core::sync::{on_lock, Current, Shown};
+use crate::error::Error;
 use crate::prelude::*;
 
 /// The stored result `rec` holds, if any, as `submit()` resolves with it.
@@ -23,9 +26,59 @@ pub(super) fn cached(rec: &Record) -> Option<Reply> {
 }
 
 impl<H: Host> Scope<H> {
+    /// A submit's first move: where the page shows a succeeded attempt of this payload,
+    /// its stored answer without the lock, from the page's memory where this page
+    /// committed it to IndexedDB (an end mark, the record's expiry or a newer copy in Web
+    /// Storage still send the submit the locked way), else read there; otherwise the lock.
+    pub(super) fn submit_start(&mut self, j: &SubmitJob) -> Option<At> {
+        let shown_cached =
+            self.rec.state == State::Succeeded && self.rec.fingerprint.as_deref() == Some(&j.fp);
+        if shown_cached && self.shown == Shown::Committed {
+            let shown = self.rec.clone();
+            if on(Mutation::CommittedUnchecked) {
+                self.settle(
+                    j.no,
+                    cached(&shown).ok_or(Error::InvalidPayload(String::new())),
+                );
+                return None;
+            }
+            // As IndexedDB would answer: the text of what the page committed there, decoded
+            // again by the one path that weighs it (deciding from the record itself took
+            // more of the module's bytes).
+            return self.submit_cached(j, &shown, Ok(Some(shown.encode())));
+        }
+        if shown_cached && self.idb {
+            self.out.push(Command::IdbPeek {
+                key: self.rec_key.clone(),
+            });
+            return Some(At::Cached(self.rec.clone()));
+        }
+        self.take_lock();
+        Some(At::Locking(Stage::Lock))
+    }
+
+    /// The stored answer, if IndexedDB's record (`got`: read there, or the text of the one
+    /// this page committed) and the mirror's are still the attempt's success: what the
+    /// lock holder would go on from ([`on_lock`]). Resolving with it changes nothing
+    /// stored, so the lock, which orders changes, is not needed. Anything unreadable sends
+    /// the submit the locked way.
+    pub(super) fn submit_cached(
+        &mut self,
+        j: &SubmitJob,
+        shown: &Record,
+        got: Result<Option<String>, String>,
+    ) -> Option<At> {
+        if let Some(reply) = self.stored_answer(j, shown, got) {
+            self.settle(j.no, Ok(reply));
+            return None;
+        }
+        self.take_lock();
+        Some(At::Locking(Stage::Lock))
+    }
+
     /// The stored answer, if IndexedDB's record (`got`: read there, or the text of the one
     /// this page committed) and the mirror's are still the attempt's success (see
-    /// [`super::submit`]'s first move).
+    /// [`Scope::submit_start`]).
     pub(super) fn stored_answer(
         &mut self,
         j: &SubmitJob,

@@ -1,17 +1,16 @@
 //! A submit sequence: the stored answer, without the lock, when the page shows one for
-//! the payload (from its memory where it committed it, else read from IndexedDB); else
-//! the lock, the record, core's plan, then the tries (each stored before it leaves,
-//! core::retry deciding what follows each), and the final answer stored.
+//! the payload (core::machine's `cached`); else the lock, the record, core's plan, then
+//! the tries (each stored before it leaves, core::retry deciding what follows each), and
+//! the final answer stored.
 
 use super::cached::cached;
 use super::host::{random01, Host};
 use super::io::EventKind;
 use super::io::{Answer, Command, NoAnswer, Reply, Request, Wake};
-use super::mutation::{on, Mutation};
 use super::state::{At, Scope, Stage, Step, SubmitJob};
 use crate::core::header::{format_key, is_replayed};
 use crate::core::plan::{plan_submit_since, SubmitPlan};
-use crate::core::record::{Record, StoredResponse};
+use crate::core::record::StoredResponse;
 use crate::core::retry::{classify, Class, Next, TryOutcome};
 use crate::core::retry_after::retry_after_ms;
 use crate::core::state::State;
@@ -98,56 +97,6 @@ impl<H: Host> Scope<H> {
             j.at = at;
             j
         })
-    }
-
-    /// A submit's first move: where the page shows a succeeded attempt of this payload,
-    /// its stored answer without the lock, from the page's memory where this page
-    /// committed it to IndexedDB (an end mark, the record's expiry or a newer copy in Web
-    /// Storage still send the submit the locked way), else read there; otherwise the lock.
-    fn submit_start(&mut self, j: &SubmitJob) -> Option<At> {
-        let shown_cached =
-            self.rec.state == State::Succeeded && self.rec.fingerprint.as_deref() == Some(&j.fp);
-        if shown_cached && self.shown == Shown::Committed {
-            let shown = self.rec.clone();
-            if on(Mutation::CommittedUnchecked) {
-                self.settle(
-                    j.no,
-                    cached(&shown).ok_or(Error::InvalidPayload(String::new())),
-                );
-                return None;
-            }
-            // As IndexedDB would answer: the text of what the page committed there, decoded
-            // again by the one path that weighs it (deciding from the record itself took
-            // more of the module's bytes).
-            return self.submit_cached(j, &shown, Ok(Some(shown.encode())));
-        }
-        if shown_cached && self.idb {
-            self.out.push(Command::IdbPeek {
-                key: self.rec_key.clone(),
-            });
-            return Some(At::Cached(self.rec.clone()));
-        }
-        self.take_lock();
-        Some(At::Locking(Stage::Lock))
-    }
-
-    /// The stored answer, if IndexedDB's record (`got`: read there, or the text of the one
-    /// this page committed) and the mirror's are still the attempt's success: what the
-    /// lock holder would go on from ([`on_lock`]). Resolving with it changes nothing
-    /// stored, so the lock, which orders changes, is not needed. Anything unreadable sends
-    /// the submit the locked way.
-    fn submit_cached(
-        &mut self,
-        j: &SubmitJob,
-        shown: &Record,
-        got: Result<Option<String>, String>,
-    ) -> Option<At> {
-        if let Some(reply) = self.stored_answer(j, shown, got) {
-            self.settle(j.no, Ok(reply));
-            return None;
-        }
-        self.take_lock();
-        Some(At::Locking(Stage::Lock))
     }
 
     /// With the lock and the record: the answer of the attempt ended since the submit was
