@@ -2,7 +2,8 @@
 //!
 //! The messages are built by [`Error::message`](crate::error::Error::message) with
 //! `push_str` (the `Display` impl calls it), so building one runs no `core::fmt` code. (The
-//! release wasm links none: its core and alloc are built with panic=immediate-abort, so their panics build no message either.)
+//! release wasm links none: its core and alloc are built with panic=immediate-abort, so
+//! their panics build no message either.)
 
 use crate::core::json::push_u64;
 use crate::prelude::*;
