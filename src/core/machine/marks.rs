@@ -6,7 +6,7 @@ use super::host::Host;
 use super::mirror::ALL;
 use super::mutation::{on, Mutation};
 use super::state::Scope;
-use crate::core::ended::{bound, covers, names, Mark};
+use crate::core::ended::{bound, covers, Mark};
 use crate::core::options::StorageKind;
 use crate::core::record::{ended_key, ends_key, Record};
 use crate::prelude::*;
@@ -23,8 +23,7 @@ impl<H: Host> Scope<H> {
     /// would do before every try and for every copy another tab posts). A backend without
     /// the scope's flag ([`ends_key`]) holds no mark of it and is not listed: a listing goes
     /// through every entry of the origin's storage. A mark found by its own entry where
-    /// the flag is missing gets its flag back. Every mark read counts as heard here from then
-    /// on ([`Scope::heard`]).
+    /// the flag is missing gets its flag back.
     #[inline(never)]
     pub(super) fn marks_of(&mut self, key: Option<&str>) -> String {
         let prefix = ended_key(&self.opts.namespace, &self.opts.scope) + ":";
@@ -45,21 +44,12 @@ impl<H: Host> Scope<H> {
                     if key.is_some() && self.host.storage_get(kind, &flag) == Ok(None) {
                         let _ = self.host.storage_set(kind, &flag, &text);
                     }
-                    self.heard(&k[prefix.len()..], &text);
                     all.push_str(&text);
                     all.push('\n');
                 }
             }
         }
         all
-    }
-
-    /// Counts the mark `line` of `key` as heard in this page from now on (once a key).
-    pub(super) fn heard(&mut self, key: &str, line: &str) {
-        if !names(&self.ends, key) {
-            self.ends.push_str(line);
-            self.ends.push('\n');
-        }
     }
 
     /// Whether `rec` is an attempt a page ended, by its key's own entry.
@@ -90,7 +80,6 @@ impl<H: Host> Scope<H> {
         let flag = ends_key(&self.opts.namespace, &self.opts.scope);
         let key = self.rec.key.clone();
         let line = mark.line();
-        self.heard(&mark.key, &line);
         // The flag first, then the mark, in the backend that takes the mark: a page that
         // has the mark has the flag (one tab's writes reach another in the order made), and
         // a refused flag takes the mark down the chain with it.

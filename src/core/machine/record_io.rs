@@ -84,15 +84,14 @@ impl<H: Host> Scope<H> {
             _ => None,
         };
         // The marks of the attempts in play, read by their own entries too, as `open()` and
-        // the check before a try read them (a mark whose flag is gone is not listed), with
-        // every mark the page heard of before.
+        // the check before a try read them: a mark whose flag is gone is not listed.
+        let mut marks = marks;
         let key = found.as_ref().unwrap_or(&self.rec).key.clone();
-        self.marks_of(Some(&key));
+        marks += &self.marks_of(Some(&key));
         if key != self.rec.key {
             let key = self.rec.key.clone();
-            self.marks_of(Some(&key));
+            marks += &self.marks_of(Some(&key));
         }
-        let marks = self.ends.clone();
         // This page's attempt, which its last submit of the payload left unknown, gave way in
         // the store to one begun after it: a record is replaced only once its attempt ended,
         // so an end this page has not heard of yet (its mark still on its way through

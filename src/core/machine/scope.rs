@@ -58,7 +58,6 @@ impl<H: Host> Scope<H> {
             shown: Shown::Made,
             resume: None,
             stopped: None,
-            ends: String::new(),
             flight: None,
             flights: 0,
             jobs: Vec::new(),
@@ -171,14 +170,7 @@ impl<H: Host> Scope<H> {
                 own = self.rec.state == State::Pending;
                 r.heard
             }
-            // The marks listed, and those of the record's copies read by their own entries
-            // (where the scope's flag is gone no listing shows them), joined to those the
-            // page heard of before.
-            _ => {
-                self.read_mirror_any(None);
-                self.ended();
-                self.ends.clone()
-            }
+            _ => self.ended(),
         };
         self.resume = Some(Resume {
             no,

@@ -73,10 +73,6 @@ pub struct Scope<H: Host> {
     /// settle after the last one, without an answer, and a submit of its payload then goes
     /// on from it as from the last. None once the page ends the attempt itself.
     pub(super) stopped: Option<Resume>,
-    /// The marks this page has heard of: the ends it made, those another tab told it of,
-    /// and those it read in its storage (listed, or by their own entries). Heard whatever a
-    /// listing shows later: a script may remove the scope's flag.
-    pub(super) ends: String,
     /// The submit sequence `submit()` joins, if one runs.
     pub(super) flight: Option<Flight>,
     /// The number of the last sequence.
