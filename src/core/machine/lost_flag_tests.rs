@@ -2,7 +2,9 @@
 //! or deleted by another page's sweep as the end was being written. A page lists a
 //! scope's marks only where the flag is, but reads a key's own mark directly wherever it
 //! looks at that key; finding a mark so, it writes the flag again, so that its listings,
-//! and every page's after it, count the mark from then on. [P-finish-durable] [P-abandoned]
+//! and every page's after it, count the mark from then on. A page that made, was told of or
+//! read an end of the scope lists its marks whatever the flag (a script may remove it after
+//! the page wrote it again). [P-finish-durable] [P-abandoned]
 
 use super::later_page::{later_page_pays_anew, pay_again, sent_under};
 use super::stopped::stopped_on_the_wire;
