@@ -35,6 +35,8 @@ pub enum Ev {
     },
     /// A bystander page (another order's checkout) opens its scope, sweeping the namespace.
     Bystander(PageId),
+    /// A script of a page of the origin removes the scope's flag of ended attempts.
+    FlagRemoved,
     /// IndexedDB runs transaction `id`.
     Idb(u64),
     /// Read transaction `id`'s answer reaches machine `inst` of `page`, the transaction

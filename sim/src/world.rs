@@ -240,6 +240,7 @@ impl World {
                 seq,
             } => self.local_apply(page, key, value, seq),
             Ev::Bystander(page) => self.bystander_opens(page),
+            Ev::FlagRemoved => self.flag_removed(),
             Ev::Idb(id) => self.idb_run(id),
             Ev::IdbAnswer {
                 id,

@@ -33,4 +33,10 @@ eachEngine((engine) => {
   // P-finish-durable: the end's mark still ends the attempt when the scope's flag is gone
   test(`finish(), the scope's flag removed by a script, then a reload: the next page charges again`, { timeout: 120000 }, (t) =>
     tries(engine, t, { end: 'finish', leaves: ['reload', 'assign'], query: '&dropFlag=1', count: 10 }));
+
+  // docs/tabs-and-storage.md: "A page that has made an end of the scope ... lists the scope's
+  // marks whatever the flag".
+  // P-finish-durable: the page that ended the attempt pays the next order anew when the flag is gone
+  test(`finish(), the scope's flag removed by a script, then the next order in the same page: charged again`, { timeout: 120000 }, (t) =>
+    tries(engine, t, { end: 'finish', leaves: ['stay'], query: '&dropFlag=1', count: 10 }));
 });

@@ -2,7 +2,9 @@
 //! or deleted by another page's sweep as the end was being written. A page lists a
 //! scope's marks only where the flag is, but reads a key's own mark directly wherever it
 //! looks at that key; finding a mark so, it writes the flag again, so that its listings,
-//! and every page's after it, count the mark from then on. [P-finish-durable] [P-abandoned]
+//! and every page's after it, count the mark from then on. A page that made, was told of or
+//! read an end of the scope lists its marks whatever the flag (a script may remove it after
+//! the page wrote it again). [P-finish-durable] [P-abandoned]
 
 use super::later_page::{later_page_pays_anew, pay_again, sent_under};
 use super::stopped::stopped_on_the_wire;
@@ -39,4 +41,46 @@ fn pay_again_of_a_payment_another_tabs_end_stopped_goes_on_under_its_key_without
     sent_under(&pay_again(&mut b, &mut idb), &key);
     // A page opened after the end shows a new attempt and pays under its key.
     later_page_pays_anew(&b, &key, &mut idb);
+}
+
+#[test]
+fn the_page_that_finished_pays_the_next_order_anew_when_a_script_removed_the_flag() {
+    // Seed 565 of the simulator's world with a script that removes flags: the page's own
+    // end, its flag gone before its next Pay, is still heard there.
+    let (mut a, mut idb) = paid_page();
+    let old = a.record().key.clone();
+    a.finish();
+    drain(&mut a);
+    flag_removed(&mut a);
+    let next = a.record().key.clone();
+    assert_ne!(next, old);
+    sent_under(&pay_again(&mut a, &mut idb), &next);
+}
+
+#[test]
+fn a_tab_told_of_an_end_elsewhere_pays_the_next_order_anew_when_the_flag_was_removed() {
+    // Tab B hears A's finish() (its notice), then a script removes the flag: B's next Pay
+    // was called after the end it heard of.
+    let (a, mut b, mut idb) = two_tabs();
+    let old = a.record().key.clone();
+    hear_end(&mut b, &old, true);
+    flag_removed(&mut b);
+    let next = b.record().key.clone();
+    assert_ne!(next, old);
+    sent_under(&pay_again(&mut b, &mut idb), &next);
+}
+
+#[test]
+fn a_page_that_read_an_end_in_its_storage_pays_anew_after_the_flag_was_removed() {
+    // Tab B opened after A's finish(), with A's mark in its storage (its listing and the
+    // copy's own entry read it), then a script removed the flag before B's Pay.
+    let (mut a, mut idb) = paid_page();
+    let old = a.record().key.clone();
+    a.finish();
+    drain(&mut a);
+    let mut b = beside(&a);
+    assert_ne!(b.record().key, old, "B shows the finished attempt");
+    flag_removed(&mut b);
+    let next = b.record().key.clone();
+    sent_under(&pay_again(&mut b, &mut idb), &next);
 }

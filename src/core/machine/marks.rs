@@ -21,9 +21,10 @@ impl<H: Host> Scope<H> {
     /// [`Scope::ended`], or with `key`, only what ends that key: its mark's own entry, read
     /// directly rather than by listing every key of every backend (which [`Scope::live`]
     /// would do before every try and for every copy another tab posts). A backend without
-    /// the scope's flag ([`ends_key`]) holds no mark of it and is not listed: a listing goes
-    /// through every entry of the origin's storage. A mark found by its own entry where
-    /// the flag is missing gets its flag back.
+    /// the scope's flag ([`ends_key`]) holds no mark of it and is not listed (a listing goes
+    /// through every entry of the origin's storage), unless this page knows the scope has
+    /// marks (`ends`: it made or heard of an end, or read a mark): a script may remove the
+    /// flag. A mark found by its own entry where the flag is missing gets its flag back.
     #[inline(never)]
     pub(super) fn marks_of(&mut self, key: Option<&str>) -> String {
         let prefix = ended_key(&self.opts.namespace, &self.opts.scope) + ":";
@@ -32,7 +33,11 @@ impl<H: Host> Scope<H> {
         for kind in ALL {
             let mut at = match key {
                 Some(k) => vec![prefix.clone() + k],
-                None if self.host.storage_get(kind, &flag).ok().flatten().is_none() => continue,
+                None if !self.ends
+                    && self.host.storage_get(kind, &flag).ok().flatten().is_none() =>
+                {
+                    continue
+                }
                 None => self.host.storage_keys(kind, &prefix),
             };
             at.retain(|k| k.as_bytes()[prefix.len()..].iter().all(|&b| b != b':'));
@@ -44,6 +49,7 @@ impl<H: Host> Scope<H> {
                     if key.is_some() && self.host.storage_get(kind, &flag) == Ok(None) {
                         let _ = self.host.storage_set(kind, &flag, &text);
                     }
+                    self.ends = true;
                     all.push_str(&text);
                     all.push('\n');
                 }
@@ -80,6 +86,7 @@ impl<H: Host> Scope<H> {
         let flag = ends_key(&self.opts.namespace, &self.opts.scope);
         let key = self.rec.key.clone();
         let line = mark.line();
+        self.ends = true;
         // The flag first, then the mark, in the backend that takes the mark: a page that
         // has the mark has the flag (one tab's writes reach another in the order made), and
         // a refused flag takes the mark down the chain with it.

@@ -58,6 +58,7 @@ impl<H: Host> Scope<H> {
             shown: Shown::Made,
             resume: None,
             stopped: None,
+            ends: false,
             flight: None,
             flights: 0,
             jobs: Vec::new(),
@@ -170,7 +171,12 @@ impl<H: Host> Scope<H> {
                 own = self.rec.state == State::Pending;
                 r.heard
             }
-            _ => self.ended(),
+            // The marks of the record's copies in Web Storage read by their own entries
+            // first: where the scope's flag is gone, a mark found so has the listing made.
+            _ => {
+                self.read_mirror_any(None);
+                self.ended()
+            }
         };
         self.resume = Some(Resume {
             no,

@@ -2,7 +2,7 @@
 // basket. With `phase=1` it then ends the attempt on the receipt route (`end`: finish or
 // reset) and leaves the page in the same task, awaiting nothing (`leave`: a click on a
 // link, location.assign, or a reload), to this page with `phase=2`, which pays the same
-// basket again under the same scope. `window.report` holds what a page saw; the page of
+// basket again under the same scope; or (`leave=stay`) pays it again in the same page. `window.report` holds what a page saw; the page of
 // phase 2 also carries phase 1's, passed on in its address. `window.step` says how far the
 // page has come.
 import init, { Checkout } from "/pkg/idemkey.js";
@@ -54,6 +54,18 @@ function moveOn(checkout, seen) {
     case "reload":
       location.reload();
       break;
+    case "stay": {
+      // No page load: the customer pays the next order (the same basket) in this page.
+      const again = { key: checkout.key, state: checkout.state };
+      window.shown = again;
+      checkout.submit(BASKET).then(
+        (r) => ({ key: r.key, status: r.status, ok: r.ok, fromCache: r.fromCache }),
+        (e) => ({ error: e.code || String(e), message: e.message }),
+      ).then((result) => {
+        window.report = { phase: 2, first: seen, shown: again, result };
+      });
+      break;
+    }
     default:
       throw new Error(`unknown leave=${query.get("leave")}`);
   }
