@@ -2,9 +2,9 @@
 // basket. With `phase=1` it then ends the attempt on the receipt route (`end`: finish or
 // reset) and leaves the page in the same task, awaiting nothing (`leave`: a click on a
 // link, location.assign, or a reload), to this page with `phase=2`, which pays the same
-// basket again under the same scope; or (`leave=stay`) pays it again in the same page. `window.report` holds what a page saw; the page of
-// phase 2 also carries phase 1's, passed on in its address. `window.step` says how far the
-// page has come.
+// basket again under the same scope; or (`leave=stay`) pays it again in the same page.
+// `window.report` holds what a page saw; the page of phase 2 also carries phase 1's,
+// passed on in its address. `window.step` says how far the page has come.
 import init, { Checkout } from "/pkg/idemkey.js";
 
 const query = new URLSearchParams(location.search);
