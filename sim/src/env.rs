@@ -4,11 +4,12 @@
 //! how Web Storage refuses in the run.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use idemkey::core::machine::Host;
 use idemkey::core::options::StorageKind;
+use idemkey::core::record::Record;
 
 use crate::clock::Clock;
 use crate::local::Local;
@@ -38,9 +39,37 @@ pub struct Env {
     pub refusal: Option<StorageFault>,
     /// Uses of Web Storage that threw.
     pub refused: u64,
+    /// The pages whose IndexedDB failed: the records they write live in localStorage alone.
+    pub no_idb: BTreeSet<PageId>,
+    /// The page and tab that wrote each localStorage item last.
+    pub writers: BTreeMap<String, (PageId, TabId)>,
+    /// `(key, page)`: the record of `key` that `page` wrote to localStorage was replaced
+    /// there by another tab's write of another attempt's record.
+    pub replaced: Vec<(String, PageId)>,
 }
 
 impl Env {
+    /// The keys whose record lived in localStorage alone (IndexedDB failed in the page
+    /// that wrote it there) and another tab's write of another attempt replaced there.
+    pub fn replaced(&self) -> BTreeSet<String> {
+        let alone = |(k, p): &(String, PageId)| self.no_idb.contains(p).then(|| k.clone());
+        self.replaced.iter().filter_map(alone).collect()
+    }
+
+    /// Notes who writes `value` to localStorage's `item` from `page` of `tab`, and whether
+    /// it replaces another tab's record of another attempt there ([`Env::replaced`]).
+    fn note_write(&mut self, item: &str, value: Option<&str>, (page, tab): (PageId, TabId)) {
+        let key_of = |t: &str| Record::decode(t).ok().map(|r| r.key);
+        let old = self.local.latest(item).and_then(|t| key_of(&t));
+        let new = value.and_then(key_of);
+        if let (Some(old), Some(new), Some((by, by_tab))) = (old, new, self.writers.get(item)) {
+            if old != new && *by_tab != tab {
+                self.replaced.push((old, *by));
+            }
+        }
+        self.writers.insert(item.into(), (page, tab));
+    }
+
     /// The error a `u` of `kind` throws now, if it does (counted).
     fn refuses(&mut self, kind: StorageKind, u: Use) -> Result<(), String> {
         match self.refusal.and_then(|f| f.refuses(kind, u, self.now)) {
@@ -130,6 +159,7 @@ impl PageHost {
         let e = &mut *guard;
         match kind {
             StorageKind::Local => {
+                e.note_write(key, value.as_deref(), (self.page, self.tab));
                 let now = e.now;
                 e.local
                     .write(self.page, key, value, now, &mut e.rng, &mut e.q);

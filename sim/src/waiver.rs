@@ -76,10 +76,20 @@ pub enum Waiver {
         /// How long before the key's expiry the try left, ms (never negative).
         before_ms: f64,
     },
+    /// The record of the key before lived in localStorage alone (IndexedDB had failed in
+    /// the page that wrote it there), and a page of another tab wrote another attempt's
+    /// record over it there, however long after: the world saw the write (the simulator's
+    /// `Env::replaced`). A later Pay of the order then goes on from what is left.
+    Replaced {
+        /// The page that sent the key after neither sent the key before nor showed it bound
+        /// to a payload: nothing it could read held it. (A page that did holds the key
+        /// before in its own memory, and is held to it.)
+        unseen: bool,
+    },
 }
 
 /// Every waiver's name, in the order of [`Waiver::index`] (the summary's counts).
-pub const NAMES: [&str; 10] = [
+pub const NAMES: [&str; 11] = [
     "key-expired",
     "final-failure",
     "mark-not-heard",
@@ -90,10 +100,11 @@ pub const NAMES: [&str; 10] = [
     "unordered",
     "on-the-wire",
     "both-failed",
+    "replaced",
 ];
 
 /// One of each waiver, to list their sentences.
-pub const ALL: [Waiver; 10] = [
+pub const ALL: [Waiver; 11] = [
     Waiver::KeyExpired { past_ms: 0.0 },
     Waiver::FinalFailure,
     Waiver::MarkNotHeard { lag_ms: 0.0 },
@@ -110,6 +121,7 @@ pub const ALL: [Waiver; 10] = [
         memory: true,
         later_page: true,
     },
+    Waiver::Replaced { unseen: true },
 ];
 
 impl Waiver {
@@ -126,6 +138,7 @@ impl Waiver {
             Waiver::Unordered { .. } => 7,
             Waiver::OnTheWire { .. } => 8,
             Waiver::BothFailed { .. } => 9,
+            Waiver::Replaced { .. } => 10,
         }
     }
 
@@ -155,6 +168,7 @@ impl Waiver {
             Waiver::FellBack { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
             Waiver::Unordered { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
             Waiver::BothFailed { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
+            Waiver::Replaced { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
             Waiver::OnTheWire { .. } => p == ForgottenNotResent,
             Waiver::EndNotDurable => matches!(
                 p,
@@ -181,6 +195,7 @@ impl Waiver {
             Waiver::OnTheWire { before_ms } => before_ms >= 0.0,
             Waiver::FellBack { own, elsewhere } => own && elsewhere,
             Waiver::BothFailed { memory, later_page } => memory && later_page,
+            Waiver::Replaced { unseen } => unseen,
         }
     }
 
@@ -243,6 +258,13 @@ impl Waiver {
                  record across a refresh: if IndexedDB then fails a later page of the same tab \
                  too, nothing that page can read holds the key, and an order paid under it may \
                  be paid again under a new key and charged twice.",
+            ),
+            Waiver::Replaced { .. } => (
+                "docs/tabs-and-storage.md",
+                "The record of a tab without IndexedDB lives in localStorage alone, and another \
+                 tab's write of another attempt can replace it there even later: a later Pay of \
+                 that order may then go out under a new key, and charge it again if it was paid \
+                 under the first.",
             ),
             Waiver::EndNotDurable => (
                 "docs/tabs-and-storage.md",

@@ -41,6 +41,15 @@ impl Checker {
         clock: f64,
     ) -> Option<Waiver> {
         let saw = |o: &Order| o.saw.iter().any(|(k, p)| k == key && p == prev);
+        let held = |o: &Order| o.held.iter().any(|(k, p)| k == key && p == prev);
+        // The record of `prev` that only localStorage held was replaced by another tab's
+        // write: a page that neither sent `prev` nor showed it had nothing that held it.
+        let replaced = (self.web_locks && self.replaced.contains(prev)).then(|| {
+            let held = self.orders.get(&order).is_some_and(held);
+            Waiver::Replaced {
+                unseen: !held && from.page != before.page,
+            }
+        });
         if let Some(w) = self.expired(prev, clock) {
             Some(w)
         } else if !self.web_locks && before.tab != from.tab {
@@ -78,7 +87,10 @@ impl Checker {
             .collision(order, prev)
             .filter(|_| !self.orders.get(&order).is_some_and(saw))
         {
-            Some(Waiver::Unordered { lag_ms })
+            let w = Waiver::Unordered { lag_ms };
+            Some(replaced.filter(|_| !w.within_bound()).unwrap_or(w))
+        } else if replaced.is_some() {
+            replaced
         } else {
             (!self.web_locks).then_some(Waiver::OwnTab { other_tab: false })
         }
