@@ -73,8 +73,10 @@ impl Current {
 /// attempt begun later, or the same one stored more times: [`began_after`]) and was not
 /// refused (a failed attempt charged nothing): the store missed that tab's writes (they
 /// failed there), or the store's read failed here and localStorage, read instead, has not
-/// had them yet. This tab's own record is not weighed so: its writes are in its own store
-/// and mirror, unless the origin's storage was cleared under it. Where `stored` is
+/// had them yet. This tab's own record is weighed so only where `stored` is localStorage's
+/// (not `held`: this tab has no IndexedDB, or its read failed): there another tab that had
+/// not had this tab's copy yet may have written over it; elsewhere its writes are in its own
+/// store and mirror, unless the origin's storage was cleared under it. Where `stored` is
 /// IndexedDB's (`held`), it wins a tie of counts against a posted copy of another attempt:
 /// the lock holder that stored it read the count the other's tab had read, so that tab's
 /// write never reached IndexedDB (it died after its localStorage copy, which a pending
@@ -96,10 +98,11 @@ pub fn on_lock(
     if let Some(r) = stored {
         return match shown {
             // Another tab's record stored after this one (its IndexedDB writes failed, or
-            // this tab's read did and localStorage, read instead, is late), which may have
-            // charged: its key, never a new one.
+            // this tab's read did and localStorage, read instead, is late), or this tab's
+            // own, which a tab that had not had it wrote over in localStorage: it may have
+            // charged, so its key, never a new one.
             Some(s)
-                if from == Shown::Posted
+                if (from == Shown::Posted || !held && from != Shown::Made)
                     && s.state != State::Failed
                     && !(held && s.rev == r.rev)
                     && began_after(s, &r) =>
@@ -253,3 +256,7 @@ mod tests;
 #[cfg(test)]
 #[path = "sync_posted_tests.rs"]
 mod posted_tests;
+
+#[cfg(test)]
+#[path = "sync_own_tests.rs"]
+mod own_tests;
