@@ -140,6 +140,9 @@ pub struct Checker {
     /// Keys whose record lived in localStorage alone and another tab's write of another
     /// attempt replaced there, as the world saw it ([`Waiver::Replaced`]).
     pub replaced: std::collections::BTreeSet<String>,
+    /// Keys whose record lived in localStorage alone and a page's sweep, its view of
+    /// localStorage late, removed there, as the world saw it ([`Waiver::Swept`]).
+    pub swept: std::collections::BTreeSet<String>,
 }
 
 impl Checker {

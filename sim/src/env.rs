@@ -43,28 +43,39 @@ pub struct Env {
     pub no_idb: BTreeSet<PageId>,
     /// The page and tab that wrote each localStorage item last.
     pub writers: BTreeMap<String, (PageId, TabId)>,
-    /// `(key, page)`: the record of `key` that `page` wrote to localStorage was replaced
-    /// there by another tab's write of another attempt's record.
-    pub replaced: Vec<(String, PageId)>,
+    /// `(key, page, swept)`: the record of `key` that `page` wrote to localStorage was
+    /// replaced there by another tab's write of another attempt's record, or (`swept`)
+    /// removed by a page whose view of localStorage still held an older value (a sweep of
+    /// the expired record it read).
+    pub replaced: Vec<(String, PageId, bool)>,
 }
 
 impl Env {
     /// The keys whose record lived in localStorage alone (IndexedDB failed in the page
-    /// that wrote it there) and another tab's write of another attempt replaced there.
-    pub fn replaced(&self) -> BTreeSet<String> {
-        let alone = |(k, p): &(String, PageId)| self.no_idb.contains(p).then(|| k.clone());
+    /// that wrote it there) and another tab's write of another attempt replaced there, or
+    /// (`swept`) a page with a late view of localStorage removed.
+    pub fn replaced(&self, swept: bool) -> BTreeSet<String> {
+        let alone = |(k, p, s): &(String, PageId, bool)| {
+            (*s == swept && self.no_idb.contains(p)).then(|| k.clone())
+        };
         self.replaced.iter().filter_map(alone).collect()
     }
 
     /// Notes who writes `value` to localStorage's `item` from `page` of `tab`, and whether
-    /// it replaces another tab's record of another attempt there ([`Env::replaced`]).
+    /// it replaces another tab's record of another attempt there, or removes a record its
+    /// page's late view did not have ([`Env::replaced`]).
     fn note_write(&mut self, item: &str, value: Option<&str>, (page, tab): (PageId, TabId)) {
         let key_of = |t: &str| Record::decode(t).ok().map(|r| r.key);
-        let old = self.local.latest(item).and_then(|t| key_of(&t));
-        let new = value.and_then(key_of);
-        if let (Some(old), Some(new), Some((by, by_tab))) = (old, new, self.writers.get(item)) {
-            if old != new && *by_tab != tab {
-                self.replaced.push((old, *by));
+        let latest = self.local.latest(item);
+        let late = self.local.get(page, item) != latest;
+        let old = latest.and_then(|t| key_of(&t));
+        if let (Some(old), Some((by, by_tab))) = (old, self.writers.get(item)) {
+            match value.map(key_of) {
+                Some(Some(new)) if old != new && *by_tab != tab => {
+                    self.replaced.push((old, *by, false))
+                }
+                None if late => self.replaced.push((old, *by, true)),
+                _ => {}
             }
         }
         self.writers.insert(item.into(), (page, tab));

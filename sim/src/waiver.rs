@@ -86,10 +86,18 @@ pub enum Waiver {
         /// before in its own memory, and is held to it.)
         unseen: bool,
     },
+    /// The record of the key before lived in localStorage alone (as for
+    /// [`Waiver::Replaced`]), and a page whose view of localStorage was late removed it
+    /// there: its `open()`'s sweep of the expired record it still read in its place. The
+    /// world saw the removal (the simulator's `Env::replaced`).
+    Swept {
+        /// As for [`Waiver::Replaced`].
+        unseen: bool,
+    },
 }
 
 /// Every waiver's name, in the order of [`Waiver::index`] (the summary's counts).
-pub const NAMES: [&str; 11] = [
+pub const NAMES: [&str; 12] = [
     "key-expired",
     "final-failure",
     "mark-not-heard",
@@ -101,10 +109,11 @@ pub const NAMES: [&str; 11] = [
     "on-the-wire",
     "both-failed",
     "replaced",
+    "swept",
 ];
 
 /// One of each waiver, to list their sentences.
-pub const ALL: [Waiver; 11] = [
+pub const ALL: [Waiver; 12] = [
     Waiver::KeyExpired { past_ms: 0.0 },
     Waiver::FinalFailure,
     Waiver::MarkNotHeard { lag_ms: 0.0 },
@@ -122,6 +131,7 @@ pub const ALL: [Waiver; 11] = [
         later_page: true,
     },
     Waiver::Replaced { unseen: true },
+    Waiver::Swept { unseen: true },
 ];
 
 impl Waiver {
@@ -139,6 +149,7 @@ impl Waiver {
             Waiver::OnTheWire { .. } => 8,
             Waiver::BothFailed { .. } => 9,
             Waiver::Replaced { .. } => 10,
+            Waiver::Swept { .. } => 11,
         }
     }
 
@@ -168,7 +179,9 @@ impl Waiver {
             Waiver::FellBack { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
             Waiver::Unordered { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
             Waiver::BothFailed { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
-            Waiver::Replaced { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
+            Waiver::Replaced { .. } | Waiver::Swept { .. } => {
+                matches!(p, OnePayloadOneKey | UnknownKept | OneCharge)
+            }
             Waiver::OnTheWire { .. } => p == ForgottenNotResent,
             Waiver::EndNotDurable => matches!(
                 p,
@@ -195,7 +208,7 @@ impl Waiver {
             Waiver::OnTheWire { before_ms } => before_ms >= 0.0,
             Waiver::FellBack { own, elsewhere } => own && elsewhere,
             Waiver::BothFailed { memory, later_page } => memory && later_page,
-            Waiver::Replaced { unseen } => unseen,
+            Waiver::Replaced { unseen } | Waiver::Swept { unseen } => unseen,
         }
     }
 
@@ -265,6 +278,14 @@ impl Waiver {
                  tab's write of another attempt can replace it there even later: a later Pay of \
                  that order may then go out under a new key, and charge it again if it was paid \
                  under the first.",
+            ),
+            Waiver::Swept { .. } => (
+                "docs/tabs-and-storage.md",
+                "A page's first `open()` deletes the expired records it reads, and its view of \
+                 localStorage may be late: where a tab without IndexedDB stored a record in \
+                 place of an expired one there, a page that still read the expired one \
+                 deletes the new one, and a later Pay of that order may then go out under a \
+                 new key, and charge it again if it was paid under the first.",
             ),
             Waiver::EndNotDurable => (
                 "docs/tabs-and-storage.md",

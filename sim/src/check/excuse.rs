@@ -43,13 +43,15 @@ impl Checker {
         let saw = |o: &Order| o.saw.iter().any(|(k, p)| k == key && p == prev);
         let held = |o: &Order| o.held.iter().any(|(k, p)| k == key && p == prev);
         // The record of `prev` that only localStorage held was replaced by another tab's
-        // write: a page that neither sent `prev` nor showed it had nothing that held it.
-        let replaced = (self.web_locks && self.replaced.contains(prev)).then(|| {
-            let held = self.orders.get(&order).is_some_and(held);
-            Waiver::Replaced {
-                unseen: !held && from.page != before.page,
-            }
-        });
+        // write, or removed by a late sweep: a page that neither sent `prev` nor showed it
+        // had nothing that held it.
+        let unseen = !self.orders.get(&order).is_some_and(held) && from.page != before.page;
+        let replaced = match prev {
+            _ if !self.web_locks => None,
+            p if self.replaced.contains(p) => Some(Waiver::Replaced { unseen }),
+            p if self.swept.contains(p) => Some(Waiver::Swept { unseen }),
+            _ => None,
+        };
         if let Some(w) = self.expired(prev, clock) {
             Some(w)
         } else if !self.web_locks && before.tab != from.tab {
@@ -94,6 +96,13 @@ impl Checker {
         } else {
             (!self.web_locks).then_some(Waiver::OwnTab { other_tab: false })
         }
+    }
+
+    /// Takes from the world the keys whose record, in localStorage alone, another tab
+    /// replaced or a late sweep removed ([`Waiver::Replaced`], [`Waiver::Swept`]).
+    pub fn lost_from(&mut self, env: &crate::env::Env) {
+        self.replaced = env.replaced(false);
+        self.swept = env.replaced(true);
     }
 
     /// [`Waiver::KeyExpired`] if `key` had expired by the page's clock `clock`.
