@@ -47,3 +47,23 @@ fn a_paid_attempt_of_this_tab_is_gone_on_from_over_an_earlier_one_that_replaced_
     // A key this tab made up (never stored) never replaces the store's.
     assert_eq!(lock(&unsent, &paid, Shown::Made), Current::Stored(unsent));
 }
+
+// P-no-indexeddb: a page whose store's read failed re-sends the key it last read there.
+#[test]
+fn an_attempt_this_tab_read_is_gone_on_from_where_localstorage_has_nothing_live() {
+    // This tab read the paid attempt K1 from IndexedDB and answered from it; at its next Pay
+    // IndexedDB's read failed, and localStorage, read instead, has nothing live (its view
+    // has not had the copy yet, or a late sweep deleted it). A new key would pay the order
+    // again.
+    let paid = rec(K1, NOW - 400.0, 2, State::Succeeded);
+    let none = on_lock(None, false, None, Some(&paid), Shown::Committed, NOW);
+    assert_eq!(none, Current::Legacy(paid.clone()));
+    // IndexedDB answered that it holds nothing: the record was finished (P-idb-lost-record).
+    let none = on_lock(None, true, None, Some(&paid), Shown::Committed, NOW);
+    assert_eq!(none, Current::Fresh);
+    // A record bound to no payload charged nothing.
+    let mut unbound = paid.clone();
+    unbound.fingerprint = None;
+    let none = on_lock(None, false, None, Some(&unbound), Shown::Stored, NOW);
+    assert_eq!(none, Current::Fresh);
+}
