@@ -43,22 +43,20 @@ pub struct Env {
     pub no_idb: BTreeSet<PageId>,
     /// The page and tab that wrote each localStorage item last.
     pub writers: BTreeMap<String, (PageId, TabId)>,
-    /// `(key, page, swept)`: the record of `key` that `page` wrote to localStorage was
-    /// replaced there by another tab's write of another attempt's record, or (`swept`)
-    /// removed by a page whose view of localStorage still held an older value (a sweep of
-    /// the expired record it read).
-    pub replaced: Vec<(String, PageId, bool)>,
+    /// `(key, swept)`: the record of `key` that a page without IndexedDB (then) wrote to
+    /// localStorage was replaced there by another tab's write of another attempt's record,
+    /// or (`swept`) removed by a page whose view of localStorage still held an older value
+    /// (a sweep of the expired record it read).
+    pub replaced: Vec<(String, bool)>,
 }
 
 impl Env {
-    /// The keys whose record lived in localStorage alone (IndexedDB failed in the page
+    /// The keys whose record lived in localStorage alone (IndexedDB had failed in the page
     /// that wrote it there) and another tab's write of another attempt replaced there, or
     /// (`swept`) a page with a late view of localStorage removed.
     pub fn replaced(&self, swept: bool) -> BTreeSet<String> {
-        let alone = |(k, p, s): &(String, PageId, bool)| {
-            (*s == swept && self.no_idb.contains(p)).then(|| k.clone())
-        };
-        self.replaced.iter().filter_map(alone).collect()
+        let of = |(k, s): &(String, bool)| (*s == swept).then(|| k.clone());
+        self.replaced.iter().filter_map(of).collect()
     }
 
     /// Notes who writes `value` to localStorage's `item` from `page` of `tab`, and whether
@@ -69,12 +67,14 @@ impl Env {
         let latest = self.local.latest(item);
         let late = self.local.get(page, item) != latest;
         let old = latest.and_then(|t| key_of(&t));
-        if let (Some(old), Some((by, by_tab))) = (old, self.writers.get(item)) {
+        let writer = self
+            .writers
+            .get(item)
+            .filter(|(by, _)| self.no_idb.contains(by));
+        if let (Some(old), Some((_, by_tab))) = (old, writer) {
             match value.map(key_of) {
-                Some(Some(new)) if old != new && *by_tab != tab => {
-                    self.replaced.push((old, *by, false))
-                }
-                None if late => self.replaced.push((old, *by, true)),
+                Some(Some(new)) if old != new && *by_tab != tab => self.replaced.push((old, false)),
+                None if late => self.replaced.push((old, true)),
                 _ => {}
             }
         }
