@@ -111,6 +111,8 @@ struct Order {
     /// `(key, other)`: the page that first sent `key` had shown `other` bound to a payload
     /// before it showed `key` so; the docs hold such a page to `other`.
     saw: Vec<(String, String)>,
+    /// The pairs of `saw`, and those the clocks order (a page's own uncounted copies).
+    held: Vec<(String, String)>,
 }
 
 /// The run's checker: the first violation found.
@@ -135,6 +137,12 @@ pub struct Checker {
     pub focus: Option<Property>,
     /// The first violation.
     pub violation: Option<(Property, String)>,
+    /// Keys whose record lived in localStorage alone and another tab's write of another
+    /// attempt replaced there, as the world saw it ([`Waiver::Replaced`]).
+    pub replaced: std::collections::BTreeSet<String>,
+    /// Keys whose record lived in localStorage alone and a page's sweep, its view of
+    /// localStorage late, removed there, as the world saw it ([`Waiver::Swept`]).
+    pub swept: std::collections::BTreeSet<String>,
 }
 
 impl Checker {
@@ -201,13 +209,12 @@ impl Checker {
         // the key it saw, as the docs admit.
         let own_uncounted =
             from.unordered && o.keys.iter().any(|(_, f)| f.tab == from.tab && f.unordered);
-        let saw = o
-            .keys
-            .iter()
-            .map(|(k, _)| k)
-            .filter(|k| !own_uncounted && seen(k));
+        let saw = o.keys.iter().map(|(k, _)| k).filter(|k| seen(k));
         let saw: Vec<(String, String)> = saw.map(|k| (key.to_string(), k.clone())).collect();
-        o.saw.extend(saw);
+        if !own_uncounted {
+            o.saw.extend(saw.iter().cloned());
+        }
+        o.held.extend(saw);
         o.keys.push((key.into(), from));
         let unheard = o.unheard;
         let (prev, before) = match (mine, last) {

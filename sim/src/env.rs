@@ -4,11 +4,12 @@
 //! how Web Storage refuses in the run.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use idemkey::core::machine::Host;
 use idemkey::core::options::StorageKind;
+use idemkey::core::record::Record;
 
 use crate::clock::Clock;
 use crate::local::Local;
@@ -38,9 +39,48 @@ pub struct Env {
     pub refusal: Option<StorageFault>,
     /// Uses of Web Storage that threw.
     pub refused: u64,
+    /// The pages whose IndexedDB failed: the records they write live in localStorage alone.
+    pub no_idb: BTreeSet<PageId>,
+    /// The page and tab that wrote each localStorage item last.
+    pub writers: BTreeMap<String, (PageId, TabId)>,
+    /// `(key, swept)`: the record of `key` that a page without IndexedDB (then) wrote to
+    /// localStorage was replaced there by another tab's write of another attempt's record,
+    /// or (`swept`) removed by a page whose view of localStorage still held an older value
+    /// (a sweep of the expired record it read).
+    pub replaced: Vec<(String, bool)>,
 }
 
 impl Env {
+    /// The keys whose record lived in localStorage alone (IndexedDB had failed in the page
+    /// that wrote it there) and another tab's write of another attempt replaced there, or
+    /// (`swept`) a page with a late view of localStorage removed.
+    pub fn replaced(&self, swept: bool) -> BTreeSet<String> {
+        let of = |(k, s): &(String, bool)| (*s == swept).then(|| k.clone());
+        self.replaced.iter().filter_map(of).collect()
+    }
+
+    /// Notes who writes `value` to localStorage's `item` from `page` of `tab`, and whether
+    /// it replaces another tab's record of another attempt there, or removes a record its
+    /// page's late view did not have ([`Env::replaced`]).
+    fn note_write(&mut self, item: &str, value: Option<&str>, (page, tab): (PageId, TabId)) {
+        let key_of = |t: &str| Record::decode(t).ok().map(|r| r.key);
+        let latest = self.local.latest(item);
+        let late = self.local.get(page, item) != latest;
+        let old = latest.and_then(|t| key_of(&t));
+        let writer = self
+            .writers
+            .get(item)
+            .filter(|(by, _)| self.no_idb.contains(by));
+        if let (Some(old), Some((_, by_tab))) = (old, writer) {
+            match value.map(key_of) {
+                Some(Some(new)) if old != new && *by_tab != tab => self.replaced.push((old, false)),
+                None if late => self.replaced.push((old, true)),
+                _ => {}
+            }
+        }
+        self.writers.insert(item.into(), (page, tab));
+    }
+
     /// The error a `u` of `kind` throws now, if it does (counted).
     fn refuses(&mut self, kind: StorageKind, u: Use) -> Result<(), String> {
         match self.refusal.and_then(|f| f.refuses(kind, u, self.now)) {
@@ -130,6 +170,7 @@ impl PageHost {
         let e = &mut *guard;
         match kind {
             StorageKind::Local => {
+                e.note_write(key, value.as_deref(), (self.page, self.tab));
                 let now = e.now;
                 e.local
                     .write(self.page, key, value, now, &mut e.rng, &mut e.q);

@@ -60,6 +60,7 @@ impl World {
         let saw = &self.pages[page].saw_bound;
         let sent_at = saw.get(&r.key_value).copied().unwrap_or(u64::MAX);
         let seen = |k: &str| saw.get(k).is_some_and(|at| *at < sent_at);
+        self.check.lost_from(&self.env.borrow());
         self.check.on_send(
             order,
             &r.key_value,
@@ -165,6 +166,7 @@ impl World {
         if reply.status == 201 {
             self.stats.charges += 1;
             let clock = env_now(&self.env);
+            self.check.lost_from(&self.env.borrow());
             self.check.on_charge(order_of(&body), &key, clock);
         }
         self.respond(id, reply, 0.0);

@@ -76,10 +76,28 @@ pub enum Waiver {
         /// How long before the key's expiry the try left, ms (never negative).
         before_ms: f64,
     },
+    /// The record of the key before lived in localStorage alone (IndexedDB had failed in
+    /// the page that wrote it there), and a page of another tab wrote another attempt's
+    /// record over it there, however long after: the world saw the write (the simulator's
+    /// `Env::replaced`). A later Pay of the order then goes on from what is left.
+    Replaced {
+        /// The page that sent the key after neither sent the key before nor showed it bound
+        /// to a payload: nothing it could read held it. (A page that did holds the key
+        /// before in its own memory, and is held to it.)
+        unseen: bool,
+    },
+    /// The record of the key before lived in localStorage alone (as for
+    /// [`Waiver::Replaced`]), and a page whose view of localStorage was late removed it
+    /// there: its `open()`'s sweep of the expired record it still read in its place. The
+    /// world saw the removal (the simulator's `Env::replaced`).
+    Swept {
+        /// As for [`Waiver::Replaced`].
+        unseen: bool,
+    },
 }
 
 /// Every waiver's name, in the order of [`Waiver::index`] (the summary's counts).
-pub const NAMES: [&str; 10] = [
+pub const NAMES: [&str; 12] = [
     "key-expired",
     "final-failure",
     "mark-not-heard",
@@ -90,10 +108,12 @@ pub const NAMES: [&str; 10] = [
     "unordered",
     "on-the-wire",
     "both-failed",
+    "replaced",
+    "swept",
 ];
 
 /// One of each waiver, to list their sentences.
-pub const ALL: [Waiver; 10] = [
+pub const ALL: [Waiver; 12] = [
     Waiver::KeyExpired { past_ms: 0.0 },
     Waiver::FinalFailure,
     Waiver::MarkNotHeard { lag_ms: 0.0 },
@@ -110,6 +130,8 @@ pub const ALL: [Waiver; 10] = [
         memory: true,
         later_page: true,
     },
+    Waiver::Replaced { unseen: true },
+    Waiver::Swept { unseen: true },
 ];
 
 impl Waiver {
@@ -126,6 +148,8 @@ impl Waiver {
             Waiver::Unordered { .. } => 7,
             Waiver::OnTheWire { .. } => 8,
             Waiver::BothFailed { .. } => 9,
+            Waiver::Replaced { .. } => 10,
+            Waiver::Swept { .. } => 11,
         }
     }
 
@@ -155,6 +179,9 @@ impl Waiver {
             Waiver::FellBack { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
             Waiver::Unordered { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
             Waiver::BothFailed { .. } => matches!(p, OnePayloadOneKey | UnknownKept | OneCharge),
+            Waiver::Replaced { .. } | Waiver::Swept { .. } => {
+                matches!(p, OnePayloadOneKey | UnknownKept | OneCharge)
+            }
             Waiver::OnTheWire { .. } => p == ForgottenNotResent,
             Waiver::EndNotDurable => matches!(
                 p,
@@ -181,6 +208,7 @@ impl Waiver {
             Waiver::OnTheWire { before_ms } => before_ms >= 0.0,
             Waiver::FellBack { own, elsewhere } => own && elsewhere,
             Waiver::BothFailed { memory, later_page } => memory && later_page,
+            Waiver::Replaced { unseen } | Waiver::Swept { unseen } => unseen,
         }
     }
 
@@ -243,6 +271,21 @@ impl Waiver {
                  record across a refresh: if IndexedDB then fails a later page of the same tab \
                  too, nothing that page can read holds the key, and an order paid under it may \
                  be paid again under a new key and charged twice.",
+            ),
+            Waiver::Replaced { .. } => (
+                "docs/tabs-and-storage.md",
+                "The record of a tab without IndexedDB lives in localStorage alone, and another \
+                 tab's write of another attempt can replace it there even later: a later Pay of \
+                 that order may then go out under a new key, and charge it again if it was paid \
+                 under the first.",
+            ),
+            Waiver::Swept { .. } => (
+                "docs/tabs-and-storage.md",
+                "A page's first `open()` deletes the expired records it reads, and its view of \
+                 localStorage may be late: where a tab without IndexedDB stored a record in \
+                 place of an expired one there, a page that still read the expired one \
+                 deletes the new one, and a later Pay of that order may then go out under a \
+                 new key, and charge it again if it was paid under the first.",
             ),
             Waiver::EndNotDurable => (
                 "docs/tabs-and-storage.md",

@@ -4,7 +4,7 @@
 //! checks run as things happen and once the run is over.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use idemkey::core::machine::{Input, Scope};
@@ -134,6 +134,9 @@ impl World {
             clock: p.clock,
             refusal: p.refusal,
             refused: 0,
+            no_idb: BTreeSet::new(),
+            writers: BTreeMap::new(),
+            replaced: Vec::new(),
         };
         let ttl = if p.forget { SHORT_TTL_S } else { 86_400.0 };
         // The server's clock is true: where the pages' clock stepped back, a page keeps a key

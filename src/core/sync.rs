@@ -60,22 +60,25 @@ impl Current {
 }
 
 /// Decides [`Current`] at `now_ms` from the store's record (`stored`), the mirror's
-/// (`mirror`), and what this tab shows (`shown`, from where `from`). Records ended by a
-/// page are the caller's to leave out, `shown` included (`None`).
+/// (`mirror`), and what this tab shows (`shown`, from where `from`). `held`: IndexedDB
+/// answered the read (so `stored` is its record, if any); else `stored` is localStorage's.
+/// Records ended by a page are the caller's to leave out, `shown` included (`None`).
 ///
 /// Where nothing live is stored (the store's read failed, the origin's storage was
 /// cleared, the store holds only an attempt a page ended) and the mirror holds no copy the
 /// store missed, a record another tab posted and this tab shows, bound to a payload, is
-/// gone on from: the notice reaches a tab before the other tab's localStorage write does,
+/// gone on from, and so is one this tab read or stored where IndexedDB did not answer: the notice reaches a tab before the other tab's localStorage write does,
 /// its key may have charged, and no end retired it, so a new key could charge the cart a
 /// second time. A live stored record is gone on from as always (it refuses another
 /// payload rather than pay it), unless the record posted and shown was stored after it (an
 /// attempt begun later, or the same one stored more times: [`began_after`]) and was not
 /// refused (a failed attempt charged nothing): the store missed that tab's writes (they
 /// failed there), or the store's read failed here and localStorage, read instead, has not
-/// had them yet. This tab's own record is not weighed so: its writes are in its own store
-/// and mirror, unless the origin's storage was cleared under it. Where `stored` is
-/// IndexedDB's (`held`), it wins a tie of counts against a posted copy of another attempt:
+/// had them yet. This tab's own record is weighed so only where `stored` is localStorage's
+/// (not `held`): there another tab that had
+/// not had this tab's copy yet may have written over it; elsewhere its writes are in its own
+/// store and mirror, unless the origin's storage was cleared under it. Where `stored` is
+/// IndexedDB's, it wins a tie of counts against a posted copy of another attempt:
 /// the lock holder that stored it read the count the other's tab had read, so that tab's
 /// write never reached IndexedDB (it died after its localStorage copy, which a pending
 /// record's is written first: [`may_lead`]), and nothing was sent under that key.
@@ -96,10 +99,11 @@ pub fn on_lock(
     if let Some(r) = stored {
         return match shown {
             // Another tab's record stored after this one (its IndexedDB writes failed, or
-            // this tab's read did and localStorage, read instead, is late), which may have
-            // charged: its key, never a new one.
+            // this tab's read did and localStorage, read instead, is late), or this tab's
+            // own, which a tab that had not had it wrote over in localStorage: it may have
+            // charged, so its key, never a new one.
             Some(s)
-                if from == Shown::Posted
+                if (from == Shown::Posted || !held && from != Shown::Made)
                     && s.state != State::Failed
                     && !(held && s.rev == r.rev)
                     && began_after(s, &r) =>
@@ -111,8 +115,12 @@ pub fn on_lock(
     }
     match (shown, from) {
         (Some(_), Shown::Made) => Current::Mine,
-        // Only a record bound to a payload may have charged.
-        (Some(s), Shown::Posted) if s.fingerprint.is_some() => Current::Legacy(s.clone()),
+        // Only a record bound to a payload may have charged. One this tab read or stored
+        // counts as posted where IndexedDB did not answer: localStorage, read instead, may
+        // not have had it yet, or a late sweep deleted it there.
+        (Some(s), f) if s.fingerprint.is_some() && (f == Shown::Posted || !held) => {
+            Current::Legacy(s.clone())
+        }
         _ => Current::Fresh,
     }
 }
@@ -253,3 +261,7 @@ mod tests;
 #[cfg(test)]
 #[path = "sync_posted_tests.rs"]
 mod posted_tests;
+
+#[cfg(test)]
+#[path = "sync_own_tests.rs"]
+mod own_tests;

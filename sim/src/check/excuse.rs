@@ -41,6 +41,17 @@ impl Checker {
         clock: f64,
     ) -> Option<Waiver> {
         let saw = |o: &Order| o.saw.iter().any(|(k, p)| k == key && p == prev);
+        let held = |o: &Order| o.held.iter().any(|(k, p)| k == key && p == prev);
+        // The record of `prev` that only localStorage held was replaced by another tab's
+        // write, or removed by a late sweep: a page that neither sent `prev` nor showed it
+        // had nothing that held it.
+        let unseen = !self.orders.get(&order).is_some_and(held) && from.page != before.page;
+        let replaced = match prev {
+            _ if !self.web_locks => None,
+            p if self.replaced.contains(p) => Some(Waiver::Replaced { unseen }),
+            p if self.swept.contains(p) => Some(Waiver::Swept { unseen }),
+            _ => None,
+        };
         if let Some(w) = self.expired(prev, clock) {
             Some(w)
         } else if !self.web_locks && before.tab != from.tab {
@@ -78,10 +89,20 @@ impl Checker {
             .collision(order, prev)
             .filter(|_| !self.orders.get(&order).is_some_and(saw))
         {
-            Some(Waiver::Unordered { lag_ms })
+            let w = Waiver::Unordered { lag_ms };
+            Some(replaced.filter(|_| !w.within_bound()).unwrap_or(w))
+        } else if replaced.is_some() {
+            replaced
         } else {
             (!self.web_locks).then_some(Waiver::OwnTab { other_tab: false })
         }
+    }
+
+    /// Takes from the world the keys whose record, in localStorage alone, another tab
+    /// replaced or a late sweep removed ([`Waiver::Replaced`], [`Waiver::Swept`]).
+    pub fn lost_from(&mut self, env: &crate::env::Env) {
+        self.replaced = env.replaced(false);
+        self.swept = env.replaced(true);
     }
 
     /// [`Waiver::KeyExpired`] if `key` had expired by the page's clock `clock`.

@@ -53,7 +53,8 @@ impl<H: Host> Scope<H> {
         let marks = self.ended();
         let web = self.read_mirror_any(Some(&marks)).map(|(_, r)| r);
         let now = self.host.now_ms();
-        let held = matches!(idb_text, Some(Some(_)));
+        // IndexedDB answered (a record, or none): else localStorage is the store read.
+        let held = idb_text.is_some();
         let (stored, mirror) = match idb_text {
             Some(Some(t)) => match self.decode_or_set_aside(&t) {
                 Some(r) => (Some(r), web),
