@@ -155,3 +155,35 @@ fn pay_again_goes_on_under_its_key_when_a_sweep_ran_between_an_ends_flag_and_its
     assert!(sent(&stopped).is_none(), "a try after the end: {stopped:?}");
     sent_under(&pay_again(&mut b, &mut idb), &key);
 }
+
+// P-unknown-resumes: another tab's end stopped this page's payment, which ended
+// outcome-unknown; Pay pressed again here goes on with that attempt under its key, and
+// changes nothing stored, its try nor its answer: the attempt ended, and the record in
+// Web Storage may by then be the next order's, which a tab without IndexedDB keeps there
+// alone (this page's view of it late), so a later Pay of that order still finds its key.
+#[test]
+fn pay_again_for_an_attempt_another_tab_ended_changes_nothing_stored() {
+    let (mut b, mut idb, key) = stopped_on_the_wire();
+    b.handle(Input::NoAnswer(NoAnswer::Network));
+    drain(&mut b);
+    b.handle(Input::Woken(Wake::Retry));
+    drain(&mut b);
+    let (maps, stored) = (b.host.maps.clone(), idb.clone());
+    let cmds = pay_again(&mut b, &mut idb);
+    sent_under(&cmds, &key);
+    b.handle(answer(201, None));
+    let mut cmds = drain(&mut b);
+    cmds.extend(run(&mut b, &mut idb, Vec::new()));
+    let paid = cmds.iter().any(
+        |c| matches!(c, Command::Settle { outcome: Ok(r), .. } if r.key == key && !r.from_cache),
+    );
+    assert!(paid, "not resolved with the answer: {cmds:?}");
+    let written: Vec<_> = b
+        .host
+        .maps
+        .iter()
+        .filter(|e| maps.get(e.0) != Some(e.1))
+        .collect();
+    assert!(written.is_empty(), "Web Storage written: {written:?}");
+    assert_eq!(idb, stored, "IndexedDB written");
+}

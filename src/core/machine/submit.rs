@@ -220,6 +220,14 @@ impl<H: Host> Scope<H> {
         rec.attempts += 1;
         rec.updated_at = now;
         let mut rec = rec.clone();
+        // An attempt a page ended is not stored again, its tries nor its answer: its key is
+        // in its mark and its record, and the scope's record may by then be the next
+        // order's, which a tab without IndexedDB keeps in localStorage alone.
+        if j.resumes_ended {
+            let text = rec.encode();
+            j.rec = Some(rec);
+            return self.launch(j, text);
+        }
         let stored = self.store(&mut rec);
         j.rec = Some(rec.clone());
         match stored {
@@ -337,6 +345,12 @@ impl<H: Host> Scope<H> {
     /// customer past the deadline.
     fn final_answer(&mut self, j: &mut SubmitJob, reply: Reply) -> Option<At> {
         let mut rec = j.rec.clone()?;
+        if j.resumes_ended {
+            self.show(&rec, Shown::Stored);
+            self.release_lock();
+            self.settle(j.no, Ok(reply));
+            return None;
+        }
         rec.rev += 1;
         let text = rec.encode();
         j.rec = Some(rec.clone());
