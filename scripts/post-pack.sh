@@ -18,6 +18,7 @@
 # `[Symbol.dispose](): void` on every class, which fails `tsc` (without skipLibCheck) in
 # projects whose `lib` predates ES2025/esnext.disposable; a
 # `/// <reference lib="esnext.disposable" />` line on top fixes that for every consumer.
+# A snippet imported as a namespace for the wasm becomes an object of the fields it imports.
 # The wasm's imports and exports get short names (wasm-bindgen's carry a hash each, twice over).
 # Then the JS becomes one minified file: wasm-bindgen writes the JS snippets (src/browser/driver.js,
 # storage.js, idb.js and options.js: each file ffi.rs names, and only those) to
@@ -267,6 +268,33 @@ if [[ -n $fresh ]]; then
   if grep -qE "realloc === undefined|'encodeInto' in|typeof FinalizationRegistry" "$glue"; then
     echo "post-pack: a fallback is left in the glue" >&2; exit 1
   fi
+  # A snippet's function that needs no glue of its own (`webLocks`) is imported by the wasm
+  # straight from the snippet's module: wasm-bindgen imports that module as a namespace
+  # (`import * as import1`) and hands the namespace over whole, so Rollup had to build an
+  # object of every export of driver.js, each under its own name, and terser could inline
+  # none of them: 155 bytes of gzipped glue. The namespace becomes an object of the fields
+  # the wasm imports from that module (its import section says which).
+  PKG_DIR="$pkg" node --input-type=module - <<'JS' || exit 1
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+const dir = process.env.PKG_DIR;
+const file = join(dir, "idemkey.js");
+let text = readFileSync(file, "utf8");
+const imports = WebAssembly.Module.imports(new WebAssembly.Module(readFileSync(join(dir, "idemkey_bg.wasm"))));
+for (const [line, ns, mod] of [...text.matchAll(/^import \* as (import\d+) from ("[^"]+")$/gm)]) {
+  const fields = imports.filter((i) => i.module === JSON.parse(mod)).map((i) => i.name);
+  const key = `\n        ${mod}: ${ns},\n`;
+  if (!fields.length || fields.some((f) => !/^[A-Za-z_$][\w$]*$/.test(f)) || text.split(key).length !== 2) {
+    console.error(`post-pack: the namespace ${ns} of ${mod} is not used as expected`);
+    process.exit(1);
+  }
+  const names = fields.map((f) => `${f} as ${ns}_${f}`).join(", ");
+  const object = fields.map((f) => `${f}: ${ns}_${f}`).join(", ");
+  text = text.replace(line, () => `import { ${names} } from ${mod}`)
+    .replace(key, () => `\n        ${mod}: { ${object} },\n`);
+}
+writeFileSync(file, text);
+JS
   "$esbuild" "$glue" --minify-whitespace --minify-syntax --format=esm --legal-comments=none \
     --log-level=warning ${banner:+"--banner:js=$banner"} --outfile="$glue.min"
   mv "$glue.min" "$glue"

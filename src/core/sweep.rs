@@ -65,11 +65,17 @@ pub fn flag_due(
     let Some(scope) = scope else {
         return false;
     };
-    all_expired(value, now_ms)
-        && !listed.iter().any(|k| {
-            k.strip_prefix(namespace)
-                .and_then(|rest| rest.strip_prefix(":ended:"))
-                .and_then(|rest| rest.strip_prefix(scope))
-                .is_some_and(|rest| rest.starts_with(':'))
-        })
+    all_expired(value, now_ms) && !lists_marks(namespace, scope, listed)
+}
+
+/// Whether the storage keys `listed` hold a mark of `scope` in `namespace`: an entry of
+/// [`ended_key`](crate::core::record::ended_key), then `:` (or of a scope whose name goes on
+/// after a `:`, which starts the same).
+pub fn lists_marks(namespace: &str, scope: &str, listed: &[String]) -> bool {
+    listed.iter().any(|k| {
+        k.strip_prefix(namespace)
+            .and_then(|rest| rest.strip_prefix(":ended:"))
+            .and_then(|rest| rest.strip_prefix(scope))
+            .is_some_and(|rest| rest.starts_with(':'))
+    })
 }

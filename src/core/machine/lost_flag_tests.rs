@@ -3,8 +3,9 @@
 //! scope's marks only where the flag is, but reads a key's own mark directly wherever it
 //! looks at that key; finding a mark so, it writes the flag again, so that its listings,
 //! and every page's after it, count the mark from then on. A page that made, was told of or
-//! read an end of the scope lists its marks whatever the flag (a script may remove it after
-//! the page wrote it again). [P-finish-durable] [P-abandoned]
+//! read an end of the scope, or whose first `open()` swept the namespace and listed a mark
+//! of the scope, lists its marks whatever the flag (a script may remove it after the page
+//! wrote it again). [P-finish-durable] [P-abandoned]
 
 use super::later_page::{later_page_pays_anew, pay_again, sent_under};
 use super::stopped::stopped_on_the_wire;
@@ -82,5 +83,29 @@ fn a_page_that_read_an_end_in_its_storage_pays_anew_after_the_flag_was_removed()
     assert_ne!(b.record().key, old, "B shows the finished attempt");
     flag_removed(&mut b);
     let next = b.record().key.clone();
+    sent_under(&pay_again(&mut b, &mut idb), &next);
+}
+
+#[test]
+fn a_page_opened_where_a_mark_of_the_scope_is_but_no_flag_pays_the_next_order_anew() {
+    // A's finish() left its mark, then the flag was removed, and Web Storage holds no copy
+    // of the finished attempt (IndexedDB does): the page opened then never made, heard of
+    // or read an end, but its first open() sweeps the namespace and finds the mark there.
+    let (mut a, mut idb) = paid_page();
+    let old = a.record().key.clone();
+    a.finish();
+    drain(&mut a);
+    flag_removed(&mut a);
+    let copy = a.rec_key().to_string();
+    a.host.maps.retain(|(_, k), _| *k != copy);
+    let host = TestHost {
+        now: 100.0,
+        seed: 7,
+        maps: a.host.maps.clone(),
+    };
+    let mut b = Scope::open(host, options().into(), true);
+    drain(&mut b);
+    let next = b.record().key.clone();
+    assert_ne!(next, old);
     sent_under(&pay_again(&mut b, &mut idb), &next);
 }

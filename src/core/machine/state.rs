@@ -74,8 +74,8 @@ pub struct Scope<H: Host> {
     /// on from it as from the last. None once the page ends the attempt itself.
     pub(super) stopped: Option<Resume>,
     /// Whether this page knows the scope has ended attempts: it ended one, another tab told
-    /// it of one, or it read a mark. It then lists the scope's marks whether or not the
-    /// scope's flag is there (a script may have removed it).
+    /// it of one, it read a mark, or its `open()`'s sweep listed one. It then lists the
+    /// scope's marks whether or not the scope's flag is there (a script may have removed it).
     pub(super) ends: bool,
     /// The submit sequence `submit()` joins, if one runs.
     pub(super) flight: Option<Flight>,

@@ -9,7 +9,7 @@ use crate::core::ended::covers;
 use crate::core::options::{Options, StorageKind};
 use crate::core::record::{quarantine_key, Record};
 use crate::core::state::State;
-use crate::core::sweep::{flag_due, sweep_due};
+use crate::core::sweep::{flag_due, lists_marks, sweep_due};
 use crate::core::sync::{newer, Notice, Shown};
 use crate::prelude::*;
 
@@ -36,11 +36,15 @@ impl<H: Host> Scope<H> {
     /// Deletes what core's sweep rules say is due under the namespace (the flags of ended
     /// attempts once the entries they flag are gone and their end has expired): in the
     /// store's backend now, in IndexedDB through the driver where the record is shared.
+    /// A mark of this scope among the entries listed tells the page the scope has ended
+    /// attempts (`ends`, never cleared here: `open()`'s read of the copies may have set it),
+    /// so that it lists their marks whatever the flag.
     pub(super) fn sweep(&mut self) {
         let mut prefix = self.opts.namespace.clone();
         prefix.push(':');
         let kind = self.store.kind();
         let keys = self.host.storage_keys(kind, &prefix);
+        self.ends |= lists_marks(&self.opts.namespace, &self.opts.scope, &keys);
         let now = self.host.now_ms();
         for k in &keys {
             let v = self.host.storage_get(kind, k).ok().flatten();
