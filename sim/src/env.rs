@@ -41,8 +41,9 @@ pub struct Env {
     pub refused: u64,
     /// The pages whose IndexedDB failed: the records they write live in localStorage alone.
     pub no_idb: BTreeSet<PageId>,
-    /// The page and tab that wrote each localStorage item last.
-    pub writers: BTreeMap<String, (PageId, TabId)>,
+    /// The tab that wrote each localStorage item last, and whether that page's IndexedDB
+    /// had failed then (the item then held a record IndexedDB did not).
+    pub writers: BTreeMap<String, (TabId, bool)>,
     /// `(key, swept)`: the record of `key` that a page without IndexedDB (then) wrote to
     /// localStorage was replaced there by another tab's write of another attempt's record,
     /// or (`swept`) removed by a page whose view of localStorage still held an older value
@@ -67,18 +68,18 @@ impl Env {
         let latest = self.local.latest(item);
         let late = self.local.get(page, item) != latest;
         let old = latest.and_then(|t| key_of(&t));
-        let writer = self
-            .writers
-            .get(item)
-            .filter(|(by, _)| self.no_idb.contains(by));
-        if let (Some(old), Some((_, by_tab))) = (old, writer) {
+        let writer = self.writers.get(item).filter(|(_, alone)| *alone);
+        // Only a write from a view that had not had the record: a page that read it goes
+        // on from it, and one that replaces it anyway is at fault.
+        if let (Some(old), Some((by_tab, _)), true) = (old, writer, late) {
             match value.map(key_of) {
                 Some(Some(new)) if old != new && *by_tab != tab => self.replaced.push((old, false)),
-                None if late => self.replaced.push((old, true)),
+                None => self.replaced.push((old, true)),
                 _ => {}
             }
         }
-        self.writers.insert(item.into(), (page, tab));
+        let alone = self.no_idb.contains(&page);
+        self.writers.insert(item.into(), (tab, alone));
     }
 
     /// The error a `u` of `kind` throws now, if it does (counted).

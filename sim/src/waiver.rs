@@ -77,9 +77,10 @@ pub enum Waiver {
         before_ms: f64,
     },
     /// The record of the key before lived in localStorage alone (IndexedDB had failed in
-    /// the page that wrote it there), and a page of another tab wrote another attempt's
-    /// record over it there, however long after: the world saw the write (the simulator's
-    /// `Env::replaced`). A later Pay of the order then goes on from what is left.
+    /// the page that wrote it there, when it wrote it), and a page of another tab, whose
+    /// view of localStorage had not had it, wrote another attempt's record over it there,
+    /// however long after: the world saw the write (the simulator's `Env::replaced`). A
+    /// later Pay of the order then goes on from what is left.
     Replaced {
         /// The page that sent the key after neither sent the key before nor showed it bound
         /// to a payload: nothing it could read held it. (A page that did holds the key

@@ -67,21 +67,23 @@ impl Current {
 /// Where nothing live is stored (the store's read failed, the origin's storage was
 /// cleared, the store holds only an attempt a page ended) and the mirror holds no copy the
 /// store missed, a record another tab posted and this tab shows, bound to a payload, is
-/// gone on from, and so is one this tab read or stored where IndexedDB did not answer: the notice reaches a tab before the other tab's localStorage write does,
-/// its key may have charged, and no end retired it, so a new key could charge the cart a
-/// second time. A live stored record is gone on from as always (it refuses another
-/// payload rather than pay it), unless the record posted and shown was stored after it (an
-/// attempt begun later, or the same one stored more times: [`began_after`]) and was not
-/// refused (a failed attempt charged nothing): the store missed that tab's writes (they
-/// failed there), or the store's read failed here and localStorage, read instead, has not
-/// had them yet. This tab's own record is weighed so only where `stored` is localStorage's
-/// (not `held`): there another tab that had
-/// not had this tab's copy yet may have written over it; elsewhere its writes are in its own
-/// store and mirror, unless the origin's storage was cleared under it. Where `stored` is
-/// IndexedDB's, it wins a tie of counts against a posted copy of another attempt:
-/// the lock holder that stored it read the count the other's tab had read, so that tab's
-/// write never reached IndexedDB (it died after its localStorage copy, which a pending
-/// record's is written first: [`may_lead`]), and nothing was sent under that key.
+/// gone on from, and so is one this tab read or stored where IndexedDB did not answer:
+/// the notice reaches a tab before the other tab's localStorage write does, its key may
+/// have charged, and no end retired it, so a new key could charge the cart a second time.
+/// A live stored record is gone on from as always (it refuses another payload rather than
+/// pay it), unless the record posted and shown was stored after it (an attempt begun
+/// later, or the same one stored more times: [`began_after`]) and was not refused (a
+/// failed attempt charged nothing): the store missed that tab's writes (they failed
+/// there), or the store's read failed here and localStorage, read instead, has not had
+/// them yet. This tab's own record is weighed so only where `stored` is localStorage's
+/// (not `held`): there another tab that had not had this tab's copy yet may have written
+/// over it; elsewhere its writes are in its own store and mirror, unless the origin's
+/// storage was cleared under it. Where `stored` is IndexedDB's, it wins a tie of counts
+/// against a posted copy of another attempt: the lock holder that stored it read the
+/// count the other's tab had read, so that tab's write never reached IndexedDB. It died
+/// after its localStorage copy (a pending record's is written first: [`may_lead`]), and
+/// nothing was sent under that key; or IndexedDB refused the write and its try went out
+/// all the same, and going on from IndexedDB's record sends no third key.
 pub fn on_lock(
     stored: Option<Record>,
     held: bool,

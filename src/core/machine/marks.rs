@@ -24,7 +24,8 @@ impl<H: Host> Scope<H> {
     /// the scope's flag ([`ends_key`]) holds no mark of it and is not listed (a listing goes
     /// through every entry of the origin's storage), unless this page knows the scope has
     /// marks (`ends`: it made or heard of an end, read a mark, or its sweep listed one): a
-    /// script may remove the flag. A mark found by its own entry where the flag is missing gets its flag back.
+    /// script may remove the flag. A mark found by its own entry where the flag is missing
+    /// gets its flag back.
     #[inline(never)]
     pub(super) fn marks_of(&mut self, key: Option<&str>) -> String {
         let prefix = ended_key(&self.opts.namespace, &self.opts.scope) + ":";

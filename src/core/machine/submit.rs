@@ -220,13 +220,12 @@ impl<H: Host> Scope<H> {
         rec.attempts += 1;
         rec.updated_at = now;
         let mut rec = rec.clone();
-        // An attempt a page ended is not stored again, its tries nor its answer: its key is
-        // in its mark and its record, and the scope's record may by then be the next
-        // order's, which a tab without IndexedDB keeps in localStorage alone.
+        // An attempt a page ended is not stored again, its tries nor its answer, nor posted:
+        // its key is in its mark and its record, and the scope's record may by then be the
+        // next order's, which a tab without IndexedDB keeps in localStorage alone.
         if j.resumes_ended {
-            let text = rec.encode();
             j.rec = Some(rec);
-            return self.launch(j, text);
+            return self.launch(j, String::new());
         }
         let stored = self.store(&mut rec);
         j.rec = Some(rec.clone());
@@ -241,7 +240,8 @@ impl<H: Host> Scope<H> {
     }
 
     /// Sends the try the record counts, once stored as `text`: the `attempt` event, the
-    /// request, then the notice (the other tabs hear of the try once it is on its way).
+    /// request, then the notice (the other tabs hear of the try once it is on its way), but
+    /// not of a try of an attempt a page ended, which is neither stored nor posted.
     fn launch(&mut self, j: &SubmitJob, text: String) -> Option<At> {
         let rec = j.rec.as_ref()?;
         let o = &j.send;
@@ -259,7 +259,9 @@ impl<H: Host> Scope<H> {
             timeout_ms: (o.timeout_ms as f64).min(left).max(1.0),
         };
         self.out.push(Command::Send(request));
-        self.post(Notice::Stored(&text));
+        if !j.resumes_ended {
+            self.post(Notice::Stored(&text));
+        }
         Some(At::Sending)
     }
 
