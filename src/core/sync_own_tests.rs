@@ -1,20 +1,9 @@
 //! Host tests of core::sync's `on_lock` where this tab has no IndexedDB: localStorage is its
 //! store, and another tab's write can replace this tab's own record there.
 
+use super::posted_tests::{rec, K1, K2, NOW};
 use super::*;
 use crate::core::state::State;
-
-const NOW: f64 = 1_700_000_000_000.0;
-const K1: &str = "11111111-1111-4111-8111-111111111111";
-const K2: &str = "22222222-2222-4222-8222-222222222222";
-
-fn rec(key: &str, created: f64, rev: u64, state: State) -> Record {
-    let mut r = Record::new(key, "cart", created, 86_400_000.0);
-    r.rev = rev;
-    r.state = state;
-    r.fingerprint = Some("f1:00".into());
-    r
-}
 
 /// The lock holder without IndexedDB: localStorage's record is the store's (not held).
 fn lock(web: &Record, own: &Record, from: Shown) -> Current {

@@ -5,11 +5,12 @@
 use super::*;
 use crate::core::state::State;
 
-const NOW: f64 = 1_700_000_000_000.0;
-const K1: &str = "11111111-1111-4111-8111-111111111111";
-const K2: &str = "22222222-2222-4222-8222-222222222222";
+pub(super) const NOW: f64 = 1_700_000_000_000.0;
+pub(super) const K1: &str = "11111111-1111-4111-8111-111111111111";
+pub(super) const K2: &str = "22222222-2222-4222-8222-222222222222";
 
-fn rec(key: &str, created: f64, rev: u64, state: State) -> Record {
+/// A record of `key`, bound to a payload, `rev` times stored, in `state`.
+pub(super) fn rec(key: &str, created: f64, rev: u64, state: State) -> Record {
     let mut r = Record::new(key, "cart", created, 86_400_000.0);
     r.rev = rev;
     r.state = state;
