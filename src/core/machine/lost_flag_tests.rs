@@ -16,6 +16,22 @@ fn flag_removed(s: &mut Scope<TestHost>) {
     s.host.maps.retain(|(_, k), _| !k.contains(":ends:"));
 }
 
+/// A page that paid the basket and then called `finish()`; what IndexedDB holds; and the
+/// finished attempt's key.
+fn finished_page() -> (Scope<TestHost>, Option<String>, String) {
+    let (mut a, idb) = paid_page();
+    let old = a.record().key.clone();
+    a.finish();
+    drain(&mut a);
+    (a, idb, old)
+}
+
+/// Pay pressed again in page `s` goes out under the key it shows.
+fn pays_under_the_key_shown(s: &mut Scope<TestHost>, idb: &mut Option<String>) {
+    let next = s.record().key.clone();
+    sent_under(&pay_again(s, idb), &next);
+}
+
 #[test]
 fn a_later_page_pays_the_next_order_anew_when_the_finished_attempts_flag_was_removed() {
     let (mut a, mut idb) = paid_page();
@@ -48,14 +64,10 @@ fn pay_again_of_a_payment_another_tabs_end_stopped_goes_on_under_its_key_without
 fn the_page_that_finished_pays_the_next_order_anew_when_a_script_removed_the_flag() {
     // Seed 565 of the simulator's world with a script that removes flags: the page's own
     // end, its flag gone before its next Pay, is still heard there.
-    let (mut a, mut idb) = paid_page();
-    let old = a.record().key.clone();
-    a.finish();
-    drain(&mut a);
+    let (mut a, mut idb, old) = finished_page();
     flag_removed(&mut a);
-    let next = a.record().key.clone();
-    assert_ne!(next, old);
-    sent_under(&pay_again(&mut a, &mut idb), &next);
+    assert_ne!(a.record().key, old);
+    pays_under_the_key_shown(&mut a, &mut idb);
 }
 
 #[test]
@@ -66,24 +78,19 @@ fn a_tab_told_of_an_end_elsewhere_pays_the_next_order_anew_when_the_flag_was_rem
     let old = a.record().key.clone();
     hear_end(&mut b, &old, true);
     flag_removed(&mut b);
-    let next = b.record().key.clone();
-    assert_ne!(next, old);
-    sent_under(&pay_again(&mut b, &mut idb), &next);
+    assert_ne!(b.record().key, old);
+    pays_under_the_key_shown(&mut b, &mut idb);
 }
 
 #[test]
 fn a_page_that_read_an_end_in_its_storage_pays_anew_after_the_flag_was_removed() {
     // Tab B opened after A's finish(), with A's mark in its storage (its listing and the
     // copy's own entry read it), then a script removed the flag before B's Pay.
-    let (mut a, mut idb) = paid_page();
-    let old = a.record().key.clone();
-    a.finish();
-    drain(&mut a);
+    let (a, mut idb, old) = finished_page();
     let mut b = beside(&a);
     assert_ne!(b.record().key, old, "B shows the finished attempt");
     flag_removed(&mut b);
-    let next = b.record().key.clone();
-    sent_under(&pay_again(&mut b, &mut idb), &next);
+    pays_under_the_key_shown(&mut b, &mut idb);
 }
 
 #[test]
@@ -91,10 +98,7 @@ fn a_page_opened_where_a_mark_of_the_scope_is_but_no_flag_pays_the_next_order_an
     // A's finish() left its mark, then the flag was removed, and Web Storage holds no copy
     // of the finished attempt (IndexedDB does): the page opened then never made, heard of
     // or read an end, but its first open() sweeps the namespace and finds the mark there.
-    let (mut a, mut idb) = paid_page();
-    let old = a.record().key.clone();
-    a.finish();
-    drain(&mut a);
+    let (mut a, mut idb, old) = finished_page();
     flag_removed(&mut a);
     let copy = a.rec_key().to_string();
     a.host.maps.retain(|(_, k), _| *k != copy);
@@ -105,7 +109,6 @@ fn a_page_opened_where_a_mark_of_the_scope_is_but_no_flag_pays_the_next_order_an
     };
     let mut b = Scope::open(host, options().into(), true);
     drain(&mut b);
-    let next = b.record().key.clone();
-    assert_ne!(next, old);
-    sent_under(&pay_again(&mut b, &mut idb), &next);
+    assert_ne!(b.record().key, old);
+    pays_under_the_key_shown(&mut b, &mut idb);
 }
