@@ -5,7 +5,7 @@
 use super::host::Host;
 use super::io::{Command, Reply};
 use super::mutation::{on, Mutation};
-use super::state::{At, Scope, Stage, SubmitJob};
+use super::state::{At, Scope, SubmitJob};
 use crate::core::plan::{plan_submit, SubmitPlan};
 use crate::core::record::Record;
 use crate::core::state::State;
@@ -53,8 +53,7 @@ impl<H: Host> Scope<H> {
             });
             return Some(At::Cached(self.rec.clone()));
         }
-        self.take_lock();
-        Some(At::Locking(Stage::Lock))
+        self.take_lock()
     }
 
     /// The stored answer, if IndexedDB's record (`got`: read there, or the text of the one
@@ -72,8 +71,7 @@ impl<H: Host> Scope<H> {
             self.settle(j.no, Ok(reply));
             return None;
         }
-        self.take_lock();
-        Some(At::Locking(Stage::Lock))
+        self.take_lock()
     }
 
     /// The stored answer, if IndexedDB's record (`got`: read there, or the text of the one

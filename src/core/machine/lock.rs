@@ -7,24 +7,25 @@
 use super::host::Host;
 use super::io::{Command, Wake};
 use super::mirror::{Fallback, Store};
-use super::state::{Lock, Scope, Step};
+use super::state::{At, Lock, Scope, Stage, Step};
 use crate::core::options::StorageKind;
 use crate::prelude::*;
 
 impl<H: Host> Scope<H> {
-    /// Asks for the lock; [`Step::Locked`] follows once held.
-    pub(super) fn take_lock(&mut self) {
+    /// Asks for the lock: the submit waits for it ([`Step::Locked`] follows once held).
+    pub(super) fn take_lock(&mut self) -> Option<At> {
         self.lock = Lock::Asking;
-        if !self.shared_with_tabs() {
+        if self.shared_with_tabs() {
+            let mut name = String::from("idemkey:");
+            name.push_str(&self.rec_key);
+            self.out.push(Command::Lock { name });
+        } else {
             self.out.push(Command::Wake {
                 ms: 0.0,
                 wake: Wake::OwnLock,
             });
-            return;
         }
-        let mut name = String::from("idemkey:");
-        name.push_str(&self.rec_key);
-        self.out.push(Command::Lock { name });
+        Some(At::Locking(Stage::Lock))
     }
 
     /// The lock asked for is held (the Web Lock, or the tab's own).
