@@ -43,6 +43,7 @@ impl World {
         }
         let order = order_of(&r.body);
         let storage = l.m.storage();
+        let bound = p.saw_bound.get(&r.key_value).map_or(now, |(_, t)| *t);
         let from = From {
             tab: p.tab,
             page,
@@ -51,15 +52,16 @@ impl World {
             unordered: p.idb_failed,
             fell: storage != StorageKind::Local,
             restored: p.restored,
-            at: self.now(),
+            at: now,
+            bound,
         };
         let clock = env_now(&self.env);
         let server = &self.server;
         let failed = |k: &str| server.failed(k);
         // Whether the page showed key `k` bound before the key it sends.
         let saw = &self.pages[page].saw_bound;
-        let sent_at = saw.get(&r.key_value).copied().unwrap_or(u64::MAX);
-        let seen = |k: &str| saw.get(k).is_some_and(|at| *at < sent_at);
+        let sent_at = saw.get(&r.key_value).map_or(u64::MAX, |(step, _)| *step);
+        let seen = |k: &str| saw.get(k).is_some_and(|(at, _)| *at < sent_at);
         self.check.lost_from(&self.env.borrow());
         self.check.on_send(
             order,

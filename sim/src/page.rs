@@ -82,8 +82,8 @@ pub(crate) struct Page {
     /// IndexedDB failed in the page (a `storage-fallback` event from it).
     pub idb_failed: bool,
     /// Keys the page showed bound to a payload (its own, or another tab's it heard of),
-    /// each with the run's step when it first did.
-    pub saw_bound: BTreeMap<String, u64>,
+    /// each with the run's step and the simulated ms when it first did.
+    pub saw_bound: BTreeMap<String, (u64, f64)>,
 }
 
 impl Page {

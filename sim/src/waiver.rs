@@ -50,12 +50,14 @@ pub enum Waiver {
         /// from a later page of the tab.
         elsewhere: bool,
     },
-    /// Two keys of the order left two tabs `lag_ms` apart, IndexedDB failed in one of them:
-    /// its record was in localStorage alone, which the other tab read late, or replaced.
-    /// Never for a page that had shown the key before (the checker's `on_send`).
+    /// Two keys of the order were bound by Pays in two tabs `lag_ms` apart, IndexedDB
+    /// failed in one of them: its record was in localStorage alone, which the other tab
+    /// read late, or replaced. Never for a page that had shown the key before (the
+    /// checker's `on_send`).
     Unordered {
-        /// How long after the one key's first try the other's left, ms (at most
-        /// [`MARK_LAG_MS`], the longest localStorage lag the simulator plays).
+        /// How long after the one key was bound to the order's payload the other was, each
+        /// by the page that first sent it, ms (at most [`MARK_LAG_MS`], the longest
+        /// localStorage lag the simulator plays).
         lag_ms: f64,
     },
     /// The `finish()` or `reset()` returned `false`: Web Storage refused its mark, and the

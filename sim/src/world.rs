@@ -287,13 +287,14 @@ impl World {
 
     /// Notes the key `page` shows if it is bound to a payload.
     fn saw(&mut self, page: PageId) {
+        let now = self.now();
         let p = &mut self.pages[page];
         let Some(l) = p.live.as_ref().filter(|_| p.alive) else {
             return;
         };
         if l.m.record().fingerprint.is_some() {
             let key = l.m.record().key.clone();
-            p.saw_bound.entry(key).or_insert(self.steps);
+            p.saw_bound.entry(key).or_insert((self.steps, now));
         }
     }
 

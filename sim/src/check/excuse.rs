@@ -7,11 +7,16 @@ use super::{Checker, From, Order};
 use crate::waiver::Waiver;
 
 impl Checker {
-    /// The shortest time between the first try of `prev` for `order` and that of another
-    /// key of the order from another tab, or from another page of the tab where one of the
+    /// The shortest time between the binding of `prev` for `order` and that of another key
+    /// of the order from another tab, or from another page of the tab where one of the
     /// two was restored from the back/forward cache, IndexedDB failed in one of the two (its
     /// record in localStorage alone): within localStorage's lag, either page may have missed
-    /// the other's record, or replaced it, and a later Pay goes on from what is left.
+    /// the other's record, or replaced it, and a later Pay goes on from what is left. A
+    /// key's binding is when the page that first sent it showed it bound to the payload
+    /// ([`From::bound`]): the docs bound when the two Pays were pressed, which is when a
+    /// page chose its key from what it could read, not when its try left (a tab frozen
+    /// between its record's write and its try, or a later Pay resuming the attempt its
+    /// last one left unknown, sends it later).
     fn collision(&self, order: usize, prev: &str) -> Option<f64> {
         let keys = &self.orders.get(&order)?.keys;
         let (_, a) = keys.iter().find(|(k, _)| k == prev)?;
@@ -24,7 +29,7 @@ impl Checker {
         };
         keys.iter()
             .filter(|(k, b)| k != prev && apart(b) && (a.unordered || b.unordered))
-            .map(|(_, b)| (b.at - a.at).abs())
+            .map(|(_, b)| (b.bound - a.bound).abs())
             .reduce(f64::min)
     }
 
