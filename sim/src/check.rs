@@ -138,11 +138,11 @@ pub struct Checker {
     /// The first violation.
     pub violation: Option<(Property, String)>,
     /// Keys whose record lived in localStorage alone and another tab's write of another
-    /// attempt replaced there, as the world saw it ([`Waiver::Replaced`]).
-    pub replaced: std::collections::BTreeSet<String>,
+    /// attempt replaced there, as the world saw it ([`Waiver::Replaced`]), with when.
+    pub replaced: BTreeMap<String, f64>,
     /// Keys whose record lived in localStorage alone and a page's sweep, its view of
-    /// localStorage late, removed there, as the world saw it ([`Waiver::Swept`]).
-    pub swept: std::collections::BTreeSet<String>,
+    /// localStorage late, removed there, as the world saw it ([`Waiver::Swept`]), with when.
+    pub swept: BTreeMap<String, f64>,
 }
 
 impl Checker {

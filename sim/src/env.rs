@@ -48,16 +48,22 @@ pub struct Env {
     /// localStorage was replaced there by another tab's write of another attempt's record,
     /// or (`swept`) removed by a page whose view of localStorage still held an older value
     /// (a sweep of the expired record it read).
-    pub replaced: Vec<(String, bool)>,
+    pub replaced: Vec<(String, bool, f64)>,
 }
 
 impl Env {
     /// The keys whose record lived in localStorage alone (IndexedDB had failed in the page
     /// that wrote it there) and another tab's write of another attempt replaced there, or
-    /// (`swept`) a page with a late view of localStorage removed.
-    pub fn replaced(&self, swept: bool) -> BTreeSet<String> {
-        let of = |(k, s): &(String, bool)| (*s == swept).then(|| k.clone());
-        self.replaced.iter().filter_map(of).collect()
+    /// (`swept`) a page with a late view of localStorage removed, each with when it first
+    /// was (simulated ms).
+    pub fn replaced(&self, swept: bool) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        for (k, s, at) in &self.replaced {
+            if *s == swept {
+                out.entry(k.clone()).or_insert(*at);
+            }
+        }
+        out
     }
 
     /// Notes who writes `value` to localStorage's `item` from `page` of `tab`, and whether
@@ -73,8 +79,10 @@ impl Env {
         // on from it, and one that replaces it anyway is at fault.
         if let (Some(old), Some((by_tab, _)), true) = (old, writer, late) {
             match value.map(key_of) {
-                Some(Some(new)) if old != new && *by_tab != tab => self.replaced.push((old, false)),
-                None => self.replaced.push((old, true)),
+                Some(Some(new)) if old != new && *by_tab != tab => {
+                    self.replaced.push((old, false, self.now))
+                }
+                None => self.replaced.push((old, true, self.now)),
                 _ => {}
             }
         }
