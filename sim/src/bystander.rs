@@ -51,6 +51,8 @@ impl World {
             let mut e = self.env.borrow_mut();
             let e = &mut *e;
             let rng = &mut self.bystanders;
+            let present = e.local.latest(&flag).is_some();
+            e.ends.script_removes(present);
             e.local.write(page, &flag, None, now, rng, &mut e.q);
             e.local.unload(page);
         }

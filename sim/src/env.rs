@@ -8,14 +8,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use idemkey::core::machine::Host;
-use idemkey::core::options::StorageKind;
+use idemkey::core::options::{Options, StorageKind};
 use idemkey::core::record::Record;
 
 use crate::clock::Clock;
+use crate::ends::Ends;
 use crate::local::Local;
 use crate::queue::{PageId, Queue, TabId};
 use crate::refusals::{StorageFault, Use};
 use crate::rng::Rng;
+use crate::user::Profile;
 
 /// The shared state of a run.
 pub struct Env {
@@ -48,16 +50,45 @@ pub struct Env {
     /// localStorage was replaced there by another tab's write of another attempt's record,
     /// or (`swept`) removed by a page whose view of localStorage still held an older value
     /// (a sweep of the expired record it read).
-    pub replaced: Vec<(String, bool)>,
+    pub replaced: Vec<(String, bool, f64)>,
+    /// The scope's ends as the world sees them: who listed its marks, where its flag is.
+    pub ends: Ends,
 }
 
 impl Env {
+    /// The shared state of a run of `profile`, its pages' options `opts`: nothing stored
+    /// yet, the queue `q` of the user's moves, `rng` the run's randomness.
+    pub fn new(rng: Rng, q: Queue, profile: &Profile, opts: &Options) -> Env {
+        Env {
+            now: 0.0,
+            rng,
+            q,
+            local: Local::with_lag(profile.lag_ms),
+            session: BTreeMap::new(),
+            memory: BTreeMap::new(),
+            web_locks: profile.web_locks,
+            clock: profile.clock,
+            refusal: profile.refusal,
+            refused: 0,
+            no_idb: BTreeSet::new(),
+            writers: BTreeMap::new(),
+            replaced: Vec::new(),
+            ends: Ends::new(&opts.namespace, &opts.scope),
+        }
+    }
+
     /// The keys whose record lived in localStorage alone (IndexedDB had failed in the page
     /// that wrote it there) and another tab's write of another attempt replaced there, or
-    /// (`swept`) a page with a late view of localStorage removed.
-    pub fn replaced(&self, swept: bool) -> BTreeSet<String> {
-        let of = |(k, s): &(String, bool)| (*s == swept).then(|| k.clone());
-        self.replaced.iter().filter_map(of).collect()
+    /// (`swept`) a page with a late view of localStorage removed, each with when it first
+    /// was (simulated ms).
+    pub fn replaced(&self, swept: bool) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        for (k, s, at) in &self.replaced {
+            if *s == swept {
+                out.entry(k.clone()).or_insert(*at);
+            }
+        }
+        out
     }
 
     /// Notes who writes `value` to localStorage's `item` from `page` of `tab`, and whether
@@ -73,8 +104,10 @@ impl Env {
         // on from it, and one that replaces it anyway is at fault.
         if let (Some(old), Some((by_tab, _)), true) = (old, writer, late) {
             match value.map(key_of) {
-                Some(Some(new)) if old != new && *by_tab != tab => self.replaced.push((old, false)),
-                None => self.replaced.push((old, true)),
+                Some(Some(new)) if old != new && *by_tab != tab => {
+                    self.replaced.push((old, false, self.now))
+                }
+                None => self.replaced.push((old, true, self.now)),
                 _ => {}
             }
         }
@@ -127,12 +160,25 @@ impl Host for PageHost {
     }
     fn storage_get(&mut self, kind: StorageKind, key: &str) -> Result<Option<String>, String> {
         self.env.borrow_mut().refuses(kind, Use::Read)?;
-        let e = self.env.borrow();
-        Ok(match kind {
+        let mut e = self.env.borrow_mut();
+        let got = match kind {
             StorageKind::Local => e.local.get(self.page, key),
             StorageKind::Session => e.session.get(&(self.tab, key.into())).cloned(),
             StorageKind::Memory => e.memory.get(&(self.page, key.into())).cloned(),
-        })
+        };
+        if got.is_some() {
+            // A mark read other than as one of the entries the page just listed is read by
+            // its own entry: the read the docs have write the flag again.
+            let now = e.now;
+            let own_entry = !e.ends.listed_read(self.page, now, key);
+            if kind == StorageKind::Local && own_entry {
+                let flagless = e.local.get(self.page, e.ends.flag()).is_none();
+                let writable = e.refusal.and_then(|f| f.refuses(kind, Use::Write, now));
+                e.ends.read_local(key, flagless, writable.is_none());
+            }
+            e.ends.touched(self.page, key);
+        }
+        Ok(got)
     }
     fn storage_set(&mut self, kind: StorageKind, key: &str, value: &str) -> Result<(), String> {
         self.env.borrow_mut().refuses(kind, Use::Read)?;
@@ -149,12 +195,18 @@ impl Host for PageHost {
         if self.env.borrow_mut().refuses(kind, Use::Read).is_err() {
             return Vec::new();
         }
-        let e = self.env.borrow();
-        match kind {
+        let mut e = self.env.borrow_mut();
+        let keys = match kind {
             StorageKind::Local => e.local.keys(self.page, prefix),
             StorageKind::Session => keys_of(&e.session, self.tab, prefix),
             StorageKind::Memory => keys_of(&e.memory, self.page, prefix),
+        };
+        for k in &keys {
+            e.ends.touched(self.page, k);
         }
+        let now = e.now;
+        e.ends.listed(self.page, now, &keys);
+        keys
     }
 }
 
@@ -169,8 +221,12 @@ impl PageHost {
     fn write(&mut self, kind: StorageKind, key: &str, value: Option<String>) {
         let mut guard = self.env.borrow_mut();
         let e = &mut *guard;
+        if value.is_some() {
+            e.ends.touched(self.page, key);
+        }
         match kind {
             StorageKind::Local => {
+                e.ends.wrote_local(key);
                 e.note_write(key, value.as_deref(), (self.page, self.tab));
                 let now = e.now;
                 e.local

@@ -14,6 +14,7 @@ mod bystander;
 pub mod check;
 pub mod clock;
 mod dispatch;
+pub mod ends;
 pub mod env;
 mod flight;
 mod idb;
@@ -30,6 +31,7 @@ pub mod refusals;
 pub mod rng;
 mod server;
 mod spans;
+mod stuck;
 mod time;
 mod txn;
 pub mod user;
@@ -80,7 +82,7 @@ pub fn mutation_named(name: &str) -> Option<Mutation> {
 }
 
 /// Every mutation, with its name.
-pub const MUTATIONS: [(&str, Mutation); 9] = [
+pub const MUTATIONS: [(&str, Mutation); 11] = [
     ("open-writes-own-key", Mutation::OpenWritesOwnKey),
     ("rotate-after-unknown", Mutation::RotateAfterUnknown),
     ("skip-reread", Mutation::SkipReRead),
@@ -90,4 +92,6 @@ pub const MUTATIONS: [(&str, Mutation); 9] = [
     ("shown-replaced", Mutation::ShownReplaced),
     ("end-without-flag", Mutation::EndWithoutFlag),
     ("committed-unchecked", Mutation::CommittedUnchecked),
+    ("flag-not-restored", Mutation::FlagNotRestored),
+    ("sweep-ignores-marks", Mutation::SweepIgnoresMarks),
 ];

@@ -9,6 +9,7 @@ use idemkey::core::fingerprint::fingerprint;
 use idemkey::core::machine::Submitted;
 
 use crate::check::{GaveUp, Property};
+use crate::ends::Listing;
 use crate::page::{Promise, UnknownPay};
 use crate::queue::{Ev, PageId, TabId};
 use crate::spans::WAIT_SLACK_MS;
@@ -204,6 +205,9 @@ impl World {
     fn submit(&mut self, page: PageId, order: usize) -> Option<(u64, u32)> {
         let (body, fp) = self.payload(order);
         let send = Rc::new(self.opts.clone());
+        // What the page could list of the scope's marks as it is called, before the call
+        // reads any.
+        let listed = self.listing(page);
         let l = self.pages[page].live.as_mut()?;
         let inst = l.inst;
         let got = l.m.submit(body, fp, send);
@@ -217,13 +221,15 @@ impl World {
                 let p = &self.pages[page];
                 let resumed = (p.unknown.as_ref())
                     .filter(|u| u.order == order)
-                    .map(|u| (u.pressed, u.heard.clone()));
-                let (pressed, heard) = resumed.unwrap_or_else(|| (now, self.heard_marks(page)));
+                    .map(|u| (u.pressed, u.heard.clone(), u.listing));
+                let (pressed, heard, listing) =
+                    resumed.unwrap_or_else(|| (now, self.heard_marks(page), listed));
                 let pr = Promise {
                     order,
                     called: now,
                     pressed,
                     heard,
+                    listing,
                     settled: None,
                     sent: None,
                 };
@@ -262,7 +268,7 @@ impl World {
         page: PageId,
         order: usize,
         answered: bool,
-        unknown: Option<(f64, String)>,
+        unknown: Option<(f64, String, Listing)>,
     ) {
         let tab = self.pages[page].tab;
         // A page that ended that order itself since has moved on: its next Pay is the next
@@ -271,10 +277,12 @@ impl World {
         // that one left stands.
         let moved_on = self.pages[page].ended.iter().any(|(_, _, o)| *o >= order);
         if !moved_on {
-            self.pages[page].unknown = unknown.clone().map(|(pressed, heard)| UnknownPay {
+            let unknown = unknown.clone();
+            self.pages[page].unknown = unknown.map(|(pressed, heard, listing)| UnknownPay {
                 order,
                 pressed,
                 heard,
+                listing,
             });
         }
         let Some(r) = self.p.receipt.filter(|_| !self.faults_off) else {

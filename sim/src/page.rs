@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use idemkey::core::machine::{Event, Scope};
 use idemkey::error::Error;
 
+use crate::ends::Listing;
 use crate::env::PageHost;
 use crate::queue::TabId;
 
@@ -36,6 +37,8 @@ pub(crate) struct Promise {
     /// Whether the page had heard then (the mark in its localStorage) that each key was
     /// given up: a key given up that it had not heard of answers it as the attempt ended.
     pub heard: String,
+    /// What the page could list of the scope's marks then (the flag waivers).
+    pub listing: Listing,
     /// How it settled.
     pub settled: Option<Result<String, Error>>,
     /// The key of its last try, if it sent one (a submit that sent nothing left no outcome
@@ -53,6 +56,8 @@ pub(crate) struct UnknownPay {
     pub pressed: f64,
     /// The marks the page had heard then.
     pub heard: String,
+    /// What it could list of the scope's marks then.
+    pub listing: Listing,
 }
 
 /// One page (one load of a tab).

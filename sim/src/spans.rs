@@ -9,7 +9,10 @@
 //! yet (the mark it leaves in Web Storage has not reached that tab's localStorage, which
 //! lags between tabs) may go on with the attempt ended; a key it still showed with nothing
 //! sent under it, paid for the next order, is that order's attempt from then on
-//! ([`crate::check::Checker::reused`]). A page loaded after the mark sees it. No other
+//! ([`crate::check::Checker::reused`]). A page loaded after the mark sees it. And one more
+//! for a submit answered by the attempt ended ([`Waiver::FlagGone`]): its page lists the
+//! scope's marks only where the scope's flag is, and could not when it was called (it had
+//! listed, read or written none, and a script had removed the flag from its view). No other
 //! excuse: not a run whose IndexedDB failed (the mark is in Web Storage), not a mark that
 //! Web Storage refused (the page was not told), not an order ended while its submit ran
 //! (that submit pays the order it was called for, which the checks here do not hold
@@ -19,6 +22,7 @@ use idemkey::core::ended::Mark;
 use idemkey::core::record::ended_key;
 
 use crate::check::{GaveUp, Property};
+use crate::ends::Listing;
 use crate::queue::PageId;
 use crate::waiver::Waiver;
 use crate::world::World;
@@ -116,7 +120,9 @@ impl World {
 
     /// A submit of `order` in `page` is answered by `key`: not an attempt given up before
     /// it was called (`pressed`: or before the call of the submit it resumes, the page's
-    /// last, which ended `outcome-unknown`, whose `heard` it carries). (A later press that
+    /// last, which ended `outcome-unknown`, whose `heard` and `listing` it carries), but
+    /// where the mark was not heard ([`Waiver::MarkNotHeard`]) or could not be listed
+    /// ([`Waiver::FlagGone`]) at the call. (A later press that
     /// joined it, the same basket while it ran, is answered as it is: the README's second
     /// click joins the request in flight.)
     pub(crate) fn check_answer(
@@ -124,8 +130,7 @@ impl World {
         page: PageId,
         key: &str,
         order: usize,
-        pressed: f64,
-        heard: &str,
+        (pressed, heard, listing): (f64, &str, Listing),
     ) {
         let Some(g) = self.check.dead(key, order) else {
             return;
@@ -146,9 +151,14 @@ impl World {
         };
         // Called before the page had heard of the end: the docs count it as pressed before.
         let unheard_at_call = !heard.lines().filter_map(Mark::decode).any(|m| m.key == key);
+        // Its mark in the page's storage at the call, which the page could not list.
         let unheard = match self.waiver_of(&g, page, key) {
             None if unheard_at_call && g.durable => Some(Waiver::MarkNotHeard {
                 lag_ms: pressed - g.at,
+            }),
+            None if g.durable => Some(Waiver::FlagGone {
+                unlisted: listing.unlisted,
+                flag_removed: listing.flag_removed,
             }),
             w => w,
         };

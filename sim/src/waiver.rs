@@ -97,10 +97,36 @@ pub enum Waiver {
         /// As for [`Waiver::Replaced`].
         unseen: bool,
     },
+    /// A submit called in a page that lists the scope's marks only where the scope's flag
+    /// is, and could not (it had listed, read or written no mark of the scope, and the
+    /// flag was out of its view of localStorage: a script removed it, and no page wrote it
+    /// again nor found a mark by its own entry there where it could have), was answered by an attempt given up before the call, whose mark was in the
+    /// page's storage all the same: it counted that mark as not heard yet, and belongs to
+    /// that attempt as a submit called before the end does.
+    FlagGone {
+        /// The page had listed, read or written no mark of the scope by the call.
+        unlisted: bool,
+        /// The flag was out of its view then, a script's removal the last change to it, and
+        /// no page owed it back (sim/src/ends.rs).
+        flag_removed: bool,
+    },
+    /// The same, for a final submit of another payload, localStorage full as well: no page
+    /// could write the flag again, and the submit rejected `outcome-unknown` (reason
+    /// `abandoned`, nothing sent), IndexedDB holding the ended attempt's record: until the
+    /// ended attempt's key expires.
+    FlagStuck {
+        /// As for [`Waiver::FlagGone`], both conditions, at the call.
+        flag_gone: bool,
+        /// localStorage refused writes (its quota) at the call.
+        full: bool,
+        /// How long before the ended attempt's key expired the call was, ms, by the page's
+        /// clock (never negative: the docs admit it until then).
+        left_ms: f64,
+    },
 }
 
 /// Every waiver's name, in the order of [`Waiver::index`] (the summary's counts).
-pub const NAMES: [&str; 12] = [
+pub const NAMES: [&str; 14] = [
     "key-expired",
     "final-failure",
     "mark-not-heard",
@@ -113,10 +139,12 @@ pub const NAMES: [&str; 12] = [
     "both-failed",
     "replaced",
     "swept",
+    "flag-gone",
+    "flag-stuck",
 ];
 
 /// One of each waiver, to list their sentences.
-pub const ALL: [Waiver; 12] = [
+pub const ALL: [Waiver; 14] = [
     Waiver::KeyExpired { past_ms: 0.0 },
     Waiver::FinalFailure,
     Waiver::MarkNotHeard { lag_ms: 0.0 },
@@ -135,6 +163,15 @@ pub const ALL: [Waiver; 12] = [
     },
     Waiver::Replaced { unseen: true },
     Waiver::Swept { unseen: true },
+    Waiver::FlagGone {
+        unlisted: true,
+        flag_removed: true,
+    },
+    Waiver::FlagStuck {
+        flag_gone: true,
+        full: true,
+        left_ms: 0.0,
+    },
 ];
 
 impl Waiver {
@@ -153,6 +190,8 @@ impl Waiver {
             Waiver::BothFailed { .. } => 9,
             Waiver::Replaced { .. } => 10,
             Waiver::Swept { .. } => 11,
+            Waiver::FlagGone { .. } => 12,
+            Waiver::FlagStuck { .. } => 13,
         }
     }
 
@@ -186,6 +225,8 @@ impl Waiver {
                 matches!(p, OnePayloadOneKey | UnknownKept | OneCharge)
             }
             Waiver::OnTheWire { .. } => p == ForgottenNotResent,
+            Waiver::FlagGone { .. } => matches!(p, FinishDurable | ResetDurable),
+            Waiver::FlagStuck { .. } => p == EverySubmitSettles,
             Waiver::EndNotDurable => matches!(
                 p,
                 FinishDurable
@@ -212,6 +253,15 @@ impl Waiver {
             Waiver::FellBack { own, elsewhere } => own && elsewhere,
             Waiver::BothFailed { memory, later_page } => memory && later_page,
             Waiver::Replaced { unseen } | Waiver::Swept { unseen } => unseen,
+            Waiver::FlagGone {
+                unlisted,
+                flag_removed,
+            } => unlisted && flag_removed,
+            Waiver::FlagStuck {
+                flag_gone,
+                full,
+                left_ms,
+            } => flag_gone && full && left_ms >= 0.0,
         }
     }
 
@@ -289,6 +339,23 @@ impl Waiver {
                  place of an expired one there, a page that still read the expired one \
                  deletes the new one, and a later Pay of that order may then go out under a \
                  new key, and charge it again if it was paid under the first.",
+            ),
+            Waiver::FlagGone { .. } => (
+                "docs/tabs-and-storage.md",
+                "In a page that has done none of these (a mark that reached its storage after \
+                 its first `open()`, or one in another backend than the sweep's), a submit \
+                 counts a mark as not heard yet until a page writes the flag again (IndexedDB \
+                 holds the ended attempt's record while the copies in the page's Web Storage \
+                 are of another attempt, say), even where the mark is in its storage: such a \
+                 submit belongs to the attempt that ended, as one called before the end does, \
+                 and may be answered by it, or rejects `outcome-unknown` (reason `abandoned`) \
+                 where it has no answer for that payload.",
+            ),
+            Waiver::FlagStuck { .. } => (
+                "docs/tabs-and-storage.md",
+                "Where localStorage is full as well, no page can write the flag again there, \
+                 and every such page's Pay of that order rejects so until the ended attempt's \
+                 key expires.",
             ),
             Waiver::EndNotDurable => (
                 "docs/tabs-and-storage.md",

@@ -4,7 +4,7 @@
 //! checks run as things happen and once the run is over.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use idemkey::core::machine::{Input, Scope};
@@ -14,7 +14,6 @@ use crate::check::{Checker, Property};
 use crate::env::{Env, PageHost, Shared};
 use crate::flight::Req;
 use crate::lanes::Lanes;
-use crate::local::Local;
 use crate::locks::Locks;
 use crate::page::{Live, Page};
 use crate::queue::{Ev, PageId, Queue, TabId};
@@ -123,22 +122,9 @@ impl World {
         for (t, a) in acts {
             q.at(t, Ev::User(a));
         }
-        let env = Env {
-            now: 0.0,
-            rng,
-            q,
-            local: Local::with_lag(p.lag_ms),
-            session: BTreeMap::new(),
-            memory: BTreeMap::new(),
-            web_locks: p.web_locks,
-            clock: p.clock,
-            refusal: p.refusal,
-            refused: 0,
-            no_idb: BTreeSet::new(),
-            writers: BTreeMap::new(),
-            replaced: Vec::new(),
-        };
         let ttl = if p.forget { SHORT_TTL_S } else { 86_400.0 };
+        let opts = options(ttl);
+        let env = Env::new(rng, q, &p, &opts);
         // The server's clock is true: where the pages' clock stepped back, a page keeps a key
         // that much longer, and the server keeps it as long (the README: keep keys at least
         // as long as the client's `ttlSeconds`).
@@ -159,7 +145,7 @@ impl World {
             server,
             check: Checker::focused(focus, p.web_locks),
             order: 0,
-            opts: options(ttl),
+            opts,
             next_id: 0,
             faults_off: false,
             final_promise: None,

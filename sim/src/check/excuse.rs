@@ -36,7 +36,8 @@ impl Checker {
     /// The waiver, if any, for `key` of `order` sent or charged from `from` after `prev`,
     /// sent from `before`: `prev` expired, lost with the page memory it lived in, another
     /// tab's own, or `prev`'s record unordered with another tab's ([`Checker::collision`])
-    /// where the page that sent `key` had not shown `prev`.
+    /// where the page that sent `key` had not shown `prev`, or replaced or swept before
+    /// `key` first left (`from.at`).
     pub(super) fn between(
         &self,
         order: usize,
@@ -51,10 +52,12 @@ impl Checker {
         // write, or removed by a late sweep: a page that neither sent `prev` nor showed it
         // had nothing that held it.
         let unseen = !self.orders.get(&order).is_some_and(held) && from.page != before.page;
+        // Only a loss before the key after first left: one after it did not make it.
+        let before_sent = |at: Option<&f64>| at.is_some_and(|at| *at <= from.at);
         let replaced = match prev {
             _ if !self.web_locks => None,
-            p if self.replaced.contains(p) => Some(Waiver::Replaced { unseen }),
-            p if self.swept.contains(p) => Some(Waiver::Swept { unseen }),
+            p if before_sent(self.replaced.get(p)) => Some(Waiver::Replaced { unseen }),
+            p if before_sent(self.swept.get(p)) => Some(Waiver::Swept { unseen }),
             _ => None,
         };
         if let Some(w) = self.expired(prev, clock) {
@@ -104,7 +107,8 @@ impl Checker {
     }
 
     /// Takes from the world the keys whose record, in localStorage alone, another tab
-    /// replaced or a late sweep removed ([`Waiver::Replaced`], [`Waiver::Swept`]).
+    /// replaced or a late sweep removed ([`Waiver::Replaced`], [`Waiver::Swept`]), with when
+    /// it first was: [`Checker::between`] holds each against when the key after left.
     pub fn lost_from(&mut self, env: &crate::env::Env) {
         self.replaced = env.replaced(false);
         self.swept = env.replaced(true);

@@ -47,7 +47,10 @@ impl<H: Host> Scope<H> {
                     // A mark read by its own entry where the flag is gone (removed by hand,
                     // or deleted by a sweep as the end was written): the flag is written
                     // again, so that every listing from then on counts the mark.
-                    if key.is_some() && self.host.storage_get(kind, &flag) == Ok(None) {
+                    if key.is_some()
+                        && !on(Mutation::FlagNotRestored)
+                        && self.host.storage_get(kind, &flag) == Ok(None)
+                    {
                         let _ = self.host.storage_set(kind, &flag, &text);
                     }
                     self.ends = true;

@@ -34,6 +34,13 @@ pub enum Mutation {
     /// end marks or the Web Storage copy: another tab's `finish()` or `reset()` of it goes
     /// unheard until its notice comes.
     CommittedUnchecked,
+    /// A mark read by its own entry where the scope's flag is gone does not get its flag
+    /// back: the pages that list the scope's marks only where the flag is go on passing
+    /// over it.
+    FlagNotRestored,
+    /// The first `open()`'s sweep lists a mark of the scope and does not take it for news:
+    /// the page lists the scope's marks only where the flag is.
+    SweepIgnoresMarks,
 }
 
 #[cfg(feature = "sim-mutations")]

@@ -44,7 +44,8 @@ impl<H: Host> Scope<H> {
         prefix.push(':');
         let kind = self.store.kind();
         let keys = self.host.storage_keys(kind, &prefix);
-        self.ends |= lists_marks(&self.opts.namespace, &self.opts.scope, &keys);
+        self.ends |= lists_marks(&self.opts.namespace, &self.opts.scope, &keys)
+            && !super::mutation::on(super::mutation::Mutation::SweepIgnoresMarks);
         let now = self.host.now_ms();
         for k in &keys {
             let v = self.host.storage_get(kind, k).ok().flatten();
