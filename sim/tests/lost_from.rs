@@ -5,7 +5,8 @@
 use idemkey_sim::check::{Checker, From, Property};
 use idemkey_sim::waiver::Waiver;
 
-/// A try of `page` in `tab` at `at`; `unordered`: IndexedDB failed in the page.
+/// A try of `page` in `tab` at `at`, of a key bound then; `unordered`: IndexedDB failed in
+/// the page.
 fn from(tab: usize, page: usize, unordered: bool, at: f64) -> From {
     From {
         tab,
@@ -16,6 +17,7 @@ fn from(tab: usize, page: usize, unordered: bool, at: f64) -> From {
         fell: false,
         restored: false,
         at,
+        bound: at,
     }
 }
 
