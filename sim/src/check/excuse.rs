@@ -98,6 +98,17 @@ impl Checker {
         }
     }
 
+    /// Whether `key` went out before from a page of `tab` whose record was its tab's or its
+    /// own ([`From::own`]): a later page of the tab that sends it again read it in its tab's
+    /// sessionStorage, where that record lives alone, and is held to it as that page was
+    /// (the docs: "`session` keeps the key across refreshes of that tab only (another tab
+    /// has its own key)"), whatever its own IndexedDB does.
+    pub(super) fn kept_by_tab(&self, key: &str, tab: crate::ids::TabId) -> bool {
+        let keys = self.orders.values().flat_map(|o| &o.keys);
+        keys.into_iter()
+            .any(|(k, f)| k == key && f.tab == tab && f.own)
+    }
+
     /// Takes from the world the keys whose record, in localStorage alone, another tab
     /// replaced or a late sweep removed ([`Waiver::Replaced`], [`Waiver::Swept`]).
     pub fn lost_from(&mut self, env: &crate::env::Env) {
