@@ -101,9 +101,9 @@ impl<H: Host> Scope<H> {
         // mark is here).
         let r = &self.rec;
         let replaced = |f: &Record| f.key != r.key && began_after(f, r);
-        let gone =
-            self.replaced || r.state == State::Pending && found.as_ref().is_some_and(replaced);
-        if j.own && gone {
+        if j.own
+            && (self.replaced || r.state == State::Pending && found.as_ref().is_some_and(replaced))
+        {
             return (Current::Lost, rev);
         }
         let heard = if on(Mutation::HeardAtLock) {
