@@ -172,6 +172,8 @@ impl Checker {
         seen: impl Fn(&str) -> bool,
     ) {
         self.expiry.entry(key.into()).or_insert(expires);
+        let mut from = from;
+        from.own |= self.kept_by_tab(key, from.tab);
         let o = self.orders.entry(order).or_default();
         if o.keys.iter().any(|(k, _)| k == key) {
             return;

@@ -18,6 +18,11 @@ impl World {
     /// per order), then on its way.
     pub(crate) fn send(&mut self, page: PageId, inst: u64, r: Request) {
         let now = self.now();
+        // When a page first showed the key bound to a payload: the Pay that chose it, which
+        // the docs' lag bounds, whichever page sends it first (one that read it later, say).
+        let bound = (self.pages.iter())
+            .filter_map(|q| q.saw_bound.get(&r.key_value).map(|(_, t)| *t))
+            .fold(now, f64::min);
         let p = &mut self.pages[page];
         let l = p.live.as_ref().expect("a live machine sends");
         let shown = l.m.record().clone();
@@ -43,7 +48,6 @@ impl World {
         }
         let order = order_of(&r.body);
         let storage = l.m.storage();
-        let bound = p.saw_bound.get(&r.key_value).map_or(now, |(_, t)| *t);
         let from = From {
             tab: p.tab,
             page,

@@ -56,7 +56,7 @@ pub enum Waiver {
     /// checker's `on_send`).
     Unordered {
         /// How long after the one key was bound to the order's payload the other was, each
-        /// by the page that first sent it, ms (at most [`MARK_LAG_MS`], the longest
+        /// when a page first showed it bound, ms (at most [`MARK_LAG_MS`], the longest
         /// localStorage lag the simulator plays).
         lag_ms: f64,
     },

@@ -197,7 +197,13 @@ pub fn newer(a: &Record, b: &Record) -> bool {
 /// it: nothing was done), the other is taken for the later, whatever their payloads: going
 /// on from the failed one begins yet another attempt under a new key, where the other's
 /// key may have charged; going on from the other sends its key again (answered once) or
-/// gives its answer.
+/// gives its answer. Last before the clock, of two attempts whose outcome is unknown, one a
+/// copy IndexedDB does not hold (`rev` 0: written while it failed) and the other counted,
+/// the copy is taken for the later: its key may have gone out, and a tab that had read it
+/// live would have sent that key again rather than begin another attempt. So the counted
+/// one was begun where the copy could not be read (another tab, the copy in its own tab's
+/// sessionStorage), or after an end of the copy's attempt, whose mark then decides; going
+/// on from it may send a key never sent, where the copy's tab keeps its own.
 #[inline(never)]
 pub fn began_after(a: &Record, b: &Record) -> bool {
     use State::{Failed, Pending, Succeeded};
@@ -215,6 +221,8 @@ pub fn began_after(a: &Record, b: &Record) -> bool {
         a.state == Succeeded
     } else if (a.state == Failed) != (b.state == Failed) {
         b.state == Failed
+    } else if a.state == Pending && b.state == Pending && (a.rev == 0) != (b.rev == 0) {
+        a.rev == 0
     } else {
         a.created_at > b.created_at
     }

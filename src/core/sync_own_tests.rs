@@ -1,5 +1,6 @@
 //! Host tests of core::sync's `on_lock` where this tab has no IndexedDB: localStorage is its
-//! store, and another tab's write can replace this tab's own record there.
+//! store, and another tab's write can replace this tab's own record there; or had none as
+//! it stored its record, whose copy carries no count.
 
 use super::posted_tests::{rec, K1, K2, NOW};
 use super::*;
@@ -55,4 +56,50 @@ fn an_attempt_this_tab_read_is_gone_on_from_where_localstorage_has_nothing_live(
     unbound.fingerprint = None;
     let none = on_lock(None, false, None, Some(&unbound), Shown::Stored, NOW);
     assert_eq!(none, Current::Fresh);
+}
+
+// P-tabs-one-key, P-fallback-copy-only: a page whose IndexedDB failed as it stored its
+// attempt kept it in its tab's sessionStorage alone (localStorage refused it), with no
+// count, and sent it; IndexedDB holds another attempt of the payload, counted, which a page
+// that could not read that copy stored (another tab, or this tab's page that ended the
+// attempt before it: its end's mark was not heard). A later page of the tab shows its
+// tab's copy, and goes on from it, whatever the clocks: its key may have charged, and a tab
+// that had read it would have gone on from it rather than begin another attempt.
+#[test]
+fn an_uncounted_copy_whose_outcome_is_unknown_wins_over_a_counted_attempt_whatever_the_clocks() {
+    let copy = rec(K2, NOW - 1_100.0, 0, State::Pending);
+    // Begun after it by the clocks (the other tab's page, 307819) or before it (a clock set
+    // back 2 s between the two, 278491).
+    for created in [NOW - 1_000.0, NOW - 3_000.0] {
+        let other = rec(K1, created, 3, State::Pending);
+        assert!(began_after(&copy, &other), "{created}");
+        assert!(!began_after(&other, &copy), "{created}");
+        assert!(store_missed(&copy, Some(&other)));
+        let cur = on_lock(
+            Some(other.clone()),
+            true,
+            Some(copy.clone()),
+            Some(&copy),
+            Shown::Stored,
+            NOW,
+        );
+        assert_eq!(cur, Current::Legacy(copy.clone()), "{created}");
+    }
+    // A copy with nothing sent under it (fresh) charged nothing: the clocks decide.
+    let mut fresh = copy.clone();
+    fresh.state = State::Fresh;
+    assert!(!began_after(
+        &fresh,
+        &rec(K1, NOW - 1_000.0, 3, State::Pending)
+    ));
+    // Where both carry a count, or neither does, the count and the clocks decide as before.
+    let counted = rec(K2, NOW - 1_100.0, 2, State::Pending);
+    assert!(!began_after(
+        &counted,
+        &rec(K1, NOW - 3_000.0, 3, State::Pending)
+    ));
+    assert!(!began_after(
+        &copy,
+        &rec(K1, NOW - 1_000.0, 0, State::Pending)
+    ));
 }

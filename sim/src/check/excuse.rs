@@ -12,11 +12,11 @@ impl Checker {
     /// two was restored from the back/forward cache, IndexedDB failed in one of the two (its
     /// record in localStorage alone): within localStorage's lag, either page may have missed
     /// the other's record, or replaced it, and a later Pay goes on from what is left. A
-    /// key's binding is when the page that first sent it showed it bound to the payload
-    /// ([`From::bound`]): the docs bound when the two Pays were pressed, which is when a
-    /// page chose its key from what it could read, not when its try left (a tab frozen
-    /// between its record's write and its try, or a later Pay resuming the attempt its
-    /// last one left unknown, sends it later).
+    /// key's binding is when a page first showed it bound to the payload ([`From::bound`]):
+    /// the docs bound when the two Pays were pressed, which is when a page chose its key
+    /// from what it could read, not when its try left (a tab frozen between its record's
+    /// write and its try, a later Pay resuming the attempt its last one left unknown, or
+    /// a later page that read the record, sends it later).
     fn collision(&self, order: usize, prev: &str) -> Option<f64> {
         let keys = &self.orders.get(&order)?.keys;
         let (_, a) = keys.iter().find(|(k, _)| k == prev)?;
@@ -104,6 +104,17 @@ impl Checker {
         } else {
             (!self.web_locks).then_some(Waiver::OwnTab { other_tab: false })
         }
+    }
+
+    /// Whether `key` went out before from a page of `tab` whose record was its tab's or its
+    /// own ([`From::own`]): a later page of the tab that sends it again read it in its tab's
+    /// sessionStorage, where that record lives alone, and is held to it as that page was
+    /// (the docs: "`session` keeps the key across refreshes of that tab only (another tab
+    /// has its own key)"), whatever its own IndexedDB does.
+    pub(super) fn kept_by_tab(&self, key: &str, tab: crate::ids::TabId) -> bool {
+        let keys = self.orders.values().flat_map(|o| &o.keys);
+        keys.into_iter()
+            .any(|(k, f)| k == key && f.tab == tab && f.own)
     }
 
     /// Takes from the world the keys whose record, in localStorage alone, another tab

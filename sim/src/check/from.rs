@@ -27,8 +27,8 @@ pub struct From {
     pub restored: bool,
     /// When the try left (simulated ms).
     pub at: f64,
-    /// When the sending page first showed the key bound to a payload (simulated ms): where
-    /// its Pay bound a key of its own, when it chose it, from what it could read then. A
-    /// try can leave much later (a tab frozen in between, a later Pay resuming it).
+    /// When a page first showed the key bound to a payload (simulated ms): when the Pay
+    /// that bound it chose it, from what it could read then. A try can leave much later
+    /// (a tab frozen in between, a later Pay resuming it, a later page that read it).
     pub bound: f64,
 }

@@ -6,6 +6,7 @@
 use super::host::Host;
 use super::state::{Lock, Scope};
 use crate::core::ended::Mark;
+use crate::core::state::State;
 use crate::core::sync::{supersedes, Notice, Shown};
 use crate::prelude::*;
 
@@ -61,6 +62,8 @@ impl<H: Host> Scope<H> {
             return;
         };
         if r.scope == self.opts.scope && supersedes(&r, &self.rec, self.shown) {
+            // Another attempt over a pending one: that one ended (`Scope::replaced`).
+            self.replaced |= r.key != self.rec.key && self.rec.state == State::Pending;
             self.show(&r, Shown::Posted);
         }
     }

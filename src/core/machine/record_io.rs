@@ -94,13 +94,16 @@ impl<H: Host> Scope<H> {
             marks += &self.marks_of(Some(&key));
         }
         // This page's attempt, which its last submit of the payload left unknown, gave way in
-        // the store to one begun after it: a record is replaced only once its attempt ended,
-        // so an end this page has not heard of yet (its mark still on its way through
-        // localStorage) ended it, and the submit belongs to it, whose record is gone (what
-        // core::ended's `belongs` says once the mark is here).
+        // the store to one begun after it, or in the page to another tab's copy of one: a
+        // record is replaced only once its attempt ended, so an end this page has not heard
+        // of yet (its mark still on its way through localStorage) ended it, and the submit
+        // belongs to it, whose record is gone (what core::ended's `belongs` says once the
+        // mark is here).
         let r = &self.rec;
         let replaced = |f: &Record| f.key != r.key && began_after(f, r);
-        if j.own && r.state == State::Pending && found.as_ref().is_some_and(replaced) {
+        if j.own
+            && (self.replaced || r.state == State::Pending && found.as_ref().is_some_and(replaced))
+        {
             return (Current::Lost, rev);
         }
         let heard = if on(Mutation::HeardAtLock) {

@@ -59,6 +59,7 @@ impl<H: Host> Scope<H> {
             resume: None,
             stopped: None,
             ends: false,
+            replaced: false,
             flight: None,
             flights: 0,
             jobs: Vec::new(),
@@ -168,12 +169,13 @@ impl<H: Host> Scope<H> {
         }
         let heard = match self.resume.take() {
             Some(r) if r.unknown && r.fp == fp => {
-                own = self.rec.state == State::Pending;
+                own = true;
                 r.heard
             }
             // The marks of the record's copies in Web Storage read by their own entries
             // first: where the scope's flag is gone, a mark found so has the listing made.
             _ => {
+                self.replaced = false;
                 self.read_mirror_any(None);
                 self.ended()
             }

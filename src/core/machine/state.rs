@@ -77,6 +77,11 @@ pub struct Scope<H: Host> {
     /// it of one, it read a mark, or its `open()`'s sweep listed one. It then lists the
     /// scope's marks whether or not the scope's flag is there (a script may have removed it).
     pub(super) ends: bool,
+    /// Since this page's last submit that resumes no other was called, another tab's copy
+    /// of another attempt was shown over a pending one this page showed: a record is
+    /// replaced only once its attempt ended, so a submit left unknown in that attempt
+    /// cannot go on with it, whatever the page shows when it is pressed again.
+    pub(super) replaced: bool,
     /// The submit sequence `submit()` joins, if one runs.
     pub(super) flight: Option<Flight>,
     /// The number of the last sequence.
@@ -178,9 +183,10 @@ pub(super) struct SubmitJob {
     /// The key of the failed attempt the page showed when `submit()` was called: Pay
     /// pressed again after that failure means a new attempt (core::plan).
     pub(super) seen_failed: Option<String>,
-    /// It resumes this page's attempt its last submit of the payload left unknown (shown
-    /// pending then): where the lock holder finds another attempt stored, begun after the
-    /// one shown, an end the page has not heard of yet ended it.
+    /// It resumes this page's submit of the payload left unknown, in the attempt it was
+    /// in: where the page was shown another attempt over that one since
+    /// ([`Scope::replaced`]), or the lock holder finds another attempt stored, begun after
+    /// the pending one shown, an end the page has not heard of yet ended it.
     pub(super) own: bool,
     /// It goes on with an attempt ended since it was called that has no answer yet: its
     /// key is sent again for its own payload, not given up as another end's would be.

@@ -1,6 +1,8 @@
 //! Host tests of a page's payment that another tab's end stopped on the wire: Pay pressed
 //! again for its basket goes on under its key, also after the page's Pay of another
-//! basket.
+//! basket; and of one left `outcome-unknown` that another tab ended and replaced with the
+//! next order's attempt, shown in the page before the end's mark reached it: Pay pressed
+//! again sends nothing.
 
 use super::later_page::{pay_again, sent_under};
 use super::*;
@@ -186,4 +188,80 @@ fn pay_again_for_an_attempt_another_tab_ended_changes_nothing_stored() {
         .collect();
     assert!(written.is_empty(), "Web Storage written: {written:?}");
     assert_eq!(idb, stored, "IndexedDB written");
+}
+
+/// Page A's payment of the basket ended `outcome-unknown` (the try lost, no retries); tab B,
+/// showing it, finished it and paid the basket again (the next order) under a new key,
+/// answered `status`. A heard B's copies (its notices) but not the end: the mark is not in
+/// A's storage, nor its notice. Then Pay pressed again in A, twice: every command A gave.
+fn shown_the_attempt_that_replaced_its_own(status: Option<u16>) -> String {
+    let mut once = options();
+    once.max_retries = 0;
+    let (mut a, mut idb) = settled(TestHost::default());
+    let first = first_try(&mut a, &mut idb, once);
+    let k1 = sent(&first).expect("a first try").key_value.clone();
+    a.handle(Input::NoAnswer(NoAnswer::Network));
+    let unknown = drain(&mut a);
+    let settled_unknown = unknown.iter().any(|c| {
+        matches!(
+            c,
+            Command::Settle {
+                outcome: Err(Error::OutcomeUnknown { .. }),
+                ..
+            }
+        )
+    });
+    assert!(settled_unknown, "{unknown:?}");
+    let mut b = beside(&a);
+    assert_eq!(b.record().key, k1);
+    b.finish();
+    drain(&mut b);
+    b.submit("{}".into(), "fp".into(), Rc::new(options()));
+    let cmds = drain(&mut b);
+    let mut heard = run(&mut b, &mut idb, cmds);
+    let k2 = sent(&heard).expect("B sent nothing").key_value.clone();
+    if let Some(status) = status {
+        b.handle(answer(status, None));
+        heard.extend(drain(&mut b));
+        b.handle(Input::Woken(Wake::AnswerTurn));
+        let cmds = drain(&mut b);
+        commit(&mut idb, &cmds);
+        heard.extend(cmds);
+    }
+    // A hears B's stored copies, not the end (its notice lost, its mark not handed over).
+    for c in heard {
+        if let Command::Post { text, .. } = c {
+            if text.starts_with('S') {
+                a.handle(Input::Notice(text));
+            }
+        }
+    }
+    drain(&mut a);
+    assert_eq!(a.record().key, k2, "A does not show B's attempt");
+    // Pay pressed again in A, for the basket its own payment left unknown, twice.
+    let mut again = Vec::new();
+    for _ in 0..2 {
+        a.submit("{}".into(), "fp".into(), Rc::new(options()));
+        let cmds = drain(&mut a);
+        again.extend(run(&mut a, &mut idb, cmds));
+    }
+    format!("{again:?}")
+}
+
+// P-submit-before-end: the page's own attempt, whose outcome is unknown, was replaced by the
+// next order's; the page was shown that attempt (refused by the server, or on the wire)
+// before it heard of the end. Pay pressed again belongs to the page's own attempt, whose
+// record is gone: it rejects outcome-unknown (abandoned) and sends nothing, neither the
+// other order's key nor a new one, which could charge the basket a second time; so does the
+// press after it.
+#[test]
+fn pay_again_after_an_unknown_outcome_sends_nothing_once_shown_the_attempt_that_replaced_it() {
+    for status in [Some(402), None] {
+        let again = shown_the_attempt_that_replaced_its_own(status);
+        assert!(!again.contains("Send("), "{status:?}: sent: {again}");
+        assert!(
+            again.contains("abandoned: true"),
+            "{status:?}: not abandoned: {again}"
+        );
+    }
 }
