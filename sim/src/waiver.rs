@@ -345,8 +345,8 @@ impl Waiver {
                 "In a page that has done none of these (a mark that reached its storage after \
                  its first `open()`, or one in another backend than the sweep's), a submit \
                  counts a mark as not heard yet until a page writes the flag again (IndexedDB \
-                 holds the ended attempt's record while the copies in the page's Web Storage \
-                 are of another attempt, say), even where the mark is in its storage: such a \
+                 holds the ended attempt's record while the key the page shows and the copies \
+                 in its Web Storage are of another attempt, say), even where the mark is in its storage: such a \
                  submit belongs to the attempt that ended, as one called before the end does, \
                  and may be answered by it, or rejects `outcome-unknown` (reason `abandoned`) \
                  where it has no answer for that payload.",

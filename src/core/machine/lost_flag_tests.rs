@@ -112,3 +112,39 @@ fn a_page_opened_where_a_mark_of_the_scope_is_but_no_flag_pays_the_next_order_an
     assert_ne!(b.record().key, old);
     pays_under_the_key_shown(&mut b, &mut idb);
 }
+
+#[test]
+fn a_tab_showing_an_attempt_ended_elsewhere_hears_its_mark_at_submit_without_the_flag() {
+    // Seed 1528757: tab B shows attempt K1 (pending, its outcome unknown) when tab C
+    // resets it; C's clock is then set back, its IndexedDB fails, and it pays the next
+    // order under K2, whose copy, written earlier by its time, B does not take for newer.
+    // K1's mark reaches B's storage, and a script removes the flag. B's Pay, called with
+    // the mark of the key it shows in its storage, is called after the end: it never sends
+    // K1 again for the next order, and goes on from C's copy under K2.
+    let (mut a, mut idb) = settled(TestHost {
+        now: 1_000.0,
+        ..TestHost::default()
+    });
+    let old = a.record().key.clone();
+    first_try(&mut a, &mut idb, options());
+    let mut b = beside(&a);
+    let mut c = beside(&a);
+    assert_eq!((&b.record().key, &c.record().key), (&old, &old));
+    c.reset();
+    c.host.now = 500.0;
+    c.submit("{}".into(), "fp".into(), Rc::new(options()));
+    drain(&mut c);
+    c.handle(Input::LockGranted);
+    drain(&mut c);
+    c.handle(Input::IdbRead(Err("UnknownError: the read failed".into())));
+    let next = sent(&drain(&mut c))
+        .expect("C pays the next order")
+        .key_value
+        .clone();
+    assert_ne!(next, old);
+    hand_over(&c, &mut b, ":ended:");
+    hand_over(&c, &mut b, ":v1:");
+    flag_removed(&mut b);
+    b.host.now = 2_000.0;
+    sent_under(&pay_again(&mut b, &mut idb), &next);
+}

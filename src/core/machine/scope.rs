@@ -172,10 +172,14 @@ impl<H: Host> Scope<H> {
                 own = true;
                 r.heard
             }
-            // The marks of the record's copies in Web Storage read by their own entries
-            // first: where the scope's flag is gone, a mark found so has the listing made.
+            // The marks of the key shown and of the record's copies in Web Storage read by
+            // their own entries first: where the scope's flag is gone, a mark found so has
+            // the listing made. The key shown may be none of the copies' (another tab's
+            // copy, which this page did not take for newer).
             _ => {
                 self.replaced = false;
+                let shown = self.rec.key.clone();
+                self.marks_of(Some(&shown));
                 self.read_mirror_any(None);
                 self.ended()
             }
