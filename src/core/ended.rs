@@ -15,7 +15,8 @@
 //! so a clock set back or rounded, or two calls in one millisecond, cannot reorder them. A
 //! submit called before an end it had not heard of belongs to the attempt that end ended:
 //! it resolves with that attempt's answer, goes on with that attempt under its own key
-//! where it has no answer yet, or rejects, and never sends a new key.
+//! where it has no answer yet and the page showed it at the call, or rejects, and never
+//! sends a new key.
 //!
 //! Each mark is a Web Storage entry of its own, `<ns>:ended:<scope>:<key>` holding the line
 //! `key bound until` (`bound` is `1` or `0`): two tabs that end attempts before either has

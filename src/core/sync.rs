@@ -45,7 +45,8 @@ pub enum Current {
     /// new attempt with a new key.
     Fresh,
     /// The submit belongs to this attempt, ended since it was called (core::ended's
-    /// `belongs`): its answer, its own key again where it has none yet, or a refusal.
+    /// `belongs`): its answer, its own key again where it has none yet and the page showed
+    /// it at the call, or a refusal.
     Ended(Record),
     /// The submit belongs to an attempt ended since it was called whose record is gone:
     /// `outcome-unknown`; nothing is sent.

@@ -148,3 +148,72 @@ fn a_tab_showing_an_attempt_ended_elsewhere_hears_its_mark_at_submit_without_the
     b.host.now = 2_000.0;
     sent_under(&pay_again(&mut b, &mut idb), &next);
 }
+
+// P-finish-durable: seed 2208551 (before the merge of h33, which changed its schedule). A
+// page opened after another page gave up an attempt whose record IndexedDB holds without an
+// answer (pending: its payment ended outcome-unknown, or the answer's write failed there),
+// the flag removed by a script and the page's Web Storage copy of an older attempt (the
+// copies of the later ones refused there, its quota full): its Pay counts the mark, found
+// by its own entry at the lock, as not heard yet, and belongs to the attempt ended. It was
+// not pressed before that end, and that attempt was never this page's: it rejects
+// outcome-unknown (abandoned), nothing sent under the key given up; so does Pay pressed
+// again.
+#[test]
+fn a_later_page_without_the_flag_sends_nothing_under_an_ended_key_it_never_paid_under() {
+    let mut once = options();
+    once.max_retries = 0;
+    let host = TestHost {
+        now: 5_000.0,
+        ..TestHost::default()
+    };
+    let (mut a, mut idb) = settled(host);
+    let first = first_try(&mut a, &mut idb, once);
+    let old = sent(&first).expect("a first try").key_value.clone();
+    a.handle(Input::NoAnswer(NoAnswer::Network));
+    drain(&mut a);
+    a.reset();
+    drain(&mut a);
+    flag_removed(&mut a);
+    // The copy in Web Storage: an older attempt, another basket's, paid.
+    let mut other =
+        crate::core::record::Record::decode(idb.as_deref().expect("stored")).expect("readable");
+    other.key = "0f0f0f0f-0000-4000-8000-000000000001".into();
+    other.fingerprint = Some("fp0".into());
+    other.state = State::Succeeded;
+    other.response = Some(crate::core::record::StoredResponse {
+        status: 201,
+        body: "{}".into(),
+        replayed: false,
+    });
+    other.created_at = 1_000.0;
+    let copy = a.rec_key().to_string();
+    a.host
+        .maps
+        .insert((StorageKind::Local as u8, copy), other.encode());
+    let host = TestHost {
+        now: 6_000.0,
+        seed: 9,
+        maps: a.host.maps.clone(),
+    };
+    let mut p = Scope::open(host, options().into(), false);
+    drain(&mut p);
+    assert_eq!(p.record().key, other.key);
+    // Pay, then Pay pressed again (which resumes the first, left unknown).
+    for _ in 0..2 {
+        let cmds = pay_again(&mut p, &mut idb);
+        assert!(sent(&cmds).is_none(), "sent under {old}: {cmds:?}");
+        let abandoned = cmds.iter().any(|c| {
+            matches!(
+                c,
+                Command::Settle {
+                    outcome: Err(Error::OutcomeUnknown {
+                        abandoned: true,
+                        ..
+                    }),
+                    ..
+                }
+            )
+        });
+        assert!(abandoned, "{cmds:?}");
+    }
+}

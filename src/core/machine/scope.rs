@@ -161,6 +161,7 @@ impl<H: Host> Scope<H> {
         // of one that has no answer (it settled without one, or another tab's end stopped
         // it and it has not settled) goes on as that one had heard.
         let mut own = false;
+        let mut key = self.rec.key.clone();
         // Where the last is not such a one, the one before it (which another tab's end may
         // have stopped, to settle after the last) is looked at instead, and the last kept
         // as the one before.
@@ -170,6 +171,7 @@ impl<H: Host> Scope<H> {
         let heard = match self.resume.take() {
             Some(r) if r.unknown && r.fp == fp => {
                 own = true;
+                key = r.key;
                 r.heard
             }
             // The marks of the key shown and of the record's copies in Web Storage read by
@@ -189,6 +191,7 @@ impl<H: Host> Scope<H> {
             fp: fp.clone(),
             heard: heard.clone(),
             unknown: true,
+            key,
         });
         self.out.push(Command::Wake {
             ms: send.deadline_ms as f64,

@@ -106,11 +106,19 @@ impl<H: Host> Scope<H> {
     /// `rev`: the highest `rev` the lock holder read, which a record stored for the first
     /// time counts on from (a new attempt, or a copy only the mirror held, now the scope's).
     fn submit_plan(&mut self, j: &mut SubmitJob, cur: Current, rev: u64) -> Option<At> {
-        // An attempt ended since the call with no answer yet, for this very payload: it is
-        // the submit's own attempt, gone on with under its own key (the server answers it
-        // once), never under a new one.
+        // An attempt ended since the call with no answer yet, for this very payload, which
+        // the page showed when the submit (or the one it resumes) was called: it is the
+        // submit's own attempt, gone on with under its own key (the server answers it once),
+        // never under a new one. Any other such attempt is not gone on with: a page that
+        // did not show it cannot tell it from one ended before the call whose mark it could
+        // not list (the scope's flag removed), whose key no later order may send.
         if let Current::Ended(r) = &cur {
-            if !j.abandoned && r.fingerprint.as_deref() == Some(&j.fp) && r.response.is_none() {
+            let own = self.resume.as_ref().is_some_and(|x| x.key == r.key);
+            if own
+                && !j.abandoned
+                && r.fingerprint.as_deref() == Some(&j.fp)
+                && r.response.is_none()
+            {
                 let mut rec = r.clone();
                 self.set_shown(&rec, Shown::Stored, true);
                 rec.state = State::Pending;
