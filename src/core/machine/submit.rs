@@ -135,7 +135,7 @@ impl<H: Host> Scope<H> {
             self.settle(j.no, outcome);
             return None;
         }
-        let (mut rec, _) = self.take(cur);
+        let mut rec = self.take(cur);
         let now = self.host.now_ms();
         let seen_failed = j.seen_failed.as_deref() == Some(rec.key.as_str());
         match plan_submit_since(&rec, &j.fp, now, seen_failed) {

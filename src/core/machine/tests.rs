@@ -405,3 +405,6 @@ mod lost_flag;
 
 #[path = "died_tests.rs"]
 mod died;
+
+#[path = "legacy_tests.rs"]
+mod legacy;
