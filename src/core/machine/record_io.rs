@@ -154,7 +154,7 @@ impl<H: Host> Scope<H> {
     /// Storage write of a task (about 60 us in Chromium), and the following ones cost
     /// little. Any other record's copy follows IndexedDB's answer.
     pub(super) fn store(&mut self, rec: &mut Record) -> Result<Stage, String> {
-        rec.rev += 1;
+        self.count(rec);
         let text = rec.encode();
         if self.idb {
             self.idb_put(Some(text.clone()));
@@ -167,6 +167,14 @@ impl<H: Host> Scope<H> {
             });
         }
         Err(text)
+    }
+
+    /// Counts a store of `rec` in its `rev`: with IndexedDB, one more than the count read;
+    /// without it, none (`rev` 0, in localStorage and on the channel alike). A tab without
+    /// IndexedDB reads its own copies uncounted, so a count of its would start again below
+    /// IndexedDB's, and every other tab would take its later attempts for earlier ones.
+    pub(super) fn count(&self, rec: &mut Record) {
+        rec.rev = if self.idb { rec.rev + 1 } else { 0 };
     }
 
     /// A store of `rec` (as `text`) done once IndexedDB answered `done` (`None`: not

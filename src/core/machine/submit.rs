@@ -353,7 +353,7 @@ impl<H: Host> Scope<H> {
             self.settle(j.no, Ok(reply));
             return None;
         }
-        rec.rev += 1;
+        self.count(&mut rec);
         let text = rec.encode();
         j.rec = Some(rec.clone());
         self.mirror(&rec, &text);

@@ -408,3 +408,6 @@ mod died;
 
 #[path = "legacy_tests.rs"]
 mod legacy;
+
+#[path = "uncounted_tests.rs"]
+mod uncounted;
