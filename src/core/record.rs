@@ -35,7 +35,8 @@ pub struct Record {
     /// holder read (core::sync's `began_after` orders two attempts by it, not by the clock,
     /// which can be set back between them). 0 for a record that was never stored, one an
     /// older release wrote (it had no such field), or a Web Storage copy that IndexedDB
-    /// does not hold (its write failed or it is missing). Another tab's copy with a higher
+    /// does not hold (its write failed or it is missing; a tab without IndexedDB stores
+    /// and posts its records so). Another tab's copy with a higher
     /// `rev` of the same key is newer.
     pub rev: u64,
     /// The idempotency key (UUID).

@@ -65,6 +65,11 @@ impl Current {
 /// answered the read (so `stored` is its record, if any); else `stored` is localStorage's.
 /// Records ended by a page are the caller's to leave out, `shown` included (`None`).
 ///
+/// The mirror's copy the store missed is gone on from first, unless the record another tab
+/// posted and this tab shows began after it: a tab that read the store late sent that
+/// copy's earlier attempt again, and the shown one, which may have charged, is weighed
+/// against the store's record instead.
+///
 /// Where nothing live is stored (the store's read failed, the origin's storage was
 /// cleared, the store holds only an attempt a page ended) and the mirror holds no copy the
 /// store missed, a record another tab posted and this tab shows, bound to a payload, is
@@ -95,10 +100,13 @@ pub fn on_lock(
 ) -> Current {
     let live = |r: &Record| !r.is_expired(now_ms);
     let stored = stored.filter(live);
-    if let Some(m) = mirror.filter(|m| live(m) && store_missed(m, stored.as_ref())) {
+    let shown = shown.filter(|s| live(s));
+    // Not the mirror's copy of an attempt begun before the one another tab posted and this
+    // tab shows: weighed against the store's record instead, as the posted one is.
+    let later = |m: &Record| shown.is_some_and(|s| from == Shown::Posted && began_after(s, m));
+    if let Some(m) = mirror.filter(|m| live(m) && store_missed(m, stored.as_ref()) && !later(m)) {
         return Current::Legacy(m);
     }
-    let shown = shown.filter(|s| live(s));
     if let Some(r) = stored {
         return match shown {
             // Another tab's record stored after this one (its IndexedDB writes failed, or

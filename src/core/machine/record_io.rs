@@ -129,18 +129,21 @@ impl<H: Host> Scope<H> {
         (cur, rev)
     }
 
-    /// What [`Scope::current_of`] told, as a record shown in this page; and whether it
-    /// still has to be stored (a key made here, a new attempt, a record only the mirror
-    /// held).
-    pub(super) fn take(&mut self, cur: Current) -> (Record, bool) {
-        let unstored = cur.unstored();
-        let rec = match cur {
-            Current::Stored(r) | Current::Legacy(r) => r,
-            Current::Mine => self.rec.clone(),
-            Current::Fresh | Current::Ended(_) | Current::Lost => self.fresh(),
+    /// What [`Scope::current_of`] told, as a record shown in this page. Only a key made
+    /// here is shown as made (any copy replaces it): a record the store lacks (another
+    /// tab's copy, or the mirror's) was stored by a tab and may have charged, so it is shown
+    /// as posted, and a copy of an attempt begun before it (sent again by a tab that read
+    /// the store late) does not replace it where no write moves it into the store (a Pay
+    /// answered from it).
+    pub(super) fn take(&mut self, cur: Current) -> Record {
+        let (rec, from) = match cur {
+            Current::Stored(r) => (r, Shown::Stored),
+            Current::Legacy(r) => (r, Shown::Posted),
+            Current::Mine => (self.rec.clone(), Shown::Made),
+            Current::Fresh | Current::Ended(_) | Current::Lost => (self.fresh(), Shown::Made),
         };
-        self.show(&rec, if unstored { Shown::Made } else { Shown::Stored });
-        (rec, unstored)
+        self.show(&rec, from);
+        rec
     }
 
     /// Starts storing `rec` (its `rev` counted up) for every tab: `Ok` with the stage to
@@ -151,7 +154,7 @@ impl<H: Host> Scope<H> {
     /// Storage write of a task (about 60 us in Chromium), and the following ones cost
     /// little. Any other record's copy follows IndexedDB's answer.
     pub(super) fn store(&mut self, rec: &mut Record) -> Result<Stage, String> {
-        rec.rev += 1;
+        self.count(rec);
         let text = rec.encode();
         if self.idb {
             self.idb_put(Some(text.clone()));
@@ -164,6 +167,14 @@ impl<H: Host> Scope<H> {
             });
         }
         Err(text)
+    }
+
+    /// Counts a store of `rec` in its `rev`: with IndexedDB, one more than the count read;
+    /// without it, none (`rev` 0, in localStorage and on the channel alike). A tab without
+    /// IndexedDB reads its own copies uncounted, so a count of its would start again below
+    /// IndexedDB's, and every other tab would take its later attempts for earlier ones.
+    pub(super) fn count(&self, rec: &mut Record) {
+        rec.rev = if self.idb { rec.rev + 1 } else { 0 };
     }
 
     /// A store of `rec` (as `text`) done once IndexedDB answered `done` (`None`: not

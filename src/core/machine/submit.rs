@@ -143,7 +143,7 @@ impl<H: Host> Scope<H> {
             self.settle(j.no, outcome);
             return None;
         }
-        let (mut rec, _) = self.take(cur);
+        let mut rec = self.take(cur);
         let now = self.host.now_ms();
         let seen_failed = j.seen_failed.as_deref() == Some(rec.key.as_str());
         match plan_submit_since(&rec, &j.fp, now, seen_failed) {
@@ -361,7 +361,7 @@ impl<H: Host> Scope<H> {
             self.settle(j.no, Ok(reply));
             return None;
         }
-        rec.rev += 1;
+        self.count(&mut rec);
         let text = rec.encode();
         j.rec = Some(rec.clone());
         self.mirror(&rec, &text);

@@ -405,3 +405,9 @@ mod lost_flag;
 
 #[path = "died_tests.rs"]
 mod died;
+
+#[path = "legacy_tests.rs"]
+mod legacy;
+
+#[path = "uncounted_tests.rs"]
+mod uncounted;
