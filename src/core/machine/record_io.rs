@@ -40,6 +40,7 @@ impl<H: Host> Scope<H> {
     ) -> (Current, u64) {
         let heard = &j.heard;
         let mut idb_text = None;
+        let skip = matches!(got, Some(Err(_))) && on(Mutation::FailedReadSkipsCopy);
         match got {
             Some(Ok(t)) => idb_text = Some(t),
             Some(Err(reason)) => {
@@ -52,6 +53,7 @@ impl<H: Host> Scope<H> {
         // The marks, read once for every decision below.
         let marks = self.ended();
         let web = self.read_mirror_any(Some(&marks)).map(|(_, r)| r);
+        let web = web.filter(|_| !skip);
         let now = self.host.now_ms();
         // IndexedDB answered (a record, or none): else localStorage is the store read.
         let held = idb_text.is_some();
