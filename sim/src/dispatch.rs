@@ -83,7 +83,7 @@ impl World {
                     }
                 ) {
                     p.idb_failed = true;
-                    self.env.borrow_mut().no_idb.insert(page);
+                    self.env.borrow_mut().idb_failed(page);
                 }
                 self.check.on_event(&e, &mut p.last_state, p.answered);
                 p.last_event = Some(e);

@@ -46,6 +46,9 @@ pub struct Env {
     /// The tab that wrote each localStorage item last, and whether that page's IndexedDB
     /// had failed then (the item then held a record IndexedDB did not).
     pub writers: BTreeMap<String, (TabId, bool)>,
+    /// The localStorage items each page wrote in the decision whose commands the world is
+    /// carrying out ([`Env::idb_failed`]; the world clears a page's once it has them all).
+    pub step: Vec<(PageId, String)>,
     /// `(key, swept)`: the record of `key` that a page without IndexedDB (then) wrote to
     /// localStorage was replaced there by another tab's write of another attempt's record,
     /// or (`swept`) removed by a page whose view of localStorage still held an older value
@@ -72,6 +75,7 @@ impl Env {
             refused: 0,
             no_idb: BTreeSet::new(),
             writers: BTreeMap::new(),
+            step: Vec::new(),
             replaced: Vec::new(),
             ends: Ends::new(&opts.namespace, &opts.scope),
         }
@@ -113,6 +117,21 @@ impl Env {
         }
         let alone = self.no_idb.contains(&page);
         self.writers.insert(item.into(), (tab, alone));
+        self.step.push((page, item.into()));
+    }
+
+    /// `page` said its IndexedDB failed (its `storage-fallback` event): the records it
+    /// writes from now on live in localStorage alone, and so do those it wrote in the
+    /// decision that said so. A page learns of the failure and writes its copy in one
+    /// decision, the write synchronous and the event a command carried out after it: the
+    /// copy written then is one IndexedDB never held.
+    pub fn idb_failed(&mut self, page: PageId) {
+        self.no_idb.insert(page);
+        for (p, item) in &self.step {
+            if let Some(w) = self.writers.get_mut(item).filter(|_| *p == page) {
+                w.1 = true;
+            }
+        }
     }
 
     /// The error a `u` of `kind` throws now, if it does (counted).

@@ -82,7 +82,7 @@ pub fn mutation_named(name: &str) -> Option<Mutation> {
 }
 
 /// Every mutation, with its name.
-pub const MUTATIONS: [(&str, Mutation); 11] = [
+pub const MUTATIONS: [(&str, Mutation); 12] = [
     ("open-writes-own-key", Mutation::OpenWritesOwnKey),
     ("rotate-after-unknown", Mutation::RotateAfterUnknown),
     ("skip-reread", Mutation::SkipReRead),
@@ -94,4 +94,5 @@ pub const MUTATIONS: [(&str, Mutation); 11] = [
     ("committed-unchecked", Mutation::CommittedUnchecked),
     ("flag-not-restored", Mutation::FlagNotRestored),
     ("sweep-ignores-marks", Mutation::SweepIgnoresMarks),
+    ("failed-read-skips-copy", Mutation::FailedReadSkipsCopy),
 ];

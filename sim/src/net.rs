@@ -60,6 +60,7 @@ impl World {
             bound,
         };
         let clock = env_now(&self.env);
+        self.before_send(page, &r.key_value, order);
         let server = &self.server;
         let failed = |k: &str| server.failed(k);
         // Whether the page showed key `k` bound before the key it sends.

@@ -54,18 +54,12 @@ impl World {
         }
     }
 
-    /// A try of `order` leaves `page` with `key`: never a key given up for an earlier
-    /// order, unless the page had not heard of it (neither the mark in its localStorage nor
-    /// the channel's notice, which writes the mark there): the README holds other tabs to
-    /// the mark from when the browser hands it to them. A key with nothing sent under it
-    /// is `order`'s attempt from then on.
-    pub(crate) fn check_send(&mut self, page: PageId, key: &str, order: usize) {
-        let Some(g) = self.check.dead(key, order) else {
-            return;
-        };
-        // A submit of this order called before the page had heard of the end counts as
-        // called before it (the docs), though the page has heard by the time it sends; so
-        // does Pay pressed again to resume it after its outcome-unknown.
+    /// What may let a try of `order` leave `page` with `key` given up by `g` for an earlier
+    /// order: the page had not heard of the end, or the end said it was not durable. A
+    /// submit of this order called before the page had heard of the end counts as called
+    /// before it (the docs), though the page has heard by the time it sends; so does Pay
+    /// pressed again to resume it after its outcome-unknown.
+    fn unheard_at_send(&self, g: &GaveUp, page: PageId, key: &str, order: usize) -> Option<Waiver> {
         let called_unheard = self.pages[page]
             .promises
             .values()
@@ -78,12 +72,41 @@ impl World {
             })
             .map(|pr| pr.pressed)
             .next();
-        let unheard = match self.waiver_of(&g, page, key) {
+        match self.waiver_of(g, page, key) {
             None if g.durable => called_unheard.map(|called| Waiver::MarkNotHeard {
                 lag_ms: called - g.at,
             }),
             w => w,
+        }
+    }
+
+    /// Before the one-key check of a try of `order` leaving `page` with `key`: where the
+    /// key was given up for an earlier order and sent before, or shown bound, by a page
+    /// that had not heard of the end ([`World::check_send`]), the order's second key is
+    /// admitted ([`Waiver::MarkNotHeard`]) for this try too, not only for the keys sent
+    /// after it: which of the two keys left first decides nothing.
+    pub(crate) fn before_send(&mut self, page: PageId, key: &str, order: usize) {
+        let Some(g) = self.check.dead(key, order) else {
+            return;
         };
+        let unheard = self.unheard_at_send(&g, page, key, order);
+        if let Some(Waiver::MarkNotHeard { lag_ms }) = unheard.filter(|w| w.within_bound()) {
+            if self.check.sent_before(key, order) || g.bound {
+                self.check.on_unheard(order, lag_ms);
+            }
+        }
+    }
+
+    /// A try of `order` leaves `page` with `key`: never a key given up for an earlier
+    /// order, unless the page had not heard of it (neither the mark in its localStorage nor
+    /// the channel's notice, which writes the mark there): the README holds other tabs to
+    /// the mark from when the browser hands it to them. A key with nothing sent under it
+    /// is `order`'s attempt from then on.
+    pub(crate) fn check_send(&mut self, page: PageId, key: &str, order: usize) {
+        let Some(g) = self.check.dead(key, order) else {
+            return;
+        };
+        let unheard = self.unheard_at_send(&g, page, key, order);
         if let Some(Waiver::MarkNotHeard { lag_ms }) = unheard.filter(|w| w.within_bound()) {
             self.check.unheard_sent.insert((page, key.into(), order));
             if self.check.sent_before(key, order) || g.bound {

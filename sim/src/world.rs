@@ -330,8 +330,14 @@ impl World {
     }
 
     /// Runs the commands of `page`'s machine; then lets it go if no `Checkout` uses it and
-    /// it has no work.
+    /// it has no work. The decision they came from is done: its writes are forgotten.
     pub(crate) fn drain(&mut self, page: PageId) {
+        self.run_commands(page);
+        self.env.borrow_mut().step.retain(|(p, _)| *p != page);
+    }
+
+    /// [`World::drain`]'s work.
+    fn run_commands(&mut self, page: PageId) {
         loop {
             let p = &mut self.pages[page];
             if !p.alive {

@@ -34,4 +34,11 @@ impl State {
             _ => return None,
         })
     }
+
+    /// Whether a record in this state gives way to another attempt's only once its attempt
+    /// ended (`finish()`, `reset()`, another tab's): a pending or a paid one. A failed one
+    /// gives way to the next Pay of its order, a fresh one (nothing sent) to any attempt.
+    pub fn ends_when_replaced(self) -> bool {
+        matches!(self, State::Pending | State::Succeeded)
+    }
 }

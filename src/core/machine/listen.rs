@@ -6,7 +6,6 @@
 use super::host::Host;
 use super::state::{Lock, Scope};
 use crate::core::ended::Mark;
-use crate::core::state::State;
 use crate::core::sync::{supersedes, Notice, Shown};
 use crate::prelude::*;
 
@@ -62,8 +61,8 @@ impl<H: Host> Scope<H> {
             return;
         };
         if r.scope == self.opts.scope && supersedes(&r, &self.rec, self.shown) {
-            // Another attempt over a pending one: that one ended (`Scope::replaced`).
-            self.replaced |= r.key != self.rec.key && self.rec.state == State::Pending;
+            // Another attempt over a pending or paid one: that one ended (`Scope::replaced`).
+            self.replaced |= r.key != self.rec.key && self.rec.state.ends_when_replaced();
             self.show(&r, Shown::Posted);
         }
     }

@@ -41,6 +41,10 @@ pub enum Mutation {
     /// The first `open()`'s sweep lists a mark of the scope and does not take it for news:
     /// the page lists the scope's marks only where the flag is.
     SweepIgnoresMarks,
+    /// A lock holder whose IndexedDB read failed goes on without the Web Storage copy: it
+    /// stores a new key over a record its tab can read, in the decision whose copy the
+    /// simulator counts as localStorage's alone.
+    FailedReadSkipsCopy,
 }
 
 #[cfg(feature = "sim-mutations")]

@@ -10,7 +10,6 @@ use super::state::Scope;
 use super::state::{Stage, SubmitJob};
 use crate::core::ended::{belongs, covers, Belongs};
 use crate::core::record::Record;
-use crate::core::state::State;
 use crate::core::sync::{began_after, may_lead, on_lock, Current, Shown};
 use crate::prelude::*;
 
@@ -40,6 +39,7 @@ impl<H: Host> Scope<H> {
     ) -> (Current, u64) {
         let heard = &j.heard;
         let mut idb_text = None;
+        let skip = matches!(got, Some(Err(_))) && on(Mutation::FailedReadSkipsCopy);
         match got {
             Some(Ok(t)) => idb_text = Some(t),
             Some(Err(reason)) => {
@@ -52,6 +52,7 @@ impl<H: Host> Scope<H> {
         // The marks, read once for every decision below.
         let marks = self.ended();
         let web = self.read_mirror_any(Some(&marks)).map(|(_, r)| r);
+        let web = web.filter(|_| !skip);
         let now = self.host.now_ms();
         // IndexedDB answered (a record, or none): else localStorage is the store read.
         let held = idb_text.is_some();
@@ -95,14 +96,15 @@ impl<H: Host> Scope<H> {
         }
         // This page's attempt, which its last submit of the payload left unknown, gave way in
         // the store to one begun after it, or in the page to another tab's copy of one: a
-        // record is replaced only once its attempt ended, so an end this page has not heard
-        // of yet (its mark still on its way through localStorage) ended it, and the submit
-        // belongs to it, whose record is gone (what core::ended's `belongs` says once the
-        // mark is here).
+        // pending or paid record is replaced only once its attempt ended, so an end this
+        // page has not heard of yet (its mark still on its way through localStorage) ended
+        // it, and the submit belongs to it, whose record is gone (what core::ended's
+        // `belongs` says once the mark is here).
         let r = &self.rec;
         let replaced = |f: &Record| f.key != r.key && began_after(f, r);
         if j.own
-            && (self.replaced || r.state == State::Pending && found.as_ref().is_some_and(replaced))
+            && (self.replaced
+                || r.state.ends_when_replaced() && found.as_ref().is_some_and(replaced))
         {
             return (Current::Lost, rev);
         }

@@ -82,9 +82,9 @@ pub struct Scope<H: Host> {
     /// scope's marks whether or not the scope's flag is there (a script may have removed it).
     pub(super) ends: bool,
     /// Since this page's last submit that resumes no other was called, another tab's copy
-    /// of another attempt was shown over a pending one this page showed: a record is
-    /// replaced only once its attempt ended, so a submit left unknown in that attempt
-    /// cannot go on with it, whatever the page shows when it is pressed again.
+    /// of another attempt was shown over a pending or paid one this page showed: such a
+    /// record is replaced only once its attempt ended, so a submit left unknown in that
+    /// attempt cannot go on with it, whatever the page shows when it is pressed again.
     pub(super) replaced: bool,
     /// The submit sequence `submit()` joins, if one runs.
     pub(super) flight: Option<Flight>,
