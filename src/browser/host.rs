@@ -76,14 +76,14 @@ impl Host for BrowserHost {
 }
 
 /// What a member of a parsed record holds, as the record's rules tell values apart. One
-/// call to the driver's `kind`: asking `is_undefined`, `is_null`, `as_bool` and
+/// call to the driver's `kind`: asking `is_undefined`, `is_null`, `as_bool`, `as_f64` and
 /// `Array::is_array` in turn linked an import and its glue each.
 fn value(v: JsValue) -> Value {
     match ffi::kind(&v) {
         0 => Value::Missing,
         1 => Value::Null,
         k @ (2 | 3) => Value::Bool(k == 3),
-        4 => Value::number(v.as_f64().unwrap_or_default()),
+        4 => Value::number(v.unchecked_into_f64()),
         5 => Value::Str(ffi::text(&v).unwrap_or_default()),
         6 => Value::Other,
         _ => Value::Obj,

@@ -18,7 +18,11 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>), JsValue>
     let o = read_options(js)?;
     let get = |name| option(&o, name);
     let s = |name| text(&get(name));
-    let n = |name| get(name).as_f64();
+    // `readOptions` checked the type: a number, or undefined when not given.
+    let n = |name| {
+        let v = get(name);
+        (kind(&v) == 4).then(|| v.unchecked_into_f64())
+    };
     let mut headers = Vec::new();
     let h = get("headers");
     if kind(&h) != 0 {
