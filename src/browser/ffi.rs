@@ -144,8 +144,6 @@ extern "C" {
     /// IdemError for an unknown or wrongly typed option.
     #[wasm_bindgen(catch, js_name = readOptions)]
     pub(crate) fn read_options(options: &JsValue) -> Result<JsValue, JsValue>;
-    /// The value `readOptions` read for option `name`; undefined when not given.
-    pub(crate) fn option(read: &JsValue, name: &str) -> JsValue;
 }
 
 #[wasm_bindgen]

@@ -8,7 +8,7 @@ use crate::prelude::*;
 use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
 
-use super::ffi::{kind, option, read_options, refused, text};
+use super::ffi::{kind, member, read_options, refused, text};
 use super::live::joined;
 use crate::core::options::{Options, RawOptions};
 
@@ -16,7 +16,8 @@ use crate::core::options::{Options, RawOptions};
 /// the option.
 pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>), JsValue> {
     let o = read_options(js)?;
-    let get = |name| option(&o, name);
+    // `readOptions`'s object has no prototype: its members are the options given.
+    let get = |name| member(&o, name);
     let s = |name| text(&get(name));
     // `readOptions` checked the type: a number, or undefined when not given.
     let n = |name| {
