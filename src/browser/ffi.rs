@@ -88,6 +88,9 @@ extern "C" {
     pub(crate) fn error_text(e: &JsValue) -> String;
     /// `v` if it is a string.
     pub(crate) fn text(v: &JsValue) -> Option<String>;
+    /// What `v` is: 0 undefined, 1 null, 2 false, 3 true, 4 a number, 5 a string, 6 an
+    /// array, 7 another object.
+    pub(crate) fn kind(v: &JsValue) -> u32;
     /// The canonical JSON of `JSON.stringify(v)` (members sorted, no whitespace), or
     /// `[why]` when JSON cannot carry `v`.
     pub(crate) fn stringify(v: &JsValue) -> JsValue;
@@ -141,8 +144,6 @@ extern "C" {
     /// IdemError for an unknown or wrongly typed option.
     #[wasm_bindgen(catch, js_name = readOptions)]
     pub(crate) fn read_options(options: &JsValue) -> Result<JsValue, JsValue>;
-    /// The value `readOptions` read for option `name`; undefined when not given.
-    pub(crate) fn option(read: &JsValue, name: &str) -> JsValue;
 }
 
 #[wasm_bindgen]

@@ -75,21 +75,17 @@ impl Host for BrowserHost {
     }
 }
 
-/// What a member of a parsed record holds, as the record's rules tell values apart.
+/// What a member of a parsed record holds, as the record's rules tell values apart. One
+/// call to the driver's `kind`: asking `is_undefined`, `is_null`, `as_bool`, `as_f64` and
+/// `Array::is_array` in turn linked an import and its glue each.
 fn value(v: JsValue) -> Value {
-    if v.is_undefined() {
-        Value::Missing
-    } else if v.is_null() {
-        Value::Null
-    } else if let Some(b) = v.as_bool() {
-        Value::Bool(b)
-    } else if let Some(n) = v.as_f64() {
-        Value::number(n)
-    } else if let Some(s) = ffi::text(&v) {
-        Value::Str(s)
-    } else if js_sys::Array::is_array(&v) {
-        Value::Other
-    } else {
-        Value::Obj
+    match ffi::kind(&v) {
+        0 => Value::Missing,
+        1 => Value::Null,
+        k @ (2 | 3) => Value::Bool(k == 3),
+        4 => Value::number(v.unchecked_into_f64()),
+        5 => Value::Str(ffi::text(&v).unwrap_or_default()),
+        6 => Value::Other,
+        _ => Value::Obj,
     }
 }

@@ -102,6 +102,3 @@ export function readOptions(options) {
   }
   return out;
 }
-
-/** The value `readOptions` read for option `name`; undefined when not given. */
-export const option = (o, name) => o[name];

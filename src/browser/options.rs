@@ -8,7 +8,7 @@ use crate::prelude::*;
 use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
 
-use super::ffi::{option, read_options, refused, text};
+use super::ffi::{kind, member, read_options, refused, text};
 use super::live::joined;
 use crate::core::options::{Options, RawOptions};
 
@@ -16,12 +16,17 @@ use crate::core::options::{Options, RawOptions};
 /// the option.
 pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>), JsValue> {
     let o = read_options(js)?;
-    let get = |name| option(&o, name);
+    // `readOptions`'s object has no prototype: its members are the options given.
+    let get = |name| member(&o, name);
     let s = |name| text(&get(name));
-    let n = |name| get(name).as_f64();
+    // `readOptions` checked the type: a number, or undefined when not given.
+    let n = |name| {
+        let v = get(name);
+        (kind(&v) == 4).then(|| v.unchecked_into_f64())
+    };
     let mut headers = Vec::new();
     let h = get("headers");
-    if !h.is_undefined() {
+    if kind(&h) != 0 {
         let h: &Array = h.unchecked_ref();
         let item = |i| text(&h.get(i)).unwrap_or_default();
         for i in 0..h.length() / 2 {
@@ -50,13 +55,13 @@ pub(crate) fn read(js: &JsValue) -> Result<(Options, Option<Function>), JsValue>
     // headers are joined with "\n", which validated ones do not contain). Refused later,
     // every try would fail before leaving the page and end as `outcome-unknown`.
     let refused = refused(&opts.endpoint, &joined(&opts.headers));
-    if !refused.is_null() {
+    if kind(&refused) != 1 {
         return Err(refused);
     }
     // `readOptions` checked its type: a function, or undefined when not given.
     let on_event = get("onEvent");
     Ok((
         opts,
-        (!on_event.is_undefined()).then(|| on_event.unchecked_into()),
+        (kind(&on_event) != 0).then(|| on_event.unchecked_into()),
     ))
 }
