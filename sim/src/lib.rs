@@ -82,7 +82,7 @@ pub fn mutation_named(name: &str) -> Option<Mutation> {
 }
 
 /// Every mutation, with its name.
-pub const MUTATIONS: [(&str, Mutation); 12] = [
+pub const MUTATIONS: [(&str, Mutation); 13] = [
     ("open-writes-own-key", Mutation::OpenWritesOwnKey),
     ("rotate-after-unknown", Mutation::RotateAfterUnknown),
     ("skip-reread", Mutation::SkipReRead),
@@ -95,4 +95,5 @@ pub const MUTATIONS: [(&str, Mutation); 12] = [
     ("flag-not-restored", Mutation::FlagNotRestored),
     ("sweep-ignores-marks", Mutation::SweepIgnoresMarks),
     ("failed-read-skips-copy", Mutation::FailedReadSkipsCopy),
+    ("resume-gives-up", Mutation::ResumeGivesUp),
 ];

@@ -158,7 +158,14 @@ impl World {
             }
             Handled::Started => {
                 self.note(|| format!("server: {key} starts"));
-                let proc = if long { proc * 20.0 } else { proc };
+                // A charge held up to 3 s outlasts the client's `timeoutMs` (1 s here): a
+                // fault like a slow network, off once the faults stop, or the final submit
+                // retries on `409` until its key expires (ttlSeconds 20 in some runs).
+                let proc = if long && !self.faults_off {
+                    proc * 20.0
+                } else {
+                    proc
+                };
                 self.at(now + proc, Ev::Commit(id));
             }
         }

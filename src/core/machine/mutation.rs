@@ -45,6 +45,9 @@ pub enum Mutation {
     /// stores a new key over a record its tab can read, in the decision whose copy the
     /// simulator counts as localStorage's alone.
     FailedReadSkipsCopy,
+    /// A submit never sends again a key sent before (by it or an earlier submit): it
+    /// rejects `outcome-unknown` where it would resume, as if the key had expired.
+    ResumeGivesUp,
 }
 
 #[cfg(feature = "sim-mutations")]

@@ -209,7 +209,9 @@ impl<H: Host> Scope<H> {
         if j.abandoned || (!j.resumes_ended && self.ended_here(&rec)) {
             return Some(unknown(sent, "abandoned".into(), true));
         }
-        let late = j.send.retry_policy().out_of_time(j.spent(now)) || rec.is_expired(now);
+        let late = j.send.retry_policy().out_of_time(j.spent(now))
+            || rec.is_expired(now)
+            || super::mutation::on(super::mutation::Mutation::ResumeGivesUp) && sent > 0;
         late.then(|| unknown(sent, reason.into(), false))
     }
 
