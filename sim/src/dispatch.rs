@@ -156,7 +156,11 @@ impl World {
         }
         let _ = old;
         let input = Input::StorageEvent(value);
-        self.at(self.now() + delay, Ev::Feed { page, inst, input });
+        let now = self.now();
+        let p = &mut self.pages[page];
+        p.storage_event_at = p.storage_event_at.max(now + delay);
+        let at = p.storage_event_at;
+        self.at(at, Ev::Feed { page, inst, input });
     }
 
     /// Sequence `no` of machine `inst` settled with `outcome`.

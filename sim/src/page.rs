@@ -89,6 +89,10 @@ pub(crate) struct Page {
     /// Keys the page showed bound to a payload (its own, or another tab's it heard of),
     /// each with the run's step and the simulated ms when it first did.
     pub saw_bound: BTreeMap<String, (u64, f64)>,
+    /// When its last `storage` event runs (simulated ms): a browser runs a page's events of
+    /// one task source in the order they were queued, so a later write's event never runs
+    /// before an earlier one's.
+    pub storage_event_at: f64,
 }
 
 impl Page {
@@ -111,6 +115,7 @@ impl Page {
             unknown: None,
             idb_failed: false,
             saw_bound: BTreeMap::new(),
+            storage_event_at: 0.0,
         }
     }
 }
