@@ -229,21 +229,31 @@ fn shown_the_attempt_that_replaced_its_own(status: Option<u16>) -> String {
         heard.extend(cmds);
     }
     // A hears B's stored copies, not the end (its notice lost, its mark not handed over).
+    hear_stored_copies(&mut a, heard);
+    assert_eq!(a.record().key, k2, "A does not show B's attempt");
+    pay_again_twice(&mut a, &mut idb)
+}
+
+/// `a` hears the stored copies another tab posted in `heard`, in order, one at a time.
+fn hear_stored_copies(a: &mut Scope<TestHost>, heard: Vec<Command>) {
     for c in heard {
         if let Command::Post { text, .. } = c {
             if text.starts_with('S') {
                 a.handle(Input::Notice(text));
+                drain(a);
             }
         }
     }
-    drain(&mut a);
-    assert_eq!(a.record().key, k2, "A does not show B's attempt");
-    // Pay pressed again in A, for the basket its own payment left unknown, twice.
+}
+
+/// Pay pressed again in `a`, for the basket its own payment left unknown, twice: what it
+/// did, as text.
+fn pay_again_twice(a: &mut Scope<TestHost>, idb: &mut Option<String>) -> String {
     let mut again = Vec::new();
     for _ in 0..2 {
         a.submit("{}".into(), "fp".into(), Rc::new(options()));
-        let cmds = drain(&mut a);
-        again.extend(run(&mut a, &mut idb, cmds));
+        let cmds = drain(a);
+        again.extend(run(a, idb, cmds));
     }
     format!("{again:?}")
 }
@@ -305,22 +315,9 @@ fn pay_again_sends_nothing_once_shown_the_next_attempt_over_its_own_paid_one() {
     let k2 = sent(&next).expect("B sent nothing").key_value.clone();
     heard.extend(next);
     // A hears B's stored copies in order, not the end (its notice lost, its mark late).
-    for c in heard {
-        if let Command::Post { text, .. } = c {
-            if text.starts_with('S') {
-                a.handle(Input::Notice(text));
-                drain(&mut a);
-            }
-        }
-    }
+    hear_stored_copies(&mut a, heard);
     assert_eq!(a.record().key, k2, "A does not show B's next attempt");
-    let mut again = Vec::new();
-    for _ in 0..2 {
-        a.submit("{}".into(), "fp".into(), Rc::new(options()));
-        let cmds = drain(&mut a);
-        again.extend(run(&mut a, &mut idb, cmds));
-    }
-    let again = format!("{again:?}");
+    let again = pay_again_twice(&mut a, &mut idb);
     assert!(!again.contains("Send("), "sent: {again}");
     assert!(again.contains("abandoned: true"), "not abandoned: {again}");
 }
