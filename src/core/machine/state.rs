@@ -37,9 +37,9 @@ pub(super) struct Resume {
     pub(super) heard: String,
     /// It has no answer: it settled `outcome-unknown`, or has not settled.
     pub(super) unknown: bool,
-    /// The key the page showed as it was called (or as the submit it resumes was): an
-    /// attempt ended since then with no answer yet is gone on with under its key only if
-    /// it is that one (core::machine's `submit_plan`).
+    /// The key the page showed as it was called (or as the submit it resumes was), then the
+    /// key its last try went out under: an attempt ended since then with no answer yet is
+    /// gone on with under its key only if it is that one (core::machine's `submit_plan`).
     pub(super) key: String,
 }
 

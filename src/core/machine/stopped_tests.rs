@@ -321,3 +321,28 @@ fn pay_again_sends_nothing_once_shown_the_next_attempt_over_its_own_paid_one() {
     assert!(!again.contains("Send("), "sent: {again}");
     assert!(again.contains("abandoned: true"), "not abandoned: {again}");
 }
+
+// P-submit-before-end: tab B showed a key of its own when its Pay was pressed, but the lock
+// holder went on with the attempt tab A had stored meanwhile (its notice not there yet) and
+// sent K1; the try's outcome is unknown, and A then gave K1 up (`reset()`) before any answer.
+// Pay pressed again in B resumes the attempt its last Pay sent: it goes on under K1 (the
+// server answers it once), where a page that never sent K1 may not.
+#[test]
+fn pay_again_goes_on_under_the_key_its_last_pay_sent_after_another_tab_ended_it() {
+    let (mut a, mut idb) = settled(TestHost::default());
+    let mut b = beside(&a);
+    let own = b.record().key.clone();
+    first_try(&mut a, &mut idb, options());
+    let k1 = a.record().key.clone();
+    assert_ne!(k1, own);
+    sent_under(&pay_again(&mut b, &mut idb), &k1);
+    b.handle(Input::NoAnswer(NoAnswer::Network));
+    drain(&mut b);
+    b.host.now += 120_000.0;
+    b.handle(Input::Woken(Wake::Retry));
+    drain(&mut b);
+    a.reset();
+    drain(&mut a);
+    hear_end(&mut b, &k1, true);
+    sent_under(&pay_again(&mut b, &mut idb), &k1);
+}

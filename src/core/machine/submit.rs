@@ -269,6 +269,13 @@ impl<H: Host> Scope<H> {
             timeout_ms: (o.timeout_ms as f64).min(left).max(1.0),
         };
         self.out.push(Command::Send(request));
+        // The attempt this submit is in is the one it sent, whatever the page showed when it
+        // was called: Pay pressed again goes on under this key, even once it ended. (Where
+        // the last submit is another, of another payload, queued behind this one, it sends
+        // its own key before it settles, or none: going on needs this payload's attempt.)
+        if let Some(r) = &mut self.resume {
+            r.key = rec.key.clone();
+        }
         if !j.resumes_ended {
             self.post(Notice::Stored(&text));
         }
