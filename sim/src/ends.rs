@@ -33,7 +33,8 @@ pub struct Ends {
 /// What a page could list of the scope's marks at one moment (a submit's call, a try).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Listing {
-    /// The page had listed, read or written no mark of the scope.
+    /// The page had listed, read or written no mark of the scope (and, for a submit, its
+    /// view of localStorage held no mark of the key it showed, which the call reads).
     pub unlisted: bool,
     /// The scope's flag was out of the page's view of localStorage, and the last change to
     /// it there was a script's removal (no page has written it again since), and no page

@@ -82,7 +82,7 @@ pub fn mutation_named(name: &str) -> Option<Mutation> {
 }
 
 /// Every mutation, with its name.
-pub const MUTATIONS: [(&str, Mutation); 13] = [
+pub const MUTATIONS: [(&str, Mutation); 14] = [
     ("open-writes-own-key", Mutation::OpenWritesOwnKey),
     ("rotate-after-unknown", Mutation::RotateAfterUnknown),
     ("skip-reread", Mutation::SkipReRead),
@@ -96,4 +96,5 @@ pub const MUTATIONS: [(&str, Mutation); 13] = [
     ("sweep-ignores-marks", Mutation::SweepIgnoresMarks),
     ("failed-read-skips-copy", Mutation::FailedReadSkipsCopy),
     ("resume-gives-up", Mutation::ResumeGivesUp),
+    ("shown-mark-unread", Mutation::ShownMarkUnread),
 ];

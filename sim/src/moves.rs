@@ -206,8 +206,13 @@ impl World {
         let (body, fp) = self.payload(order);
         let send = Rc::new(self.opts.clone());
         // What the page could list of the scope's marks as it is called, before the call
-        // reads any.
-        let listed = self.listing(page);
+        // reads any; the call reads the mark of the key the page shows by its own entry, so
+        // that mark in its view of localStorage is heard whatever the flag.
+        let mut listed = self.listing(page);
+        let shown = self.pages[page].live.as_ref()?.m.record().key.clone();
+        let e = self.env.borrow();
+        listed.unlisted &= e.local.get(page, &self.mark_key(&shown)).is_none();
+        drop(e);
         let l = self.pages[page].live.as_mut()?;
         let inst = l.inst;
         let got = l.m.submit(body, fp, send);

@@ -189,7 +189,7 @@ impl World {
     }
 
     /// The localStorage key of the mark of `key` given up (one entry per mark).
-    fn mark_key(&self, key: &str) -> String {
+    pub(crate) fn mark_key(&self, key: &str) -> String {
         ended_key(&self.opts.namespace, &self.opts.scope) + ":" + key
     }
 

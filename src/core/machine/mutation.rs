@@ -48,6 +48,10 @@ pub enum Mutation {
     /// A submit never sends again a key sent before (by it or an earlier submit): it
     /// rejects `outcome-unknown` where it would resume, as if the key had expired.
     ResumeGivesUp,
+    /// A submit does not read the mark of the key its page shows by its own entry: a tab
+    /// showing an attempt another tab ended, the scope's flag removed by a script and its
+    /// copies of another attempt, counts the end as not heard.
+    ShownMarkUnread,
 }
 
 #[cfg(feature = "sim-mutations")]

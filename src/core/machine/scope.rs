@@ -181,7 +181,9 @@ impl<H: Host> Scope<H> {
             _ => {
                 self.replaced = false;
                 let shown = self.rec.key.clone();
-                self.marks_of(Some(&shown));
+                if !super::mutation::on(super::mutation::Mutation::ShownMarkUnread) {
+                    self.marks_of(Some(&shown));
+                }
                 self.read_mirror_any(None);
                 self.ended()
             }
