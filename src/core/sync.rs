@@ -174,7 +174,15 @@ pub fn supersedes(incoming: &Record, shown: &Record, from: Shown) -> bool {
     if incoming.key == shown.key {
         incoming.rev >= shown.rev
     } else {
+        // A copy IndexedDB does not hold, of an attempt whose outcome is unknown, reaches
+        // this tab late, and may be older than the counted attempt shown (a `storage` event
+        // of a try the server has since refused): it replaces it only where the clock has
+        // it begun later. At the lock, the lock holder's own copy still wins (`on_lock`).
         !began_after(shown, incoming)
+            && (incoming.state != State::Pending
+                || incoming.rev != 0
+                || shown.rev == 0
+                || incoming.created_at > shown.created_at)
     }
 }
 

@@ -103,3 +103,21 @@ fn an_uncounted_copy_whose_outcome_is_unknown_wins_over_a_counted_attempt_whatev
         &rec(K1, NOW - 1_000.0, 0, State::Pending)
     ));
 }
+
+// P-no-indexeddb: seed 3542220. A tab without IndexedDB re-sent its attempt K1 (its copies
+// uncounted), which the server refused; another tab then stored K2, counted, and sent it.
+// A `storage` event of K1's try, pending, reaches a third tab late, after K2's notice: it
+// does not replace K2 there (going on from it at the lock wrote K1 over K2 in IndexedDB, and
+// K2, charged, was lost to the next Pay, which sent a third key).
+#[test]
+fn a_late_uncounted_copy_of_an_earlier_attempt_does_not_replace_a_counted_one_shown() {
+    let stale = rec(K1, NOW - 1200.0, 0, State::Pending);
+    let shown = rec(K2, NOW - 700.0, 3, State::Pending);
+    assert!(!supersedes(&stale, &shown, Shown::Posted));
+    // Begun later by the clock, it does (its tab could not read K2: the limit the docs admit).
+    let later = rec(K1, NOW - 100.0, 0, State::Pending);
+    assert!(supersedes(&later, &shown, Shown::Posted));
+    // A paid copy of the payload is news whenever it began (core::sync's `began_after`).
+    let paid = rec(K1, NOW - 1200.0, 0, State::Succeeded);
+    assert!(supersedes(&paid, &shown, Shown::Posted));
+}
