@@ -190,11 +190,9 @@ fn pay_again_for_an_attempt_another_tab_ended_changes_nothing_stored() {
     assert_eq!(idb, stored, "IndexedDB written");
 }
 
-/// Page A's payment of the basket ended `outcome-unknown` (the try lost, no retries); tab B,
-/// showing it, finished it and paid the basket again (the next order) under a new key,
-/// answered `status`. A heard B's copies (its notices) but not the end: the mark is not in
-/// A's storage, nor its notice. Then Pay pressed again in A, twice: every command A gave.
-fn shown_the_attempt_that_replaced_its_own(status: Option<u16>) -> String {
+/// Page A pays the basket once, without retries, and the try is lost: A, its store, the key
+/// sent, and the commands A gave as the try ended (its `outcome-unknown`).
+fn paid_once_lost() -> (Scope<TestHost>, Option<String>, String, Vec<Command>) {
     let mut once = options();
     once.max_retries = 0;
     let (mut a, mut idb) = settled(TestHost::default());
@@ -202,6 +200,15 @@ fn shown_the_attempt_that_replaced_its_own(status: Option<u16>) -> String {
     let k1 = sent(&first).expect("a first try").key_value.clone();
     a.handle(Input::NoAnswer(NoAnswer::Network));
     let unknown = drain(&mut a);
+    (a, idb, k1, unknown)
+}
+
+/// Page A's payment of the basket ended `outcome-unknown` (the try lost, no retries); tab B,
+/// showing it, finished it and paid the basket again (the next order) under a new key,
+/// answered `status`. A heard B's copies (its notices) but not the end: the mark is not in
+/// A's storage, nor its notice. Then Pay pressed again in A, twice: every command A gave.
+fn shown_the_attempt_that_replaced_its_own(status: Option<u16>) -> String {
+    let (mut a, mut idb, k1, unknown) = paid_once_lost();
     let settled_unknown = unknown.iter().any(|c| {
         matches!(
             c,
@@ -284,13 +291,7 @@ fn pay_again_after_an_unknown_outcome_sends_nothing_once_shown_the_attempt_that_
 // (seed 1921788 sent the next order's key for this one).
 #[test]
 fn pay_again_sends_nothing_once_shown_the_next_attempt_over_its_own_paid_one() {
-    let mut once = options();
-    once.max_retries = 0;
-    let (mut a, mut idb) = settled(TestHost::default());
-    let first = first_try(&mut a, &mut idb, once);
-    let k1 = sent(&first).expect("a first try").key_value.clone();
-    a.handle(Input::NoAnswer(NoAnswer::Network));
-    drain(&mut a);
+    let (mut a, mut idb, k1, _) = paid_once_lost();
     let mut b = beside(&a);
     assert_eq!(b.record().key, k1);
     // B pays the basket under k1 (the server answers it once), then finishes it and pays
