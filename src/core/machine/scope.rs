@@ -180,9 +180,8 @@ impl<H: Host> Scope<H> {
             // copy, which this page did not take for newer).
             _ => {
                 self.replaced = false;
-                let shown = self.rec.key.clone();
                 if !super::mutation::on(super::mutation::Mutation::ShownMarkUnread) {
-                    self.marks_of(Some(&shown));
+                    self.marks_of(Some(&key));
                 }
                 self.read_mirror_any(None);
                 self.ended()
